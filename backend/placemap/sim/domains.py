@@ -1,0 +1,288 @@
+"""Scheduling domains built from a Topology the way kernel/sched/topology.c does.
+
+Levels, bottom up (x86_topology / sched_init_numa):
+- SMT: the core's threads (SD_SHARE_CPUCAPACITY | SD_SHARE_LLC), imbalance_pct 110.
+- MC: the LLC (SD_SHARE_LLC), imbalance_pct 117. Absent with NO_MC (CONFIG_SCHED_MC=n).
+- PKG (formerly DIE): cpu_cpu_mask, i.e. the CPU's NUMA node. x86 drops it when a node is
+  smaller than its package (x86_has_numa_in_package: AMD NPS2/NPS4, Intel SNC).
+- NODE: numa level 0, the node itself (no SD_NUMA), usually degenerate against PKG.
+- NUMA: one level per larger SLIT distance, SD_NUMA | SD_SERIALIZE, overlapping groups; beyond
+  node_reclaim_distance a level loses SD_BALANCE_FORK/EXEC and SD_WAKE_AFFINE.
+
+A level whose span equals its child's is degenerate and removed (sd_parent_degenerate). The
+allowed NUMA imbalance `imb_numa_nr` is computed before degeneration, as build_sched_domains
+does (v5.18+): for the first domain above the LLC, its number of LLCs (span/8 when it holds one
+LLC), scaled for higher domains by span / span of the first SD_NUMA domain.
+
+With NO_MC the first level above SMT also carries SD_SHARE_LLC: the placement model asks that
+the wakeup scan then cover that level (the socket in NPS1), rather than the kernel's degenerate
+result of scanning only the SMT siblings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from placemap.sim.topology import Topology
+
+SD_BALANCE_NEWIDLE = 1 << 0
+SD_BALANCE_EXEC = 1 << 1
+SD_BALANCE_FORK = 1 << 2
+SD_BALANCE_WAKE = 1 << 3
+SD_WAKE_AFFINE = 1 << 4
+SD_SHARE_CPUCAPACITY = 1 << 5
+SD_SHARE_LLC = 1 << 6  # SD_SHARE_PKG_RESOURCES before v6.8
+SD_SHARE_PKG_RESOURCES = SD_SHARE_LLC
+SD_SERIALIZE = 1 << 7
+SD_PREFER_SIBLING = 1 << 8
+SD_OVERLAP = 1 << 9
+SD_NUMA = 1 << 10
+
+FLAG_NAMES = {
+    SD_BALANCE_NEWIDLE: "SD_BALANCE_NEWIDLE",
+    SD_BALANCE_EXEC: "SD_BALANCE_EXEC",
+    SD_BALANCE_FORK: "SD_BALANCE_FORK",
+    SD_BALANCE_WAKE: "SD_BALANCE_WAKE",
+    SD_WAKE_AFFINE: "SD_WAKE_AFFINE",
+    SD_SHARE_CPUCAPACITY: "SD_SHARE_CPUCAPACITY",
+    SD_SHARE_LLC: "SD_SHARE_LLC",
+    SD_SERIALIZE: "SD_SERIALIZE",
+    SD_PREFER_SIBLING: "SD_PREFER_SIBLING",
+    SD_OVERLAP: "SD_OVERLAP",
+    SD_NUMA: "SD_NUMA",
+}
+
+# sd_init(): the defaults every level starts from.
+_SD_DEFAULT = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING
+
+
+def flag_names(flags: int) -> list[str]:
+    return [name for bit, name in FLAG_NAMES.items() if flags & bit]
+
+
+@dataclass(slots=True)
+class Domain:
+    """One CPU's sched_domain at one level (spans and groups as ascending CPU tuples)."""
+
+    name: str  # SMT, MC, PKG, NODE, NUMA
+    kind: str  # counter key of a move within this level: smt, llc, pkg, numa
+    span: tuple[int, ...]
+    span_set: frozenset[int]
+    groups: tuple[tuple[int, ...], ...]  # local group first, as build_sched_groups orders them
+    flags: int
+    imbalance_pct: int
+    cache_nice_tries: int
+    imb_numa_nr: int
+    min_interval_ms: int
+    max_interval_ms: int
+    busy_factor: int
+    numa_distance: int  # 0 below the NUMA levels
+
+    @property
+    def weight(self) -> int:
+        return len(self.span)
+
+
+@dataclass(frozen=True, slots=True)
+class _Level:
+    name: str
+    flags: int
+    spans: tuple[frozenset[int], ...]  # indexed by CPU
+    numa_distance: int
+
+
+def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
+    n = topo.nr_cpus
+    empty: frozenset[int] = frozenset()
+    out: list[_Level] = []
+
+    def spans(f: object) -> tuple[frozenset[int], ...]:
+        return tuple(frozenset(f(c)) if topo.online[c] else empty for c in range(n))  # type: ignore[operator]
+
+    out.append(_Level("SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_LLC, spans(lambda c: topo.siblings[c]), 0))
+    if not no_mc:
+        out.append(_Level("MC", SD_SHARE_LLC, spans(lambda c: topo.llc_cpus[topo.llc_of[c]]), 0))
+    numa_in_package = any(
+        set(topo.node_cpus[topo.node_of[c]]) != set(topo.package_cpus(topo.package_of[c])) for c in topo.cpus
+    )
+    if not numa_in_package:
+        out.append(_Level("PKG", 0, spans(lambda c: topo.node_cpus[topo.node_of[c]]), 0))
+    dists = sorted({d for row in topo.distances for d in row})
+    for j, d in enumerate(dists):
+
+        def numa_span(c: int, d: int = d) -> list[int]:
+            row = topo.distances[topo.node_of[c]]
+            return [x for i, cs in enumerate(topo.node_cpus) if row[i] <= d for x in cs]
+
+        if j == 0:
+            out.append(_Level("NODE", 0, spans(numa_span), 0))
+        else:
+            out.append(_Level("NUMA", SD_NUMA, spans(numa_span), d))
+    if no_mc:
+        # The level above SMT becomes the LLC-sharing scan domain (see module docstring).
+        lv = out[1]
+        out[1] = _Level(lv.name, lv.flags | SD_SHARE_LLC, lv.spans, lv.numa_distance)
+    return out
+
+
+def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
+    """sd_init(): flags, imbalance_pct, cache_nice_tries."""
+    flags = _SD_DEFAULT | level.flags
+    if flags & SD_SHARE_CPUCAPACITY:
+        return flags, 110, 0
+    if flags & SD_SHARE_LLC:
+        return flags, 117, 1
+    if flags & SD_NUMA:
+        flags = (flags & ~SD_PREFER_SIBLING) | SD_SERIALIZE | SD_OVERLAP
+        if level.numa_distance > reclaim:
+            flags &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE)
+        return flags, 117, 2
+    return flags, 117, 1
+
+
+_KIND = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
+
+
+class SchedDomains:
+    """Per-CPU domain chains (bottom up) plus the LLC-level facts the wakeup path needs."""
+
+    def __init__(self, topo: Topology, *, no_mc: bool = False) -> None:
+        self.topo = topo
+        self.no_mc = no_mc
+        levels = _levels(topo, no_mc)
+        cpus = topo.cpus
+        nlev = len(levels)
+        # Full (pre-degeneration) spans, each widened to contain its child as the kernel does.
+        full: list[list[frozenset[int]]] = []
+        for c in range(topo.nr_cpus):
+            chain: list[frozenset[int]] = []
+            for lv in levels:
+                s = lv.spans[c]
+                if chain and not chain[-1] <= s:
+                    s = s | chain[-1]
+                chain.append(s)
+            full.append(chain)
+        flag_info = [_sd_flags(lv, topo.node_reclaim_distance) for lv in levels]
+        imb = {c: self._imb_numa_nr(full[c], [f[0] for f in flag_info]) for c in cpus}
+        # Degeneration, decided per level for the whole machine: keep a level when, for some
+        # CPU, it is wider than one CPU and than the last kept level below it.
+        kept: list[int] = []
+        for li in range(nlev):
+            below = kept[-1] if kept else None
+            if any(len(full[c][li]) > 1 and (below is None or full[c][li] != full[c][below]) for c in cpus):
+                kept.append(li)
+        self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
+        self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
+        for c in cpus:
+            doms: list[Domain] = []
+            for k, li in enumerate(kept):
+                span = tuple(sorted(full[c][li]))
+                groups = self._groups(c, span, full, kept[k - 1] if k else None)
+                flags, pct, nice = flag_info[li]
+                w = len(span)
+                doms.append(
+                    Domain(
+                        name=levels[li].name,
+                        kind=_KIND[levels[li].name],
+                        span=span,
+                        span_set=full[c][li],
+                        groups=groups,
+                        flags=flags,
+                        imbalance_pct=pct,
+                        cache_nice_tries=nice,
+                        imb_numa_nr=imb[c][li],
+                        min_interval_ms=w,
+                        max_interval_ms=2 * w,
+                        busy_factor=16,
+                        numa_distance=levels[li].numa_distance,
+                    )
+                )
+            self.per_cpu[c] = tuple(doms)
+        # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache().
+        self.llc_index: list[int] = [-1] * topo.nr_cpus  # per CPU, index of sd_llc in its chain
+        self.llc_id: list[int] = [-1] * topo.nr_cpus
+        llc_spans: dict[tuple[int, ...], int] = {}
+        for c in cpus:
+            idx = -1
+            for i, d in enumerate(self.per_cpu[c]):
+                if d.flags & SD_SHARE_LLC:
+                    idx = i
+            self.llc_index[c] = idx
+            span = self.per_cpu[c][idx].span if idx >= 0 else (c,)
+            self.llc_id[c] = llc_spans.setdefault(span, len(llc_spans))
+        self.llc_spans: tuple[tuple[int, ...], ...] = tuple(llc_spans)
+
+    @staticmethod
+    def _imb_numa_nr(chain: list[frozenset[int]], flags: list[int]) -> list[int]:
+        """build_sched_domains(): the allowed NUMA imbalance of every level of one CPU."""
+        out = [0] * len(chain)
+        imb = 0
+        imb_span = 1
+        for i in range(len(chain)):
+            child_shares = i > 0 and bool(flags[i - 1] & SD_SHARE_LLC)
+            if not flags[i] & SD_SHARE_LLC and child_shares:
+                nr_llcs = len(chain[i]) // len(chain[i - 1])
+                imb = max(1, len(chain[i]) >> 3 if nr_llcs == 1 else nr_llcs)
+                out[i] = imb
+                top = next((j for j in range(i + 1, len(chain)) if flags[j] & SD_NUMA), None)
+                imb_span = len(chain[top]) if top is not None else len(chain[i])
+            else:
+                out[i] = imb * max(1, len(chain[i]) // imb_span)
+        return out
+
+    @staticmethod
+    def _groups(
+        cpu: int, span: tuple[int, ...], full: list[list[frozenset[int]]], child: int | None
+    ) -> tuple[tuple[int, ...], ...]:
+        """build_sched_groups / build_overlap_sched_groups: walk the span from `cpu` (wrapping)
+        and add each not yet covered CPU's child span as a group."""
+        if child is None:
+            return tuple((x,) for x in span[span.index(cpu) :] + span[: span.index(cpu)])
+        covered: set[int] = set()
+        groups: list[tuple[int, ...]] = []
+        start = span.index(cpu)
+        for x in span[start:] + span[:start]:
+            if x in covered:
+                continue
+            g = full[x][child]
+            covered |= g
+            groups.append(tuple(sorted(g)))
+        return tuple(groups)
+
+    def sd_llc(self, cpu: int) -> Domain | None:
+        i = self.llc_index[cpu]
+        return self.per_cpu[cpu][i] if i >= 0 else None
+
+    def llc_span(self, cpu: int) -> tuple[int, ...]:
+        return self.llc_spans[self.llc_id[cpu]]
+
+    def share_cache(self, a: int, b: int) -> bool:
+        """cpus_share_cache()."""
+        return self.llc_id[a] == self.llc_id[b]
+
+    def level_between(self, a: int, b: int) -> str:
+        """Counter key of a move or wakeup from a to b: smt, llc, pkg or numa ("" when a == b)."""
+        if a == b:
+            return ""
+        t = self.topo
+        if t.core_of[a] == t.core_of[b]:
+            return "smt"
+        if self.share_cache(a, b):
+            return "llc"
+        if t.node_of[a] == t.node_of[b]:
+            return "pkg"
+        return "numa"
+
+    def describe(self, cpu: int) -> list[dict[str, object]]:
+        """The domain chain of one CPU as plain data (for tests and the API)."""
+        return [
+            {
+                "name": d.name,
+                "span_weight": d.weight,
+                "groups": len(d.groups),
+                "flags": flag_names(d.flags),
+                "imbalance_pct": d.imbalance_pct,
+                "imb_numa_nr": d.imb_numa_nr,
+            }
+            for d in self.per_cpu[cpu]
+        ]

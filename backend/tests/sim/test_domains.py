@@ -1,0 +1,101 @@
+"""Sched domains as build_sched_domains() would build them (levels, flags, imbalance_pct,
+groups, imb_numa_nr), on the presets and on a real lscpu dump."""
+
+from __future__ import annotations
+
+from placemap.sim.domains import (
+    SD_BALANCE_FORK,
+    SD_NUMA,
+    SD_SHARE_CPUCAPACITY,
+    SD_SHARE_LLC,
+    SD_WAKE_AFFINE,
+    SchedDomains,
+)
+from placemap.sim.topology import from_dict, preset
+from tests.sim.test_topology import epyc_7451
+
+
+def chain(name: str, cpu: int = 0, no_mc: bool = False) -> list[tuple[str, int, int]]:
+    sd = SchedDomains(preset(name), no_mc=no_mc)
+    return [(d.name, d.weight, len(d.groups)) for d in sd.per_cpu[cpu]]
+
+
+def test_zen3_nps1_has_pkg_above_split_llc() -> None:
+    assert chain("zen3-2s-nps1") == [("SMT", 2, 2), ("MC", 16, 8), ("PKG", 128, 8), ("NUMA", 256, 2)]
+
+
+def test_nps4_drops_pkg_and_adds_numa_levels_by_distance() -> None:
+    # x86_has_numa_in_package: no PKG level; NODE (32 CPUs), then distance 12 (socket), 32.
+    assert chain("zen3-2s-nps4") == [
+        ("SMT", 2, 2),
+        ("MC", 16, 8),
+        ("NODE", 32, 2),
+        ("NUMA", 128, 4),
+        ("NUMA", 256, 2),
+    ]
+
+
+def test_unified_llc_degenerates_pkg() -> None:
+    assert chain("icx-2s") == [("SMT", 2, 2), ("MC", 64, 32), ("NUMA", 128, 2)]
+    assert chain("bdw-1s-20") == [("SMT", 2, 2), ("MC", 20, 10)]
+
+
+def test_groups_start_with_the_local_group() -> None:
+    sd = SchedDomains(preset("zen3-2s-nps1"))
+    pkg = sd.per_cpu[17][2]
+    assert 17 in pkg.groups[0] and pkg.groups[0] == sd.llc_span(17)
+    assert sorted(x for g in pkg.groups for x in g) == list(pkg.span)
+
+
+def test_flags_and_imbalance_pct_follow_sd_init() -> None:
+    smt, mc, pkg, numa = SchedDomains(preset("zen3-2s-nps1")).per_cpu[0]
+    assert smt.flags & SD_SHARE_CPUCAPACITY and smt.flags & SD_SHARE_LLC and smt.imbalance_pct == 110
+    assert mc.flags & SD_SHARE_LLC and not mc.flags & SD_SHARE_CPUCAPACITY and mc.imbalance_pct == 117
+    assert not pkg.flags & SD_SHARE_LLC and pkg.imbalance_pct == 117
+    assert numa.flags & SD_NUMA and numa.cache_nice_tries == 2
+    # AMD raises node_reclaim_distance to 32: the cross-socket level (distance 32) keeps fork balancing
+    assert numa.flags & SD_BALANCE_FORK and numa.flags & SD_WAKE_AFFINE
+
+
+def test_far_numa_level_loses_fork_balance_beyond_reclaim_distance() -> None:
+    doms = SchedDomains(preset("hsw-8s-288")).per_cpu[0]
+    assert [d.numa_distance for d in doms if d.flags & SD_NUMA] == [21, 31]
+    assert doms[-2].flags & SD_BALANCE_FORK, "distance 21 <= 30 keeps SD_BALANCE_FORK"
+    assert not doms[-1].flags & (SD_BALANCE_FORK | SD_WAKE_AFFINE), "distance 31 > 30 drops them"
+    # overlapping groups: the far level's groups are the 3 (overlapping) 1-hop neighbourhoods
+    assert len(doms[-1].groups) == 3 and sum(len(g) for g in doms[-1].groups) > 288
+
+
+def test_imb_numa_nr_is_llcs_per_node_or_an_eighth_of_the_node() -> None:
+    assert SchedDomains(preset("zen3-2s-nps1")).per_cpu[0][-1].imb_numa_nr == 8  # 8 LLCs per node
+    assert SchedDomains(preset("zen4-9654-2s")).per_cpu[0][-1].imb_numa_nr == 12
+    assert SchedDomains(preset("icx-2s")).per_cpu[0][-1].imb_numa_nr == 8  # 64 CPUs / 8
+    nps4 = SchedDomains(preset("zen3-2s-nps4")).per_cpu[0]
+    assert [d.imb_numa_nr for d in nps4[2:]] == [2, 2, 4]  # scaled by span / first NUMA span
+
+
+def test_no_mc_scans_the_socket() -> None:
+    sd = SchedDomains(preset("zen3-2s-nps1"), no_mc=True)
+    assert [d.name for d in sd.per_cpu[0]] == ["SMT", "PKG", "NUMA"]
+    assert len(sd.llc_span(0)) == 128 and sd.share_cache(0, 63)
+    assert not SchedDomains(preset("zen3-2s-nps1")).share_cache(0, 63)
+
+
+def test_real_naples_dump_builds_nps4_like_domains() -> None:
+    sd = SchedDomains(from_dict(epyc_7451()))
+    assert [(d.name, d.weight) for d in sd.per_cpu[0]] == [
+        ("SMT", 2),
+        ("MC", 6),
+        ("NODE", 12),
+        ("NUMA", 48),
+        ("NUMA", 96),
+    ]
+    assert sd.per_cpu[0][2].imb_numa_nr == 2
+
+
+def test_level_between() -> None:
+    sd = SchedDomains(preset("zen3-2s-nps1"))
+    assert sd.level_between(0, 128) == "smt"
+    assert sd.level_between(0, 1) == "llc"
+    assert sd.level_between(0, 8) == "pkg"
+    assert sd.level_between(0, 64) == "numa"
