@@ -35,10 +35,10 @@ type compiled struct {
 	bad     error // the format cannot be decoded (counted as bad_format)
 	minSize int
 
-	commonPid                                             loc
-	comm, nextComm, childComm, filename                   loc
-	pid, prio, target, orig, dest, prevState             loc
-	nextPid, nextPrio, childPid, oldPid                   loc
+	commonPid                                loc
+	comm, nextComm, childComm, filename      loc
+	pid, prio, target, orig, dest, prevState loc
+	nextPid, nextPrio, childPid, oldPid      loc
 }
 
 // Stats counts what a decode saw. Keys of Skipped are the Skip* constants.
