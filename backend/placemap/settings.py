@@ -1,0 +1,40 @@
+"""Runtime settings of the backend (paths, bind address, limits), built in the app factory or the CLI.
+
+Nothing here runs at import: `Settings.from_env()` reads the environment when called.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Settings(BaseModel):
+    """Everything the server needs to know; defaults fit a checkout of the repo."""
+
+    db_path: Path = Field(default_factory=lambda: REPO_ROOT / "data" / "placemap.db")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_upload_bytes: int = 2 * 1024**3
+    collector: Path = Field(default_factory=lambda: REPO_ROOT / "collectors" / "bin" / "placemap-collect")
+    frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT from the environment, then explicit overrides."""
+        values: dict[str, object] = {}
+        if db := os.environ.get("PLACEMAP_DB"):
+            values["db_path"] = Path(db)
+        if collect := os.environ.get("PLACEMAP_COLLECT"):
+            values["collector"] = Path(collect)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
+
+    @property
+    def upload_dir(self) -> Path:
+        """Where uploads are spooled before the importer reads them (beside the database)."""
+        return self.db_path.parent / "uploads"

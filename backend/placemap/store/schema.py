@@ -1,0 +1,77 @@
+"""SQLite DDL of the embedded store (WAL). One row per recording; event chunks, keyframes and the
+per-chunk placement side tables as blobs; derived results (overview, metrics) as blobs by name."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS topologies (
+    id TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS recordings (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    source TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    format TEXT,
+    topology_id TEXT,
+    error TEXT,
+    progress REAL,
+    event_count INTEGER NOT NULL DEFAULT 0,
+    t_start_ns INTEGER,
+    t_end_ns INTEGER,
+    lost_events INTEGER NOT NULL DEFAULT 0,
+    skipped_lines INTEGER,
+    bytes_stored INTEGER NOT NULL DEFAULT 0,
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    meta TEXT NOT NULL DEFAULT '{}'
+);
+-- Blobs last: SQLite only reads overflow pages of the columns a query touches.
+CREATE TABLE IF NOT EXISTS chunks (
+    recording_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    t_start_ns INTEGER NOT NULL,
+    t_end_ns INTEGER NOT NULL,
+    first_row INTEGER NOT NULL,
+    rows INTEGER NOT NULL,
+    raw_bytes INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    keyframe_raw INTEGER NOT NULL,
+    placements_raw INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    keyframe BLOB NOT NULL,
+    placements BLOB NOT NULL,
+    PRIMARY KEY (recording_id, seq)
+);
+CREATE INDEX IF NOT EXISTS chunks_time ON chunks (recording_id, t_start_ns);
+CREATE TABLE IF NOT EXISTS derived (
+    recording_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (recording_id, name)
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    recording_id TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    comm TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    migrations INTEGER NOT NULL,
+    first_ts_ns INTEGER NOT NULL,
+    last_ts_ns INTEGER NOT NULL,
+    PRIMARY KEY (recording_id, pid)
+);
+CREATE TABLE IF NOT EXISTS task_chunks (
+    recording_id TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (recording_id, pid, seq)
+) WITHOUT ROWID;
+"""
+
+# Tables holding a recording's event data (everything but its row), cleared on failure and delete.
+DATA_TABLES = ("chunks", "derived", "tasks", "task_chunks")

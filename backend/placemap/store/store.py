@@ -1,0 +1,414 @@
+"""The Store: every read and write of recordings, chunks, keyframes, derived data and topologies.
+
+One interface over SQLite (WAL, one connection per thread) so a server database could replace it.
+Writers commit per chunk; readers never see a half-written chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from placemap.store.schema import DATA_TABLES, DDL, SCHEMA_VERSION
+
+
+class StoreError(Exception):
+    """A store operation that cannot be done (unknown id, wrong status)."""
+
+
+@dataclass(frozen=True)
+class RecordingRow:
+    """A recordings row; `meta` holds the JSON extras (cpus_seen, events_by_kind, import_summary...)."""
+
+    id: str
+    name: str
+    source: str
+    status: str
+    created_at: str
+    format: str | None
+    topology_id: str | None
+    error: str | None
+    progress: float | None
+    event_count: int
+    t_start_ns: int | None
+    t_end_ns: int | None
+    lost_events: int
+    skipped_lines: int | None
+    bytes_stored: int
+    chunk_count: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """The time index entry of one chunk."""
+
+    seq: int
+    t_start_ns: int
+    t_end_ns: int
+    first_row: int
+    rows: int
+    bytes: int
+    raw_bytes: int
+
+
+@dataclass(frozen=True)
+class ChunkWrite:
+    """One chunk as the ingest writes it: events, the keyframe before it, its placement side table."""
+
+    seq: int
+    t_start_ns: int
+    t_end_ns: int
+    first_row: int
+    rows: int
+    data: bytes
+    raw_bytes: int
+    keyframe: bytes
+    keyframe_raw: int
+    placements: bytes
+    placements_raw: int
+    pids: Sequence[int]
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """Per-task aggregates of a recording."""
+
+    pid: int
+    comm: str
+    events: int
+    migrations: int
+    first_ts_ns: int
+    last_ts_ns: int
+
+
+_REC_COLS = (
+    "id, name, source, status, created_at, format, topology_id, error, progress, event_count, "
+    "t_start_ns, t_end_ns, lost_events, skipped_lines, bytes_stored, chunk_count, meta"
+)
+_CHUNK_COLS = "seq, t_start_ns, t_end_ns, first_row, rows, bytes, raw_bytes"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_id() -> str:
+    """An opaque, unguessable id."""
+    return secrets.token_urlsafe(9)
+
+
+class Store:
+    """SQLite-backed store. Thread-safe: each thread uses its own connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        conn = self._conn()
+        conn.executescript(DDL)
+        with conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def _tx(self) -> _Tx:
+        return _Tx(self._conn())
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # --- topologies -------------------------------------------------------------------------
+    def put_topology(self, body: dict[str, Any]) -> str:
+        """Store a topology (validated by the caller) and return its id."""
+        tid = new_id()
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO topologies (id, body, created_at) VALUES (?, ?, ?)",
+                (tid, json.dumps(body), _now()),
+            )
+        return tid
+
+    def get_topology(self, tid: str) -> dict[str, Any] | None:
+        row = self._conn().execute("SELECT body FROM topologies WHERE id = ?", (tid,)).fetchone()
+        if row is None:
+            return None
+        body: dict[str, Any] = json.loads(row[0])
+        return body
+
+    # --- recordings -------------------------------------------------------------------------
+    def create_recording(
+        self, name: str, *, source: str = "imported", fmt: str | None = None, topology_id: str | None = None
+    ) -> str:
+        """A new recording row with status importing and no data."""
+        rid = new_id()
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO recordings (id, name, source, status, created_at, format, topology_id, progress)"
+                " VALUES (?, ?, ?, 'importing', ?, ?, ?, 0.0)",
+                (rid, name, source, _now(), fmt, topology_id),
+            )
+        return rid
+
+    def get_recording(self, rid: str) -> RecordingRow | None:
+        row = self._conn().execute(f"SELECT {_REC_COLS} FROM recordings WHERE id = ?", (rid,)).fetchone()
+        return None if row is None else _recording(row)
+
+    def list_recordings(self) -> list[RecordingRow]:
+        """All recordings, newest first."""
+        rows = self._conn().execute(
+            f"SELECT {_REC_COLS} FROM recordings ORDER BY created_at DESC, rowid DESC"
+        )
+        return [_recording(r) for r in rows]
+
+    def set_progress(self, rid: str, progress: float) -> None:
+        with self._tx() as c:
+            c.execute(
+                "UPDATE recordings SET progress = ? WHERE id = ? AND status = 'importing'",
+                (min(max(progress, 0.0), 1.0), rid),
+            )
+
+    def set_topology(self, rid: str, topology_id: str) -> None:
+        with self._tx() as c:
+            c.execute("UPDATE recordings SET topology_id = ? WHERE id = ?", (topology_id, rid))
+
+    def append_chunk(self, rid: str, chunk: ChunkWrite) -> None:
+        """Write one chunk, its keyframe and its task index rows in one transaction."""
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO chunks (recording_id, seq, t_start_ns, t_end_ns, first_row, rows, raw_bytes,"
+                " bytes, keyframe_raw, placements_raw, data, keyframe, placements)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rid,
+                    chunk.seq,
+                    chunk.t_start_ns,
+                    chunk.t_end_ns,
+                    chunk.first_row,
+                    chunk.rows,
+                    chunk.raw_bytes,
+                    len(chunk.data),
+                    chunk.keyframe_raw,
+                    chunk.placements_raw,
+                    chunk.data,
+                    chunk.keyframe,
+                    chunk.placements,
+                ),
+            )
+            c.executemany(
+                "INSERT OR IGNORE INTO task_chunks (recording_id, pid, seq) VALUES (?, ?, ?)",
+                ((rid, int(p), chunk.seq) for p in chunk.pids),
+            )
+            c.execute(
+                "UPDATE recordings SET chunk_count = chunk_count + 1, bytes_stored = bytes_stored + ?,"
+                " event_count = event_count + ? WHERE id = ?",
+                (len(chunk.data), chunk.rows, rid),
+            )
+
+    def finish_recording(
+        self,
+        rid: str,
+        *,
+        t_start_ns: int | None,
+        t_end_ns: int | None,
+        lost_events: int,
+        skipped_lines: int | None,
+        fmt: str | None,
+        meta: dict[str, Any],
+        derived: dict[str, bytes],
+        tasks: Sequence[TaskRow],
+    ) -> None:
+        """Store the derived data and mark the recording ready."""
+        with self._tx() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO derived (recording_id, name, data) VALUES (?, ?, ?)",
+                ((rid, name, data) for name, data in derived.items()),
+            )
+            c.executemany(
+                "INSERT OR REPLACE INTO tasks (recording_id, pid, comm, events, migrations, first_ts_ns,"
+                " last_ts_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ((rid, t.pid, t.comm, t.events, t.migrations, t.first_ts_ns, t.last_ts_ns) for t in tasks),
+            )
+            c.execute(
+                "UPDATE recordings SET status = 'ready', progress = NULL, t_start_ns = ?, t_end_ns = ?,"
+                " lost_events = ?, skipped_lines = ?, format = COALESCE(?, format), meta = ? WHERE id = ?",
+                (t_start_ns, t_end_ns, lost_events, skipped_lines, fmt, json.dumps(meta), rid),
+            )
+
+    def fail_recording(self, rid: str, error: str) -> None:
+        """Drop every piece of the recording's data and keep the row as failed with the reason."""
+        with self._tx() as c:
+            for table in DATA_TABLES:
+                c.execute(f"DELETE FROM {table} WHERE recording_id = ?", (rid,))
+            c.execute(
+                "UPDATE recordings SET status = 'failed', error = ?, progress = NULL, event_count = 0,"
+                " chunk_count = 0, bytes_stored = 0 WHERE id = ?",
+                (error, rid),
+            )
+
+    def delete_recording(self, rid: str) -> bool:
+        """Remove the recording and all its data; False when it did not exist."""
+        with self._tx() as c:
+            for table in DATA_TABLES:
+                c.execute(f"DELETE FROM {table} WHERE recording_id = ?", (rid,))
+            cur = c.execute("DELETE FROM recordings WHERE id = ?", (rid,))
+            return cur.rowcount > 0
+
+    def fail_interrupted(self) -> int:
+        """Imports that were running when the server stopped can never finish: fail them."""
+        ids = [r[0] for r in self._conn().execute("SELECT id FROM recordings WHERE status = 'importing'")]
+        for rid in ids:
+            self.fail_recording(rid, "the server stopped during the import; upload the file again")
+        return len(ids)
+
+    # --- chunks -----------------------------------------------------------------------------
+    def list_chunks(self, rid: str, t0_ns: int | None = None, t1_ns: int | None = None) -> list[ChunkRow]:
+        """Chunks overlapping [t0_ns, t1_ns] (either bound may be open), in order."""
+        sql = f"SELECT {_CHUNK_COLS} FROM chunks WHERE recording_id = ?"
+        args: list[object] = [rid]
+        if t1_ns is not None:
+            sql += " AND t_start_ns <= ?"
+            args.append(t1_ns)
+        if t0_ns is not None:
+            sql += " AND t_end_ns >= ?"
+            args.append(t0_ns)
+        sql += " ORDER BY seq"
+        return [ChunkRow(*r) for r in self._conn().execute(sql, args)]
+
+    def chunk_data(self, rid: str, seq: int) -> tuple[bytes, int] | None:
+        """The compressed IPC blob of a chunk and its uncompressed size."""
+        row = (
+            self._conn()
+            .execute("SELECT data, raw_bytes FROM chunks WHERE recording_id = ? AND seq = ?", (rid, seq))
+            .fetchone()
+        )
+        return None if row is None else (bytes(row[0]), int(row[1]))
+
+    def chunk_at(self, rid: str, t_ns: int) -> ChunkRow | None:
+        """The last chunk starting at or before t_ns: its keyframe + its events give the state at t_ns."""
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE recording_id = ? AND t_start_ns <= ?"
+                " ORDER BY t_start_ns DESC, seq DESC LIMIT 1",
+                (rid, t_ns),
+            )
+            .fetchone()
+        )
+        return None if row is None else ChunkRow(*row)
+
+    def keyframe(self, rid: str, seq: int) -> tuple[bytes, int] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT keyframe, keyframe_raw FROM chunks WHERE recording_id = ? AND seq = ?", (rid, seq)
+            )
+            .fetchone()
+        )
+        return None if row is None else (bytes(row[0]), int(row[1]))
+
+    def placements(self, rid: str, seq: int) -> tuple[bytes, int] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT placements, placements_raw FROM chunks WHERE recording_id = ? AND seq = ?", (rid, seq)
+            )
+            .fetchone()
+        )
+        return None if row is None else (bytes(row[0]), int(row[1]))
+
+    def iter_chunk_data(self, rid: str, seqs: Sequence[int]) -> Iterator[tuple[int, bytes, int]]:
+        """(seq, blob, raw_bytes) for the given chunks, one at a time (never all in memory)."""
+        for seq in seqs:
+            got = self.chunk_data(rid, seq)
+            if got is not None:
+                yield seq, got[0], got[1]
+
+    # --- derived and tasks ------------------------------------------------------------------
+    def derived(self, rid: str, name: str) -> bytes | None:
+        row = (
+            self._conn()
+            .execute("SELECT data FROM derived WHERE recording_id = ? AND name = ?", (rid, name))
+            .fetchone()
+        )
+        return None if row is None else bytes(row[0])
+
+    def tasks(self, rid: str, q: str | None, limit: int) -> list[TaskRow]:
+        """Tasks whose pid equals q or whose comm contains q (all when q is empty), busiest first."""
+        sql = (
+            "SELECT pid, comm, events, migrations, first_ts_ns, last_ts_ns FROM tasks WHERE recording_id = ?"
+        )
+        args: list[object] = [rid]
+        if q:
+            # instr, not LIKE: comm may hold % and _ and must match literally.
+            sql += " AND (instr(comm, ?) > 0"
+            args.append(q)
+            if q.strip().lstrip("-").isdigit():
+                sql += " OR pid = ?"
+                args.append(int(q))
+            sql += ")"
+        sql += " ORDER BY events DESC, pid LIMIT ?"
+        args.append(limit)
+        return [TaskRow(*r) for r in self._conn().execute(sql, args)]
+
+    def task(self, rid: str, pid: int) -> TaskRow | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT pid, comm, events, migrations, first_ts_ns, last_ts_ns FROM tasks"
+                " WHERE recording_id = ? AND pid = ?",
+                (rid, pid),
+            )
+            .fetchone()
+        )
+        return None if row is None else TaskRow(*row)
+
+    def task_chunk_seqs(self, rid: str, pid: int) -> list[int]:
+        rows = self._conn().execute(
+            "SELECT seq FROM task_chunks WHERE recording_id = ? AND pid = ? ORDER BY seq", (rid, pid)
+        )
+        return [int(r[0]) for r in rows]
+
+
+class _Tx:
+    """BEGIN IMMEDIATE ... COMMIT (or ROLLBACK on error) on a connection in autocommit mode."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def _recording(row: Sequence[Any]) -> RecordingRow:
+    values = list(row)
+    values[-1] = json.loads(values[-1] or "{}")
+    return RecordingRow(*values)
