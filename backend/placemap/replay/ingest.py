@@ -1,0 +1,379 @@
+"""Ingest: re-chunk incoming Arrow batches into ~65,536-row chunks and, per chunk, store the events,
+the keyframe before them, and the placement side table; accumulate metrics, overview histograms,
+LLC busy time and per-task aggregates, written when the recording is finished.
+
+Memory is bounded by one chunk plus per-task / per-CPU state, whatever the recording's length.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from placemap.replay import kernel as kn
+from placemap.replay.bins import AdaptiveBins
+from placemap.replay.state import ChunkColumns, Placements, PlacementState
+from placemap.replay.topo import CAUSES, LEVELS, LevelMap
+from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA, KIND_NAMES
+from placemap.schema.models.topology_schema import Topology
+from placemap.store.codec import encode_chunk, encode_table, to_event_schema
+from placemap.store.store import ChunkWrite, Store, TaskRow
+
+I64 = npt.NDArray[np.int64]
+
+PLACEMENT_SCHEMA = pa.schema(
+    [
+        pa.field("row", pa.int32(), nullable=False),
+        pa.field("ts_ns", pa.int64(), nullable=False),
+        pa.field("pid", pa.int32(), nullable=False),
+        pa.field("cpu", pa.int32(), nullable=False),
+        pa.field("kind", pa.uint8(), nullable=False),
+        pa.field("level", pa.int8(), nullable=False),
+        pa.field("cause", pa.int8(), nullable=False),
+    ]
+)
+
+
+class IngestError(Exception):
+    """The event stream cannot be stored as given (e.g. not ordered by time)."""
+
+
+def npz(**arrays: npt.NDArray[Any]) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+class Ingestor:
+    """Feeds one recording's events, in time order, into the store."""
+
+    def __init__(
+        self, store: Store, rid: str, topology: Topology | None, chunk_rows: int = BATCH_ROWS
+    ) -> None:
+        self.store = store
+        self.rid = rid
+        self.topology = topology
+        self.levels = LevelMap(topology)
+        self.chunk_rows = chunk_rows
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+        self.state = PlacementState()
+        self.state.extra = {
+            "events": np.zeros(0, dtype=np.int64),
+            "migs": np.zeros(0, dtype=np.int64),
+            "first_ts": np.zeros(0, dtype=np.int64),
+            "last_ts": np.zeros(0, dtype=np.int64),
+        }
+        self.seq = 0
+        self.rows = 0
+        self.t_start: int | None = None
+        self.t_end: int | None = None
+        self.kind_counts = np.zeros(len(KIND_NAMES), dtype=np.int64)
+        self.mig = np.zeros((5, 3), dtype=np.int64)  # level (incl. unknown) x cause
+        self.wake = np.zeros(6, dtype=np.int64)  # level (incl. unknown), same_cpu
+        self.lost = 0
+        self.cpus_seen: set[int] = set()
+        self.overview: AdaptiveBins | None = None  # rows: kinds, 4 migration levels, lost
+        self.busy: AdaptiveBins | None = None  # rows: LLCs (switch run intervals)
+        self.samples: AdaptiveBins | None = None  # rows: LLC util sums then counts (llc_util events)
+        self.cpu_busy_ns = np.zeros(0, dtype=np.float64)
+        self.sw_ts = np.zeros(0, dtype=np.int64)  # per CPU: last switch time, -1 before any
+        self.sw_busy = np.zeros(0, dtype=np.bool_)
+
+    # --- input ------------------------------------------------------------------------------
+    def add(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Take a batch (any size) in EVENT_SCHEMA column names; store every full chunk."""
+        batches = batch.to_batches() if isinstance(batch, pa.Table) else [batch]
+        for b in batches:
+            if b.num_rows:
+                self._pending.append(b)
+                self._pending_rows += b.num_rows
+        while self._pending_rows >= self.chunk_rows:
+            table = pa.Table.from_batches(self._pending)
+            self._chunk(table.slice(0, self.chunk_rows))
+            rest = table.slice(self.chunk_rows)
+            self._pending = rest.to_batches()
+            self._pending_rows = rest.num_rows
+
+    def add_all(self, batches: Iterable[pa.RecordBatch]) -> None:
+        for b in batches:
+            self.add(b)
+
+    # --- per chunk --------------------------------------------------------------------------
+    def _chunk(self, table: pa.Table) -> None:
+        table = to_event_schema(table).combine_chunks()
+        cols = ChunkColumns.from_table(table)
+        self.set_chunk_extras(table)
+        n = len(cols.ts)
+        if np.any(np.diff(cols.ts) < 0) or (self.t_end is not None and cols.ts[0] < self.t_end):
+            raise IngestError("events are not ordered by ts_ns; the importer must sort them")
+        if self.t_start is None:
+            self.t_start = int(cols.ts[0])
+            self._init_bins(self.t_start)
+        self.t_end = int(cols.ts[-1])
+        keyframe = self.state.keyframe()
+        pl = self.state.apply(
+            table, cols, n, classify=True, matrix=self.levels.matrix, default_level=self.levels.default_level
+        )
+        assert pl is not None
+        self._accumulate(cols, pl)
+        placements = self._placements_blob(cols, pl)
+        data = encode_chunk(table)
+        self.store.append_chunk(
+            self.rid,
+            ChunkWrite(
+                seq=self.seq,
+                t_start_ns=int(cols.ts[0]),
+                t_end_ns=int(cols.ts[-1]),
+                first_row=self.rows,
+                rows=n,
+                data=data.data,
+                raw_bytes=data.raw_bytes,
+                keyframe=keyframe.data,
+                keyframe_raw=keyframe.raw_bytes,
+                placements=placements.data,
+                placements_raw=placements.raw_bytes,
+                pids=cols.pids().tolist(),
+            ),
+        )
+        self.seq += 1
+        self.rows += n
+
+    def _init_bins(self, t0: int) -> None:
+        self.overview = AdaptiveBins(len(KIND_NAMES) + len(LEVELS) + 1, t0)
+        self.busy = AdaptiveBins(self.levels.n_llcs, t0)
+        self.samples = AdaptiveBins(2 * self.levels.n_llcs, t0)
+
+    def _placements_blob(self, cols: ChunkColumns, pl: Placements) -> Any:
+        table = pa.Table.from_arrays(
+            [
+                pa.array(pl.row),
+                pa.array(cols.ts[pl.row]),
+                pa.array(self.state.pids[pl.task]),
+                pa.array(pl.cpu),
+                pa.array(cols.kind[pl.row]),
+                pa.array(pl.level),
+                pa.array(pl.cause),
+            ],
+            schema=PLACEMENT_SCHEMA,
+        )
+        return encode_table(table)
+
+    def _accumulate(self, cols: ChunkColumns, pl: Placements) -> None:
+        assert self.overview is not None and self.busy is not None and self.samples is not None
+        kind, ts = cols.kind, cols.ts
+        self.kind_counts += np.bincount(kind, minlength=len(KIND_NAMES))[: len(KIND_NAMES)]
+        is_mig = kind == kn.K_MIGRATE
+        lvl = pl.ev_level[is_mig].astype(np.int64)
+        cause = pl.ev_cause[is_mig].astype(np.int64)
+        self.mig += np.bincount(lvl.clip(0, 4) * 3 + cause.clip(0, 2), minlength=15).reshape(5, 3)
+        wl = pl.ev_level[kind == kn.K_WAKEUP].astype(np.int64)
+        self.wake += np.bincount(wl.clip(0, 5), minlength=6)
+        is_lost = kind == 9
+        lost_counts = np.zeros(0, dtype=np.float64)
+        if is_lost.any():
+            col = self._current_lost
+            lost_counts = col[is_lost]
+            self.lost += int(lost_counts.sum())
+        for arr in (cols.cpu, cols.target, cols.orig, cols.dest):
+            self.cpus_seen.update(int(c) for c in np.unique(arr) if c >= 0)
+        # overview: events by kind, migrations by level, lost events
+        nk = len(KIND_NAMES)
+        self.overview.add_points(kind.astype(np.int64), ts)
+        known = lvl < 4
+        self.overview.add_points(nk + lvl[known], ts[is_mig][known])
+        if is_lost.any():
+            self.overview.add_points(np.full(int(is_lost.sum()), nk + 4), ts[is_lost], lost_counts)
+        self._accumulate_tasks(cols, pl)
+        self._accumulate_busy(cols)
+
+    _current_lost: npt.NDArray[np.float64] = np.zeros(0)
+
+    def _accumulate_tasks(self, cols: ChunkColumns, pl: Placements) -> None:
+        ex, st = self.state.extra, self.state
+        names = np.concatenate([cols.pid, cols.npid, cols.cpid])
+        when = np.concatenate([cols.ts, cols.ts, cols.ts])
+        keep = names > 0
+        idx = st.index(names[keep].astype(np.int32))
+        when = when[keep]
+        np.add.at(ex["events"], idx, 1)
+        first: I64 = ex["first_ts"]  # type: ignore[assignment]
+        order = np.argsort(idx, kind="stable")
+        uniq, start = np.unique(idx[order], return_index=True)
+        chunk_first = when[order][start]
+        chunk_last = np.maximum.reduceat(when[order], start)
+        new = first[uniq] < 0
+        first[uniq[new]] = chunk_first[new]
+        ex["last_ts"][uniq] = chunk_last
+        mig_tasks = pl.task[cols.kind[pl.row] == kn.K_MIGRATE]
+        np.add.at(ex["migs"], mig_tasks, 1)
+
+    def _accumulate_busy(self, cols: ChunkColumns) -> None:
+        """Busy time per CPU from run intervals: switch to a task until the next switch on that CPU."""
+        assert self.busy is not None and self.samples is not None
+        ncpu = int(cols.cpu.max(initial=-1)) + 1
+        if ncpu > len(self.sw_ts):
+            self.sw_ts = np.concatenate([self.sw_ts, np.full(ncpu - len(self.sw_ts), -1, dtype=np.int64)])
+            self.sw_busy = np.concatenate([self.sw_busy, np.zeros(ncpu - len(self.sw_busy), dtype=np.bool_)])
+            self.cpu_busy_ns = np.concatenate([self.cpu_busy_ns, np.zeros(ncpu - len(self.cpu_busy_ns))])
+        sw = (cols.kind == kn.K_SWITCH) & (cols.cpu >= 0)
+        if sw.any():
+            carried = np.flatnonzero(self.sw_ts >= 0)
+            c = np.concatenate([carried, cols.cpu[sw]]).astype(np.int64)
+            t = np.concatenate([self.sw_ts[carried], cols.ts[sw]])
+            busy = np.concatenate([self.sw_busy[carried], cols.npid[sw] != 0])
+            order = np.argsort(c, kind="stable")
+            c, t, busy = c[order], t[order], busy[order]
+            same = c[1:] == c[:-1]
+            a, b, cc = t[:-1][same & busy[:-1]], t[1:][same & busy[:-1]], c[:-1][same & busy[:-1]]
+            self._add_busy(cc, a, b)
+            last = np.ones(len(c), dtype=np.bool_)
+            last[:-1] = ~same
+            self.sw_ts[c[last]] = t[last]
+            self.sw_busy[c[last]] = busy[last]
+        is_util = cols.kind == 8
+        if is_util.any():
+            llc = self._current_llc[is_util].astype(np.int64)
+            util = self._current_util[is_util]
+            ok = (llc >= 0) & (llc < self.levels.n_llcs)
+            ts = cols.ts[is_util][ok]
+            self.samples.add_points(llc[ok], ts, util[ok])
+            self.samples.add_points(llc[ok] + self.levels.n_llcs, ts)
+
+    _current_llc: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+    _current_util: npt.NDArray[np.float64] = np.zeros(0)
+
+    def _add_busy(self, cpus: I64, a: I64, b: I64) -> None:
+        assert self.busy is not None
+        self.cpu_busy_ns += np.bincount(
+            cpus, weights=(b - a).astype(np.float64), minlength=len(self.cpu_busy_ns)
+        )
+        llc = self.levels.cpu_llc(cpus.astype(np.int32)).astype(np.int64)
+        ok = llc >= 0
+        self.busy.add_intervals(llc[ok], a[ok], b[ok])
+
+    # --- end --------------------------------------------------------------------------------
+    def finish(self, summary: dict[str, Any] | None = None) -> None:
+        """Store the last partial chunk and the derived data; the recording becomes ready."""
+        if self._pending_rows:
+            self._chunk(pa.Table.from_batches(self._pending))
+            self._pending, self._pending_rows = [], 0
+        if self.t_end is not None:
+            open_cpus = np.flatnonzero((self.sw_ts >= 0) & self.sw_busy)
+            self._add_busy(
+                open_cpus.astype(np.int64),
+                self.sw_ts[open_cpus],
+                np.full(len(open_cpus), self.t_end + 1, dtype=np.int64),
+            )
+        metrics = self.metrics(summary)
+        derived = {"metrics.json": json.dumps(metrics).encode()}
+        if self.overview is not None:
+            derived["overview.npz"] = npz(
+                values=self.overview.values[:, : self.overview.used_bins(self.t_end or 0)],
+                t0=np.array(self.overview.t0),
+                width=np.array(self.overview.width),
+            )
+        ex = self.state.extra
+        tasks = [
+            TaskRow(
+                int(p),
+                str(self.state.comm[i]),
+                int(ex["events"][i]),
+                int(ex["migs"][i]),
+                int(ex["first_ts"][i]),
+                int(ex["last_ts"][i]),
+            )
+            for i, p in enumerate(self.state.pids.tolist())
+        ]
+        skipped = None if summary is None else summary.get("skipped_total")
+        meta = {
+            "cpus_seen": sorted(self.cpus_seen),
+            "events_by_kind": {KIND_NAMES[k]: int(n) for k, n in enumerate(self.kind_counts) if n},
+            "import_summary": summary,
+        }
+        lost = self.lost if summary is None else max(self.lost, int(summary.get("lost_events", 0)))
+        self.store.finish_recording(
+            self.rid,
+            t_start_ns=self.t_start,
+            t_end_ns=self.t_end,
+            lost_events=lost,
+            skipped_lines=skipped,
+            fmt=None if summary is None else summary.get("format"),
+            meta=meta,
+            derived=derived,
+            tasks=tasks,
+        )
+
+    def metrics(self, summary: dict[str, Any] | None) -> dict[str, Any]:
+        """The Metrics document (see api/models.py) from the accumulated counts."""
+        mig = self.mig
+        by_level = {name: int(mig[i].sum()) for i, name in enumerate(LEVELS)}
+        by_cause = {name: int(mig[:, j].sum()) for j, name in enumerate(CAUSES)}
+        by_level_cause = {
+            name: {c: int(mig[i, j]) for j, c in enumerate(CAUSES)} for i, name in enumerate(LEVELS)
+        }
+        return {
+            "events_by_kind": {KIND_NAMES[k]: int(n) for k, n in enumerate(self.kind_counts) if n},
+            "migrations": {
+                "total": int(mig.sum()),
+                "by_level": by_level,
+                "by_cause": by_cause,
+                "by_level_cause": by_level_cause,
+            },
+            "wakeups": {
+                "total": int(self.wake.sum()),
+                "same_cpu": int(self.wake[5]),
+                "by_level": {name: int(self.wake[i]) for i, name in enumerate(LEVELS)},
+            },
+            "lost_events": self.lost
+            if summary is None
+            else max(self.lost, int(summary.get("lost_events", 0))),
+            "skipped_lines": 0 if summary is None else int(summary.get("skipped_total", 0)),
+            "llc_util": self._llc_util(),
+            "per_cpu_busy": self._per_cpu_busy(),
+        }
+
+    def _llc_util(self) -> dict[str, Any] | None:
+        if self.t_start is None or self.t_end is None or self.busy is None or self.samples is None:
+            return None
+        have_switch = self.kind_counts[kn.K_SWITCH] > 0
+        src = self.busy if have_switch else self.samples
+        used = src.used_bins(self.t_end)
+        w = src.width
+        if have_switch:
+            # the last bin ends at t_end: divide by the time it actually covers
+            span = np.full(used, float(w))
+            span[-1] = float(self.t_end + 1 - (src.t0 + (used - 1) * w))
+            util = src.values[:, :used] / (span[None, :] * self.levels.llc_cpus[:, None])
+        elif self.kind_counts[8] > 0:
+            n = self.levels.n_llcs
+            sums, counts = src.values[:n, :used], src.values[n:, :used]
+            util = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        else:
+            return None
+        return {
+            "bin_ns": int(w),
+            "t_start_ns": int(src.t0),
+            "series": [{"llc": i, "util": [round(float(x), 4) for x in row]} for i, row in enumerate(util)],
+        }
+
+    def _per_cpu_busy(self) -> list[float] | None:
+        if self.kind_counts[kn.K_SWITCH] == 0 or self.t_start is None or self.t_end is None:
+            return None
+        span = float(self.t_end + 1 - self.t_start)
+        return [round(float(x) / span, 4) for x in self.cpu_busy_ns]
+
+    def set_chunk_extras(self, table: pa.Table) -> None:
+        """Columns only a few kinds use (lost_events, llc, util), read before the chunk is applied."""
+        self._current_lost = table.column("lost_events").fill_null(0).to_numpy().astype(np.float64)
+        self._current_llc = table.column("llc").fill_null(-1).to_numpy().astype(np.int64)
+        self._current_util = table.column("util").fill_null(0).to_numpy().astype(np.float64)
+
+
+__all__ = ["EVENT_SCHEMA", "IngestError", "Ingestor"]

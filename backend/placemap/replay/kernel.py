@@ -1,0 +1,215 @@
+"""The placement state machine as one numba kernel over numpy columns (compiled once, cached on disk).
+
+Rules (see docs/team-notes.md): wakeup_new/wakeup put the task runnable on target_cpu; migrate moves
+it to dest_cpu; a switch on CPU c makes prev runnable (prev_state R*, preempted), dead (X/Z) or
+sleeping, and next running on c; fork makes the child new; exit makes the task dead; pid 0 is idle.
+With `classify`, it also tags migrations with level and cause and wakeups with the level between the
+CPU the task last ran on (waking's target_cpu) and the CPU it woke on, and lists placements.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy.typing as npt
+from numba import njit
+
+Arr = npt.NDArray[Any]
+
+# kind codes (schemas/events.json)
+K_WAKEUP_NEW = 0
+K_WAKING = 1
+K_WAKEUP = 2
+K_MIGRATE = 3
+K_SWITCH = 4
+K_FORK = 5
+K_EXIT = 6
+K_EXEC = 7
+
+# task states (index into STATE_NAMES)
+S_NEW = 0
+S_RUNNABLE = 1
+S_RUNNING = 2
+S_SLEEPING = 3
+S_DEAD = 4
+STATE_NAMES: tuple[str, ...] = ("new", "runnable", "running", "sleeping", "dead")
+
+# prev_state codes of a switch
+P_NONE = 0
+P_PREEMPTED = 1
+P_SLEEP = 2
+P_DEAD = 3
+
+# cpu_run values besides a pid
+RUN_UNKNOWN = -1
+RUN_IDLE = 0
+
+# cause codes
+C_WAKEUP = 0
+C_FORK = 1
+C_BALANCE = 2
+
+UNKNOWN_LEVEL = 4
+SAME_CPU = 5
+
+
+@njit(cache=True, inline="always")
+def _level(a: int, b: int, matrix: Arr, default_level: int) -> int:
+    if a < 0 or b < 0:
+        return UNKNOWN_LEVEL
+    if a == b:
+        return SAME_CPU
+    n = matrix.shape[0]
+    if a >= n or b >= n:
+        return default_level
+    return int(matrix[a, b])
+
+
+@njit(cache=True)
+def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positionally
+    n_apply: int,
+    kind: Arr,
+    cpu: Arr,
+    pid: Arr,
+    ti: Arr,
+    target: Arr,
+    orig: Arr,
+    dest: Arr,
+    pstate: Arr,
+    npid: Arr,
+    ni: Arr,
+    ci: Arr,
+    oi: Arr,
+    opid: Arr,
+    t_cpu: Arr,
+    t_state: Arr,
+    cpu_run: Arr,
+    classify: bool,
+    t_waking: Arr,
+    t_wprev: Arr,
+    t_forkp: Arr,
+    matrix: Arr,
+    default_level: int,
+    ev_level: Arr,
+    ev_cause: Arr,
+    pl_row: Arr,
+    pl_task: Arr,
+    pl_cpu: Arr,
+    pl_level: Arr,
+    pl_cause: Arr,
+) -> int:
+    """Apply rows [0, n_apply) to the state arrays in place; returns the number of placements listed.
+
+    ti/ni/ci/oi are task indices (into t_*) of pid, next_pid, child_pid and exec's old_pid (opid), -1
+    for none or idle; cpu_run holds the pid running on each CPU (0 idle, -1 unknown).
+    """
+    n_pl = 0
+    for i in range(n_apply):
+        k = kind[i]
+        t = ti[i]
+        if k == K_SWITCH:
+            c = cpu[i]
+            if t >= 0:
+                ps = pstate[i]
+                if ps == P_PREEMPTED:
+                    t_state[t] = S_RUNNABLE
+                elif ps == P_DEAD:
+                    t_state[t] = S_DEAD
+                elif t_state[t] != S_DEAD:
+                    t_state[t] = S_SLEEPING
+                t_cpu[t] = c
+            nt = ni[i]
+            if nt >= 0:
+                old = t_cpu[nt]
+                if old >= 0 and old != c and cpu_run[old] == npid[i]:
+                    # we missed the switch that took it off `old`: that CPU's occupant is unknown
+                    cpu_run[old] = RUN_UNKNOWN
+                if classify and old != c:
+                    pl_row[n_pl] = i
+                    pl_task[n_pl] = nt
+                    pl_cpu[n_pl] = c
+                    pl_level[n_pl] = _level(old, c, matrix, default_level) if old >= 0 else -1
+                    pl_cause[n_pl] = -1
+                    n_pl += 1
+                t_cpu[nt] = c
+                t_state[nt] = S_RUNNING
+                cpu_run[c] = npid[i]
+            else:
+                cpu_run[c] = RUN_IDLE
+        elif t < 0:
+            continue
+        elif k == K_WAKING:
+            if classify:
+                t_waking[t] = 1
+                t_wprev[t] = target[i]
+        elif k == K_WAKEUP:
+            tc = target[i]
+            if classify:
+                prev = t_wprev[t] if t_waking[t] else t_cpu[t]
+                lvl = _level(prev, tc, matrix, default_level)
+                ev_level[i] = lvl
+                t_waking[t] = 0
+                pl_row[n_pl] = i
+                pl_task[n_pl] = t
+                pl_cpu[n_pl] = tc
+                pl_level[n_pl] = -1 if lvl == SAME_CPU else lvl
+                pl_cause[n_pl] = C_WAKEUP
+                n_pl += 1
+            running_here = t_state[t] == S_RUNNING and t_cpu[t] >= 0 and cpu_run[t_cpu[t]] == pid[i]
+            if not running_here:
+                # a task woken before it switched out stays running where it is
+                t_cpu[t] = tc
+                if t_state[t] != S_DEAD:
+                    t_state[t] = S_RUNNABLE
+        elif k == K_WAKEUP_NEW:
+            t_cpu[t] = target[i]
+            t_state[t] = S_RUNNABLE
+            if classify:
+                t_forkp[t] = 0
+                pl_row[n_pl] = i
+                pl_task[n_pl] = t
+                pl_cpu[n_pl] = target[i]
+                pl_level[n_pl] = -1
+                pl_cause[n_pl] = C_FORK
+                n_pl += 1
+        elif k == K_MIGRATE:
+            d = dest[i]
+            if classify:
+                # the event's own orig_cpu; our state's cpu only when the source left it out
+                o = orig[i] if orig[i] >= 0 else t_cpu[t]
+                lvl = _level(o, d, matrix, default_level)
+                ev_level[i] = lvl
+                if t_waking[t]:
+                    cause = C_WAKEUP
+                elif t_forkp[t]:
+                    cause = C_FORK
+                else:
+                    cause = C_BALANCE
+                ev_cause[i] = cause
+                pl_row[n_pl] = i
+                pl_task[n_pl] = t
+                pl_cpu[n_pl] = d
+                pl_level[n_pl] = lvl
+                pl_cause[n_pl] = cause
+                n_pl += 1
+            t_cpu[t] = d
+        elif k == K_FORK:
+            ch = ci[i]
+            if ch >= 0:
+                t_state[ch] = S_NEW
+                t_cpu[ch] = -1
+                if classify:
+                    t_forkp[ch] = 1
+                    t_waking[ch] = 0
+        elif k == K_EXIT:
+            t_state[t] = S_DEAD
+        elif k == K_EXEC:
+            o = oi[i]
+            if o >= 0 and o != t:
+                # a non-leader thread exec'd and took the leader's pid: the thread's pid is gone
+                t_cpu[t] = t_cpu[o]
+                t_state[t] = t_state[o]
+                if t_cpu[o] >= 0 and cpu_run[t_cpu[o]] == opid[i]:
+                    cpu_run[t_cpu[o]] = pid[i]
+                t_state[o] = S_DEAD
+    return n_pl

@@ -1,0 +1,115 @@
+"""Read-side queries over a stored recording: overview rebinned to N bins, a task's placement path,
+and the events of a time window as Arrow batches (streamed chunk by chunk)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from placemap.replay.bins import rebin
+from placemap.replay.topo import CAUSES, LEVELS, LevelMap
+from placemap.schema.events import KIND_NAMES
+from placemap.store.codec import decode_blob, decode_chunk
+from placemap.store.store import Store
+
+
+@dataclass
+class OverviewData:
+    t_start_ns: int
+    t_end_ns: int
+    bin_ns: int
+    bins: int
+    events: list[float]
+    by_kind: dict[str, list[float]]
+    migrations_by_level: dict[str, list[float]]
+    lost: list[float]
+
+
+def overview(store: Store, rid: str, t_start: int, t_end: int, bins: int) -> OverviewData | None:
+    blob = store.derived(rid, "overview.npz")
+    if blob is None:
+        return None
+    with np.load(io.BytesIO(blob)) as z:
+        values, t0, width = z["values"], int(z["t0"]), int(z["width"])
+    bin_ns, out = rebin(values, t0=t0, width=width, t_start=t_start, t_end=t_end, bins=bins)
+    nk = len(KIND_NAMES)
+
+    def ints(row: np.ndarray) -> list[float]:
+        return [float(x) for x in np.rint(row)]
+
+    return OverviewData(
+        t_start_ns=t_start,
+        t_end_ns=t_end,
+        bin_ns=bin_ns,
+        bins=bins,
+        events=ints(out[:nk].sum(axis=0)),
+        by_kind={name: ints(out[k]) for k, name in enumerate(KIND_NAMES)},
+        migrations_by_level={name: ints(out[nk + i]) for i, name in enumerate(LEVELS)},
+        lost=ints(out[nk + len(LEVELS)]),
+    )
+
+
+@dataclass
+class Placement:
+    ts_ns: int
+    cpu: int
+    llc: int | None
+    numa_node: int | None
+    kind: str
+    level: str | None
+    cause: str | None
+
+
+def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placement]:
+    """Every event that put the task on a CPU, from the placement side tables of its chunks only."""
+    out: list[Placement] = []
+    for seq in store.task_chunk_seqs(rid, pid):
+        blob = store.placements(rid, seq)
+        if blob is None:
+            continue
+        table = decode_blob(*blob)
+        table = table.filter(pc.equal(table.column("pid"), pid))
+        for ts, cpu, kind, level, cause in zip(
+            table.column("ts_ns").to_pylist(),
+            table.column("cpu").to_pylist(),
+            table.column("kind").to_pylist(),
+            table.column("level").to_pylist(),
+            table.column("cause").to_pylist(),
+            strict=True,
+        ):
+            out.append(
+                Placement(
+                    ts_ns=ts,
+                    cpu=cpu,
+                    llc=levels.llc_of(cpu),
+                    numa_node=levels.node_of(cpu),
+                    kind=KIND_NAMES[kind],
+                    level=LEVELS[level] if 0 <= level < len(LEVELS) else None,
+                    cause=CAUSES[cause] if 0 <= cause < len(CAUSES) else None,
+                )
+            )
+    return out
+
+
+def window_batches(store: Store, rid: str, t0: int | None, t1: int | None) -> Iterator[pa.RecordBatch]:
+    """The events with t0 <= ts_ns <= t1, one decoded chunk at a time."""
+    for chunk in store.list_chunks(rid, t0, t1):
+        data = store.chunk_data(rid, chunk.seq)
+        if data is None:
+            continue
+        table = decode_chunk(*data)
+        ts = table.column("ts_ns")
+        mask = None
+        if t0 is not None and chunk.t_start_ns < t0:
+            mask = pc.greater_equal(ts, t0)
+        if t1 is not None and chunk.t_end_ns > t1:
+            upper = pc.less_equal(ts, t1)
+            mask = upper if mask is None else pc.and_(mask, upper)
+        if mask is not None:
+            table = table.filter(mask)
+        yield from table.to_batches()

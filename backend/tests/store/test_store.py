@@ -1,0 +1,121 @@
+"""Store and chunk codec on the real vm2-hackbench-g4 events: chunks, time index, failure, delete."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pyarrow as pa
+import pytest
+
+from placemap.replay.ingest import Ingestor
+from placemap.schema.events import EVENT_SCHEMA
+from placemap.store import Store, decode_chunk, encode_chunk
+from placemap.store.codec import decode_blob
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _ingest(store: Store, table: pa.Table, chunk_rows: int = 10_000, name: str = "g4") -> str:
+    rid = store.create_recording(name)
+    ing = Ingestor(store, rid, None, chunk_rows=chunk_rows)
+    for batch in table.to_batches(max_chunksize=7_777):  # batch size unrelated to chunk size
+        ing.add(batch)
+    ing.finish(None)
+    return rid
+
+
+def test_codec_round_trips_rows_and_is_one_zstd_frame(g4_table: pa.Table) -> None:
+    part = g4_table.slice(0, 5000)
+    enc = encode_chunk(part)
+    assert enc.data[:4] == ZSTD_MAGIC, "served verbatim as Content-Encoding: zstd, so it must be a zstd frame"
+    raw = decode_blob(enc.data, enc.raw_bytes)
+    assert pa.types.is_dictionary(raw.schema.field("comm").type), "comm repeats, so it is dictionary-encoded"
+    assert decode_chunk(enc.data, enc.raw_bytes).equals(part)
+    assert len(enc.data) < part.nbytes / 5
+
+
+def test_hostile_comm_round_trips(g4_table: pa.Table) -> None:
+    rows = g4_table.slice(0, 3).to_pylist()
+    rows[0]["comm"] = "<script>"
+    rows[1]["comm"] = "x pid=1 prio=1"
+    rows[2]["comm"] = "\\xff\"'&;\u00e9"
+    table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
+    enc = encode_chunk(table)
+    assert decode_chunk(enc.data, enc.raw_bytes).column("comm").to_pylist() == [r["comm"] for r in rows]
+
+
+def test_ingest_rechunks_and_indexes_time(store: Store, g4_table: pa.Table) -> None:
+    rid = _ingest(store, g4_table)
+    rec = store.get_recording(rid)
+    assert rec is not None
+    assert (rec.status, rec.event_count, rec.chunk_count) == ("ready", 72_578, 8)
+    chunks = store.list_chunks(rid)
+    assert [c.rows for c in chunks] == [10_000] * 7 + [2_578]
+    assert [c.first_row for c in chunks] == [i * 10_000 for i in range(8)]
+    assert rec.bytes_stored == sum(c.bytes for c in chunks)
+    decoded = []
+    for c in chunks:
+        data = store.chunk_data(rid, c.seq)
+        assert data is not None
+        t = decode_chunk(*data)
+        assert (t.column("ts_ns")[0].as_py(), t.column("ts_ns")[-1].as_py()) == (c.t_start_ns, c.t_end_ns)
+        decoded.append(t)
+    assert pa.concat_tables(decoded).equals(g4_table)
+    # window query: chunks overlapping a time range
+    mid = chunks[3]
+    got = store.list_chunks(rid, mid.t_start_ns + 1, mid.t_end_ns - 1)
+    assert [c.seq for c in got] == [3]
+
+
+def test_failed_import_leaves_no_data_and_a_reason(store: Store, g4_table: pa.Table) -> None:
+    rid = store.create_recording("half")
+    ing = Ingestor(store, rid, None, chunk_rows=10_000)
+    ing.add(g4_table.slice(0, 30_000))
+    assert len(store.list_chunks(rid)) == 3
+    store.fail_recording(rid, "importer exited with status 1: truncated gzip")
+    rec = store.get_recording(rid)
+    assert rec is not None
+    assert (rec.status, rec.error, rec.event_count, rec.chunk_count) == (
+        "failed",
+        "importer exited with status 1: truncated gzip",
+        0,
+        0,
+    )
+    with sqlite3.connect(store.path) as db:
+        for table in ("chunks", "task_chunks", "tasks", "derived"):
+            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (rid,)).fetchone() == (0,)
+
+
+def test_delete_removes_everything(store: Store, g4_table: pa.Table) -> None:
+    keep = _ingest(store, g4_table.slice(0, 20_000), name="keep")
+    gone = _ingest(store, g4_table.slice(0, 20_000), name="gone")
+    assert [r.name for r in store.list_recordings()] == ["gone", "keep"], "newest first"
+    assert store.delete_recording(gone)
+    assert not store.delete_recording(gone)
+    assert store.get_recording(gone) is None
+    with sqlite3.connect(store.path) as db:
+        for table in ("chunks", "task_chunks", "tasks", "derived"):
+            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (gone,)).fetchone() == (0,)
+    assert len(store.list_chunks(keep)) == 2
+
+
+def test_task_search_matches_pid_or_literal_comm(store: Store, g4_table: pa.Table) -> None:
+    rid = _ingest(store, g4_table)
+    by_pid = store.tasks(rid, "13114", 10)
+    assert [(t.pid, t.comm) for t in by_pid] == [(13114, "hackbench")]
+    assert by_pid[0].migrations == 9
+    assert {t.comm for t in store.tasks(rid, "json2t", 10)} == {"npm exec json2t"}
+    assert store.tasks(rid, "%", 10) == [], "% is a literal, not a wildcard"
+
+
+def test_interrupted_imports_fail_on_restart(store: Store) -> None:
+    rid = store.create_recording("was importing")
+    assert store.fail_interrupted() == 1
+    rec = store.get_recording(rid)
+    assert rec is not None and rec.status == "failed" and rec.error is not None
+
+
+@pytest.mark.parametrize("chunk_rows", [65_536])
+def test_default_chunk_size_holds_the_whole_small_trace(store: Store, g4_table: pa.Table, chunk_rows: int) -> None:
+    rid = _ingest(store, g4_table, chunk_rows=chunk_rows)
+    assert [c.rows for c in store.list_chunks(rid)] == [65_536, 72_578 - 65_536]
