@@ -1,0 +1,82 @@
+package main
+
+// import.go owns the `import` subcommand: flags, output routing, the JSON summary.
+// The work is in internal/importer.
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"placemap/collectors/internal/importer"
+)
+
+const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf] --out X.arrow [--json] [--progress]
+
+Reads ftrace text (cat trace / trace_pipe), trace-cmd report text or perf script text,
+plain or gzip, and writes placemap's events as an Arrow IPC stream.
+  --out PATH     output file, or - for stdout (then --json goes to stderr)
+  --json         print the import summary (one JSON object)
+  --progress     print {"bytes_read":N,"bytes_total":M,"events":K} lines to stderr every 0.25 s
+`
+
+func runImport(args []string) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "auto", "")
+	out := fs.String("out", "", "")
+	asJSON := fs.Bool("json", false, "")
+	progress := fs.Bool("progress", false, "")
+	// flags may come after the files: parse repeatedly
+	var files []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(os.Stderr, importUsage)
+				return err
+			}
+			return usageError("import: %v\n%s", err, importUsage)
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		files = append(files, rest[0])
+		rest = rest[1:]
+	}
+	if len(files) == 0 {
+		return usageError("import: no input FILE\n%s", importUsage)
+	}
+	if *out == "" {
+		return usageError("import: --out is required\n%s", importUsage)
+	}
+	f := importer.Format(*format)
+	switch f {
+	case importer.FormatAuto, importer.FormatFtrace, importer.FormatTracecmd, importer.FormatPerf:
+	default:
+		return usageError("import: --format %q: want auto, ftrace, tracecmd or perf", *format)
+	}
+	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout}
+	if *progress {
+		opts.Progress = os.Stderr
+	}
+	sum, err := importer.Run(opts)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	if *asJSON {
+		w := io.Writer(os.Stdout)
+		if *out == "-" {
+			w = os.Stderr
+		}
+		enc := json.NewEncoder(w)
+		if err := enc.Encode(sum); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	return nil
+}

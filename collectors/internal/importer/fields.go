@@ -1,0 +1,489 @@
+package importer
+
+// fields.go owns the parsing of sched tracepoint bodies (the text after `event: `), in
+// both the kernel's TP_printk form (`comm=... pid=N prio=N target_cpu=N`) and
+// trace-cmd's plugin form (`comm:pid [prio] CPU:NNN`, `a:1 [120] S ==> b:2 [120]`).
+//
+// A comm is up to 15 arbitrary bytes (spaces, `=`, `:`, text that looks like another
+// field), so fields are never split on spaces: each parser anchors on the field sequence
+// the format defines after the comm, trying the separator candidates inside the 15-byte
+// window from the right (the real separator is the last one that starts a complete,
+// valid suffix) and only then further right for tools that print longer names.
+// Anything after the last known field is trailing text (hand annotations): the event is
+// kept and the caller is told (annotated).
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"placemap/collectors/internal/schema"
+)
+
+const maxComm = 15
+
+// parseUint reads decimal digits at b[i:]; ok is false when there are none or on overflow.
+func parseUint(b []byte, i int) (v int64, j int, ok bool) {
+	j = i
+	for j < len(b) {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		if v > (1<<62)/10 {
+			return 0, i, false
+		}
+		v = v*10 + int64(c)
+		j++
+	}
+	return v, j, j > i
+}
+
+// parseInt32 reads an optionally negative decimal that fits int32.
+func parseInt32(b []byte, i int) (int32, int, bool) {
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	v, j, ok := parseUint(b, i)
+	if !ok || v > 1<<31 {
+		return 0, i, false
+	}
+	if neg {
+		v = -v
+	} else if v > 1<<31-1 {
+		return 0, i, false
+	}
+	return int32(v), j, true
+}
+
+// lit reports whether b[i:] starts with s and returns the index after it.
+func lit(b []byte, i int, s string) (int, bool) {
+	if len(b)-i < len(s) || string(b[i:i+len(s)]) != s {
+		return i, false
+	}
+	return i + len(s), true
+}
+
+// keyInt parses `key` immediately followed by an int32 at b[i:].
+func keyInt(b []byte, i int, key string) (int32, int, bool) {
+	j, ok := lit(b, i, key)
+	if !ok {
+		return 0, i, false
+	}
+	return parseInt32(b, j)
+}
+
+// atEnd reports whether b[i:] ends the known fields: end of body or whitespace
+// (trailing text is then an annotation).
+func atEnd(b []byte, i int) bool { return i == len(b) || b[i] == ' ' || b[i] == '\t' }
+
+// trailing reports whether anything but whitespace follows i.
+func trailing(b []byte, i int) bool {
+	for ; i < len(b); i++ {
+		if b[i] != ' ' && b[i] != '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates calls try for separator positions p in [start, start+maxComm] where
+// b[p] == sep, from the right, then for positions further right, from the left; it
+// stops at the first try that succeeds.
+func candidates(b []byte, start int, sep byte, try func(p int) bool) bool {
+	hi := start + maxComm
+	if hi > len(b)-1 {
+		hi = len(b) - 1
+	}
+	for p := hi; p >= start; p-- {
+		if b[p] == sep && try(p) {
+			return true
+		}
+	}
+	for p := hi + 1; p < len(b); p++ {
+		if b[p] == sep && try(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeKernel: comm=%s pid=%d prio=%d [success=%d] [target_cpu=%03d]
+func wakeKernel(b []byte, e *event) (ok, annotated bool) {
+	c0, okc := lit(b, 0, "comm=")
+	if !okc {
+		return false, false
+	}
+	found := candidates(b, c0, ' ', func(p int) bool {
+		pid, i, ok := keyInt(b, p, " pid=")
+		if !ok {
+			return false
+		}
+		prio, i, ok := keyInt(b, i, " prio=")
+		if !ok || !atEnd(b, i) {
+			return false
+		}
+		if j, ok := lit(b, i, " success="); ok {
+			if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {
+				return false
+			}
+			i = j
+		}
+		e.hasA = false
+		if t, j, ok := keyInt(b, i, " target_cpu="); ok && atEnd(b, j) {
+			e.a, e.hasA, i = t, true, j
+		}
+		e.comm, e.pid, e.prio, e.hasPrio = b[c0:p], pid, prio, true
+		annotated = trailing(b, i)
+		return true
+	})
+	return found, annotated
+}
+
+// wakeTracecmd: comm:pid [prio] [success=%d] [CPU:%03d]
+func wakeTracecmd(b []byte, e *event) (ok, annotated bool) {
+	found := candidates(b, 0, ':', func(p int) bool {
+		pid, i, ok := parseInt32(b, p+1)
+		if !ok || !atEnd(b, i) {
+			return false
+		}
+		e.hasPrio = false
+		if j, ok := lit(b, i, " ["); ok {
+			prio, j, ok := parseInt32(b, j)
+			if !ok {
+				return false
+			}
+			if j, ok = lit(b, j, "]"); !ok || !atEnd(b, j) {
+				return false
+			}
+			e.prio, e.hasPrio, i = prio, true, j
+		}
+		if j, ok := lit(b, i, " success="); ok {
+			if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {
+				return false
+			}
+			i = j
+		}
+		e.hasA = false
+		if t, j, ok := keyInt(b, i, " CPU:"); ok && atEnd(b, j) {
+			e.a, e.hasA, i = t, true, j
+		}
+		e.comm, e.pid = b[:p], pid
+		annotated = trailing(b, i)
+		return true
+	})
+	return found, annotated
+}
+
+// migrate: comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d
+func migrateKernel(b []byte, e *event) (ok, annotated bool) {
+	c0, okc := lit(b, 0, "comm=")
+	if !okc {
+		return false, false
+	}
+	found := candidates(b, c0, ' ', func(p int) bool {
+		pid, i, ok := keyInt(b, p, " pid=")
+		if !ok {
+			return false
+		}
+		prio, i, ok := keyInt(b, i, " prio=")
+		if !ok {
+			return false
+		}
+		o, i, ok := keyInt(b, i, " orig_cpu=")
+		if !ok {
+			return false
+		}
+		d, i, ok := keyInt(b, i, " dest_cpu=")
+		if !ok || !atEnd(b, i) {
+			return false
+		}
+		e.comm, e.pid, e.prio, e.hasPrio, e.a, e.b = b[c0:p], pid, prio, true, o, d
+		annotated = trailing(b, i)
+		return true
+	})
+	return found, annotated
+}
+
+// switchKernel: prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s [==>] next_comm=%s next_pid=%d next_prio=%d
+func switchKernel(b []byte, e *event) (ok, annotated bool) {
+	c0, okc := lit(b, 0, "prev_comm=")
+	if !okc {
+		return false, false
+	}
+	found := candidates(b, c0, ' ', func(p int) bool {
+		pid, i, ok := keyInt(b, p, " prev_pid=")
+		if !ok {
+			return false
+		}
+		prio, i, ok := keyInt(b, i, " prev_prio=")
+		if !ok {
+			return false
+		}
+		i, ok = lit(b, i, " prev_state=")
+		if !ok {
+			return false
+		}
+		s0 := i
+		for i < len(b) && b[i] != ' ' {
+			i++
+		}
+		state := b[s0:i]
+		if j, ok := lit(b, i, " ==>"); ok {
+			i = j
+		}
+		n0, ok := lit(b, i, " next_comm=")
+		if !ok {
+			return false
+		}
+		var end int
+		if !candidates(b, n0, ' ', func(q int) bool {
+			np, j, ok := keyInt(b, q, " next_pid=")
+			if !ok {
+				return false
+			}
+			nprio, j, ok := keyInt(b, j, " next_prio=")
+			if !ok || !atEnd(b, j) {
+				return false
+			}
+			e.nextComm, e.nextPid, e.nextPrio, e.hasNPrio, end = b[n0:q], np, nprio, true, j
+			return true
+		}) {
+			return false
+		}
+		e.comm, e.pid, e.prio, e.hasPrio, e.prevState = b[c0:p], pid, prio, true, state
+		annotated = trailing(b, end)
+		return true
+	})
+	return found, annotated
+}
+
+// switchTracecmd: prev_comm:prev_pid [prev_prio] STATE ==> next_comm:next_pid [next_prio]
+func switchTracecmd(b []byte, e *event) (ok, annotated bool) {
+	found := candidates(b, 0, ':', func(p int) bool {
+		pid, i, ok := parseInt32(b, p+1)
+		if !ok {
+			return false
+		}
+		if i, ok = lit(b, i, " "); !ok {
+			return false
+		}
+		e.hasPrio = false
+		if j, ok := lit(b, i, "["); ok {
+			prio, j, ok := parseInt32(b, j)
+			if !ok {
+				return false
+			}
+			if j, ok = lit(b, j, "] "); !ok {
+				return false
+			}
+			e.prio, e.hasPrio, i = prio, true, j
+		}
+		s0 := i
+		for i < len(b) && b[i] != ' ' {
+			i++
+		}
+		state := b[s0:i]
+		if len(state) == 0 {
+			state = nil
+		}
+		n0, ok := lit(b, i, " ==> ")
+		if !ok {
+			return false
+		}
+		var end int
+		if !candidates(b, n0, ':', func(q int) bool {
+			np, j, ok := parseInt32(b, q+1)
+			if !ok || !atEnd(b, j) {
+				return false
+			}
+			e.hasNPrio = false
+			if k, ok := lit(b, j, " ["); ok {
+				nprio, k, ok := parseInt32(b, k)
+				if !ok {
+					return false
+				}
+				if k, ok = lit(b, k, "]"); !ok || !atEnd(b, k) {
+					return false
+				}
+				e.nextPrio, e.hasNPrio, j = nprio, true, k
+			}
+			e.nextComm, e.nextPid, end = b[n0:q], np, j
+			return true
+		}) {
+			return false
+		}
+		e.comm, e.pid, e.prevState = b[:p], pid, state
+		annotated = trailing(b, end)
+		return true
+	})
+	return found, annotated
+}
+
+// forkKernel: comm=%s pid=%d child_comm=%s child_pid=%d
+func forkKernel(b []byte, e *event) (ok, annotated bool) {
+	c0, okc := lit(b, 0, "comm=")
+	if !okc {
+		return false, false
+	}
+	found := candidates(b, c0, ' ', func(p int) bool {
+		pid, i, ok := keyInt(b, p, " pid=")
+		if !ok {
+			return false
+		}
+		k0, ok := lit(b, i, " child_comm=")
+		if !ok {
+			return false
+		}
+		var end int
+		if !candidates(b, k0, ' ', func(q int) bool {
+			cp, j, ok := keyInt(b, q, " child_pid=")
+			if !ok || !atEnd(b, j) {
+				return false
+			}
+			e.childComm, e.childPid, end = b[k0:q], cp, j
+			return true
+		}) {
+			return false
+		}
+		e.comm, e.pid, e.hasPrio = b[c0:p], pid, false
+		annotated = trailing(b, end)
+		return true
+	})
+	return found, annotated
+}
+
+// exitKernel: comm=%s pid=%d prio=%d [group_dead=true|false]
+func exitKernel(b []byte, e *event) (ok, annotated bool) {
+	c0, okc := lit(b, 0, "comm=")
+	if !okc {
+		return false, false
+	}
+	found := candidates(b, c0, ' ', func(p int) bool {
+		pid, i, ok := keyInt(b, p, " pid=")
+		if !ok {
+			return false
+		}
+		prio, i, ok := keyInt(b, i, " prio=")
+		if !ok || !atEnd(b, i) {
+			return false
+		}
+		if j, ok := lit(b, i, " group_dead="); ok {
+			if k, ok := lit(b, j, "true"); ok && atEnd(b, k) {
+				i = k
+			} else if k, ok := lit(b, j, "false"); ok && atEnd(b, k) {
+				i = k
+			} else if _, k, ok := parseInt32(b, j); ok && atEnd(b, k) {
+				i = k
+			}
+		}
+		e.comm, e.pid, e.prio, e.hasPrio = b[c0:p], pid, prio, true
+		annotated = trailing(b, i)
+		return true
+	})
+	return found, annotated
+}
+
+// execKernel: filename=%s pid=%d old_pid=%d. The file name has no length limit, so the
+// pid fields are the right-most ` pid=N old_pid=N` that ends the known fields.
+func execKernel(b []byte, e *event) (ok, annotated bool) {
+	f0, okf := lit(b, 0, "filename=")
+	if !okf {
+		return false, false
+	}
+	end := len(b)
+	for end > f0 {
+		p := bytes.LastIndex(b[f0:end], []byte(" pid="))
+		if p < 0 {
+			return false, false
+		}
+		p += f0
+		pid, i, ok := keyInt(b, p, " pid=")
+		if ok {
+			var old int32
+			if old, i, ok = keyInt(b, i, " old_pid="); ok && atEnd(b, i) {
+				e.filename, e.pid, e.oldPid, e.hasPrio = b[f0:p], pid, old, false
+				return true, trailing(b, i)
+			}
+		}
+		end = p
+	}
+	return false, false
+}
+
+// parseBody fills e from the body of a sched event of kind k.
+func parseBody(k schema.Kind, b []byte, e *event) (ok, annotated bool) {
+	switch k {
+	case schema.KindWakeupNew, schema.KindWaking, schema.KindWakeup:
+		if ok, ann := wakeKernel(b, e); ok {
+			return ok, ann
+		}
+		return wakeTracecmd(b, e)
+	case schema.KindMigrate:
+		return migrateKernel(b, e)
+	case schema.KindSwitch:
+		if ok, ann := switchKernel(b, e); ok {
+			return ok, ann
+		}
+		return switchTracecmd(b, e)
+	case schema.KindFork:
+		return forkKernel(b, e)
+	case schema.KindExit:
+		return exitKernel(b, e)
+	case schema.KindExec:
+		return execKernel(b, e)
+	}
+	return false, false
+}
+
+// sched event names -> kinds.
+func kindOf(name []byte) (schema.Kind, bool) {
+	switch string(name) {
+	case "sched_wakeup_new":
+		return schema.KindWakeupNew, true
+	case "sched_waking":
+		return schema.KindWaking, true
+	case "sched_wakeup":
+		return schema.KindWakeup, true
+	case "sched_migrate_task":
+		return schema.KindMigrate, true
+	case "sched_switch":
+		return schema.KindSwitch, true
+	case "sched_process_fork":
+		return schema.KindFork, true
+	case "sched_process_exit":
+		return schema.KindExit, true
+	case "sched_process_exec":
+		return schema.KindExec, true
+	}
+	return 0, false
+}
+
+// escapeInto returns s when it is valid UTF-8, else s with each invalid byte written
+// as \xNN, appended to scratch.
+func escapeInto(scratch []byte, s []byte) (out []byte, scratchOut []byte, escaped bool) {
+	ascii := true
+	for _, c := range s {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii || utf8.Valid(s) {
+		return s, scratch, false
+	}
+	start := len(scratch)
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			scratch = append(scratch, '\\', 'x', hex[s[i]>>4], hex[s[i]&15])
+			i++
+			continue
+		}
+		scratch = append(scratch, s[i:i+size]...)
+		i += size
+	}
+	return scratch[start:], scratch, true
+}

@@ -1,0 +1,232 @@
+// Package importer turns trace text (ftrace `trace`/`trace_pipe`, `trace-cmd report`,
+// `perf script`; plain or gzip) into placemap's Arrow event stream plus an
+// ImportSummary.
+//
+// Pipeline: a reader goroutine decompresses and cuts the input into chunks of whole
+// lines (input.go); parse workers, one per core, turn chunks into column buffers
+// (parse.go, ftrace.go, perf.go, fields.go); the caller's goroutine takes results in
+// input order, fixes what crosses chunk borders, merges statistics (summary.go) and
+// writes record batches (writer.go).
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"placemap/collectors/internal/schema"
+)
+
+// Options configure one import.
+type Options struct {
+	Files    []string
+	Format   Format
+	Out      string    // path, or "-" for Stdout
+	Stdout   io.Writer // where "-" writes
+	Progress io.Writer // JSON progress lines, nil for none
+	Workers  int       // parse goroutines; 0 = GOMAXPROCS
+}
+
+// Run imports opts.Files and returns the summary. Errors wrapping ErrFormat mean the
+// input cannot be read exactly; no output file is left behind on error.
+func Run(opts Options) (*schema.ImportSummary, error) {
+	if len(opts.Files) == 0 {
+		return nil, errors.New("no input files")
+	}
+	if opts.Format == "" {
+		opts.Format = FormatAuto
+	}
+	var total int64
+	for _, p := range opts.Files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("%w: %s is a directory (a tracefs capture directory is a binary format; import its trace text)", ErrFormat, p)
+		}
+		total += st.Size()
+	}
+	var f *os.File
+	var err error
+	if opts.Out == "-" {
+		f, err = os.CreateTemp("", "placemap-import-*.arrow")
+	} else {
+		f, err = os.Create(opts.Out + ".partial")
+	}
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		f.Close()
+		if !ok || opts.Out == "-" {
+			os.Remove(tmp)
+		}
+	}()
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	rd := &reader{paths: opts.Files, want: opts.Format, tokens: make(chan struct{}, 2*workers+2), bufs: make(chan []byte, 2*workers+4)}
+	rd.chunkBytes.Store(initialChunk)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	chunks := make(chan *chunk, workers)
+	results := make(chan *result, workers)
+	var rerr error
+	var rdone sync.WaitGroup
+	rdone.Add(1)
+	go func() { defer rdone.Done(); rerr = rd.run(ctx, chunks) }()
+	colsPool := sync.Pool{New: func() any { return newCols() }}
+	getCols := func() *cols { c := colsPool.Get().(*cols); c.reset(); return c }
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{}
+			for ck := range chunks {
+				results <- w.parse(ck, getCols)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	var events atomic.Int64
+	stopProgress := startProgress(opts.Progress, &rd.bytesRead, total, &events)
+	ow := newOutWriter(f)
+	var m merged
+	var werr error
+	pending := map[int]*result{}
+	next := 0
+	var bytesIn, rowsOut int64
+	for r := range results {
+		pending[r.seq] = r
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			for _, c := range r.batch {
+				for _, i := range c.pendingTs {
+					t := int64(0)
+					if m.hasLastSeen {
+						t = m.lastSeen
+					} else if r.st.hasTs {
+						t = r.st.firstTs
+					}
+					c.ts[i] = t
+					m.tsSeen(t)
+				}
+			}
+			m.add(r)
+			for _, c := range r.batch {
+				if werr == nil {
+					werr = ow.write(c)
+					if werr != nil {
+						cancel()
+					}
+				}
+				rowsOut += int64(c.n)
+				colsPool.Put(c)
+			}
+			events.Store(rowsOut)
+			bytesIn += int64(len(r.ck.data))
+			if rowsOut > 1000 {
+				// aim chunks at ~BatchRows rows
+				t := bytesIn * schema.BatchRows / rowsOut * 97 / 100
+				rd.chunkBytes.Store(max(minChunk, min(maxChunk, t)))
+			}
+			rd.putBuf(r.ck.buf[:0])
+			<-rd.tokens
+		}
+	}
+	rdone.Wait()
+	stopProgress()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	if err := ow.close(); err != nil {
+		return nil, err
+	}
+	if m.ooo > 0 {
+		dst, err := os.CreateTemp(filepath.Dir(tmp), "placemap-sorted-*.arrow")
+		if err != nil {
+			return nil, err
+		}
+		if err := resort(f, dst); err != nil {
+			dst.Close()
+			os.Remove(dst.Name())
+			return nil, err
+		}
+		f.Close()
+		os.Remove(tmp)
+		f, tmp = dst, dst.Name()
+	}
+	if opts.Out == "-" {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if _, err := io.Copy(opts.Stdout, f); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, opts.Out); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	format := rd.infos[0].format
+	return m.summary(format, opts.Files, rd.infos, rd.warnings), nil
+}
+
+// startProgress prints {"bytes_read":N,"bytes_total":M,"events":K} lines every 0.25 s
+// and once at the end.
+func startProgress(w io.Writer, read *atomic.Int64, total int64, events *atomic.Int64) func() {
+	if w == nil {
+		return func() {}
+	}
+	type line struct {
+		BytesRead  int64 `json:"bytes_read"`
+		BytesTotal int64 `json:"bytes_total"`
+		Events     int64 `json:"events"`
+	}
+	enc := json.NewEncoder(w)
+	emit := func() { _ = enc.Encode(line{read.Load(), total, events.Load()}) }
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				emit()
+			case <-done:
+				emit()
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}

@@ -1,0 +1,177 @@
+package importer
+
+// input.go owns reading the input files: gzip sniffing and decompression
+// (klauspost/compress), format detection on the first bytes, and cutting the stream
+// into chunks of whole lines for the parse workers. It runs in its own goroutine so
+// decompression overlaps parsing.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+const (
+	sniffSize    = 256 << 10
+	minChunk     = 256 << 10
+	maxChunk     = 32 << 20
+	initialChunk = 8 << 20
+)
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// reader feeds chunks of all files, in order.
+type reader struct {
+	paths      []string
+	want       Format
+	bytesRead  atomic.Int64
+	chunkBytes atomic.Int64 // target chunk size, tuned by the consumer
+	tokens     chan struct{}
+	bufs       chan []byte
+	infos      []*fileInfo
+	warnings   []string
+	formatErr  error
+}
+
+func (rd *reader) getBuf(n int) []byte {
+	select {
+	case b := <-rd.bufs:
+		if cap(b) >= n {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, n+n/8)
+}
+
+func (rd *reader) putBuf(b []byte) {
+	select {
+	case rd.bufs <- b:
+	default:
+	}
+}
+
+// run sends every chunk to out and closes it; it returns the first error.
+func (rd *reader) run(ctx context.Context, out chan<- *chunk) error {
+	defer close(out)
+	seq, line := 0, 1
+	for fi, path := range rd.paths {
+		if err := rd.file(ctx, fi, path, out, &seq, &line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chunk, seq, line *int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	raw := bufio.NewReaderSize(countingReader{f, &rd.bytesRead}, 1<<20)
+	var src io.Reader = raw
+	magic, _ := raw.Peek(2)
+	gz := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if gz {
+		z, err := gzip.NewReader(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		src = z
+	}
+	br := bufio.NewReaderSize(src, sniffSize)
+	sniff, perr := br.Peek(sniffSize)
+	if perr != nil && perr != io.EOF && !(gz && errors.Is(perr, io.ErrUnexpectedEOF)) && !errors.Is(perr, bufio.ErrBufferFull) {
+		return fmt.Errorf("%s: %w", path, perr)
+	}
+	info, err := detect(path, sniff, rd.want)
+	if err != nil {
+		return err
+	}
+	if fi > 0 && info.format != rd.infos[0].format {
+		return fmt.Errorf("%w: %s is %s but %s is %s; import files of one format together", ErrFormat, path, info.format, rd.paths[0], rd.infos[0].format)
+	}
+	rd.infos = append(rd.infos, info)
+	var carry []byte
+	first := true
+	for {
+		target := int(rd.chunkBytes.Load())
+		if target < len(carry)+minChunk {
+			target = len(carry) + minChunk
+		}
+		select {
+		case rd.tokens <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		buf := rd.getBuf(target)
+		buf = append(buf, carry...)
+		n := len(buf)
+		buf = buf[:target]
+		var rerr error
+		for n < target {
+			k, err := br.Read(buf[n:])
+			n += k
+			if err != nil {
+				rerr = err
+				break
+			}
+		}
+		buf = buf[:n]
+		end := rerr != nil
+		if end && rerr != io.EOF {
+			if gz && errors.Is(rerr, io.ErrUnexpectedEOF) {
+				rd.warnings = append(rd.warnings, fmt.Sprintf("%s: gzip stream is truncated (unexpected end of data); the lines before the cut were imported", path))
+			} else {
+				<-rd.tokens
+				return fmt.Errorf("%s: %w", path, rerr)
+			}
+		}
+		ck := &chunk{seq: *seq, buf: buf, startLine: *line, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
+		if first {
+			ck.headerLost = info.lost
+			first = false
+		}
+		if end {
+			ck.data, ck.lastOfFile, carry = buf, true, nil
+		} else {
+			cut := bytes.LastIndexByte(buf, '\n')
+			if cut < 0 {
+				cut = len(buf) - 1 // a line longer than a chunk: split it
+			}
+			ck.data = buf[:cut+1]
+			carry = append(carry[:0:0], buf[cut+1:]...)
+		}
+		*line += bytes.Count(ck.data, []byte{'\n'})
+		if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
+			*line++
+		}
+		*seq++
+		select {
+		case out <- ck:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if end {
+			return nil
+		}
+	}
+}
