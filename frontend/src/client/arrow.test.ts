@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { decodeChunk, ArrowDecodeError } from "./arrow";
+import { str } from "../viz/columns";
+import { emptyRow, parseFtrace, readTrace } from "../testing/ftrace";
+import { rowsToIPC } from "../testing/arrowFixture";
+import { TRACES } from "../testing/paths";
+import { Kind } from "./events";
+
+const rows = parseFtrace(readTrace(join(TRACES, "vm2-hackbench-g4.ftrace.txt.gz"))).slice(0, 3000);
+
+describe("decodeChunk", () => {
+  for (const dictionary of [false, true]) {
+    it(`decodes a real trace excerpt (${dictionary ? "dictionary" : "plain"} strings) column for column`, () => {
+      expect(rows.length).toBe(3000);
+      const cols = decodeChunk(rowsToIPC(rows, { dictionary }));
+      expect(cols.length).toBe(rows.length);
+      rows.forEach((r, i) => {
+        expect(cols.ts[i]).toBe(Number(r.ts_ns));
+        expect(cols.cpu[i]).toBe(r.cpu);
+        expect(cols.kind[i]).toBe(r.kind);
+        expect(cols.pid[i]).toBe(r.pid);
+        expect(str(cols.comm, i)).toBe(r.comm);
+        expect(cols.targetCpu[i]).toBe(r.target_cpu ?? -1);
+        expect(cols.nextPid[i]).toBe(r.next_pid ?? -1);
+        expect(str(cols.nextComm, i)).toBe(r.next_comm);
+        expect(str(cols.prevState, i)).toBe(r.prev_state);
+        expect(cols.childPid[i]).toBe(r.child_pid ?? -1);
+      });
+      // a comm with a space from the real trace survives
+      expect(cols.comm.dict).toContain("npm exec json2t");
+    });
+  }
+
+  it("keeps int64 ns exact up to 2^53 and refuses beyond", () => {
+    const big = 9_007_199_254_740_991n; // 2^53 - 1
+    const a = emptyRow(big - 5n, 0, Kind.Lost, 0);
+    a.lost_events = 12345678901n;
+    const b = emptyRow(big, 1, Kind.Lost, 0);
+    const cols = decodeChunk(rowsToIPC([a, b]));
+    expect(cols.ts[0]).toBe(9_007_199_254_740_986);
+    expect(cols.ts[1]).toBe(9_007_199_254_740_991);
+    expect(cols.lostEvents[0]).toBe(12345678901);
+    expect(Number.isNaN(cols.lostEvents[1])).toBe(true);
+    const c = emptyRow(big + 2n, 0, Kind.Lost, 0);
+    expect(() => decodeChunk(rowsToIPC([c]))).toThrow(ArrowDecodeError);
+  });
+
+  it("keeps hostile comm bytes intact", () => {
+    const r = emptyRow(1n, 0, Kind.Wakeup, 0);
+    r.comm = "<svg/onload=1>";
+    r.pid = 7;
+    r.target_cpu = 0;
+    const r2 = emptyRow(2n, 0, Kind.Wakeup, 0);
+    r2.comm = "x pid=1 prio=1";
+    r2.pid = 8;
+    r2.target_cpu = 0;
+    const r3 = emptyRow(3n, 0, Kind.Wakeup, 0);
+    r3.comm = "kworker/\u00e9\\xff";
+    for (const dictionary of [false, true]) {
+      const cols = decodeChunk(rowsToIPC([r, r2, r3], { dictionary }));
+      expect(str(cols.comm, 0)).toBe("<svg/onload=1>");
+      expect(str(cols.comm, 1)).toBe("x pid=1 prio=1");
+      expect(str(cols.comm, 2)).toBe("kworker/\u00e9\\xff");
+    }
+  });
+
+  it("names bad input", () => {
+    expect(() => decodeChunk(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(ArrowDecodeError);
+  });
+});

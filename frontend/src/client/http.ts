@@ -1,0 +1,121 @@
+/**
+ * Typed fetch helpers over the docs/api.md routes. Errors come back as ApiError with the
+ * backend's {detail: {code, message}} when it sent one. The upload uses XMLHttpRequest because
+ * fetch has no upload progress.
+ */
+import type {
+  ChunkInfo,
+  Metrics,
+  Overview,
+  PlacementState,
+  Recording,
+  TaskInfo,
+  TaskPath,
+  Topology,
+} from "./apiTypes";
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const BASE = "/api";
+
+async function errorFrom(res: Response): Promise<ApiError> {
+  let code = `http_${res.status}`;
+  let message = res.statusText || `HTTP ${res.status}`;
+  try {
+    const body = (await res.json()) as { detail?: { code?: string; message?: string } | string };
+    if (typeof body.detail === "string") message = body.detail;
+    else if (body.detail) {
+      code = body.detail.code ?? code;
+      message = body.detail.message ?? message;
+    }
+  } catch {
+    // not JSON: keep the status text
+  }
+  return new ApiError(res.status, code, message);
+}
+
+async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(BASE + path, { signal: signal ?? null, headers: { Accept: "application/json" } });
+  if (!res.ok) throw await errorFrom(res);
+  return (await res.json()) as T;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  listRecordings: (signal?: AbortSignal) => getJson<Recording[]>("/recordings", signal),
+  recording: (id: string, signal?: AbortSignal) => getJson<Recording>(`/recordings/${enc(id)}`, signal),
+  topology: (id: string, signal?: AbortSignal) => getJson<Topology>(`/recordings/${enc(id)}/topology`, signal),
+  chunks: (id: string, signal?: AbortSignal) => getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks`, signal),
+  state: (id: string, tNs: number, signal?: AbortSignal) =>
+    getJson<PlacementState>(`/recordings/${enc(id)}/state?t_ns=${Math.round(tNs)}`, signal),
+  overview: (id: string, bins: number, signal?: AbortSignal) =>
+    getJson<Overview>(`/recordings/${enc(id)}/overview?bins=${Math.round(bins)}`, signal),
+  metrics: (id: string, signal?: AbortSignal) => getJson<Metrics>(`/recordings/${enc(id)}/metrics`, signal),
+  tasks: (id: string, q: string, limit: number, signal?: AbortSignal) =>
+    getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}`, signal),
+  taskPath: (id: string, pid: number, signal?: AbortSignal) =>
+    getJson<TaskPath>(`/recordings/${enc(id)}/tasks/${pid}/path`, signal),
+  async deleteRecording(id: string): Promise<void> {
+    const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
+    if (!res.ok && res.status !== 404) throw await errorFrom(res);
+  },
+  async chunkBytes(id: string, seq: number, signal?: AbortSignal): Promise<Uint8Array> {
+    // the browser negotiates Content-Encoding (zstd/gzip) and decodes transparently
+    const res = await fetch(`${BASE}/recordings/${enc(id)}/chunks/${seq}`, { signal: signal ?? null });
+    if (!res.ok) throw await errorFrom(res);
+    return new Uint8Array(await res.arrayBuffer());
+  },
+};
+
+export interface UploadHandle {
+  promise: Promise<Recording>;
+  abort: () => void;
+}
+
+/** POST the raw file bytes (not multipart) with upload progress 0..1. */
+export function uploadRecording(
+  file: Blob,
+  name: string,
+  onProgress: (fraction: number) => void,
+  opts: { topologyId?: string; format?: string } = {},
+): UploadHandle {
+  const xhr = new XMLHttpRequest();
+  const params = new URLSearchParams({ name, format: opts.format ?? "auto" });
+  if (opts.topologyId) params.set("topology_id", opts.topologyId);
+  const promise = new Promise<Recording>((resolve, reject) => {
+    xhr.open("POST", `${BASE}/recordings?${params.toString()}`);
+    xhr.setRequestHeader("Content-Type", "application/octet-stream");
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total);
+    };
+    xhr.onload = () => {
+      let body: unknown = null;
+      try {
+        body = JSON.parse(xhr.responseText) as unknown;
+      } catch {
+        body = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(1);
+        resolve(body as Recording);
+      } else {
+        const d = (body as { detail?: { code?: string; message?: string } } | null)?.detail;
+        reject(new ApiError(xhr.status, d?.code ?? `http_${xhr.status}`, d?.message ?? (xhr.statusText || "upload failed")));
+      }
+    };
+    xhr.onerror = () => { reject(new ApiError(0, "network_error", "upload failed: network error")); };
+    xhr.onabort = () => { reject(new ApiError(0, "aborted", "upload cancelled")); };
+    xhr.send(file);
+  });
+  return { promise, abort: () => { xhr.abort(); } };
+}

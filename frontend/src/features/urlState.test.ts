@@ -1,0 +1,16 @@
+import { describe, expect, it } from "vitest";
+import { formatView, parseView } from "./urlState";
+
+describe("URL view state", () => {
+  it("round-trips rec, t, sel and speed", () => {
+    const v = { rec: "r-1", t: 450594375123, sel: 3733, speed: 0.05 };
+    const s = formatView(v);
+    expect(s).toBe("?rec=r-1&t=450594375123&sel=3733&speed=0.05");
+    expect(parseView(s)).toEqual(v);
+  });
+  it("ignores junk and clamps speed", () => {
+    expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100 });
+    expect(parseView("?speed=0").speed).toBe(1);
+    expect(formatView({ rec: null, t: null, sel: null, speed: 1 })).toBe("");
+  });
+});

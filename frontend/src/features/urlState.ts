@@ -1,0 +1,47 @@
+/**
+ * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S, so a reload (and later a share link) opens
+ * exactly the same view. Pure parse/format plus a replaceState writer.
+ */
+
+export interface ViewState {
+  rec: string | null;
+  /** playhead, absolute trace ns (integer) */
+  t: number | null;
+  sel: number | null;
+  speed: number;
+}
+
+export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
+export const MIN_SPEED = 0.01;
+export const MAX_SPEED = 100;
+
+export function clampSpeed(s: number): number {
+  if (!Number.isFinite(s) || s <= 0) return 1;
+  return Math.max(MIN_SPEED, Math.min(MAX_SPEED, s));
+}
+
+export function parseView(search: string): ViewState {
+  const p = new URLSearchParams(search);
+  const intOrNull = (v: string | null): number | null => {
+    if (v === null || !/^\d+$/.test(v)) return null;
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : null;
+  };
+  const speedRaw = p.get("speed");
+  return {
+    rec: p.get("rec") || null,
+    t: intOrNull(p.get("t")),
+    sel: intOrNull(p.get("sel")),
+    speed: speedRaw === null ? 1 : clampSpeed(Number(speedRaw)),
+  };
+}
+
+export function formatView(v: ViewState): string {
+  const p = new URLSearchParams();
+  if (v.rec) p.set("rec", v.rec);
+  if (v.t !== null) p.set("t", String(Math.round(v.t)));
+  if (v.sel !== null) p.set("sel", String(v.sel));
+  if (v.speed !== 1) p.set("speed", String(v.speed));
+  const s = p.toString();
+  return s ? `?${s}` : "";
+}

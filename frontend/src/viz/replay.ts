@@ -1,0 +1,253 @@
+/**
+ * The replay state machine (same rules as the backend's replay/): applies decoded event columns
+ * forward from a server keyframe (GET state) to any time. Pure; no DOM, no fetch.
+ *
+ * Rules: wakeup_new / wakeup -> task on target_cpu, runnable; migrate -> task on dest_cpu (state
+ * kept); switch on cpu C: prev task on C, runnable if prev_state starts with "R", dead on "X"/"Z",
+ * else sleeping; next task on C, running, and C runs next; fork -> child is new (CPU unknown);
+ * exit -> dead; exec and every event refresh the subject's comm. pid 0 is idle (never a task).
+ * Per-CPU runnable counts are kept incrementally so a frame can read them without scanning tasks.
+ */
+import { Kind } from "../client/events";
+import type { PlacementState, TaskStateName } from "../client/apiTypes";
+import { str, type EventColumns } from "./columns";
+
+export const TaskState = { Running: 0, Runnable: 1, Sleeping: 2, New: 3, Dead: 4 } as const;
+export type TaskState = (typeof TaskState)[keyof typeof TaskState];
+export const TASK_STATE_NAMES: readonly TaskStateName[] = ["running", "runnable", "sleeping", "new", "dead"];
+
+export interface TaskRec {
+  pid: number;
+  comm: string;
+  /** -1 while unknown. */
+  cpu: number;
+  state: TaskState;
+  /** Thread-group id when a source recorded it (-1 unknown). */
+  tgid: number;
+}
+
+export interface MigrationEvent {
+  ts: number;
+  pid: number;
+  from: number;
+  to: number;
+}
+
+function stateFromName(s: TaskStateName): TaskState {
+  const i = TASK_STATE_NAMES.indexOf(s);
+  return (i < 0 ? TaskState.Sleeping : i) as TaskState;
+}
+
+/** prev_state of a switch -> the state the previous task is left in. */
+export function prevStateToTaskState(prev: string | null): TaskState {
+  if (prev === null || prev.length === 0) return TaskState.Sleeping;
+  const c = prev.charAt(0);
+  if (c === "R") return TaskState.Runnable;
+  if (c === "X" || c === "Z") return TaskState.Dead;
+  return TaskState.Sleeping;
+}
+
+export class ReplayState {
+  readonly tasks = new Map<number, TaskRec>();
+  /** running pid per CPU (0 = idle). */
+  running: Int32Array;
+  /** runnable tasks per CPU. */
+  runnable: Int32Array;
+  /** last llc_util sample per LLC (NaN = none yet). */
+  llcUtil: Float64Array;
+  /** State includes every event with ts <= tNs. */
+  tNs: number;
+  lost = 0;
+
+  constructor(nCpus: number, nLlcs: number, tNs: number) {
+    this.running = new Int32Array(Math.max(1, nCpus));
+    this.runnable = new Int32Array(Math.max(1, nCpus));
+    this.llcUtil = new Float64Array(Math.max(1, nLlcs)).fill(NaN);
+    this.tNs = tNs;
+  }
+
+  /** Rebuild from a server keyframe. */
+  static fromPlacementState(ps: PlacementState, nCpus: number, nLlcs: number): ReplayState {
+    let maxCpu = nCpus - 1;
+    for (const c of ps.cpus) maxCpu = Math.max(maxCpu, c.cpu);
+    for (const t of ps.tasks) if (t.cpu !== null) maxCpu = Math.max(maxCpu, t.cpu);
+    const r = new ReplayState(maxCpu + 1, nLlcs, ps.t_ns);
+    for (const t of ps.tasks) {
+      if (t.pid === 0) continue;
+      r.setTask(t.pid, t.cpu ?? -1, stateFromName(t.state), t.comm);
+    }
+    for (const c of ps.cpus) r.running[c.cpu] = c.running_pid;
+    return r;
+  }
+
+  clone(): ReplayState {
+    const r = new ReplayState(this.running.length, this.llcUtil.length, this.tNs);
+    r.running.set(this.running);
+    r.runnable.set(this.runnable);
+    r.llcUtil.set(this.llcUtil);
+    r.lost = this.lost;
+    for (const [pid, t] of this.tasks) r.tasks.set(pid, { ...t });
+    return r;
+  }
+
+  private ensureCpu(cpu: number): void {
+    if (cpu < this.running.length) return;
+    const n = Math.max(cpu + 1, this.running.length * 2);
+    const run = new Int32Array(n);
+    run.set(this.running);
+    const rq = new Int32Array(n);
+    rq.set(this.runnable);
+    this.running = run;
+    this.runnable = rq;
+  }
+
+  /** Set a task's CPU and state, keeping runnable counts right. cpu -1 = unknown/unchanged. */
+  setTask(pid: number, cpu: number, state: TaskState, comm: string | null): TaskRec | undefined {
+    if (pid <= 0) return undefined;
+    let t = this.tasks.get(pid);
+    if (!t) {
+      t = { pid, comm: comm ?? "", cpu: -1, state: TaskState.Sleeping, tgid: -1 };
+      this.tasks.set(pid, t);
+    } else if (t.state === TaskState.Runnable && t.cpu >= 0) {
+      this.runnable[t.cpu] = (this.runnable[t.cpu] ?? 1) - 1;
+    }
+    if (comm !== null) t.comm = comm;
+    if (cpu >= 0) {
+      this.ensureCpu(cpu);
+      t.cpu = cpu;
+    }
+    t.state = state;
+    if (state === TaskState.Runnable && t.cpu >= 0) this.runnable[t.cpu] = (this.runnable[t.cpu] ?? 0) + 1;
+    return t;
+  }
+
+  private moveTask(pid: number, cpu: number, comm: string | null): void {
+    const t = this.tasks.get(pid);
+    this.setTask(pid, cpu, t ? t.state : TaskState.Runnable, comm);
+  }
+
+  /**
+   * Apply rows [from, to) of cols. onMigrate is called for every migrate that changes CPU
+   * (for animation). Returns the number of rows applied.
+   */
+  apply(cols: EventColumns, from: number, to: number, onMigrate?: (m: MigrationEvent) => void): number {
+    const { kind, pid, cpu, ts } = cols;
+    for (let i = from; i < to; i++) {
+      const k = kind[i];
+      const p = pid[i] ?? 0;
+      const tg = cols.tgid[i] ?? -1;
+      if (tg >= 0) {
+        const cur = this.tasks.get(cols.curPid[i] ?? 0);
+        if (cur) cur.tgid = tg;
+      }
+      switch (k) {
+        case Kind.WakeupNew:
+        case Kind.Wakeup: {
+          const tc = cols.targetCpu[i] ?? -1;
+          this.setTask(p, tc, TaskState.Runnable, str(cols.comm, i));
+          break;
+        }
+        case Kind.Waking:
+          if (p > 0 && !this.tasks.has(p)) this.setTask(p, -1, TaskState.Sleeping, str(cols.comm, i));
+          break;
+        case Kind.Migrate: {
+          const dest = cols.destCpu[i] ?? -1;
+          const before = this.tasks.get(p)?.cpu ?? -1;
+          const orig = (cols.origCpu[i] ?? -1) >= 0 ? (cols.origCpu[i] ?? -1) : before;
+          this.moveTask(p, dest, str(cols.comm, i));
+          if (onMigrate && p > 0 && dest >= 0 && orig >= 0 && orig !== dest) {
+            onMigrate({ ts: ts[i] ?? 0, pid: p, from: orig, to: dest });
+          }
+          break;
+        }
+        case Kind.Switch: {
+          const c = cpu[i] ?? -1;
+          if (c < 0) break;
+          this.ensureCpu(c);
+          this.setTask(p, c, prevStateToTaskState(str(cols.prevState, i)), str(cols.comm, i));
+          const np = cols.nextPid[i] ?? -1;
+          if (np >= 0) {
+            this.setTask(np, c, TaskState.Running, str(cols.nextComm, i));
+            this.running[c] = np;
+          }
+          break;
+        }
+        case Kind.Fork: {
+          const cp = cols.childPid[i] ?? -1;
+          if (cp > 0) this.setTask(cp, -1, TaskState.New, str(cols.childComm, i));
+          break;
+        }
+        case Kind.Exit: {
+          this.setTask(p, -1, TaskState.Dead, str(cols.comm, i));
+          break;
+        }
+        case Kind.Exec: {
+          const t = this.tasks.get(p);
+          if (t) t.comm = str(cols.comm, i) ?? t.comm;
+          break;
+        }
+        case Kind.LlcUtil: {
+          const l = cols.llc[i] ?? -1;
+          const u = cols.util[i] ?? NaN;
+          if (l >= 0 && l < this.llcUtil.length) this.llcUtil[l] = u;
+          break;
+        }
+        case Kind.Lost: {
+          const n = cols.lostEvents[i] ?? NaN;
+          if (!Number.isNaN(n)) this.lost += n;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if (to > from) this.tNs = Math.max(this.tNs, ts[to - 1] ?? this.tNs);
+    return Math.max(0, to - from);
+  }
+
+  /** Comm of the task running on cpu ("" for idle / unknown). */
+  runningComm(cpu: number): string {
+    const p = this.running[cpu] ?? 0;
+    if (p === 0) return "";
+    return this.tasks.get(p)?.comm ?? "";
+  }
+
+  /** Per-LLC counts: running CPUs, runnable tasks, and live (non-dead, placed) tasks. */
+  llcCounts(cpuToLlc: ArrayLike<number>, nLlcs: number): { running: Int32Array; runnable: Int32Array; tasks: Int32Array } {
+    const running = new Int32Array(nLlcs);
+    const runnable = new Int32Array(nLlcs);
+    const tasks = new Int32Array(nLlcs);
+    for (let c = 0; c < this.running.length; c++) {
+      const l = cpuToLlc[c] ?? -1;
+      if (l < 0 || l >= nLlcs) continue;
+      if ((this.running[c] ?? 0) !== 0) running[l] = (running[l] ?? 0) + 1;
+      runnable[l] = (runnable[l] ?? 0) + (this.runnable[c] ?? 0);
+    }
+    for (const t of this.tasks.values()) {
+      if (t.state === TaskState.Dead || t.cpu < 0) continue;
+      const l = cpuToLlc[t.cpu] ?? -1;
+      if (l >= 0 && l < nLlcs) tasks[l] = (tasks[l] ?? 0) + 1;
+    }
+    return { running, runnable, tasks };
+  }
+
+  /** Snapshot in the server's PlacementState shape (for tests and the text view). */
+  toPlacementState(cpuToLlc: ArrayLike<number>, nLlcs: number, eventIndex: number): PlacementState {
+    const counts = this.llcCounts(cpuToLlc, nLlcs);
+    const cpus: PlacementState["cpus"] = [];
+    for (let c = 0; c < this.running.length; c++) {
+      const rp = this.running[c] ?? 0;
+      cpus.push({ cpu: c, running_pid: rp, running_comm: rp ? this.runningComm(c) : null, runnable: this.runnable[c] ?? 0 });
+    }
+    const tasks = [...this.tasks.values()]
+      .sort((a, b) => a.pid - b.pid)
+      .map((t) => ({ pid: t.pid, comm: t.comm, cpu: t.cpu < 0 ? null : t.cpu, state: TASK_STATE_NAMES[t.state] ?? "sleeping" }));
+    const llcs = Array.from({ length: nLlcs }, (_, l) => ({
+      llc: l,
+      tasks: counts.tasks[l] ?? 0,
+      runnable: counts.runnable[l] ?? 0,
+      running: counts.running[l] ?? 0,
+    }));
+    return { t_ns: this.tNs, event_index: eventIndex, cpus, tasks, llcs };
+  }
+}
