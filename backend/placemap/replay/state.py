@@ -92,9 +92,9 @@ class ChunkColumns:
             opid=opid,
         )
 
-    def pids(self) -> I32:
-        """Every task pid the chunk names (pid 0 is idle, not a task)."""
-        u = np.unique(np.concatenate([self.pid, self.npid, self.cpid, self.opid]))
+    def pids(self, n: int | None = None) -> I32:
+        """Every task pid the first n rows (all by default) name (pid 0 is idle, not a task)."""
+        u = np.unique(np.concatenate([self.pid[:n], self.npid[:n], self.cpid[:n], self.opid[:n]]))
         out: I32 = u[u > 0].astype(np.int32)
         return out
 
@@ -179,7 +179,8 @@ class PlacementState:
         default_level: int = kn.UNKNOWN_LEVEL,
     ) -> Placements | None:
         """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups."""
-        self.ensure_tasks(cols.pids())
+        # only tasks the applied rows name: a task appears in the state once an event has named it
+        self.ensure_tasks(cols.pids(n_apply))
         self.ensure_cpus(cols.max_cpu())
         n = len(cols.kind) if classify else 0
         ev_level = np.full(n, -1, dtype=np.int8)
@@ -284,9 +285,9 @@ class PlacementState:
         table = decode_blob(data, raw_bytes)
         meta = table.schema.metadata or {}
         return cls(
-            pids=np.ascontiguousarray(table.column("pid").to_numpy(), dtype=np.int32),
-            cpu=np.ascontiguousarray(table.column("cpu").to_numpy(), dtype=np.int32),
-            state=np.ascontiguousarray(table.column("state").to_numpy(), dtype=np.uint8),
+            pids=np.array(table.column("pid").to_numpy(), dtype=np.int32),
+            cpu=np.array(table.column("cpu").to_numpy(), dtype=np.int32),
+            state=np.array(table.column("state").to_numpy(), dtype=np.uint8),
             comm=np.array(table.column("comm").to_pylist(), dtype=object),
             cpu_run=np.array(json.loads(meta.get(b"cpu_run", b"[]")), dtype=np.int32),
         )

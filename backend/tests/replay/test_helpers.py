@@ -1,0 +1,18 @@
+"""Helpers shared by the replay tests."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from placemap.replay.ingest import Ingestor
+from placemap.schema.models.topology_schema import Topology
+from placemap.store import Store
+
+
+def ingest(store: Store, table: pa.Table, chunk_rows: int = 65_536, topology: Topology | None = None) -> str:
+    rid = store.create_recording("test")
+    ing = Ingestor(store, rid, topology, chunk_rows=chunk_rows)
+    for batch in table.to_batches(max_chunksize=10_000):
+        ing.add(batch)
+    ing.finish(None)
+    return rid
