@@ -31,6 +31,21 @@ type stateFlag struct {
 	name string
 }
 
+// StateFlag is one entry of the kernel's prev_state letter table.
+type StateFlag struct {
+	Mask uint64
+	Name string
+}
+
+// Flags returns the kernel's letter table in print order (nil when Numeric).
+func (s *StateFormatter) Flags() []StateFlag {
+	out := make([]StateFlag, len(s.flags))
+	for i, f := range s.flags {
+		out[i] = StateFlag{f.mask, f.name}
+	}
+	return out
+}
+
 // NewStateFormatter builds the formatter from sched_switch's print fmt. The error, when
 // not nil, says why it fell back to numbers; the returned formatter is usable anyway.
 func NewStateFormatter(printFmt string) (*StateFormatter, error) {

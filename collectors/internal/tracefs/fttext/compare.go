@@ -15,9 +15,10 @@ func KernelUs(ns int64) int64 { return (ns + 500) / 1000 }
 type Options struct {
 	// Us converts the decoder's nanoseconds to the printed microseconds.
 	Us func(ns int64) int64
-	// TraceCmdState: trace-cmd's sched_switch plugin prints prev_state from its own
-	// letter table without the preemption "+"; compare without it.
-	TraceCmdState bool
+	// TraceCmdFlags, when set, says the text is trace-cmd's: its sched_switch plugin
+	// prints prev_state from its own letter table (see TraceCmdState); these are the
+	// kernel's flags to translate the decoded state with.
+	TraceCmdFlags []tracefs.StateFlag
 }
 
 // Diff returns "" when ev states what line l printed, else a description.
@@ -59,8 +60,8 @@ func Diff(ev *tracefs.Event, l *Line, o Options) string {
 	}
 	if f.Has["prev_state"] {
 		st := ev.PrevState
-		if o.TraceCmdState {
-			st = strings.TrimSuffix(st, "+")
+		if o.TraceCmdFlags != nil && !strings.HasPrefix(l.Body, "prev_comm=") {
+			st = TraceCmdState(st, o.TraceCmdFlags)
 		}
 		add("prev_state", st, f.PrevState)
 		add("next_comm", ev.NextComm, f.NextComm)
@@ -79,4 +80,37 @@ func Diff(ev *tracefs.Event, l *Line, o Options) string {
 		return ""
 	}
 	return fmt.Sprintf("line %d (%s: %s): %s", l.No, l.Event, l.Body, strings.Join(d, "; "))
+}
+
+// TraceCmdState renders a kernel-printed prev_state the way trace-cmd's sched_switch
+// plugin prints the same value: its own fixed table "SDTtZXxW" for bits 0..7 (which
+// differs from newer kernels' letters), "R" when none is set, no preemption marker.
+// flags is the kernel's table from the event's print fmt.
+func TraceCmdState(kernel string, flags []tracefs.StateFlag) string {
+	var v uint64
+	s := strings.TrimSuffix(kernel, "+")
+	if s != "R" {
+		for _, part := range strings.Split(s, "|") {
+			for _, f := range flags {
+				if f.Name == part {
+					v |= f.Mask
+				}
+			}
+		}
+	}
+	const table = "SDTtZXxW"
+	var b strings.Builder
+	for i := 0; i < len(table); i++ {
+		if v&(1<<i) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteByte(table[i])
+	}
+	if b.Len() == 0 {
+		return "R"
+	}
+	return b.String()
 }
