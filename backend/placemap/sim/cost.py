@@ -1,0 +1,103 @@
+"""The cost model (placement-model.md section 4): how placement turns into time.
+
+Every parameter is a named module constant, set once for all runs (never per table or per
+scenario); each carries its source or reasoning. Times in nanoseconds.
+
+CFS tunables are the kernel defaults scaled for >= 8 CPUs (SCHED_TUNABLESCALING_LOG:
+factor 1 + ilog2(min(ncpus, 8)) = 4), as on every preset machine.
+"""
+
+from __future__ import annotations
+
+# --- CPU sharing (CFS, v6.0-v6.5) -------------------------------------------------------
+# sysctl_sched_latency 6 ms x 4: the period over which runnable tasks each get a slice.
+SCHED_LATENCY_NS = 24_000_000
+# sysctl_sched_min_granularity 0.75 ms x 4: the shortest slice.
+SCHED_MIN_GRANULARITY_NS = 3_000_000
+# sysctl_sched_wakeup_granularity 1 ms x 4: a wakee preempts the current task when its
+# vruntime is this much smaller (check_preempt_wakeup / wakeup_preempt_entity).
+SCHED_WAKEUP_GRANULARITY_NS = 4_000_000
+# GENTLE_FAIR_SLEEPERS: a waking sleeper is placed at min_vruntime - latency/2.
+SLEEPER_CREDIT_NS = SCHED_LATENCY_NS // 2
+# Cost of a context switch on the CPU (switch_mm/register state, cache disturbance):
+# lmbench lat_ctx and will-it-scale context_switch1 on Zen3/ICX give 1-2 us per switch pair.
+CONTEXT_SWITCH_NS = 1_500
+# The periodic tick (HZ=250) that drives periodic load balancing.
+TICK_NS = 4_000_000
+
+# --- SMT -----------------------------------------------------------------------------
+# Two busy hyperthreads of one core each run at about 0.6x a lone thread (throughput gain
+# of SMT around 1.2x on integer/server workloads; placement-model.md gives "about 0.6x").
+SMT_SPEED = 0.6
+
+# --- Wakeup latency --------------------------------------------------------------------
+# Exit from a shallow idle state (C1/C1E, MWAIT) plus the IPI to the target: 2-4 us on Zen3
+# and ICX (cpuidle exit_latency of C1 = 1-2 us, IPI delivery ~1 us).
+IDLE_EXIT_NS = 3_000
+# Work the wakee must redo when the waker's data is in another LLC of the same socket:
+# cross-CCX cache-to-cache transfer ~100-120 ns per line on Zen3 against ~30 ns within the CCX,
+# for the few dozen lines a message touches.
+CROSS_LLC_WAKE_NS = 4_000
+# Same across a socket (Infinity Fabric / UPI hop: ~200-250 ns per line).
+CROSS_NODE_WAKE_NS = 9_000
+# A wakeup on a CPU that shares the LLC with the waker but not the core (L2 miss, L3 hit).
+SAME_LLC_WAKE_NS = 500
+
+# --- Migration ---------------------------------------------------------------------------
+# A task moved to another LLC refills its working set from memory or a remote LLC: charged
+# once as extra work on its next run, proportional to its cache footprint, capped; default
+# footprint 1 MiB at ~10 GB/s effective refill -> 100 us; within an LLC (L2 refill) 5 us.
+COLD_CACHE_LLC_NS = 100_000
+COLD_CACHE_SAME_LLC_NS = 5_000
+# Across nodes the refill is slower (remote memory latency ~1.5x).
+COLD_CACHE_NUMA_FACTOR = 1.5
+
+# --- Memory bandwidth ------------------------------------------------------------------
+# Per-LLC ceiling (one CCX on Zen3 reaches ~25-30 GB/s of DRAM read bandwidth through its
+# GMI link) and per-node ceiling (8 channels DDR4-3200: ~150 GB/s measured Stream Triad per
+# socket on both Zen3 and ICX). A memory-bound task alone reaches ~12 GB/s on Zen3 (single
+# thread Stream Copy 28 GB/s, Triad 17 GB/s on ICX: a per-thread ceiling of ~15 GB/s).
+LLC_BANDWIDTH_MBS = 28_000
+NODE_BANDWIDTH_MBS = 150_000
+THREAD_BANDWIDTH_MBS = 15_000
+
+# --- Scheduler overheads ------------------------------------------------------------------
+# One idle check of a remote runqueue in select_idle_cpu (a cache miss on its rq line).
+SIS_SCAN_COST_PER_CPU_NS = 40
+# newidle_balance() per domain: update_sd_lb_stats walks every CPU of the span.
+NEWIDLE_LB_BASE_NS = 2_000
+NEWIDLE_LB_PER_CPU_NS = 100
+# STEAL: a bitmap search and one task move within the LLC (Sistare: 1-2 us).
+STEAL_COST_NS = 1_500
+
+
+def newidle_lb_cost_ns(weight: int) -> int:
+    """Cost of one newly idle load_balance() over a domain of `weight` CPUs."""
+    return NEWIDLE_LB_BASE_NS + NEWIDLE_LB_PER_CPU_NS * weight
+
+
+def wake_transfer_ns(level: str) -> int:
+    """Extra work of a wakee whose waker ran `level` away ("", smt, llc, pkg, numa)."""
+    if level == "numa":
+        return CROSS_NODE_WAKE_NS
+    if level == "pkg":
+        return CROSS_LLC_WAKE_NS
+    if level == "llc":
+        return SAME_LLC_WAKE_NS
+    return 0
+
+
+def cold_cache_ns(level: str) -> int:
+    """Working-set refill after a migration of `level`."""
+    if level == "numa":
+        return int(COLD_CACHE_LLC_NS * COLD_CACHE_NUMA_FACTOR)
+    if level == "pkg":
+        return COLD_CACHE_LLC_NS
+    if level in ("llc", "smt"):
+        return COLD_CACHE_SAME_LLC_NS if level == "llc" else 0
+    return 0
+
+
+def params() -> dict[str, float]:
+    """Every parameter by name (for the report and the API)."""
+    return {k: v for k, v in globals().items() if k.isupper() and isinstance(v, int | float)}

@@ -1,0 +1,295 @@
+"""Load balancing: periodic load_balance() per domain level (should_we_balance,
+find_busiest_group, calculate_imbalance with the NUMA allowance, find_busiest_queue,
+detach_tasks with can_migrate_task's cache-hot check, active balance after repeated
+failures), newly idle balancing (newidle_balance) and Sistare's STEAL.
+
+Functions decide and return the moves; the engine carries them out (so a running task's
+migration, which needs a preemption, stays the engine's business).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from placemap.sim.cost import newidle_lb_cost_ns
+from placemap.sim.domains import (
+    SD_BALANCE_NEWIDLE,
+    SD_NUMA,
+    SD_PREFER_SIBLING,
+    SD_SHARE_CPUCAPACITY,
+    SD_SHARE_LLC,
+)
+from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
+from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
+from placemap.sim.state import State, Task
+
+CPU_IDLE = 0
+CPU_NOT_IDLE = 1
+CPU_NEWLY_IDLE = 2
+
+SYSCTL_SCHED_MIGRATION_COST_NS = 500_000  # task_hot() and the newidle avg_idle gate
+SYSCTL_SCHED_NR_MIGRATE = 32
+NUMA_IMBALANCE_MIN = 2
+
+MIGRATE_TASK = 0
+MIGRATE_UTIL = 1
+MIGRATE_LOAD = 2
+
+R_NOT_BALANCE_CPU = "another CPU of the local group balances this domain"
+R_NO_BUSIEST = "no busier group"
+R_BALANCED = "balanced"
+R_NUMA_ALLOWED = "NUMA imbalance allowed (imb_numa_nr)"
+R_MOVED = "pulled from the busiest runqueue of the busiest group"
+R_ALL_HOT_OR_PINNED = "every candidate cache hot, pinned, running or hinted"
+R_ACTIVE = "active balance: pushed the running task after repeated failures"
+R_STEAL = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
+R_NEWIDLE = "newly idle balance pulled a task"
+
+
+class Move(NamedTuple):
+    task: Task
+    src: int
+    dst: int
+    level: int  # index of the domain in dst's chain
+    active: bool  # the task is running on src (needs a push)
+    reason: str
+
+
+def llc_has_capacity(st: State, cpu: int) -> bool:
+    """An LLC not overloaded: no more runnable tasks than CPUs."""
+    span = st.sd.llc_span(cpu)
+    rqs = st.rqs
+    return sum(rqs[c].nr_running for c in span) <= len(span)
+
+
+def task_hot(st: State, p: Task, sd_flags: int) -> bool:
+    """task_hot(): ran within sysctl_sched_migration_cost; SMT siblings share the cache."""
+    if sd_flags & SD_SHARE_CPUCAPACITY:
+        return False
+    return st.now - p.last_ran_ns < SYSCTL_SCHED_MIGRATION_COST_NS
+
+
+def can_migrate_task(
+    st: State, p: Task, src: int, dst: int, *, sd_flags: int, failed: int, nice_tries: int
+) -> bool:
+    rq = st.rqs[src]
+    if not p.allowed(dst) or rq.curr is p:
+        return False
+    if (
+        p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
+        and not st.sd.share_cache(src, dst)
+        and llc_has_capacity(st, src)
+    ):
+        return False  # the RFC's balancer respects a wakeup hint while the LLC has room
+    return not task_hot(st, p, sd_flags) or failed > nice_tries
+
+
+def adjust_numa_imbalance(imbalance: int, dst_running: int, imb_numa_nr: int) -> int:
+    if dst_running > imb_numa_nr:
+        return imbalance
+    return 0 if imbalance <= NUMA_IMBALANCE_MIN else imbalance
+
+
+def _pick_busiest(g: GroupStats, busiest: GroupStats | None) -> bool:
+    """update_sd_pick_busiest()."""
+    if g.nr_running == 0:
+        return False
+    if busiest is None:
+        return True
+    if g.group_type != busiest.group_type:
+        return g.group_type > busiest.group_type
+    if g.group_type != GROUP_HAS_SPARE:
+        return g.avg_load > busiest.avg_load
+    if g.idle_cpus != busiest.idle_cpus:
+        return g.idle_cpus < busiest.idle_cpus
+    return g.nr_running > busiest.nr_running
+
+
+def calculate_imbalance(
+    st: State,
+    level: int,
+    cpu: int,
+    *,
+    local: GroupStats,
+    busiest: GroupStats,
+    total_load: float,
+    total_cap: int,
+    idle: int,
+) -> tuple[int, float]:
+    """(migration type, imbalance) as calculate_imbalance() computes them."""
+    sd = st.sd.per_cpu[cpu][level]
+    child_prefers_sibling = level > 0 and bool(st.sd.per_cpu[cpu][level - 1].flags & SD_PREFER_SIBLING)
+    if local.group_type == GROUP_HAS_SPARE:
+        if busiest.group_type > GROUP_FULLY_BUSY and not sd.flags & SD_SHARE_LLC:
+            cap = 1024 * len(local.cpus)
+            imb = max(cap, local.util) - local.util
+            if idle != CPU_NOT_IDLE and imb < 1:
+                return MIGRATE_TASK, 1
+            return MIGRATE_UTIL, imb
+        if len(busiest.cpus) == 1 or child_prefers_sibling:
+            imbalance = max(0, busiest.nr_running - local.nr_running)
+        else:
+            imbalance = max(0, local.idle_cpus - busiest.idle_cpus)
+        if sd.flags & SD_NUMA:
+            if st.features.NUMA_IMB_LEGACY:
+                # v5.16: allowed while the busiest group runs fewer than 25% of its CPUs
+                if busiest.nr_running < len(busiest.cpus) >> 2:
+                    imbalance = 0 if imbalance <= NUMA_IMBALANCE_MIN else imbalance
+            else:
+                imbalance = adjust_numa_imbalance(imbalance, local.nr_running + 1, sd.imb_numa_nr)
+        return MIGRATE_TASK, imbalance >> 1
+    # local fully busy or overloaded: even out the average load
+    local_avg = local.load * 1024 / (1024 * len(local.cpus))
+    busiest_avg = busiest.load * 1024 / (1024 * len(busiest.cpus))
+    sds_avg = total_load * 1024 / total_cap
+    if local.group_type < GROUP_OVERLOADED and (local_avg >= busiest_avg or local_avg >= sds_avg):
+        return MIGRATE_LOAD, 0.0
+    imb = min((busiest_avg - sds_avg) * len(busiest.cpus), (sds_avg - local_avg) * len(local.cpus))
+    return MIGRATE_LOAD, max(0.0, imb)
+
+
+def load_balance(
+    st: State, cpu: int, level: int, idle: int, failed: list[list[int]]
+) -> tuple[list[Move], str]:
+    """One load_balance() of `cpu` at domain `level`; `failed` is nr_balance_failed[cpu][level]."""
+    sd = st.sd.per_cpu[cpu][level]
+    groups = sd.groups
+    if idle != CPU_NEWLY_IDLE:
+        local_cpus = groups[0]
+        first_idle = next((c for c in local_cpus if st.rqs[c].nr_running == 0), -1)
+        if (first_idle if first_idle >= 0 else local_cpus[0]) != cpu:
+            return [], R_NOT_BALANCE_CPU
+    stats = [GroupStats(st, g, None, sd.imbalance_pct, False) for g in groups]
+    local = stats[0]
+    busiest: GroupStats | None = None
+    for g in stats[1:]:
+        if _pick_busiest(g, busiest):
+            busiest = g
+    if busiest is None:
+        return [], R_NO_BUSIEST
+    if local.group_type > busiest.group_type:
+        return [], R_BALANCED
+    total_load = sum(g.load for g in stats)
+    total_cap = 1024 * sum(len(g.cpus) for g in stats)
+    if local.group_type == GROUP_OVERLOADED:
+        l_avg, b_avg = local.load / len(local.cpus), busiest.load / len(busiest.cpus)
+        if l_avg >= b_avg or l_avg * 1024 >= total_load * 1024 * 1024 / total_cap:
+            return [], R_BALANCED
+        if 100 * b_avg <= sd.imbalance_pct * l_avg:
+            return [], R_BALANCED
+    prefer_sibling = level > 0 and bool(st.sd.per_cpu[cpu][level - 1].flags & SD_PREFER_SIBLING)
+    forced = (
+        prefer_sibling and local.group_type == GROUP_HAS_SPARE and busiest.nr_running > local.nr_running + 1
+    )
+    if not forced and busiest.group_type != GROUP_OVERLOADED:
+        if idle == CPU_NOT_IDLE:
+            return [], R_BALANCED
+        if len(busiest.cpus) > 1 and local.idle_cpus <= busiest.idle_cpus + 1:
+            return [], R_BALANCED
+        if busiest.nr_running <= 1:
+            return [], R_BALANCED
+    mtype, imbalance = calculate_imbalance(
+        st, level, cpu, local=local, busiest=busiest, total_load=total_load, total_cap=total_cap, idle=idle
+    )
+    if imbalance <= 0:
+        return [], R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED
+    # find_busiest_queue()
+    rqs = st.rqs
+    src = -1
+    best = -1.0
+    for c in busiest.cpus:
+        rq = rqs[c]
+        if mtype == MIGRATE_LOAD:
+            if rq.nr_running == 1:
+                continue
+            v = st.cpu_load(c)
+        elif mtype == MIGRATE_UTIL:
+            v = st.cpu_util(c) if rq.nr_running > 1 else -1.0
+        else:
+            v = float(rq.nr_running)
+        if v > best:
+            best, src = v, c
+    if src < 0:
+        return [], R_BALANCED
+    nf = failed[cpu][level]
+    moves: list[Move] = []
+    src_rq = rqs[src]
+    nr_left = src_rq.nr_running
+    for p in list(src_rq.queue)[:SYSCTL_SCHED_NR_MIGRATE]:
+        if idle != CPU_NOT_IDLE and nr_left <= 1:
+            break
+        if not can_migrate_task(
+            st, p, src, cpu, sd_flags=sd.flags, failed=nf, nice_tries=sd.cache_nice_tries
+        ):
+            continue
+        if mtype == MIGRATE_LOAD:
+            load = max(1.0, p.load) / (1 << min(nf, 8))
+            if load > imbalance:
+                continue
+            imbalance -= max(1.0, p.load)
+        elif mtype == MIGRATE_UTIL:
+            if p.util > imbalance:
+                continue
+            imbalance -= p.util
+        else:
+            imbalance -= 1
+        moves.append(Move(p, src, cpu, level, False, R_MOVED))
+        nr_left -= 1
+        if idle == CPU_NEWLY_IDLE or imbalance <= 0:
+            break
+    if moves:
+        failed[cpu][level] = 0
+        return moves, R_MOVED
+    if idle != CPU_NEWLY_IDLE:
+        failed[cpu][level] = nf + 1
+        curr = src_rq.curr
+        if (
+            nf + 1 > sd.cache_nice_tries + 2
+            and curr is not None
+            and src_rq.nr_running == 1
+            and st.rqs[cpu].nr_running == 0
+            and curr.allowed(cpu)
+        ):
+            failed[cpu][level] = 0
+            return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
+    return [], R_ALL_HOT_OR_PINNED
+
+
+def steal_enabled(st: State) -> bool:
+    return st.features.STEAL and st.topo.nr_nodes <= st.features.steal_node_limit
+
+
+def try_steal(st: State, cpu: int) -> Move | None:
+    """STEAL: one queued task from an overloaded CPU (nr_running > 1) of this CPU's LLC."""
+    if not steal_enabled(st):
+        return None
+    span = st.sd.llc_span(cpu)
+    i = span.index(cpu)
+    rqs = st.rqs
+    for src in span[i + 1 :] + span[:i]:
+        rq = rqs[src]
+        if rq.nr_running <= 1:
+            continue
+        for p in rq.queue:
+            if p.allowed(cpu):
+                return Move(p, src, cpu, st.sd.llc_index[cpu], False, R_STEAL)
+    return None
+
+
+def newidle_balance(st: State, cpu: int, failed: list[list[int]]) -> tuple[Move | None, int]:
+    """newidle_balance(): bottom-up while the expected idle time covers the cost so far plus the
+    level's cost; returns the pulled task's move (or None) and the time spent (ns)."""
+    rq = st.rqs[cpu]
+    if rq.avg_idle < SYSCTL_SCHED_MIGRATION_COST_NS or st.nr_overloaded == 0:
+        return None, 0
+    spent = 0
+    for level, sd in enumerate(st.sd.per_cpu[cpu]):
+        cost = newidle_lb_cost_ns(sd.weight)
+        if rq.avg_idle < spent + cost:
+            break
+        if sd.flags & SD_BALANCE_NEWIDLE:
+            spent += cost
+            moves, _ = load_balance(st, cpu, level, CPU_NEWLY_IDLE, failed)
+            if moves:
+                return moves[0], spent
+    return None, spent

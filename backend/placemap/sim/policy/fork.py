@@ -1,0 +1,180 @@
+"""The fork/exec slow path: find_idlest_cpu() walking down from the highest SD_BALANCE_FORK
+domain, find_idlest_group() (group type, the NUMA imbalance allowance, the local tie bias)
+and find_idlest_group_cpu(); plus the toggles that change them (hints fork_affine and
+fork_spread, MM_FOOTPRINT, NUMA_IMB_LEGACY).
+"""
+
+from __future__ import annotations
+
+from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, Domain
+from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
+from placemap.sim.policy import Decision
+from placemap.sim.policy.groups import GROUP_HAS_SPARE, GroupStats, cache_kb
+from placemap.sim.state import State, Task
+
+R_STAY_LOCAL = "local group has at least as many idle CPUs as the idlest (tie stays local)"
+R_NUMA_ALLOW = "NUMA imbalance allowed: local node stays below imb_numa_nr running tasks"
+R_NUMA_ALLOW_LEGACY = "NUMA imbalance allowed: local node below 25% of the domain (NUMA_IMB_LEGACY)"
+R_IDLEST = "idlest group has more idle CPUs"
+R_LESS_BUSY = "idlest group is of a less busy type"
+R_LOCAL_LESS_BUSY = "local group is of a less busy type"
+R_LOAD_BALANCED = "loads within imbalance_pct: stay local"
+R_LOAD_IDLEST = "idlest group's load lower by more than imbalance_pct"
+R_FORK_AFFINE = "fork_affine hint: local group has an idle core's worth of idle CPUs"
+R_FORK_SPREAD = "fork_spread hint: tie in idle CPUs, idlest group has lower utilization"
+R_FOOTPRINT = "MM_FOOTPRINT: tie in idle CPUs, best fit of the memory footprint"
+R_NO_GROUP = "no group to move to at any level: parent's CPU"
+R_ONLY_LOCAL = "local group not allowed: idlest"
+R_CPU_IDLE = "most recently idled CPU of the chosen group"
+R_CPU_LEAST_LOADED = "no idle CPU in the chosen group: least loaded"
+
+
+def _hole(st: State, g: GroupStats) -> int:
+    return cache_kb(st, g.cpus) - g.footprint
+
+
+def _footprint_better(st: State, p: Task, a: GroupStats, b: GroupStats) -> bool:
+    """Is a a better fit than b for p's footprint (smallest sufficient hole)?"""
+    ha, hb = _hole(st, a), _hole(st, b)
+    fa, fb = ha >= p.footprint_kb, hb >= p.footprint_kb
+    if fa != fb:
+        return fa
+    return ha < hb if fa else ha > hb
+
+
+def _pick_idlest(st: State, p: Task, idlest: GroupStats | None, g: GroupStats) -> bool:
+    """update_pick_idlest(): is g idler than the current idlest?"""
+    if idlest is None:
+        return True
+    if g.group_type != idlest.group_type:
+        return g.group_type < idlest.group_type
+    if g.group_type != GROUP_HAS_SPARE:
+        return g.avg_load < idlest.avg_load
+    if idlest.idle_cpus != g.idle_cpus:
+        return g.idle_cpus > idlest.idle_cpus
+    if st.features.MM_FOOTPRINT:
+        return _footprint_better(st, p, g, idlest)
+    return g.util < idlest.util
+
+
+def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tuple[int, ...] | None, str]:
+    """The group to move the new task to, or None to stay in the local group."""
+    feat = st.features
+    local: GroupStats | None = None
+    idlest: GroupStats | None = None
+    for cpus in sd.groups:
+        if p.cpus_allowed is not None and not p.cpus_allowed.intersection(cpus):
+            continue
+        g = GroupStats(st, cpus, p, sd.imbalance_pct, feat.MM_FOOTPRINT and sd.weight > 2)
+        if this_cpu in cpus:
+            local = g
+        elif _pick_idlest(st, p, idlest, g):
+            idlest = g
+    if idlest is None:
+        return None, R_STAY_LOCAL
+    if local is None:
+        return idlest.cpus, R_ONLY_LOCAL
+    if p.hints & HINT_FORK_AFFINE and local.idle_cpus >= st.smt_weight:
+        return None, R_FORK_AFFINE
+    if local.group_type < idlest.group_type:
+        return None, R_LOCAL_LESS_BUSY
+    if local.group_type > idlest.group_type:
+        return idlest.cpus, R_LESS_BUSY
+    if local.group_type != GROUP_HAS_SPARE:
+        imbalance = 1024 * (sd.imbalance_pct - 100) // 100
+        if sd.flags & SD_NUMA and idlest.avg_load + imbalance >= local.avg_load:
+            return None, R_LOAD_BALANCED
+        if idlest.avg_load >= local.avg_load + imbalance:
+            return None, R_LOAD_BALANCED
+        if 100 * local.avg_load <= sd.imbalance_pct * idlest.avg_load:
+            return None, R_LOAD_BALANCED
+        return idlest.cpus, R_LOAD_IDLEST
+    spread = bool(p.hints & HINT_FORK_SPREAD)
+    if sd.flags & SD_NUMA and not spread:
+        if feat.NUMA_IMB_LEGACY:
+            # v5.16: allow_numa_imbalance(local running, domain weight): below 25% of the domain.
+            if local.nr_running < sd.weight >> 2:
+                return None, R_NUMA_ALLOW_LEGACY
+        else:
+            imb_numa_nr = sd.imb_numa_nr
+            if p.cpus_allowed is not None:
+                imb_numa_nr = min(len(p.cpus_allowed.intersection(local.cpus)), imb_numa_nr)
+            if local.nr_running + 1 <= imb_numa_nr:
+                return None, R_NUMA_ALLOW
+    if local.idle_cpus == idlest.idle_cpus:
+        if spread:
+            return (idlest.cpus, R_FORK_SPREAD) if idlest.util < local.util else (None, R_STAY_LOCAL)
+        if feat.MM_FOOTPRINT and sd.weight > 2:
+            return (
+                (idlest.cpus, R_FOOTPRINT) if _footprint_better(st, p, idlest, local) else (None, R_FOOTPRINT)
+            )
+    if local.idle_cpus >= idlest.idle_cpus:
+        return None, R_STAY_LOCAL
+    return idlest.cpus, R_IDLEST
+
+
+def find_idlest_group_cpu(st: State, cpus: tuple[int, ...], p: Task) -> tuple[int, str]:
+    """Most recently idled allowed CPU (one idle state modelled), else the least loaded."""
+    if len(cpus) == 1:
+        return cpus[0], R_CPU_IDLE if st.idle_cpu(cpus[0]) else R_CPU_LEAST_LOADED
+    best_idle = -1
+    latest = -1
+    least = -1
+    min_load = float("inf")
+    for c in cpus:
+        if not p.allowed(c):
+            continue
+        rq = st.rqs[c]
+        if rq.nr_running == 0:
+            if rq.idle_stamp > latest:
+                latest = rq.idle_stamp
+                best_idle = c
+        elif best_idle < 0:
+            load = st.cpu_load(c)
+            if load < min_load:
+                min_load = load
+                least = c
+    if best_idle >= 0:
+        return best_idle, R_CPU_IDLE
+    return least, R_CPU_LEAST_LOADED
+
+
+def select_task_rq_fork(st: State, p: Task, this_cpu: int, sd_flag: int = SD_BALANCE_FORK) -> Decision:
+    """find_idlest_cpu() from the highest domain of this_cpu carrying sd_flag."""
+    top: Domain | None = None
+    for dom in st.sd.per_cpu[this_cpu]:
+        if not dom.flags & sd_flag:
+            break
+        top = dom
+    if top is None:
+        return Decision(this_cpu, R_NO_GROUP)
+    cpu = this_cpu
+    new_cpu = this_cpu
+    reason = R_NO_GROUP
+    steps: list[str] = []
+    level = len(st.sd.per_cpu[cpu]) - 1
+    while st.sd.per_cpu[cpu][level] is not top:
+        level -= 1
+    while level >= 0:
+        sd = st.sd.per_cpu[cpu][level]
+        if not sd.flags & sd_flag:
+            level -= 1
+            continue
+        group, why = find_idlest_group(st, sd, p, cpu)
+        steps.append(f"{sd.name}: {why}")
+        if group is None:
+            level -= 1
+            continue
+        new_cpu, reason = find_idlest_group_cpu(st, group, p)
+        if new_cpu == cpu:
+            level -= 1
+            continue
+        weight = sd.weight
+        cpu = new_cpu
+        level = -1
+        for i, tmp in enumerate(st.sd.per_cpu[cpu]):
+            if weight <= tmp.weight:
+                break
+            if tmp.flags & sd_flag:
+                level = i
+    return Decision(new_cpu, reason, "; ".join(steps))

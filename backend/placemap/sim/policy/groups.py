@@ -1,0 +1,59 @@
+"""Sched group statistics shared by the fork slow path (update_sg_wakeup_stats) and load
+balancing (update_sg_lb_stats), with group_classify()'s has_spare < fully_busy < overloaded."""
+
+from __future__ import annotations
+
+from placemap.sim.state import State, Task
+
+GROUP_HAS_SPARE = 0
+GROUP_FULLY_BUSY = 1
+GROUP_OVERLOADED = 2
+MM_FOOTPRINT_OVERLOAD_FACTOR = 4  # an LLC is overloaded past 4x its size in resident footprint
+
+
+class GroupStats:
+    """update_sg_wakeup_stats() for one group."""
+
+    __slots__ = ("avg_load", "cpus", "footprint", "group_type", "idle_cpus", "load", "nr_running", "util")
+
+    def __init__(
+        self, st: State, cpus: tuple[int, ...], p: Task | None, imbalance_pct: int, footprint: bool
+    ) -> None:
+        self.cpus = cpus
+        idle = nr = 0
+        load = util = 0.0
+        rqs = st.rqs
+        for c in cpus:
+            rq = rqs[c]
+            n = rq.nr_running - (1 if p is not None and rq.curr is p else 0)
+            nr += n
+            if n == 0:
+                idle += 1
+            load += st.cpu_load(c)
+            util += st.cpu_util(c)
+        w = len(cpus)
+        cap = 1024 * w
+        self.idle_cpus = idle
+        self.nr_running = nr
+        self.load = load
+        self.util = util
+        if nr > w and (cap * 100 < util * imbalance_pct or cap * imbalance_pct < load * 100):
+            self.group_type = GROUP_OVERLOADED
+        elif nr < w or (cap * imbalance_pct >= load * 100 and cap * 100 > util * imbalance_pct):
+            self.group_type = GROUP_HAS_SPARE
+        else:
+            self.group_type = GROUP_FULLY_BUSY
+        self.avg_load = load * 1024 / cap if self.group_type != GROUP_HAS_SPARE else 0.0
+        self.footprint = 0
+        if footprint:
+            members = set(cpus)
+            self.footprint = sum(t.footprint_kb for t in st.tasks if t.cpu in members and t is not p)
+            if idle == 0 or self.footprint > MM_FOOTPRINT_OVERLOAD_FACTOR * cache_kb(st, cpus):
+                self.group_type = GROUP_OVERLOADED
+                self.avg_load = load * 1024 / cap
+
+
+def cache_kb(st: State, cpus: tuple[int, ...]) -> int:
+    """Total LLC size of the LLCs that the CPUs belong to."""
+    llcs = {st.topo.llc_of[c] for c in cpus}
+    return sum(st.topo.llc_size_kb[i] for i in llcs)

@@ -1,0 +1,310 @@
+"""The wakeup fast path of select_task_rq_fair() (v6.1 era): wake_wide(), wake_affine()
+(wake_affine_idle, wake_affine_weight), select_idle_sibling() with recent_used_cpu, the
+idle-core scan and select_idle_cpu()'s SIS_UTIL / SIS_PROP scan limits; plus the toggles
+that change them (SIS_SHORT, UTIL_FITS_CAPACITY, SELECT_BIAS_PREV, hints wake_affine,
+wake_hold, wake_wide). Never looks outside the target's LLC, except for the wake_wide hint.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
+from placemap.sim.domains import SD_WAKE_AFFINE
+from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
+from placemap.sim.policy import Decision
+from placemap.sim.state import State, Task
+
+NSEC_PER_SEC = 1_000_000_000
+SYSCTL_SCHED_MIN_GRANULARITY_NS = 750_000  # unscaled; SIS_SHORT's "short task" bound
+
+# Reasons (fixed strings; tests and explanations quote them)
+R_TARGET_IDLE = "target idle"
+R_PREV_IDLE_LLC = "prev idle and shares the LLC with the target"
+R_PREV_FITS = "prev's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
+R_TARGET_FITS = "target's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
+R_BIAS_PREV = "prev checked before target (SELECT_BIAS_PREV)"
+R_RECENT_IDLE = "recent_used_cpu idle and shares the LLC with the target"
+R_RECENT_FITS = "recent_used_cpu fits the task (UTIL_FITS_CAPACITY)"
+R_IDLE_SMT = "idle SMT sibling of prev"
+R_IDLE_CORE = "idle core found in the target's LLC"
+R_IDLE_CPU = "idle CPU found by select_idle_cpu in the target's LLC"
+R_SIS_SHORT = "short wakee and short current task on a busy LLC: target kept (SIS_SHORT)"
+R_NO_IDLE = "no idle CPU in the target's LLC: target"
+R_SCAN_OFF = "LLC at 85% util or more: no scan (SIS_UTIL), target"
+R_WIDE_PARENT = "no idle CPU in the LLC; idle CPU in the parent domain (wake_wide hint)"
+
+R_WA_THIS_IDLE = "wake_affine_idle: waker's CPU idle and shares the LLC with prev"
+R_WA_PREV_IDLE_LLC = "wake_affine_idle: both idle, sharing the LLC: prev"
+R_WA_SYNC = "wake_affine_idle: sync wakeup and the waker is alone on its CPU"
+R_WA_SHORT = "wake_affine_idle: the waker's CPU runs only a short task (SIS_SHORT)"
+R_WA_PREV_IDLE = "wake_affine_idle: prev idle"
+R_WA_WEIGHT_THIS = "wake_affine_weight: waker's CPU less loaded"
+R_WA_WEIGHT_PREV = "wake_affine_weight: prev not more loaded"
+R_WA_SAME = "waker runs on prev"
+R_WIDE = "wake_wide: many-to-one waker, affinity skipped"
+R_NOT_AFFINE = "prev outside every SD_WAKE_AFFINE domain of the waker"
+R_HINT_AFFINE = "wake_affine hint: the waker's LLC has an idle core"
+R_HINT_HOLD = "wake_hold hint: prev's LLC has an idle core"
+
+
+def record_wakee(st: State, waker: Task, p: Task) -> None:
+    """record_wakee(): the waker's flip count, halved every second."""
+    if st.now - waker.wakee_flip_decay_ns > NSEC_PER_SEC:
+        waker.wakee_flips >>= 1
+        waker.wakee_flip_decay_ns = st.now
+    if waker.last_wakee is not p:
+        waker.last_wakee = p
+        waker.wakee_flips += 1
+
+
+def wake_wide(st: State, waker: Task, p: Task, this_cpu: int) -> bool:
+    """wake_wide(): a many-to-one pattern whose fan-out exceeds the LLC size."""
+    master = waker.wakee_flips
+    slave = p.wakee_flips
+    factor = len(st.sd.llc_span(this_cpu))
+    if master < slave:
+        master, slave = slave, master
+    return not (slave < factor or master < slave * factor)
+
+
+def wake_affine_idle(st: State, this_cpu: int, prev_cpu: int, sync: bool) -> tuple[int, str]:
+    """-1 when undecided (then wake_affine_weight decides)."""
+    idle = st.idle_cpu
+    if idle(this_cpu) and st.sd.share_cache(this_cpu, prev_cpu):
+        return (prev_cpu, R_WA_PREV_IDLE_LLC) if idle(prev_cpu) else (this_cpu, R_WA_THIS_IDLE)
+    rq = st.rqs[this_cpu]
+    if rq.nr_running == 1:
+        if sync:
+            return this_cpu, R_WA_SYNC
+        if st.features.SIS_SHORT and st.is_short(rq.curr, SYSCTL_SCHED_MIN_GRANULARITY_NS):
+            return this_cpu, R_WA_SHORT
+    if idle(prev_cpu):
+        return prev_cpu, R_WA_PREV_IDLE
+    return -1, ""
+
+
+def wake_affine_weight(
+    st: State, imbalance_pct: int, p: Task, *, waker: Task | None, this_cpu: int, prev_cpu: int, sync: bool
+) -> tuple[int, str]:
+    """Compare loads; the waker's own load is discounted on a sync wakeup (WA_BIAS on)."""
+    this_eff = st.cpu_load(this_cpu)
+    if sync and waker is not None:
+        current_load = waker.load
+        if current_load > this_eff:
+            return this_cpu, R_WA_WEIGHT_THIS
+        this_eff -= current_load
+    task_load = p.load
+    this_eff = (this_eff + task_load) * 100 * 1024
+    prev_eff = (st.cpu_load(prev_cpu) - task_load) * (100 + (imbalance_pct - 100) // 2) * 1024
+    if sync:
+        prev_eff += 1
+    return (this_cpu, R_WA_WEIGHT_THIS) if this_eff < prev_eff else (-1, R_WA_WEIGHT_PREV)
+
+
+def wake_affine(
+    st: State, imbalance_pct: int, p: Task, *, waker: Task | None, this_cpu: int, prev_cpu: int, sync: bool
+) -> tuple[int, str]:
+    """this_cpu when the wakeup should be pulled to the waker, else prev_cpu."""
+    target, why = wake_affine_idle(st, this_cpu, prev_cpu, sync)
+    if target < 0:
+        target, why = wake_affine_weight(
+            st, imbalance_pct, p, waker=waker, this_cpu=this_cpu, prev_cpu=prev_cpu, sync=sync
+        )
+    return (this_cpu, why) if target == this_cpu else (prev_cpu, why)
+
+
+def _fits(st: State, cpu: int, p: Task) -> bool:
+    """util_fits_cpu() with the 20% margin (fits_capacity): CPU util without p, plus p's."""
+    u = st.cpu_util(cpu)
+    pu = st.task_util(p)
+    if p.cpu == cpu:
+        u = max(0.0, u - pu)
+    return (u + pu) * 1280 < 1024 * 1024
+
+
+def _wrap(span: tuple[int, ...], start: int) -> tuple[int, ...]:
+    """for_each_cpu_wrap(cpu, span, start): span from the first CPU >= start, wrapping."""
+    i = bisect_right(span, start - 1)
+    return span[i:] + span[:i]
+
+
+def update_idle_cpu_scan(st: State, llc: int) -> int:
+    """SIS_UTIL: nr_idle_scan = llc_weight * (1 - (u * pct/100)^2), u = LLC util fraction
+    (0 at 85% for imbalance_pct 117). Called from the LLC-level periodic balance."""
+    span = st.sd.llc_spans[llc]
+    w = len(span)
+    x = st.llc_util(llc) / w / 1024.0
+    pct = 117
+    y = 1.0 - min(1.0, x * x * pct * pct / 10000.0)
+    nr = int(y * w)
+    st.nr_idle_scan[llc] = nr
+    return nr
+
+
+def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_cpu: int) -> tuple[int, str]:
+    """Scan the target's LLC for an idle core (when one is advertised) or an idle CPU."""
+    sd = st.sd
+    llc = sd.llc_id[target]
+    span = sd.llc_spans[llc]
+    feat = st.features
+    nr = len(span) + 1
+    if not has_idle_core:
+        if feat.SIS_UTIL:
+            nr = st.nr_idle_scan[llc] + 1
+            if nr == 1:
+                return -1, R_SCAN_OFF
+            if (
+                feat.SIS_SHORT
+                and 5 * nr < 3 * len(span)
+                and st.is_short(st.rqs[target].curr, SYSCTL_SCHED_MIN_GRANULARITY_NS)
+                and st.is_short(p, SYSCTL_SCHED_MIN_GRANULARITY_NS)
+            ):
+                return target, R_SIS_SHORT
+        else:
+            # SIS_PROP: the waker CPU's average idle time against the LLC's average scan cost.
+            avg_idle = st.rqs[this_cpu].avg_idle
+            avg_cost = st.avg_scan_cost_ns[llc] + 1
+            span_avg = len(span) * avg_idle
+            nr = span_avg // avg_cost if span_avg > 4 * avg_cost else 4
+    rqs = st.rqs
+    siblings = st.topo.siblings
+    allowed = p.cpus_allowed
+    idle_cpu = -1
+    scanned = 0
+    skip: set[int] = set()
+    for cpu in _wrap(span, target + 1):
+        if cpu in skip or (allowed is not None and cpu not in allowed):
+            continue
+        scanned += 1
+        if has_idle_core:
+            core_is_idle = True
+            for s in siblings[cpu]:
+                if rqs[s].nr_running:
+                    core_is_idle = False
+                    if idle_cpu != -1:
+                        break
+                elif idle_cpu == -1 and (allowed is None or s in allowed):
+                    idle_cpu = s
+            if core_is_idle:
+                return cpu, R_IDLE_CORE
+            skip.update(siblings[cpu])
+        else:
+            nr -= 1
+            if nr <= 0:
+                idle_cpu = -1
+                break
+            if rqs[cpu].nr_running == 0:
+                idle_cpu = cpu
+                break
+    if has_idle_core:
+        st.has_idle_cores[llc] = False
+    if not feat.SIS_UTIL:
+        cost = scanned * SIS_SCAN_COST_PER_CPU_NS
+        st.avg_scan_cost_ns[llc] += (cost - st.avg_scan_cost_ns[llc]) // 8
+    return idle_cpu, R_IDLE_CPU if idle_cpu >= 0 else R_NO_IDLE
+
+
+def _parent_scan(st: State, p: Task, target: int) -> int:
+    """wake_wide hint: idle core, else idle CPU, in the parent of the target's sd_llc."""
+    doms = st.sd.per_cpu[target]
+    i = st.sd.llc_index[target] + 1
+    if i >= len(doms):
+        return -1
+    llc = st.sd.llc_id[target]
+    rqs = st.rqs
+    fallback = -1
+    for cpu in _wrap(doms[i].span, target + 1):
+        if st.sd.llc_id[cpu] == llc or not p.allowed(cpu) or rqs[cpu].nr_running:
+            continue
+        if st.core_idle(cpu):
+            return cpu
+        if fallback < 0:
+            fallback = cpu
+    return fallback
+
+
+def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: int) -> Decision:
+    """Pick an idle CPU sharing the target's LLC, else the target (busy or not)."""
+    feat = st.features
+    sd = st.sd
+    idle = st.idle_cpu
+    ufc = feat.UTIL_FITS_CAPACITY
+    if (
+        feat.SELECT_BIAS_PREV
+        and prev != target
+        and sd.share_cache(prev, target)
+        and p.allowed(prev)
+        and (idle(prev) or (ufc and _fits(st, prev, p)))
+    ):
+        return Decision(prev, R_BIAS_PREV)
+    if idle(target):
+        return Decision(target, R_TARGET_IDLE)
+    if ufc and _fits(st, target, p):
+        return Decision(target, R_TARGET_FITS)
+    if prev != target and sd.share_cache(prev, target) and p.allowed(prev):
+        if idle(prev):
+            return Decision(prev, R_PREV_IDLE_LLC)
+        if ufc and _fits(st, prev, p):
+            return Decision(prev, R_PREV_FITS)
+    recent = p.recent_used_cpu
+    p.recent_used_cpu = prev
+    if recent >= 0 and recent not in (prev, target) and sd.share_cache(recent, target) and p.allowed(recent):
+        if idle(recent):
+            return Decision(recent, R_RECENT_IDLE)
+        if ufc and _fits(st, recent, p):
+            return Decision(recent, R_RECENT_FITS)
+    has_idle_core = False
+    if st.smt_weight > 1:
+        has_idle_core = st.has_idle_cores[sd.llc_id[target]]
+        if not has_idle_core and sd.share_cache(prev, target):
+            for s in st.topo.siblings[prev]:
+                if s != prev and idle(s) and p.allowed(s):
+                    return Decision(s, R_IDLE_SMT)
+    cpu, why = select_idle_cpu(st, p, has_idle_core, target, this_cpu)
+    if cpu >= 0:
+        return Decision(cpu, why)
+    if p.hints & HINT_WAKE_WIDE:
+        cpu = _parent_scan(st, p, target)
+        if cpu >= 0:
+            return Decision(cpu, R_WIDE_PARENT)
+    return Decision(target, why)
+
+
+def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> Decision:
+    """select_task_rq_fair() for a wakeup (WF_TTWU): p last ran on p.cpu; the waker runs on
+    this_cpu (waker None: an interrupt or timer on this_cpu)."""
+    prev = p.cpu
+    sd = st.sd
+    hints = p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
+    if hints and not sd.share_cache(this_cpu, prev):
+        if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
+            d = select_idle_sibling(st, p, prev, this_cpu, this_cpu)
+            return Decision(d.cpu, d.reason, R_HINT_AFFINE, True)
+        if hints & HINT_WAKE_HOLD and st.has_idle_cores[sd.llc_id[prev]]:
+            d = select_idle_sibling(st, p, prev, prev, this_cpu)
+            return Decision(d.cpu, d.reason, R_HINT_HOLD)
+    want_affine = True
+    via = R_NOT_AFFINE
+    if waker is not None:
+        record_wakee(st, waker, p)
+        if wake_wide(st, waker, p, this_cpu):
+            want_affine = False
+            via = R_WIDE
+    if not p.allowed(this_cpu):
+        want_affine = False
+    target = prev
+    affine = False
+    if want_affine:
+        for dom in sd.per_cpu[this_cpu]:
+            if dom.flags & SD_WAKE_AFFINE and prev in dom.span_set:
+                if this_cpu != prev:
+                    target, via = wake_affine(
+                        st, dom.imbalance_pct, p, waker=waker, this_cpu=this_cpu, prev_cpu=prev, sync=sync
+                    )
+                    affine = target == this_cpu
+                else:
+                    via = R_WA_SAME
+                break
+    d = select_idle_sibling(st, p, prev, target, this_cpu)
+    return Decision(d.cpu, d.reason, via, affine)

@@ -1,0 +1,301 @@
+"""Scheduler state the policies read: per-CPU runqueues, per-task PELT-like averages, idle
+tracking and the per-LLC shared state (has_idle_cores, nr_idle_scan).
+
+Units follow the kernel: utilization and load on the 0..1024 scale (SCHED_CAPACITY_SCALE),
+times in nanoseconds. Averages decay as PELT does (y^32 = 1/2 over 1024 us periods), computed
+in closed form at each update rather than per 1 ms period; see `decay`.
+
+Per-CPU `util` and `load` are the CPU's own running / runnable signals plus the tasks attached
+to it (a migrating task carries its averages with it, as attach/detach_entity_load_avg do).
+Blocked tasks thus keep weighing on their last CPU while they decay, like the kernel's
+blocked load.
+
+Objects here are long-lived (one per task and CPU); the event loop creates none per event.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from placemap.sim.domains import SchedDomains
+from placemap.sim.features import Features
+from placemap.sim.topology import Topology
+
+SCHED_CAPACITY_SCALE = 1024
+NICE_0_LOAD = 1024
+PELT_HALFLIFE_NS = 32 * 1024 * 1000  # 32 periods of 1024 us
+_K = math.log(2) / PELT_HALFLIFE_NS
+
+# Task states
+TASK_NEW = 0
+TASK_RUNNABLE = 1  # queued or running
+TASK_SLEEPING = 2
+TASK_DEAD = 3
+
+
+def decay(dt_ns: int) -> float:
+    """PELT decay factor over dt_ns."""
+    return math.exp(-_K * dt_ns)
+
+
+@lru_cache(maxsize=16)
+def _domains(topo: Topology, no_mc: bool) -> SchedDomains:
+    """Domains are immutable once built; runs on one topology share them."""
+    return SchedDomains(topo, no_mc=no_mc)
+
+
+class Task:
+    """One simulated task (a thread). Mutable, slotted; owned by State.tasks."""
+
+    __slots__ = (
+        "avg_run_ns",
+        "behavior",
+        "burst_ns",
+        "cpu",
+        "cpus_allowed",
+        "exec_start",
+        "footprint_kb",
+        "group",
+        "hints",
+        "last_ran_ns",
+        "last_wakee",
+        "load",
+        "name",
+        "nvcsw",
+        "pelt_ts",
+        "pid",
+        "recent_used_cpu",
+        "run_since_sleep_ns",
+        "state",
+        "sum_exec_ns",
+        "util",
+        "vruntime",
+        "wait_start",
+        "wake_penalty_ns",
+        "wakee_flip_decay_ns",
+        "wakee_flips",
+        "work_ns",
+    )
+
+    def __init__(self, pid: int, name: str, group: int = 0, hints: int = 0) -> None:
+        self.pid = pid
+        self.name = name
+        self.group = group
+        self.hints = hints
+        self.cpu = -1
+        self.recent_used_cpu = -1
+        self.state = TASK_NEW
+        self.util = 0.0
+        self.load = 0.0
+        self.pelt_ts = 0
+        self.vruntime = 0
+        self.exec_start = 0
+        self.last_ran_ns = -(10**12)
+        self.sum_exec_ns = 0
+        self.nvcsw = 0
+        self.run_since_sleep_ns = 0
+        self.avg_run_ns = 0  # average run per voluntary switch (SIS_SHORT's "short task")
+        self.wakee_flips = 0
+        self.wakee_flip_decay_ns = 0
+        self.last_wakee: Task | None = None
+        self.footprint_kb = 0
+        self.cpus_allowed: frozenset[int] | None = None
+        self.work_ns = 0  # CPU work left in the current burst, at full speed
+        self.burst_ns = 0
+        self.wake_penalty_ns = 0
+        self.wait_start = 0
+        self.behavior: object = None
+
+    def allowed(self, cpu: int) -> bool:
+        return self.cpus_allowed is None or cpu in self.cpus_allowed
+
+    def __repr__(self) -> str:
+        return f"<Task {self.pid} {self.name} cpu={self.cpu}>"
+
+
+class Rq:
+    """One CPU's runqueue: `curr` plus `queue` (runnable, not running)."""
+
+    __slots__ = (
+        "avg_idle",
+        "cpu",
+        "curr",
+        "gen",
+        "idle_stamp",
+        "load",
+        "min_vruntime",
+        "next_balance",
+        "nr_running",
+        "pelt_ts",
+        "queue",
+        "run_start",
+        "speed",
+        "util",
+    )
+
+    def __init__(self, cpu: int, nr_levels: int) -> None:
+        self.cpu = cpu
+        self.curr: Task | None = None
+        self.queue: list[Task] = []
+        self.nr_running = 0
+        self.util = 0.0
+        self.load = 0.0
+        self.pelt_ts = 0
+        self.idle_stamp = 0
+        self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
+        self.min_vruntime = 0
+        self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
+        self.run_start = 0
+        self.speed = 1.0
+        self.next_balance = [0] * nr_levels
+
+
+class State:
+    """The scheduler's view of the machine at time `now` (ns)."""
+
+    def __init__(self, topo: Topology, features: Features | None = None) -> None:
+        self.topo = topo
+        self.features = features or Features()
+        self.sd = _domains(topo, self.features.NO_MC)
+        self.now = 0
+        nlev = max((len(d) for d in self.sd.per_cpu), default=0)
+        self.rqs = [Rq(c, nlev) for c in range(topo.nr_cpus)]
+        self.cpus = topo.cpus
+        n_llc = len(self.sd.llc_spans)
+        # sched_domain_shared of each LLC: all CPUs start idle, so every LLC has an idle core.
+        self.has_idle_cores = [True] * n_llc
+        self.nr_idle_scan = [len(s) for s in self.sd.llc_spans]
+        self.avg_scan_cost_ns = [0] * n_llc
+        self.tasks: list[Task] = []
+        self.smt_weight = max(len(topo.siblings[c]) for c in self.cpus)
+        self.nr_overloaded = 0  # CPUs with nr_running > 1 (the root domain's overload flag)
+
+    # -- queries the policies use --------------------------------------------------------
+
+    def idle_cpu(self, cpu: int) -> bool:
+        """available_idle_cpu(): nothing running or queued."""
+        return self.rqs[cpu].nr_running == 0
+
+    def core_idle(self, cpu: int) -> bool:
+        rqs = self.rqs
+        return all(rqs[s].nr_running == 0 for s in self.topo.siblings[cpu])
+
+    def _pelt(self, rq: Rq) -> None:
+        dt = self.now - rq.pelt_ts
+        if dt > 0:
+            y = math.exp(-_K * dt)
+            gain = 1024.0 * (1.0 - y)
+            rq.util = rq.util * y + (gain if rq.curr is not None else 0.0)
+            rq.load = rq.load * y + gain * rq.nr_running
+            rq.pelt_ts = self.now
+
+    def cpu_util(self, cpu: int) -> float:
+        rq = self.rqs[cpu]
+        self._pelt(rq)
+        return min(rq.util, 1024.0)
+
+    def cpu_load(self, cpu: int) -> float:
+        rq = self.rqs[cpu]
+        self._pelt(rq)
+        return rq.load
+
+    def update_task(self, p: Task) -> None:
+        """Bring p's averages to now (running / runnable / sleeping since p.pelt_ts)."""
+        dt = self.now - p.pelt_ts
+        if dt > 0:
+            y = math.exp(-_K * dt)
+            gain = 1024.0 * (1.0 - y)
+            runnable = p.state == TASK_RUNNABLE
+            running = runnable and p.cpu >= 0 and self.rqs[p.cpu].curr is p
+            p.util = p.util * y + (gain if running else 0.0)
+            p.load = p.load * y + (gain if runnable else 0.0)
+            p.pelt_ts = self.now
+
+    def task_util(self, p: Task) -> float:
+        self.update_task(p)
+        return p.util
+
+    def is_short(self, p: Task | None, threshold_ns: int) -> bool:
+        """SIS_SHORT: average run per voluntary switch at most threshold (and ever measured)."""
+        return p is not None and p.nvcsw > 0 and p.avg_run_ns <= threshold_ns
+
+    def llc_util(self, llc: int) -> float:
+        return sum(self.cpu_util(c) for c in self.sd.llc_spans[llc])
+
+    # -- mutators the engine uses ------------------------------------------------------
+
+    def attach(self, p: Task, cpu: int) -> None:
+        """p's averages join cpu (fork placement, or a wakeup/balance migration)."""
+        rq = self.rqs[cpu]
+        self._pelt(rq)
+        rq.util = min(1024.0, rq.util + p.util)
+        rq.load += p.load
+        p.cpu = cpu
+
+    def detach(self, p: Task) -> None:
+        if p.cpu < 0:
+            return
+        rq = self.rqs[p.cpu]
+        self._pelt(rq)
+        rq.util = max(0.0, rq.util - p.util)
+        rq.load = max(0.0, rq.load - p.load)
+
+    def enqueue(self, p: Task, cpu: int) -> None:
+        """p becomes runnable on cpu (queued; the engine decides whether it runs now)."""
+        rq = self.rqs[cpu]
+        self.update_task(p)
+        self._pelt(rq)
+        if p.cpu != cpu:
+            self.detach(p)
+            self.attach(p, cpu)
+        p.state = TASK_RUNNABLE
+        rq.queue.append(p)
+        rq.nr_running += 1
+        if rq.nr_running == 2:
+            self.nr_overloaded += 1
+        p.wait_start = self.now
+
+    def dequeue_sleep(self, p: Task) -> None:
+        """The running task p blocks (voluntary switch)."""
+        rq = self.rqs[p.cpu]
+        self.update_task(p)
+        self._pelt(rq)
+        p.state = TASK_SLEEPING
+        rq.curr = None
+        rq.nr_running -= 1
+        if rq.nr_running == 1:
+            self.nr_overloaded -= 1
+        p.nvcsw += 1
+        # Chen Yu's SIS_SHORT: average duration per voluntary switch (1/8 EWMA like update_avg)
+        p.avg_run_ns += (p.run_since_sleep_ns - p.avg_run_ns) // 8
+        p.run_since_sleep_ns = 0
+
+    def set_curr(self, rq: Rq, p: Task | None) -> None:
+        self._pelt(rq)
+        if rq.curr is not None:
+            self.update_task(rq.curr)
+        if p is not None:
+            self.update_task(p)
+            rq.queue.remove(p)
+        rq.curr = p
+
+    def move_queued(self, p: Task, dst: int) -> None:
+        """Load balancing: move a queued (not running) task to dst."""
+        src = self.rqs[p.cpu]
+        self.update_task(p)
+        self._pelt(src)
+        src.queue.remove(p)
+        src.nr_running -= 1
+        if src.nr_running == 1:
+            self.nr_overloaded -= 1
+        self.detach(p)
+        self.attach(p, dst)
+        rq = self.rqs[dst]
+        self._pelt(rq)
+        rq.queue.append(p)
+        rq.nr_running += 1
+        if rq.nr_running == 2:
+            self.nr_overloaded += 1
+        # keep relative vruntime across queues (migrate_task_rq_fair)
+        p.vruntime = p.vruntime - src.min_vruntime + rq.min_vruntime

@@ -1,0 +1,270 @@
+"""Wakeup decisions on zen3-2s-nps1 (LLC k = CPUs 8k..8k+7 and their siblings +128), each
+test named after the reason the wakee lands where it does."""
+
+from __future__ import annotations
+
+from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
+from placemap.sim.policy import wakeup as w
+from placemap.sim.state import State
+from tests.sim.scaffold import fill, make_state, task
+
+LLC0, LLC2 = 0, 2  # llc ids on zen3-2s-nps1 (CPU 0 and CPU 16)
+
+
+def llc2_busy(st: State, idle: tuple[int, ...] = (), util: float = 1024.0) -> None:
+    fill(st, [c for c in [*range(16, 24), *range(144, 152)] if c not in idle], util)
+
+
+def test_sync_wakeup_lands_on_prev_17_because_prev_is_idle_and_shares_the_llc() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    p = task(st, 17, state="sleeping")
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    assert d.cpu == 17 and d.reason == w.R_PREV_IDLE_LLC, d.explain()
+    assert d.via == w.R_WA_SYNC and d.affine, "wake_affine chose the waker's CPU 16 as target first"
+
+
+def test_futex_wakeup_from_another_llc_stays_on_idle_prev() -> None:
+    st = make_state()
+    waker = task(st, 0)
+    p = task(st, 17, state="sleeping")
+    d = w.select_task_rq_wake(st, p, waker, 0, sync=False)
+    assert d.cpu == 17 and d.reason == w.R_TARGET_IDLE and d.via == w.R_WA_PREV_IDLE, d.explain()
+    assert not d.affine
+
+
+def test_interrupt_wakeup_lands_on_idle_waking_cpu_20_sharing_the_llc_with_busy_prev() -> None:
+    st = make_state()
+    task(st, 17)
+    p = task(st, 17, state="sleeping")
+    d = w.select_task_rq_wake(st, p, None, 20, sync=False)
+    assert d.cpu == 20 and d.via == w.R_WA_THIS_IDLE, d.explain()
+
+
+def test_lands_on_recent_used_cpu_18_because_it_is_idle_and_shares_the_llc() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    task(st, 17)
+    p = task(st, 17, state="sleeping")
+    p.recent_used_cpu = 18
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    assert d.cpu == 18 and d.reason == w.R_RECENT_IDLE, d.explain()
+    assert p.recent_used_cpu == 17, "prev becomes the next recent_used_cpu"
+
+
+def test_lands_on_idle_core_18_found_by_the_idle_core_scan() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    task(st, 17)
+    p = task(st, 17, state="sleeping")
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    # 145 (17's sibling) is idle but core 17 is not: the scan wants a whole idle core
+    assert d.cpu == 18 and d.reason == w.R_IDLE_CORE, d.explain()
+
+
+def test_without_idle_core_lands_on_145_the_idle_smt_sibling_of_prev() -> None:
+    st = make_state()
+    fill(st, range(16, 24))
+    st.has_idle_cores[LLC2] = False
+    waker = st.rqs[16].curr
+    p = task(st, 17, state="sleeping")
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    assert d.cpu == 145 and d.reason == w.R_IDLE_SMT, d.explain()
+
+
+def _sis_util_case(**features: bool) -> tuple[int, int]:
+    """(nr_idle_scan, chosen CPU) with CPU 151 the only idle CPU of LLC 2 at 55% util."""
+    st = make_state(**features)
+    llc2_busy(st, idle=(151,), util=600.0)
+    st.has_idle_cores[LLC2] = False
+    waker = st.rqs[16].curr
+    task(st, 0)
+    p = task(st, 0, state="sleeping")
+    nr = w.update_idle_cpu_scan(st, LLC2)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    return nr, d.cpu
+
+
+def test_sis_util_scans_9_of_16_cpus_at_55pct_llc_util_and_misses_idle_151() -> None:
+    nr, cpu = _sis_util_case()
+    assert nr == 9, "nr_idle_scan = 16 * (1 - (0.55 * 1.17)^2) = 9"
+    assert cpu == 16, "151 is the 15th CPU scanned: the wakee stays on busy target 16"
+
+
+def test_without_sis_util_the_avg_idle_limit_scans_far_enough_to_find_151() -> None:
+    _, cpu = _sis_util_case(SIS_UTIL=False)
+    assert cpu == 151, "SIS_PROP: avg_idle 1 ms against a near-zero scan cost: whole LLC"
+
+
+def test_llc_at_85pct_util_is_not_scanned_and_the_wakee_lands_on_busy_target() -> None:
+    st = make_state()
+    llc2_busy(st, idle=(151,))
+    st.has_idle_cores[LLC2] = False
+    assert w.update_idle_cpu_scan(st, LLC2) == 0
+    task(st, 0)
+    p = task(st, 0, state="sleeping")
+    d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True)
+    assert d.cpu == 16 and d.reason == w.R_SCAN_OFF, d.explain()
+
+
+def test_full_llc_keeps_the_wakee_on_busy_target_while_llc3_idles() -> None:
+    st = make_state()
+    llc2_busy(st)
+    task(st, 0)
+    p = task(st, 0, state="sleeping")
+    d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True)
+    assert d.cpu == 16 and d.reason == w.R_NO_IDLE, "the wakeup never looks outside the LLC"
+    assert not st.has_idle_cores[LLC2], "a failed idle-core scan clears has_idle_cores"
+
+
+def test_wake_wide_hint_searches_the_parent_domain_when_the_llc_is_full() -> None:
+    st = make_state()
+    llc2_busy(st)
+    task(st, 0)
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_WIDE)
+    d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True)
+    assert d.cpu == 24 and d.reason == w.R_WIDE_PARENT, d.explain()
+
+
+def test_wake_wide_many_to_one_waker_skips_affinity_and_stays_on_prev_llc() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    p = task(st, 0, state="sleeping")
+    waker.wakee_flips, p.wakee_flips = 300, 16
+    waker.wakee_flip_decay_ns = st.now  # flips were counted within the last second
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    assert d.cpu == 0 and d.via == w.R_WIDE, d.explain()
+    st2 = make_state()
+    waker2 = task(st2, 16)
+    p2 = task(st2, 0, state="sleeping")
+    assert st2.sd.llc_id[w.select_task_rq_wake(st2, p2, waker2, 16, sync=True).cpu] == LLC2
+
+
+def test_wake_affine_weight_pulls_to_less_loaded_waker_llc() -> None:
+    st = make_state()
+    waker = task(st, 16, load=1024.0)
+    for _ in range(3):
+        task(st, 0, load=1024.0)
+    p = task(st, 0, state="sleeping", load=300.0)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    assert d.via == w.R_WA_WEIGHT_THIS and d.affine and st.sd.llc_id[d.cpu] == LLC2, d.explain()
+
+
+def test_wake_affine_weight_keeps_prev_when_waker_cpu_is_busier() -> None:
+    st = make_state()
+    waker = task(st, 16, load=3000.0)
+    task(st, 1, load=1024.0)
+    p = task(st, 1, state="sleeping", load=300.0)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    assert d.via == w.R_WA_WEIGHT_PREV and not d.affine and st.sd.llc_id[d.cpu] == LLC0, d.explain()
+
+
+# --- hints ----------------------------------------------------------------------------
+
+
+def test_wake_affine_hint_pulls_the_futex_wakee_to_the_wakers_llc_with_an_idle_core() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_AFFINE)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    assert st.sd.llc_id[d.cpu] == LLC2 and d.via == w.R_HINT_AFFINE, d.explain()
+    assert d.cpu == 17
+
+
+def test_wake_affine_hint_is_ignored_when_the_wakers_llc_has_no_idle_core() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    st.has_idle_cores[LLC2] = False
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_AFFINE)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    assert d.cpu == 0 and d.via == w.R_WA_PREV_IDLE, d.explain()
+
+
+def test_wake_hold_hint_keeps_the_sync_wakee_on_prevs_llc() -> None:
+    st = make_state()
+    waker = task(st, 16)
+    task(st, 0)
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_HOLD)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    assert d.cpu == 1 and d.via == w.R_HINT_HOLD and d.reason == w.R_IDLE_CORE, d.explain()
+    st2 = make_state()
+    task(st2, 0)
+    p2 = task(st2, 0, state="sleeping")
+    d2 = w.select_task_rq_wake(st2, p2, task(st2, 16), 16, sync=True)
+    assert st2.sd.llc_id[d2.cpu] == LLC2, "without the hint the sync wakeup follows the waker"
+
+
+# --- features -------------------------------------------------------------------------
+
+
+def _short_waker_case(**features: bool) -> int:
+    st = make_state(**features)
+    waker = task(st, 16, load=2000.0)
+    waker.nvcsw, waker.avg_run_ns = 10, 100_000
+    task(st, 0, load=1024.0)
+    p = task(st, 0, state="sleeping", load=0.0)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    return d.cpu
+
+
+def test_sis_short_wakes_on_the_wakers_llc_when_the_waker_is_short() -> None:
+    st = make_state()
+    assert st.sd.llc_id[_short_waker_case()] == LLC0, "default: wake_affine_weight keeps prev's LLC"
+    assert st.sd.llc_id[_short_waker_case(SIS_SHORT=True)] == LLC2, "SIS_SHORT: this_cpu runs a short task"
+
+
+def test_sis_short_returns_busy_target_when_both_tasks_are_short_on_a_busy_llc() -> None:
+    def case(**features: bool) -> tuple[int, str]:
+        st = make_state(**features)
+        llc2_busy(st, idle=(17,))
+        st.has_idle_cores[LLC2] = False
+        st.nr_idle_scan[LLC2] = 5
+        waker = st.rqs[16].curr
+        assert waker is not None
+        waker.nvcsw, waker.avg_run_ns = 10, 50_000
+        task(st, 0)
+        p = task(st, 0, state="sleeping")
+        p.nvcsw, p.avg_run_ns = 10, 50_000
+        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+        return d.cpu, d.reason
+
+    assert case() == (17, w.R_IDLE_CPU)
+    assert case(SIS_SHORT=True) == (16, w.R_SIS_SHORT)
+
+
+def test_util_fits_capacity_accepts_the_busy_but_light_target() -> None:
+    def case(**features: bool) -> tuple[int, str]:
+        st = make_state(**features)
+        waker = task(st, 16, util=100.0)
+        task(st, 0)
+        p = task(st, 0, state="sleeping", util=100.0)
+        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+        return d.cpu, d.reason
+
+    assert case() == (17, w.R_IDLE_CORE)
+    assert case(UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
+
+
+def test_select_bias_prev_keeps_the_light_prev_over_an_idle_target() -> None:
+    def case(**features: bool) -> tuple[int, str]:
+        st = make_state(**features)
+        task(st, 17, util=100.0)
+        p = task(st, 17, state="sleeping", util=100.0)
+        d = w.select_task_rq_wake(st, p, None, 20, sync=False)
+        return d.cpu, d.reason
+
+    assert case(UTIL_FITS_CAPACITY=True) == (20, w.R_TARGET_IDLE)
+    assert case(SELECT_BIAS_PREV=True) == (20, w.R_TARGET_IDLE), "busy prev is not idle without UFC"
+    assert case(UTIL_FITS_CAPACITY=True, SELECT_BIAS_PREV=True) == (17, w.R_BIAS_PREV)
+
+
+def test_no_mc_scans_the_whole_socket_and_finds_llc3() -> None:
+    def case(**features: bool) -> int:
+        st = make_state(**features)
+        llc2_busy(st)
+        task(st, 0)
+        p = task(st, 0, state="sleeping")
+        return w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True).cpu
+
+    assert case() == 16
+    assert case(NO_MC=True) == 24
