@@ -6,7 +6,7 @@ fork_spread, MM_FOOTPRINT, NUMA_IMB_LEGACY).
 
 from __future__ import annotations
 
-from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, Domain
+from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, SD_SHARE_LLC, Domain
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
 from placemap.sim.policy import Decision
 from placemap.sim.policy.groups import GROUP_HAS_SPARE, GroupStats, cache_kb
@@ -42,7 +42,7 @@ def _footprint_better(st: State, p: Task, a: GroupStats, b: GroupStats) -> bool:
     return ha < hb if fa else ha > hb
 
 
-def _pick_idlest(st: State, p: Task, idlest: GroupStats | None, g: GroupStats) -> bool:
+def _pick_idlest(st: State, p: Task, idlest: GroupStats | None, g: GroupStats, footprint: bool) -> bool:
     """update_pick_idlest(): is g idler than the current idlest?"""
     if idlest is None:
         return True
@@ -52,7 +52,7 @@ def _pick_idlest(st: State, p: Task, idlest: GroupStats | None, g: GroupStats) -
         return g.avg_load < idlest.avg_load
     if idlest.idle_cpus != g.idle_cpus:
         return g.idle_cpus > idlest.idle_cpus
-    if st.features.MM_FOOTPRINT:
+    if footprint:
         return _footprint_better(st, p, g, idlest)
     return g.util < idlest.util
 
@@ -60,15 +60,17 @@ def _pick_idlest(st: State, p: Task, idlest: GroupStats | None, g: GroupStats) -
 def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tuple[int, ...] | None, str]:
     """The group to move the new task to, or None to stay in the local group."""
     feat = st.features
+    # MM_FOOTPRINT acts where groups are whole LLCs or more (above sd_llc)
+    footprint = feat.MM_FOOTPRINT and not sd.flags & SD_SHARE_LLC
     local: GroupStats | None = None
     idlest: GroupStats | None = None
     for cpus in sd.groups:
         if p.cpus_allowed is not None and not p.cpus_allowed.intersection(cpus):
             continue
-        g = GroupStats(st, cpus, p, sd.imbalance_pct, feat.MM_FOOTPRINT and sd.weight > 2)
+        g = GroupStats(st, cpus, p, sd.imbalance_pct, footprint)
         if this_cpu in cpus:
             local = g
-        elif _pick_idlest(st, p, idlest, g):
+        elif _pick_idlest(st, p, idlest, g, footprint):
             idlest = g
     if idlest is None:
         return None, R_STAY_LOCAL
@@ -104,7 +106,7 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
     if local.idle_cpus == idlest.idle_cpus:
         if spread:
             return (idlest.cpus, R_FORK_SPREAD) if idlest.util < local.util else (None, R_STAY_LOCAL)
-        if feat.MM_FOOTPRINT and sd.weight > 2:
+        if footprint:
             return (
                 (idlest.cpus, R_FOOTPRINT) if _footprint_better(st, p, idlest, local) else (None, R_FOOTPRINT)
             )

@@ -1,0 +1,139 @@
+"""Load balancing decisions: periodic per level, cache-hot tasks, the NUMA allowance (current
+and NUMA_IMB_LEGACY), wakeup hints, active balance, newly idle balance and STEAL."""
+
+from __future__ import annotations
+
+from placemap.sim.features import HINT_WAKE_AFFINE
+from placemap.sim.policy import balance as b
+from placemap.sim.state import State
+from tests.sim.scaffold import fill, make_state, task
+
+MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
+
+
+def failed(st: State) -> list[list[int]]:
+    return [[0] * 8 for _ in st.rqs]
+
+
+def test_idle_cpu0_pulls_a_queued_task_from_overloaded_cpu1_in_its_llc() -> None:
+    st = make_state()
+    task(st, 1, load=1024.0)
+    q1 = task(st, 1, load=1024.0)
+    task(st, 1, load=1024.0)
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(q1, 1, 0)]
+
+
+def test_cache_hot_tasks_are_not_pulled() -> None:
+    st = make_state()
+    task(st, 1)
+    task(st, 1, state="queued", ran_ago_ns=100_000)  # ran 0.1 ms ago < 0.5 ms
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    assert moves == [] and why == b.R_ALL_HOT_OR_PINNED
+
+
+def test_cache_hot_task_moves_after_cache_nice_tries_failures() -> None:
+    st = make_state()
+    task(st, 1)
+    hot = task(st, 1, state="queued", ran_ago_ns=100_000)
+    nf = failed(st)
+    nf[0][MC] = 2  # > cache_nice_tries (1) of MC
+    moves, _ = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
+    assert [m.task for m in moves] == [hot]
+
+
+def test_only_the_first_idle_cpu_of_the_local_group_balances() -> None:
+    st = make_state()
+    task(st, 1)
+    task(st, 1)
+    moves, why = b.load_balance(st, 128, MC, b.CPU_IDLE, failed(st))
+    assert moves == [] and why == b.R_NOT_BALANCE_CPU, "CPU 0 is the balancing CPU of core 0/128"
+
+
+def test_busy_cpu_does_not_pull_from_a_group_that_is_not_overloaded() -> None:
+    st = make_state()
+    fill(st, [*range(0, 8), *range(128, 136)], util=0.0)  # no idle CPU: CPU 0 balances LLC 0
+    task(st, 8)
+    task(st, 8)
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_NOT_IDLE, failed(st))
+    assert moves == [] and why == b.R_BALANCED
+
+
+def _numa_case(**features: bool) -> tuple[list[b.Move], str]:
+    """Node 1 runs 8 tasks, node 0 runs 10 (one CPU with a queued one): a difference of 2."""
+    st = make_state(**features)
+    fill(st, range(64, 72))
+    fill(st, range(0, 9))
+    task(st, 0, state="queued")
+    return b.load_balance(st, 72, NUMA, b.CPU_IDLE, failed(st))
+
+
+def test_numa_imbalance_of_2_is_moved_once_the_local_node_exceeds_imb_numa_nr() -> None:
+    moves, why = _numa_case()
+    assert why == b.R_MOVED and len(moves) == 1 and moves[0].src == 0, "8 + 1 > imb_numa_nr 8"
+
+
+def test_numa_imb_legacy_allows_the_imbalance_below_25pct_of_the_node() -> None:
+    moves, why = _numa_case(NUMA_IMB_LEGACY=True)
+    assert moves == [] and why == b.R_NUMA_ALLOWED, "10 < 128 / 4 busiest tasks: allowed"
+
+
+def test_numa_allowance_keeps_a_small_imbalance_on_a_lightly_loaded_node() -> None:
+    st = make_state()
+    task(st, 0)
+    task(st, 0, state="queued")
+    moves, why = b.load_balance(st, 64, NUMA, b.CPU_IDLE, failed(st))
+    assert moves == [] and why == b.R_NUMA_ALLOWED
+
+
+def test_wake_affine_hinted_task_is_not_pulled_off_its_llc_while_the_llc_has_room() -> None:
+    def case(hints: int) -> int:
+        st = make_state()
+        task(st, 8)
+        task(st, 8, state="queued", hints=hints)
+        task(st, 8, state="queued", hints=hints)
+        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
+
+    assert case(0) == 1
+    assert case(HINT_WAKE_AFFINE) == 0
+
+
+def test_active_balance_pushes_the_running_task_after_repeated_failures() -> None:
+    st = make_state()
+    fill(st, [8, 136])  # a whole core of LLC 1 busy, LLC 0 idle: has_spare both
+    fill(st, [9])
+    nf = failed(st)
+    got = []
+    for _ in range(5):
+        got.append(b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)[1])
+    assert b.R_ACTIVE in got and got[0] == b.R_ALL_HOT_OR_PINNED, got
+
+
+def test_newly_idle_cpu_pulls_when_its_expected_idle_time_covers_the_cost() -> None:
+    st = make_state()
+    task(st, 1)
+    q = task(st, 1, state="queued")
+    mv, cost = b.newidle_balance(st, 0, failed(st))
+    assert mv is not None and mv.task is q and cost > 0
+    st.rqs[0].avg_idle = 100_000  # < sysctl_sched_migration_cost
+    assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
+
+
+def test_steal_takes_a_queued_task_from_an_overloaded_cpu_of_the_llc() -> None:
+    st = make_state(STEAL=True)
+    task(st, 5)
+    q = task(st, 5, state="queued", ran_ago_ns=10_000)  # cache hot: steal does not care
+    mv = b.try_steal(st, 0)
+    assert mv is not None and (mv.task, mv.src, mv.reason) == (q, 5, b.R_STEAL)
+    assert b.try_steal(make_state(), 0) is None, "off by default"
+
+
+def test_steal_is_disabled_beyond_steal_node_limit_nodes() -> None:
+    def case(**features: bool | int) -> bool:
+        st = make_state("zen3-2s-nps4", STEAL=True, **features)
+        task(st, 5)
+        task(st, 5, state="queued")
+        return b.try_steal(st, 0) is not None
+
+    assert not case(), "8 nodes > steal_node_limit 2"
+    assert case(steal_node_limit=8)
