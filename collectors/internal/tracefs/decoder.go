@@ -235,6 +235,14 @@ func (d *Decoder) u64(b []byte) uint64 {
 	return binary.LittleEndian.Uint64(b)
 }
 
+// i32 reads an int-sized field: the little-endian 4-byte case inline, others via num.
+func (d *Decoder) i32(rec []byte, l *loc) int32 {
+	if l.size == 4 && !d.big {
+		return int32(binary.LittleEndian.Uint32(rec[l.off:]))
+	}
+	return int32(d.num(rec, *l))
+}
+
 // int reads an integer field (the caller checked the record is long enough).
 func (d *Decoder) num(rec []byte, l loc) int64 {
 	switch l.size {
@@ -265,6 +273,9 @@ func (d *Decoder) num(rec []byte, l loc) int64 {
 func (d *Decoder) str(rec []byte, l loc) (string, bool) {
 	switch l.str {
 	case 1:
+		if l.size == 16 {
+			return d.Intern.Array16(rec[l.off : l.off+16]), true
+		}
 		return d.Intern.Bytes(rec[l.off : l.off+l.size]), true
 	case 2, 3:
 		v := d.u32(rec[l.off:])
@@ -299,9 +310,17 @@ func fixAbsTS(abs, prev uint64) uint64 {
 // DecodePage appends the modelled events of one page to out. A page that cannot be
 // walked to its commit returns a named error with the events decoded before the fault.
 func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, error) {
+	out, recs, err := d.walk(page, cpu, out)
+	if recs > 0 {
+		d.Stats.Records[cpu] += recs
+	}
+	return out, err
+}
+
+func (d *Decoder) walk(page []byte, cpu int32, out []Event) (_ []Event, recs int, _ error) {
 	ph := &d.ph
 	if len(page) < ph.DataOffset {
-		return out, fmt.Errorf("%w: %d bytes, header needs %d", ErrTruncatedPage, len(page), ph.DataOffset)
+		return out, recs, fmt.Errorf("%w: %d bytes, header needs %d", ErrTruncatedPage, len(page), ph.DataOffset)
 	}
 	d.Stats.Pages++
 	ts := d.u64(page[ph.TimestampOffset:])
@@ -320,9 +339,9 @@ func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, erro
 	data := page[ph.DataOffset:]
 	if size > len(data) || ph.DataOffset+size > d.pageSize {
 		if ph.DataOffset+size <= d.pageSize {
-			return out, fmt.Errorf("%w: commit %d, %d data bytes present", ErrTruncatedPage, size, len(data))
+			return out, recs, fmt.Errorf("%w: commit %d, %d data bytes present", ErrTruncatedPage, size, len(data))
 		}
-		return out, fmt.Errorf("%w: commit %d, page data holds %d", ErrCommitTooLarge, size, d.pageSize-ph.DataOffset)
+		return out, recs, fmt.Errorf("%w: commit %d, page data holds %d", ErrCommitTooLarge, size, d.pageSize-ph.DataOffset)
 	}
 	if commit&missedEvents != 0 {
 		lost := int64(-1)
@@ -346,7 +365,7 @@ func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, erro
 	pos := 0
 	for pos < size {
 		if pos+4 > size {
-			return out, fmt.Errorf("%w: event header at %d past commit %d", ErrBadEvent, pos, size)
+			return out, recs, fmt.Errorf("%w: event header at %d past commit %d", ErrBadEvent, pos, size)
 		}
 		w := d.u32(data[pos:])
 		var typeLen, delta uint32
@@ -360,14 +379,14 @@ func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, erro
 		case typeLen == eh.Padding:
 			if delta == 0 {
 				// The rest of the page is empty.
-				return out, nil
+				return out, recs, nil
 			}
 			if pos+8 > size {
-				return out, fmt.Errorf("%w: padding at %d past commit", ErrBadEvent, pos)
+				return out, recs, fmt.Errorf("%w: padding at %d past commit", ErrBadEvent, pos)
 			}
 			n := int(d.u32(data[pos+4:]))
 			if n < 4 || pos+4+n > size {
-				return out, fmt.Errorf("%w: padding length %d at %d", ErrBadEvent, n, pos)
+				return out, recs, fmt.Errorf("%w: padding length %d at %d", ErrBadEvent, n, pos)
 			}
 			// A discarded event: the kernel's reader does not add its delta.
 			d.Stats.Skipped[SkipDiscarded]++
@@ -375,7 +394,7 @@ func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, erro
 			continue
 		case typeLen == eh.TimeExtend || typeLen == eh.TimeStamp:
 			if pos+8 > size {
-				return out, fmt.Errorf("%w: time stamp at %d past commit", ErrBadEvent, pos)
+				return out, recs, fmt.Errorf("%w: time stamp at %d past commit", ErrBadEvent, pos)
 			}
 			v := uint64(d.u32(data[pos+4:]))<<27 | uint64(delta)
 			if typeLen == eh.TimeExtend {
@@ -387,29 +406,29 @@ func (d *Decoder) DecodePage(page []byte, cpu int32, out []Event) ([]Event, erro
 			continue
 		case typeLen == 0:
 			if pos+8 > size {
-				return out, fmt.Errorf("%w: long event at %d past commit", ErrBadEvent, pos)
+				return out, recs, fmt.Errorf("%w: long event at %d past commit", ErrBadEvent, pos)
 			}
 			n := int(d.u32(data[pos+4:]))
 			if n < 4 || pos+4+n > size {
-				return out, fmt.Errorf("%w: event length %d at %d", ErrBadEvent, n, pos)
+				return out, recs, fmt.Errorf("%w: event length %d at %d", ErrBadEvent, n, pos)
 			}
 			rec = data[pos+8 : pos+4+n]
 			pos += 4 + (n+3)&^3
 		case typeLen <= eh.DataMaxTypeLen:
 			n := int(typeLen) * 4
 			if pos+4+n > size {
-				return out, fmt.Errorf("%w: event length %d at %d past commit %d", ErrBadEvent, n, pos, size)
+				return out, recs, fmt.Errorf("%w: event length %d at %d past commit %d", ErrBadEvent, n, pos, size)
 			}
 			rec = data[pos+4 : pos+4+n]
 			pos += 4 + n
 		default:
-			return out, fmt.Errorf("%w: type_len %d at %d", ErrBadEvent, typeLen, pos)
+			return out, recs, fmt.Errorf("%w: type_len %d at %d", ErrBadEvent, typeLen, pos)
 		}
 		ts += uint64(delta)
-		d.Stats.Records[cpu]++
+		recs++
 		out = d.decodeRecord(rec, int64(ts), cpu, out)
 	}
-	return out, nil
+	return out, recs, nil
 }
 
 // decodeRecord appends the event for one data record, or counts why it was skipped.
@@ -439,40 +458,40 @@ func (d *Decoder) decodeRecord(rec []byte, ts int64, cpu int32, out []Event) []E
 	}
 	out = append(out, Event{TsNs: ts, CPU: cpu, Kind: c.kind})
 	ev := &out[len(out)-1]
-	ev.CurPid = int32(d.num(rec, c.commonPid))
-	ev.Pid = int32(d.num(rec, c.pid))
+	ev.CurPid = d.i32(rec, &c.commonPid)
+	ev.Pid = d.i32(rec, &c.pid)
 	ok := true
 	if c.comm.ok {
 		ev.Comm, ok = d.str(rec, c.comm)
 	}
 	if c.prio.ok {
-		ev.Prio, ev.HasPrio = int32(d.num(rec, c.prio)), true
+		ev.Prio, ev.HasPrio = d.i32(rec, &c.prio), true
 	}
 	switch c.kind {
 	case schema.KindWakeupNew, schema.KindWaking, schema.KindWakeup:
 		if c.target.ok {
-			ev.TargetCPU, ev.HasTarget = int32(d.num(rec, c.target)), true
+			ev.TargetCPU, ev.HasTarget = d.i32(rec, &c.target), true
 		}
 	case schema.KindMigrate:
-		ev.OrigCPU, ev.DestCPU = int32(d.num(rec, c.orig)), int32(d.num(rec, c.dest))
+		ev.OrigCPU, ev.DestCPU = d.i32(rec, &c.orig), d.i32(rec, &c.dest)
 	case schema.KindSwitch:
 		ev.PrevState = d.state.Format(d.num(rec, c.prevState))
-		ev.NextPid = int32(d.num(rec, c.nextPid))
+		ev.NextPid = d.i32(rec, &c.nextPid)
 		var ok2 bool
 		ev.NextComm, ok2 = d.str(rec, c.nextComm)
 		ok = ok && ok2
 		if c.nextPrio.ok {
-			ev.NextPrio = int32(d.num(rec, c.nextPrio))
+			ev.NextPrio = d.i32(rec, &c.nextPrio)
 		}
 	case schema.KindFork:
-		ev.ChildPid = int32(d.num(rec, c.childPid))
+		ev.ChildPid = d.i32(rec, &c.childPid)
 		var ok2 bool
 		ev.ChildComm, ok2 = d.str(rec, c.childComm)
 		ok = ok && ok2
 	case schema.KindExec:
 		ev.Filename, ok = d.str(rec, c.filename)
 		if c.oldPid.ok {
-			ev.OldPid = int32(d.num(rec, c.oldPid))
+			ev.OldPid = d.i32(rec, &c.oldPid)
 		} else {
 			ev.OldPid = ev.Pid
 		}

@@ -1,6 +1,8 @@
 package tracefs
 
 import (
+	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"placemap/collectors/internal/schema"
@@ -61,21 +63,47 @@ var kindByTracepoint = map[string]schema.Kind{
 
 // Interner returns one shared string per distinct byte content, so a run's millions of
 // comms cost a handful of allocations. It also escapes bytes that are not UTF-8 as \xNN.
+//
+// Fixed 16-byte comm arrays (the common case) first go through a direct-mapped cache
+// keyed by the raw 16 bytes as two words: a hit is two loads and two compares, no
+// hashing of a string, no NUL scan.
 type Interner struct {
 	m       map[string]string
+	cache   []commSlot
 	Escaped int // distinct names that needed escaping
 }
 
+type commSlot struct {
+	a, b uint64
+	s    string // "" marks an empty slot (an all-NUL comm just takes the slow path)
+}
+
+const commCacheSize = 1024 // power of two; 32 KiB, stays in cache
+
 // NewInterner returns an empty interner.
-func NewInterner() *Interner { return &Interner{m: make(map[string]string, 1024)} }
+func NewInterner() *Interner {
+	return &Interner{m: make(map[string]string, 1024), cache: make([]commSlot, commCacheSize)}
+}
+
+// Array16 returns the string of a 16-byte char array (up to its first NUL).
+func (in *Interner) Array16(b []byte) string {
+	_ = b[15]
+	a := binary.LittleEndian.Uint64(b)
+	c := binary.LittleEndian.Uint64(b[8:])
+	h := a*0x9E3779B97F4A7C15 ^ c*0xC2B2AE3D27D4EB4F
+	sl := &in.cache[(h^h>>32)&(commCacheSize-1)]
+	if sl.a == a && sl.b == c && sl.s != "" {
+		return sl.s
+	}
+	s := in.Bytes(b)
+	*sl = commSlot{a, c, s}
+	return s
+}
 
 // Bytes returns the string for b (up to the first NUL).
 func (in *Interner) Bytes(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			b = b[:i]
-			break
-		}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
 	}
 	if s, ok := in.m[string(b)]; ok { // no allocation for the lookup
 		return s

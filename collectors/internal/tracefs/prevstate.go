@@ -23,6 +23,7 @@ type StateFormatter struct {
 	zero     string
 	plusMask uint64
 	plus     string
+	small    [512]string // states 0..511: every state the kernel reports
 	cache    map[int64]string
 }
 
@@ -135,9 +136,25 @@ func (s *StateFormatter) parse(pf string) error {
 
 // Format returns the text of one prev_state value (cached: a run has few values).
 func (s *StateFormatter) Format(v int64) string {
+	if uint64(v) < uint64(len(s.small)) {
+		if r := s.small[v]; r != "" {
+			return r
+		}
+		r := s.format(v)
+		s.small[v] = r
+		return r
+	}
 	if r, ok := s.cache[v]; ok {
 		return r
 	}
+	r := s.format(v)
+	if len(s.cache) < 4096 {
+		s.cache[v] = r
+	}
+	return r
+}
+
+func (s *StateFormatter) format(v int64) string {
 	var r string
 	if s.Numeric {
 		r = strconv.FormatInt(v, 10)
@@ -172,9 +189,6 @@ func (s *StateFormatter) Format(v int64) string {
 			b.WriteString(s.plus)
 		}
 		r = b.String()
-	}
-	if len(s.cache) < 4096 {
-		s.cache[v] = r
 	}
 	return r
 }
