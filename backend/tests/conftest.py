@@ -8,8 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-
 from ftrace_lines import g4_rows
+
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 

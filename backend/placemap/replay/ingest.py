@@ -259,11 +259,15 @@ class Ingestor:
         self.busy.add_intervals(llc[ok], a[ok], b[ok])
 
     # --- end --------------------------------------------------------------------------------
-    def finish(self, summary: dict[str, Any] | None = None) -> None:
-        """Store the last partial chunk and the derived data; the recording becomes ready."""
+    def flush(self) -> None:
+        """Store the last partial chunk."""
         if self._pending_rows:
             self._chunk(pa.Table.from_batches(self._pending))
             self._pending, self._pending_rows = [], 0
+
+    def finish(self, summary: dict[str, Any] | None = None) -> None:
+        """Store the last partial chunk and the derived data; the recording becomes ready."""
+        self.flush()
         if self.t_end is not None:
             open_cpus = np.flatnonzero((self.sw_ts >= 0) & self.sw_busy)
             self._add_busy(
@@ -350,7 +354,9 @@ class Ingestor:
             # the last bin ends at t_end: divide by the time it actually covers
             span = np.full(used, float(w))
             span[-1] = float(self.t_end + 1 - (src.t0 + (used - 1) * w))
-            util = src.values[:, :used] / (span[None, :] * self.levels.llc_cpus[:, None])
+            # an inferred topology's one LLC holds every CPU the trace named
+            n_cpus = np.array([max(len(self.cpus_seen), 1)]) if self.levels.inferred else self.levels.llc_cpus
+            util = src.values[:, :used] / (span[None, :] * n_cpus[:, None])
         elif self.kind_counts[8] > 0:
             n = self.levels.n_llcs
             sums, counts = src.values[:n, :used], src.values[n:, :used]

@@ -18,7 +18,7 @@ class RefState:
         self.cpu.setdefault(pid, None)
         self.state.setdefault(pid, "sleeping")
 
-    def apply(self, r: dict[str, Any]) -> None:  # noqa: C901 - one branch per kind, as the rules read
+    def apply(self, r: dict[str, Any]) -> None:
         k, pid = r["kind"], r["pid"]
         if k >= 8:
             return

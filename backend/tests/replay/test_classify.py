@@ -8,11 +8,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from test_helpers import ingest
 
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Cpu, Llc, NumaNode, Topology
 from placemap.store import Store
-from test_helpers import ingest
 
 
 def two_cpus(relation: str) -> Topology:

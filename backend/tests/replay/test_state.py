@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from reference import RefState
+from test_helpers import ingest
 
 from placemap.replay.kernel import STATE_NAMES
 from placemap.replay.seek import state_at
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.store import Store
-from reference import RefState
-from test_helpers import ingest
 
 
 def _task(st: PlacementState, pid: int) -> tuple[int | None, str]:

@@ -83,7 +83,9 @@ def test_failed_import_leaves_no_data_and_a_reason(store: Store, g4_table: pa.Ta
     )
     with sqlite3.connect(store.path) as db:
         for table in ("chunks", "task_chunks", "tasks", "derived"):
-            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (rid,)).fetchone() == (0,)
+            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (rid,)).fetchone() == (
+                0,
+            )
 
 
 def test_delete_removes_everything(store: Store, g4_table: pa.Table) -> None:
@@ -95,7 +97,9 @@ def test_delete_removes_everything(store: Store, g4_table: pa.Table) -> None:
     assert store.get_recording(gone) is None
     with sqlite3.connect(store.path) as db:
         for table in ("chunks", "task_chunks", "tasks", "derived"):
-            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (gone,)).fetchone() == (0,)
+            assert db.execute(f"SELECT count(*) FROM {table} WHERE recording_id = ?", (gone,)).fetchone() == (
+                0,
+            )
     assert len(store.list_chunks(keep)) == 2
 
 
@@ -116,6 +120,8 @@ def test_interrupted_imports_fail_on_restart(store: Store) -> None:
 
 
 @pytest.mark.parametrize("chunk_rows", [65_536])
-def test_default_chunk_size_holds_the_whole_small_trace(store: Store, g4_table: pa.Table, chunk_rows: int) -> None:
+def test_default_chunk_size_holds_the_whole_small_trace(
+    store: Store, g4_table: pa.Table, chunk_rows: int
+) -> None:
     rid = _ingest(store, g4_table, chunk_rows=chunk_rows)
     assert [c.rows for c in store.list_chunks(rid)] == [65_536, 72_578 - 65_536]

@@ -1,0 +1,49 @@
+"""The app factory: settings -> store, import service, routers, error handlers, frontend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+
+from fastapi import FastAPI
+
+from placemap.api import errors
+from placemap.api.imports import ImportService
+from placemap.api.models import ErrorResponse
+from placemap.api.routes import data, frontend, meta, recordings
+from placemap.settings import Settings
+from placemap.store import Store
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A FastAPI app serving docs/api.md over the store at settings.db_path."""
+    settings = settings or Settings.from_env()
+    store = Store(settings.db_path)
+    store.fail_interrupted()
+    imports = ImportService(store, settings.collector)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        imports.shutdown()
+
+    app = FastAPI(
+        title="placemap",
+        version=version("placemap"),
+        lifespan=lifespan,
+        responses={
+            404: {"model": ErrorResponse, "description": "Unknown id"},
+            409: {"model": ErrorResponse, "description": "Not ready"},
+            422: {"model": ErrorResponse, "description": "Invalid request"},
+        },
+    )
+    app.state.settings = settings
+    app.state.store = store
+    app.state.imports = imports
+    errors.install(app)
+    app.include_router(meta.router)
+    app.include_router(recordings.router)
+    app.include_router(data.router)
+    app.include_router(frontend.router(settings.frontend_dist))
+    return app

@@ -1,0 +1,87 @@
+"""Store rows and replay results -> API models (no business logic: shapes only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from placemap.api.models import CpuState, LlcState, PlacementState, TaskState
+from placemap.replay import kernel as kn
+from placemap.replay.seek import StateAt
+from placemap.replay.topo import LevelMap
+from placemap.schema.models.recording_schema import Recording
+from placemap.store import RecordingRow, Store
+
+
+def recording(row: RecordingRow, store: Store) -> Recording:
+    meta = row.meta
+    topology_source = meta.get("topology_source")
+    if topology_source is None and row.topology_id is not None:
+        topo = store.get_topology(row.topology_id)
+        topology_source = None if topo is None else topo.get("source")
+    return Recording.model_validate(
+        {
+            "id": row.id,
+            "name": row.name,
+            "source": row.source,
+            "status": row.status,
+            "created_at": row.created_at,
+            "host": meta.get("host"),
+            "kernel_release": meta.get("kernel_release"),
+            "format": row.format,
+            "event_count": row.event_count,
+            "t_start_ns": row.t_start_ns,
+            "t_end_ns": row.t_end_ns,
+            "cpus_seen": meta.get("cpus_seen", []),
+            "lost_events": row.lost_events,
+            "skipped_lines": row.skipped_lines,
+            "events_by_kind": meta.get("events_by_kind", {}),
+            "bytes_stored": row.bytes_stored,
+            "chunk_count": row.chunk_count,
+            "topology_source": topology_source,
+            "import_summary": meta.get("import_summary"),
+            "error": row.error,
+            "progress": row.progress if row.status == "importing" else None,
+            "topology_id": row.topology_id,
+        }
+    )
+
+
+def placement_state(at: StateAt, levels: LevelMap, topology_cpus: list[int]) -> PlacementState:
+    st = at.state
+    live = st.state != kn.S_DEAD
+    active = (st.state == kn.S_RUNNABLE) | (st.state == kn.S_RUNNING)
+    ncpu = max(len(st.cpu_run), max(topology_cpus, default=-1) + 1)
+    on_cpu = st.cpu >= 0
+    runnable = np.bincount(st.cpu[on_cpu & active], minlength=ncpu)
+    cpu_ids = sorted(set(topology_cpus) | {c for c in range(len(st.cpu_run)) if st.cpu_run[c] >= 0})
+    cpus = []
+    for c in cpu_ids:
+        run = int(st.cpu_run[c]) if c < len(st.cpu_run) and st.cpu_run[c] >= 0 else None
+        cpus.append(
+            CpuState(
+                cpu=c,
+                running_pid=run,
+                running_comm=None if not run else st.comm_of(run),
+                runnable=int(runnable[c]) if c < len(runnable) else 0,
+            )
+        )
+    tasks = [
+        TaskState(pid=int(p), comm=str(m), cpu=int(c) if c >= 0 else None, state=kn.STATE_NAMES[int(s)])
+        for p, c, s, m in zip(
+            st.pids.tolist(), st.cpu.tolist(), st.state.tolist(), st.comm.tolist(), strict=True
+        )
+    ]
+    llc_of_task = levels.cpu_llc(st.cpu.astype(np.int32))
+    llc_of_task[~on_cpu] = -1
+    llcs = []
+    for i in range(levels.n_llcs):
+        here = llc_of_task == i
+        llcs.append(
+            LlcState(
+                llc=i,
+                tasks=int((here & live).sum()),
+                runnable=int((here & active).sum()),
+                running=int((here & (st.state == kn.S_RUNNING)).sum()),
+            )
+        )
+    return PlacementState(t_ns=at.t_ns, event_index=at.event_index, cpus=cpus, tasks=tasks, llcs=llcs)

@@ -1,0 +1,170 @@
+"""Response models of the HTTP API (docs/api.md), layered so the OpenAPI document is complete.
+
+Recording, Topology and ImportSummary come from the JSON Schemas (placemap.schema.models).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+TaskStateName = Literal["running", "runnable", "sleeping", "new", "dead"]
+LevelName = Literal["smt", "llc", "node", "cross_node"]
+CauseName = Literal["wakeup", "fork", "balance"]
+KindName = Literal[
+    "wakeup_new", "waking", "wakeup", "migrate", "switch", "fork", "exit", "exec", "llc_util", "lost"
+]
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="snake_case error code, e.g. upload_too_large, recording_not_found.")
+    message: str = Field(description="What went wrong and what to do about it.")
+
+
+class ErrorResponse(BaseModel):
+    detail: ErrorDetail
+
+
+class Health(BaseModel):
+    ok: bool
+    version: str
+
+
+class Created(BaseModel):
+    id: str
+
+
+class ChunkInfo(BaseModel):
+    seq: int
+    t_start_ns: int
+    t_end_ns: int
+    first_row: int = Field(description="Index of the chunk's first event in the recording.")
+    rows: int
+    bytes: int = Field(description="Compressed (zstd) size as stored and sent.")
+
+
+class CpuState(BaseModel):
+    cpu: int
+    running_pid: int | None = Field(description="Task running on the CPU; 0 idle; null while unknown.")
+    running_comm: str | None
+    runnable: int = Field(description="Tasks runnable or running on this CPU.")
+
+
+class TaskState(BaseModel):
+    pid: int
+    comm: str
+    cpu: int | None = Field(description="The CPU the task is on or last ran on; null while unknown.")
+    state: TaskStateName
+
+
+class LlcState(BaseModel):
+    llc: int
+    tasks: int = Field(description="Live (not dead) tasks whose CPU belongs to this LLC.")
+    runnable: int = Field(description="Of those, runnable or running.")
+    running: int
+
+
+class PlacementState(BaseModel):
+    t_ns: int
+    event_index: int = Field(description="Number of events with ts_ns <= t_ns (the state is after them).")
+    cpus: list[CpuState]
+    tasks: list[TaskState]
+    llcs: list[LlcState]
+
+
+class LevelSeries(BaseModel):
+    smt: list[float]
+    llc: list[float]
+    node: list[float]
+    cross_node: list[float]
+
+
+class Overview(BaseModel):
+    t_start_ns: int
+    t_end_ns: int
+    bin_ns: int
+    bins: int
+    events: list[float]
+    by_kind: dict[str, list[float]]
+    migrations_by_level: LevelSeries
+    lost: list[float]
+
+
+class LevelCounts(BaseModel):
+    smt: int
+    llc: int
+    node: int
+    cross_node: int
+
+
+class CauseCounts(BaseModel):
+    wakeup: int
+    fork: int
+    balance: int
+
+
+class LevelCauseCounts(BaseModel):
+    smt: CauseCounts
+    llc: CauseCounts
+    node: CauseCounts
+    cross_node: CauseCounts
+
+
+class MigrationMetrics(BaseModel):
+    total: int = Field(description="All migrations, including any between CPUs the topology does not know.")
+    by_level: LevelCounts
+    by_cause: CauseCounts
+    by_level_cause: LevelCauseCounts
+
+
+class WakeupMetrics(BaseModel):
+    total: int
+    same_cpu: int = Field(description="Woke on the CPU it last ran on (waking's target_cpu).")
+    by_level: LevelCounts
+
+
+class LlcSeries(BaseModel):
+    llc: int
+    util: list[float] = Field(description="Busy fraction 0..1 of the LLC's CPUs per bin.")
+
+
+class LlcUtil(BaseModel):
+    bin_ns: int
+    t_start_ns: int
+    series: list[LlcSeries]
+
+
+class Metrics(BaseModel):
+    events_by_kind: dict[str, int]
+    migrations: MigrationMetrics
+    wakeups: WakeupMetrics
+    lost_events: int
+    skipped_lines: int
+    llc_util: LlcUtil | None
+    per_cpu_busy: list[float] | None = Field(description="Busy fraction of each CPU over the recording.")
+
+
+class TaskInfo(BaseModel):
+    pid: int
+    comm: str
+    events: int
+    migrations: int
+    first_ts_ns: int
+    last_ts_ns: int
+
+
+class PathPlacement(BaseModel):
+    ts_ns: int
+    cpu: int
+    llc: int | None
+    numa_node: int | None
+    kind: KindName
+    level: LevelName | None = Field(description="Level of the move; null when the CPU did not change.")
+    cause: CauseName | None
+
+
+class TaskPath(BaseModel):
+    pid: int
+    comm: str
+    placements: list[PathPlacement]

@@ -1,0 +1,1 @@
+"""Thin HTTP routers: parse, call the store / replay, shape the response."""

@@ -1,0 +1,164 @@
+"""Event data of a ready recording: chunks (zstd Arrow IPC as stored), windows as Arrow, the state
+at a time, overview histogram, metrics, task search and task paths."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import pyarrow as pa
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
+
+from placemap.api import convert
+from placemap.api.deps import StoreDep, recording_or_404
+from placemap.api.errors import ApiError
+from placemap.api.models import (
+    ChunkInfo,
+    Metrics,
+    Overview,
+    PathPlacement,
+    PlacementState,
+    TaskInfo,
+    TaskPath,
+)
+from placemap.replay import queries
+from placemap.replay.seek import state_at
+from placemap.replay.topo import LevelMap
+from placemap.schema.events import EVENT_SCHEMA
+from placemap.schema.models.topology_schema import Topology
+from placemap.store import RecordingRow, Store
+
+router = APIRouter(prefix="/api/recordings/{rid}")
+
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def _topology(store: Store, rec: RecordingRow) -> Topology | None:
+    body = None if rec.topology_id is None else store.get_topology(rec.topology_id)
+    return None if body is None else Topology.model_validate(body)
+
+
+@router.get("/chunks")
+def list_chunks(
+    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
+) -> list[ChunkInfo]:
+    recording_or_404(store, rid, ready=True)
+    return [
+        ChunkInfo(
+            seq=c.seq,
+            t_start_ns=c.t_start_ns,
+            t_end_ns=c.t_end_ns,
+            first_row=c.first_row,
+            rows=c.rows,
+            bytes=c.bytes,
+        )
+        for c in store.list_chunks(rid, t0_ns, t1_ns)
+    ]
+
+
+def _accepts_zstd(request: Request) -> bool:
+    for part in request.headers.get("accept-encoding", "").split(","):
+        token, _, params = part.strip().partition(";")
+        if token.strip().lower() == "zstd":
+            return params.replace(" ", "") not in ("q=0", "q=0.0")
+    return False
+
+
+@router.get(
+    "/chunks/{seq}",
+    response_class=Response,
+    responses={200: {"content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def get_chunk(request: Request, store: StoreDep, rid: str, seq: int) -> Response:
+    """One chunk as an Arrow IPC stream, sent zstd-encoded as stored when the client accepts zstd."""
+    recording_or_404(store, rid, ready=True)
+    got = store.chunk_data(rid, seq)
+    if got is None:
+        raise ApiError(404, "chunk_not_found", f"recording {rid} has no chunk {seq}; list its chunks first")
+    data, raw_bytes = got
+    headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
+    if _accepts_zstd(request):
+        headers["Content-Encoding"] = "zstd"
+        return Response(content=data, media_type=ARROW_STREAM, headers=headers)
+    raw = pa.decompress(data, decompressed_size=raw_bytes, codec="zstd", asbytes=True)
+    return Response(content=raw, media_type=ARROW_STREAM, headers=headers)
+
+
+@router.get(
+    "/events.arrow",
+    response_class=StreamingResponse,
+    responses={200: {"content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def events_arrow(
+    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
+) -> StreamingResponse:
+    """The events of [t0_ns, t1_ns] as one Arrow IPC stream (plain strings), written chunk by chunk."""
+    recording_or_404(store, rid, ready=True)
+
+    def stream() -> Iterator[bytes]:
+        buf = io.BytesIO()
+        with pa.ipc.new_stream(buf, EVENT_SCHEMA) as writer:
+            for batch in queries.window_batches(store, rid, t0_ns, t1_ns):
+                writer.write_batch(batch)
+                yield buf.getvalue()
+                buf.seek(0)
+                buf.truncate()
+        yield buf.getvalue()
+
+    return StreamingResponse(stream(), media_type=ARROW_STREAM)
+
+
+@router.get("/state")
+def get_state(store: StoreDep, rid: str, t_ns: int) -> PlacementState:
+    rec = recording_or_404(store, rid, ready=True)
+    topology = _topology(store, rec)
+    cpus = [] if topology is None else [c.cpu for c in topology.cpus]
+    return convert.placement_state(state_at(store, rid, t_ns), LevelMap(topology), cpus)
+
+
+@router.get("/overview")
+def get_overview(store: StoreDep, rid: str, bins: Annotated[int, Query(ge=1, le=100_000)] = 1000) -> Overview:
+    rec = recording_or_404(store, rid, ready=True)
+    if rec.t_start_ns is None or rec.t_end_ns is None:
+        raise ApiError(409, "recording_empty", "the recording has no events")
+    ov = queries.overview(store, rid, rec.t_start_ns, rec.t_end_ns, bins)
+    if ov is None:
+        raise ApiError(409, "overview_missing", "this recording has no overview; import it again")
+    return Overview.model_validate(ov.__dict__)
+
+
+@router.get("/metrics")
+def get_metrics(store: StoreDep, rid: str) -> Metrics:
+    recording_or_404(store, rid, ready=True)
+    blob = store.derived(rid, "metrics.json")
+    if blob is None:
+        raise ApiError(409, "metrics_missing", "this recording has no metrics; import it again")
+    body: dict[str, Any] = json.loads(blob)
+    return Metrics.model_validate(body)
+
+
+@router.get("/tasks")
+def search_tasks(
+    store: StoreDep, rid: str, q: str | None = None, limit: Annotated[int, Query(ge=1, le=10_000)] = 100
+) -> list[TaskInfo]:
+    recording_or_404(store, rid, ready=True)
+    return [TaskInfo.model_validate(t.__dict__) for t in store.tasks(rid, q, limit)]
+
+
+@router.get("/tasks/{pid}/path")
+def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
+    rec = recording_or_404(store, rid, ready=True)
+    task = store.task(rid, pid)
+    if task is None:
+        raise ApiError(
+            404, "task_not_found", f"no task with pid {pid} in recording {rid}; search tasks first"
+        )
+    levels = LevelMap(_topology(store, rec))
+    placements = [
+        PathPlacement.model_validate(p.__dict__) for p in queries.task_path(store, rid, pid, levels)
+    ]
+    return TaskPath(pid=pid, comm=task.comm, placements=placements)

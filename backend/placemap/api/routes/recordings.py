@@ -1,0 +1,117 @@
+"""Recordings: upload (raw body streamed to a spool file, then the Go importer in the background),
+list, get (with progress), delete, topology."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from placemap.api import convert
+from placemap.api.deps import ImportsDep, SettingsDep, StoreDep, recording_or_404
+from placemap.api.errors import ApiError, not_found
+from placemap.schema.models.recording_schema import Recording
+from placemap.schema.models.topology_schema import Topology
+
+router = APIRouter(prefix="/api/recordings")
+
+FORMATS = ("auto", "ftrace", "tracecmd", "perf", "tracefs-raw", "tracedat")
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(
+        413,
+        "upload_too_large",
+        f"the upload is larger than the limit of {limit} bytes; import it with"
+        " `bin/placemap admin import FILE` or raise max_upload_bytes",
+    )
+
+
+@router.post(
+    "",
+    status_code=202,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def upload(  # noqa: PLR0917 - FastAPI injects each parameter by name
+    request: Request,
+    store: StoreDep,
+    settings: SettingsDep,
+    imports: ImportsDep,
+    name: str | None = None,
+    format: Annotated[str, Query(description=f"one of {', '.join(FORMATS)}")] = "auto",
+    topology_id: str | None = None,
+) -> Recording:
+    """Upload a trace file as the raw request body (gzip ok); the import runs in the background."""
+    limit = settings.max_upload_bytes
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise _too_large(limit)
+    if format not in FORMATS:
+        raise ApiError(422, "unknown_format", f"format must be one of {', '.join(FORMATS)}")
+    topology: Topology | None = None
+    if topology_id is not None:
+        body: dict[str, Any] | None = store.get_topology(topology_id)
+        if body is None:
+            raise not_found("topology", topology_id)
+        topology = Topology.model_validate(body)
+    settings.upload_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="upload-", dir=settings.upload_dir)
+    path = Path(tmp)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            async for part in request.stream():
+                size += len(part)
+                if size > limit:
+                    raise _too_large(limit)
+                fh.write(part)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    if size == 0:
+        path.unlink(missing_ok=True)
+        raise ApiError(
+            400, "empty_upload", "the request body is empty: send the trace file's bytes as the body"
+        )
+    label = name or f"upload {datetime.now(UTC):%Y-%m-%d %H:%M:%S}"
+    rid = store.create_recording(label, source="imported", topology_id=topology_id)
+    imports.start(rid, path, format, topology, machine=label)
+    row = store.get_recording(rid)
+    assert row is not None
+    return convert.recording(row, store)
+
+
+@router.get("")
+def list_recordings(store: StoreDep) -> list[Recording]:
+    return [convert.recording(r, store) for r in store.list_recordings()]
+
+
+@router.get("/{rid}")
+def get_recording(store: StoreDep, rid: str) -> Recording:
+    return convert.recording(recording_or_404(store, rid), store)
+
+
+@router.delete("/{rid}", status_code=204, response_class=Response)
+def delete_recording(store: StoreDep, imports: ImportsDep, rid: str) -> Response:
+    recording_or_404(store, rid)
+    imports.cancel(rid)
+    store.delete_recording(rid)
+    return Response(status_code=204)
+
+
+@router.get("/{rid}/topology")
+def recording_topology(store: StoreDep, rid: str) -> Topology:
+    rec = recording_or_404(store, rid)
+    body = None if rec.topology_id is None else store.get_topology(rec.topology_id)
+    if body is None:
+        raise ApiError(409, "topology_not_ready", "the recording has no topology yet; wait until it is ready")
+    return Topology.model_validate(body)

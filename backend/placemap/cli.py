@@ -1,0 +1,96 @@
+"""Command line: `python -m placemap serve|openapi|admin ...` (bin/placemap wraps it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import uvicorn
+
+from placemap.api import create_app
+from placemap.importer import import_file
+from placemap.schema.models.topology_schema import Topology
+from placemap.settings import Settings
+from placemap.store import Store
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env(db_path=args.db, host=args.host, port=args.port)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0
+
+
+def _openapi(_: argparse.Namespace) -> int:
+    # The document does not depend on the database: build the app over a throwaway one.
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(Settings.from_env(db_path=Path(tmp) / "openapi.db"))
+        json.dump(app.openapi(), sys.stdout, indent=2, sort_keys=False)
+        sys.stdout.write("\n")
+        app.state.store.close()
+    return 0
+
+
+def _admin(args: argparse.Namespace) -> int:
+    settings = Settings.from_env(db_path=args.db)
+    store = Store(settings.db_path)
+    if args.action == "list":
+        for r in store.list_recordings():
+            print(
+                f"{r.id}\t{r.status}\t{r.event_count}\t{r.created_at}\t{r.name}"
+                + (f"\t{r.error}" if r.error else "")
+            )
+        return 0
+    if args.action == "delete":
+        if not store.delete_recording(args.id):
+            print(f"no recording {args.id}", file=sys.stderr)
+            return 1
+        return 0
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"no such file: {path}", file=sys.stderr)
+        return 1
+    topology = None
+    topology_id = None
+    if args.topology:
+        topology = Topology.model_validate_json(Path(args.topology).read_text())
+        topology_id = store.put_topology(topology.model_dump(mode="json", exclude_none=True))
+    name = args.name or path.name
+    rid = store.create_recording(name, topology_id=topology_id)
+    import_file(store, settings.collector, rid, path, fmt=args.format, topology=topology, machine=name)
+    rec = store.get_recording(rid)
+    assert rec is not None
+    if rec.status != "ready":
+        print(f"{rid}\tfailed: {rec.error}", file=sys.stderr)
+        return 1
+    print(f"{rid}\t{rec.event_count} events\t{rec.chunk_count} chunks\t{rec.bytes_stored} bytes")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="placemap", description="placemap backend")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the HTTP server")
+    serve.add_argument("--db", help="SQLite file (default data/placemap.db, env PLACEMAP_DB)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.set_defaults(func=_serve)
+    openapi = sub.add_parser("openapi", help="print the OpenAPI document")
+    openapi.set_defaults(func=_openapi)
+    admin = sub.add_parser("admin", help="manage recordings without the server")
+    admin.add_argument("--db", help="SQLite file (default data/placemap.db, env PLACEMAP_DB)")
+    actions = admin.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="list recordings")
+    imp = actions.add_parser("import", help="import a trace file")
+    imp.add_argument("file")
+    imp.add_argument("--name")
+    imp.add_argument("--format", default="auto")
+    imp.add_argument("--topology", help="Topology JSON (placemap-collect topology --json)")
+    delete = actions.add_parser("delete", help="delete a recording")
+    delete.add_argument("id")
+    admin.set_defaults(func=_admin)
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code

@@ -1,0 +1,265 @@
+"""The HTTP API against a real uvicorn server and SQLite file: upload the real g4 trace through the
+Go importer, then every read route; size limit, failed imports, hostile comms, topologies, delete."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import sqlite3
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from conftest import UPLOAD_LIMIT, Server, wait_done
+from ftrace_lines import G4, TRACES
+
+from placemap.schema.events import EVENT_SCHEMA
+
+ARROW = "application/vnd.apache.arrow.stream"
+
+
+@pytest.fixture(scope="module")
+def g4(server: Server) -> dict[str, Any]:
+    """vm2-hackbench-g4 uploaded once for the read tests."""
+    with server.client() as c:
+        r = c.post("/api/recordings", params={"name": "g4"}, content=G4.read_bytes())
+        assert r.status_code == 202, r.text
+        assert r.json()["status"] == "importing"
+        rec = wait_done(c, r.json()["id"])
+    assert rec["status"] == "ready", rec
+    return rec
+
+
+def _read_stream(data: bytes, zstd: bool = False) -> pa.Table:
+    source: Any = pa.BufferReader(data)
+    if zstd:
+        source = pa.CompressedInputStream(source, "zstd")
+    return pa.ipc.open_stream(source).read_all()
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    return pa.Table.from_arrays(
+        [pc.cast(table.column(f.name), f.type) for f in EVENT_SCHEMA], schema=EVENT_SCHEMA
+    )
+
+
+def test_health(client: httpx.Client) -> None:
+    r = client.get("/api/health")
+    assert r.status_code == 200 and r.json()["ok"] is True
+
+
+def test_upload_g4_counts(g4: dict[str, Any]) -> None:
+    assert g4["event_count"] == 72_578, "README: 72,578 events"
+    assert g4["events_by_kind"]["migrate"] == 629, "README: 629 migrations"
+    assert g4["lost_events"] == 0, "README: 0 lost"
+    assert g4["format"] == "ftrace" and g4["cpus_seen"] == [0, 1]
+    assert g4["import_summary"]["events_total"] == 72_578
+    assert g4["topology_source"] == "inferred" and g4["progress"] is None
+    assert g4["chunk_count"] == 2 and g4["bytes_stored"] > 0
+
+
+def test_chunks_decode_to_the_same_rows(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
+    rid = g4["id"]
+    chunks = client.get(f"/api/recordings/{rid}/chunks").json()
+    assert [c["rows"] for c in chunks] == [65_536, 7_042]
+    parts = []
+    for c in chunks:
+        url = f"/api/recordings/{rid}/chunks/{c['seq']}"
+        with client.stream("GET", url, headers={"Accept-Encoding": "zstd"}) as r:
+            raw = r.read() if r.headers.get("content-encoding") is None else b"".join(r.iter_raw())
+            assert r.headers["content-encoding"] == "zstd"
+            assert r.headers["content-type"] == ARROW
+            assert "immutable" in r.headers["cache-control"]
+        assert len(raw) == c["bytes"]
+        zstd_table = _read_stream(raw, zstd=True)
+        plain = client.get(url, headers={"Accept-Encoding": "identity"})
+        assert plain.headers.get("content-encoding") is None
+        assert _read_stream(plain.content).equals(zstd_table)
+        parts.append(_plain(zstd_table))
+    assert pa.concat_tables(parts).equals(g4_table), "the stored rows are the parsed lines of the file"
+    window = client.get(f"/api/recordings/{rid}/chunks", params={"t0_ns": chunks[1]["t_start_ns"] + 1})
+    assert [c["seq"] for c in window.json()] == [1]
+
+
+def test_events_window_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
+    t0, t1 = 320_000_000_000, 320_100_000_000
+    r = client.get(f"/api/recordings/{g4['id']}/events.arrow", params={"t0_ns": t0, "t1_ns": t1})
+    assert r.status_code == 200 and r.headers["content-type"] == ARROW
+    got = _read_stream(r.content)
+    ts = g4_table.column("ts_ns")
+    want = g4_table.filter(pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1)))
+    assert got.num_rows == want.num_rows > 0 and got.equals(want)
+
+
+def test_state_at_t(client: httpx.Client, g4: dict[str, Any]) -> None:
+    # 319.954263 [001] sched_switch: prev_pid=13093 prev_state=R ==> next_comm=hackbench next_pid=13114
+    r = client.get(f"/api/recordings/{g4['id']}/state", params={"t_ns": 319_954_263_000})
+    assert r.status_code == 200, r.text
+    s = r.json()
+    tasks = {t["pid"]: t for t in s["tasks"]}
+    assert tasks[13114] == {"pid": 13114, "comm": "hackbench", "cpu": 1, "state": "running"}, (
+        "switched in on CPU 1 at 319.954263"
+    )
+    assert tasks[13093]["state"] == "runnable", "prev_state=R: preempted"
+    cpus = {c["cpu"]: c for c in s["cpus"]}
+    assert cpus[1]["running_pid"] == 13114 and cpus[1]["running_comm"] == "hackbench"
+    assert cpus[1]["runnable"] == sum(
+        1 for t in s["tasks"] if t["cpu"] == 1 and t["state"] in ("runnable", "running")
+    )
+    assert s["event_index"] == 11
+    assert [llc["llc"] for llc in s["llcs"]] == [0]
+
+
+def test_overview_and_metrics(client: httpx.Client, g4: dict[str, Any]) -> None:
+    rid = g4["id"]
+    ov = client.get(f"/api/recordings/{rid}/overview", params={"bins": 100}).json()
+    assert ov["bins"] == 100 and len(ov["events"]) == 100
+    assert sum(ov["events"]) == 72_578 and sum(ov["by_kind"]["migrate"]) == 629
+    assert sum(ov["migrations_by_level"]["llc"]) == 629, "inferred topology: one LLC, each CPU its own core"
+    assert ov["bin_ns"] * 100 >= ov["t_end_ns"] - ov["t_start_ns"]
+    m = client.get(f"/api/recordings/{rid}/metrics").json()
+    assert m["migrations"]["total"] == 629 and m["lost_events"] == 0
+    assert m["migrations"]["by_cause"] == {"wakeup": 293, "fork": 0, "balance": 336}
+    assert m["skipped_lines"] == 12, "the 12 header comment lines"
+    util = m["llc_util"]["series"][0]["util"]
+    assert len(util) > 10 and all(0.0 <= u <= 1.0 for u in util)
+    assert len(m["per_cpu_busy"]) == 2
+
+
+def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
+    rid = g4["id"]
+    by_pid = client.get(f"/api/recordings/{rid}/tasks", params={"q": "13114"}).json()
+    assert [(t["pid"], t["comm"]) for t in by_pid] == [(13114, "hackbench")]
+    by_comm = client.get(f"/api/recordings/{rid}/tasks", params={"q": "hackb", "limit": 500}).json()
+    assert len(by_comm) >= 160 and all("hackb" in t["comm"] for t in by_comm)
+    path = client.get(f"/api/recordings/{rid}/tasks/13114/path").json()
+    first = path["placements"][0]
+    assert (first["kind"], first["cpu"], first["cause"]) == ("wakeup_new", 1, "fork"), (
+        "13114's first placement is its wakeup_new targeting CPU 1"
+    )
+    migrations = [p for p in path["placements"] if p["kind"] == "migrate"]
+    assert len(migrations) == by_pid[0]["migrations"] == 9
+    assert all(p["level"] == "llc" for p in migrations)
+
+
+def test_oversized_upload_is_413_before_and_during_the_stream(server: Server, client: httpx.Client) -> None:
+    before = len(client.get("/api/recordings").json())
+    big = b"x" * (UPLOAD_LIMIT + 500_000)
+    r = client.post("/api/recordings", content=big)
+    assert r.status_code == 413 and r.json()["detail"]["code"] == "upload_too_large"
+
+    def chunked() -> Any:  # no Content-Length: the limit is enforced while streaming
+        for i in range(0, len(big), 65_536):
+            yield big[i : i + 65_536]
+
+    r = client.post("/api/recordings", content=chunked())
+    assert r.status_code == 413 and r.json()["detail"]["code"] == "upload_too_large"
+    assert len(client.get("/api/recordings").json()) == before, "no recording for a refused upload"
+    assert list(server.settings.upload_dir.glob("upload-*")) == [], "no spool file left behind"
+
+
+def _chunk_rows(server: Server, rid: str) -> int:
+    with sqlite3.connect(server.settings.db_path) as db:
+        n: int = db.execute("SELECT count(*) FROM chunks WHERE recording_id = ?", (rid,)).fetchone()[0]
+        return n
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"garbage\nnot a trace\n", "unknown text format"),
+        (gzip.compress(b"\x00\x01binary junk" * 100), "format"),
+    ],
+)
+def test_failed_import_leaves_no_chunks_and_a_reason(
+    server: Server, client: httpx.Client, body: bytes, reason: str
+) -> None:
+    r = client.post("/api/recordings", params={"name": "bad"}, content=body)
+    assert r.status_code == 202
+    rec = wait_done(client, r.json()["id"])
+    assert rec["status"] == "failed"
+    assert isinstance(rec["error"], str) and reason in rec["error"], rec["error"]
+    assert rec["event_count"] == 0 and rec["chunk_count"] == 0
+    assert _chunk_rows(server, str(rec["id"])) == 0
+    r = client.get(f"/api/recordings/{rec['id']}/chunks")
+    assert r.status_code == 409 and r.json()["detail"]["code"] == "recording_failed"
+
+
+def test_truncated_gzip_keeps_the_lines_before_the_cut(client: httpx.Client) -> None:
+    data = G4.read_bytes()[:100_000]
+    rec = wait_done(client, client.post("/api/recordings", content=data).json()["id"])
+    assert rec["status"] == "ready", "the importer keeps what was good and says so"
+    assert 0 < rec["event_count"] < 72_578
+    assert any("truncated" in w for w in rec["import_summary"]["warnings"])
+
+
+HOSTILE = ["<script>", "x pid=1 prio=1", "a\"b'c&d;"]
+
+
+def test_hostile_comm_round_trips(client: httpx.Client) -> None:
+    lines = gzip.decompress(G4.read_bytes()).decode().splitlines()[:400]
+    text = "\n".join(lines) + "\n"
+    for i, name in enumerate(HOSTILE):  # rename three real tasks everywhere they are named
+        pid = 13114 + i
+        text = re.sub(
+            rf"(comm|prev_comm|next_comm|child_comm)=hackbench (\w*pid)={pid} ", rf"\1={name} \2={pid} ", text
+        )
+        text = re.sub(rf"^ *hackbench-{pid} ", f"{name:>16}-{pid} ", text, flags=re.MULTILINE)
+    rec = wait_done(
+        client, client.post("/api/recordings", params={"name": "hostile"}, content=text.encode()).json()["id"]
+    )
+    assert rec["status"] == "ready", rec
+    rid = rec["id"]
+    for i, name in enumerate(HOSTILE):
+        found = client.get(f"/api/recordings/{rid}/tasks", params={"q": name}).json()
+        assert (13114 + i, name) in [(t["pid"], t["comm"]) for t in found], name
+    table = _read_stream(client.get(f"/api/recordings/{rid}/events.arrow").content)
+    assert set(HOSTILE) <= set(table.column("comm").to_pylist())
+
+
+def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
+    topo = {
+        "machine": "two-sockets",
+        "source": "manual",
+        "cpus": [
+            {"cpu": c, "online": True, "core": c, "llc": c, "numa_node": c, "package": c, "smt_siblings": [c]}
+            for c in (0, 1)
+        ],
+        "llcs": [{"id": c, "cpus": [c], "numa_nodes": [c]} for c in (0, 1)],
+        "numa_nodes": [{"id": c, "cpus": [c]} for c in (0, 1)],
+        "node_distances": [[10, 32], [32, 10]],
+    }
+    r = client.post("/api/topologies", json=topo)
+    assert r.status_code == 201
+    tid = r.json()["id"]
+    assert client.get(f"/api/topologies/{tid}").json()["machine"] == "two-sockets"
+    r = client.post("/api/recordings", params={"topology_id": tid}, content=G4.read_bytes())
+    rec = wait_done(client, r.json()["id"])
+    assert rec["topology_id"] == tid and rec["topology_source"] == "manual"
+    m = client.get(f"/api/recordings/{rec['id']}/metrics").json()
+    assert m["migrations"]["by_level"] == {"smt": 0, "llc": 0, "node": 0, "cross_node": 629}
+    assert len(m["llc_util"]["series"]) == 2
+    bad = client.post("/api/topologies", json={"machine": "x"})
+    assert bad.status_code == 422 and bad.json()["detail"]["code"] == "invalid_request"
+
+
+def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:
+    rec = wait_done(client, client.post("/api/recordings", content=G4.read_bytes()).json()["id"])
+    rid = rec["id"]
+    assert client.delete(f"/api/recordings/{rid}").status_code == 204
+    r = client.get(f"/api/recordings/{rid}")
+    assert r.status_code == 404 and r.json()["detail"]["code"] == "recording_not_found"
+    assert client.get(f"/api/recordings/{rid}/chunks/0").status_code == 404
+    assert _chunk_rows(server, str(rid)) == 0
+    assert rid not in [x["id"] for x in client.get("/api/recordings").json()]
+
+
+def test_unknown_api_path_is_json_404(client: httpx.Client) -> None:
+    r = client.get("/api/nope")
+    assert r.status_code == 404 and "message" in r.json()["detail"]
+
+
+def test_g4_trace_file_is_the_readme_one() -> None:
+    assert (TRACES / "README.md").is_file()
