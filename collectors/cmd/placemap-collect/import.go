@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"placemap/collectors/internal/importer"
 )
@@ -63,6 +64,18 @@ func runImport(args []string) error {
 	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout}
 	if *progress {
 		opts.Progress = os.Stderr
+	}
+	if p := os.Getenv("PLACEMAP_CPUPROFILE"); p != "" {
+		// developer aid for bench/import_bench.sh investigations
+		pf, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	sum, err := importer.Run(opts)
 	if err != nil {

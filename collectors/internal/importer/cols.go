@@ -1,9 +1,10 @@
 package importer
 
-// cols.go owns the columnar row buffer a parse worker fills for one chunk of input:
-// plain Go slices per column (values, validity bitmaps, string offsets) that become an
-// Arrow record batch without copying (see writer.go). Reused across chunks, so the hot
-// path allocates nothing once the slices have grown.
+// cols.go owns the columnar row buffer a parse worker fills: plain Go slices per column
+// (values, validity bitmaps, string offsets) that become an Arrow record batch without
+// copying (see writer.go). Slices are sized for the batch up front and zeroed, so a
+// row writes only its non-null fields (most columns are null for most kinds) and the
+// hot path allocates nothing once the buffers have grown.
 
 import "placemap/collectors/internal/schema"
 
@@ -11,85 +12,80 @@ import "placemap/collectors/internal/schema"
 type i32n struct {
 	v     []int32
 	valid []byte
-	nulls int
+	set   int
 }
 
-func (c *i32n) add(n int, v int32) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
-	}
+func (c *i32n) put(n int, v int32) {
+	c.v[n] = v
 	c.valid[n>>3] |= 1 << (n & 7)
-	c.v = append(c.v, v)
+	c.set++
 }
 
-func (c *i32n) null(n int) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
-	}
-	c.v = append(c.v, 0)
-	c.nulls++
+func (c *i32n) reset(rows int) {
+	c.v = grow32(c.v, rows)
+	c.valid = growBytes(c.valid, (rows+7)/8)
+	clear(c.v)
+	clear(c.valid)
+	c.set = 0
 }
 
-func (c *i32n) reset() { c.v, c.valid, c.nulls = c.v[:0], c.valid[:0], 0 }
-
-// i64n is a nullable int64 column.
-type i64n struct {
-	v     []int64
-	valid []byte
-	nulls int
-}
-
-func (c *i64n) add(n int, v int64) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
-	}
-	c.valid[n>>3] |= 1 << (n & 7)
-	c.v = append(c.v, v)
-}
-
-func (c *i64n) null(n int) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
-	}
-	c.v = append(c.v, 0)
-	c.nulls++
-}
-
-func (c *i64n) reset() { c.v, c.valid, c.nulls = c.v[:0], c.valid[:0], 0 }
-
-// strn is a (nullable) utf8 column: offsets has n+1 entries.
+// strn is a nullable utf8 column: off has rows+1 entries; filled is how many rows have
+// their end offset written (null rows get theirs when a later row or finish needs it).
 type strn struct {
-	off   []int32
-	data  []byte
-	valid []byte
-	nulls int
+	off    []int32
+	data   []byte
+	valid  []byte
+	set    int
+	filled int
 }
 
-func (c *strn) add(n int, s []byte) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
+func (c *strn) put(n int, s []byte) {
+	end := int32(len(c.data))
+	for c.filled < n {
+		c.filled++
+		c.off[c.filled] = end
 	}
-	c.valid[n>>3] |= 1 << (n & 7)
 	c.data = append(c.data, s...)
-	c.off = append(c.off, int32(len(c.data)))
+	c.off[n+1] = int32(len(c.data))
+	c.filled = n + 1
+	c.valid[n>>3] |= 1 << (n & 7)
+	c.set++
 }
 
-func (c *strn) null(n int) {
-	if n&7 == 0 {
-		c.valid = append(c.valid, 0)
+func (c *strn) finish(n int) {
+	end := int32(len(c.data))
+	for c.filled < n {
+		c.filled++
+		c.off[c.filled] = end
 	}
-	c.off = append(c.off, int32(len(c.data)))
-	c.nulls++
 }
 
-func (c *strn) reset() {
-	c.off = append(c.off[:0], 0)
-	c.data, c.valid, c.nulls = c.data[:0], c.valid[:0], 0
+func (c *strn) reset(rows int) {
+	c.off = grow32(c.off, rows+1)
+	c.off[0] = 0
+	c.valid = growBytes(c.valid, (rows+7)/8)
+	clear(c.valid)
+	c.data = c.data[:0]
+	c.set, c.filled = 0, 0
+}
+
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, n+n/4)
+	}
+	return s[:n]
+}
+
+func growBytes(s []byte, n int) []byte {
+	if cap(s) < n {
+		return make([]byte, n, n+n/4)
+	}
+	return s[:n]
 }
 
 // cols is one record batch worth of events in schema.ArrowSchema column order.
 type cols struct {
-	n         int
+	n, rows   int // rows used, rows sized for
 	ts        []int64
 	cpu       []int32
 	kind      []uint8
@@ -109,37 +105,47 @@ type cols struct {
 	childComm strn
 	filename  strn
 	oldPid    i32n
-	lost      i64n
+	lost      []int64
+	lostValid []byte
+	lostSet   int
 	// pendingTs lists rows (lost records) whose timestamp was not known in this chunk:
 	// the consumer fills them with the previous chunk's last timestamp.
 	pendingTs []int
 }
 
-func newCols() *cols {
-	c := &cols{}
-	c.reset()
-	return c
+func newCols() *cols { return &cols{} }
+
+// reset empties c and sizes it for rows rows.
+func (c *cols) reset(rows int) {
+	c.n, c.rows = 0, rows
+	if cap(c.ts) < rows {
+		c.ts = make([]int64, rows, rows+rows/4)
+		c.lost = make([]int64, rows, rows+rows/4)
+		c.kind = make([]uint8, rows, rows+rows/4)
+	}
+	c.ts, c.lost, c.kind = c.ts[:rows], c.lost[:rows], c.kind[:rows]
+	clear(c.lost)
+	c.lostValid = growBytes(c.lostValid, (rows+7)/8)
+	clear(c.lostValid)
+	c.lostSet = 0
+	c.cpu, c.curPid, c.pid = grow32(c.cpu, rows), grow32(c.curPid, rows), grow32(c.pid, rows)
+	for _, x := range []*i32n{&c.tgid, &c.prio, &c.target, &c.orig, &c.dest, &c.nextPid, &c.nextPrio, &c.childPid, &c.oldPid} {
+		x.reset(rows)
+	}
+	for _, x := range []*strn{&c.comm, &c.prevState, &c.nextComm, &c.childComm, &c.filename} {
+		x.reset(rows)
+	}
+	c.pendingTs = c.pendingTs[:0]
 }
 
-func (c *cols) reset() {
-	c.n = 0
-	c.ts, c.cpu, c.kind, c.curPid, c.pid = c.ts[:0], c.cpu[:0], c.kind[:0], c.curPid[:0], c.pid[:0]
-	c.tgid.reset()
-	c.comm.reset()
-	c.prio.reset()
-	c.target.reset()
-	c.orig.reset()
-	c.dest.reset()
-	c.prevState.reset()
-	c.nextPid.reset()
-	c.nextComm.reset()
-	c.nextPrio.reset()
-	c.childPid.reset()
-	c.childComm.reset()
-	c.filename.reset()
-	c.oldPid.reset()
-	c.lost.reset()
-	c.pendingTs = c.pendingTs[:0]
+// full reports whether no row is left.
+func (c *cols) full() bool { return c.n >= c.rows }
+
+// finish writes the offsets of trailing null strings; call before turning c into arrays.
+func (c *cols) finish() {
+	for _, x := range []*strn{&c.comm, &c.prevState, &c.nextComm, &c.childComm, &c.filename} {
+		x.finish(c.n)
+	}
 }
 
 // event is one parsed line; byte slices point into the input chunk (or a scratch
@@ -169,84 +175,50 @@ type event struct {
 	filename  []byte
 }
 
-// add appends e as one row.
+// add appends e as one row; the caller checks full first.
 func (c *cols) add(e *event) {
 	n := c.n
-	c.ts = append(c.ts, e.ts)
-	c.cpu = append(c.cpu, e.cpu)
-	c.kind = append(c.kind, uint8(e.kind))
-	c.curPid = append(c.curPid, e.curPid)
+	c.ts[n] = e.ts
+	c.cpu[n] = e.cpu
+	c.kind[n] = uint8(e.kind)
+	c.curPid[n] = e.curPid
 	if e.hasTgid {
-		c.tgid.add(n, e.tgid)
-	} else {
-		c.tgid.null(n)
+		c.tgid.put(n, e.tgid)
 	}
-	c.pid = append(c.pid, e.pid)
-	c.comm.add(n, e.comm)
+	c.pid[n] = e.pid
+	c.comm.put(n, e.comm)
 	if e.hasPrio {
-		c.prio.add(n, e.prio)
-	} else {
-		c.prio.null(n)
+		c.prio.put(n, e.prio)
 	}
 	switch e.kind {
 	case schema.KindWakeupNew, schema.KindWaking, schema.KindWakeup:
 		if e.hasA {
-			c.target.add(n, e.a)
-		} else {
-			c.target.null(n)
+			c.target.put(n, e.a)
 		}
-		c.orig.null(n)
-		c.dest.null(n)
 	case schema.KindMigrate:
-		c.target.null(n)
-		c.orig.add(n, e.a)
-		c.dest.add(n, e.b)
-	default:
-		c.target.null(n)
-		c.orig.null(n)
-		c.dest.null(n)
-	}
-	if e.kind == schema.KindSwitch {
+		c.orig.put(n, e.a)
+		c.dest.put(n, e.b)
+	case schema.KindSwitch:
 		if e.prevState != nil {
-			c.prevState.add(n, e.prevState)
-		} else {
-			c.prevState.null(n)
+			c.prevState.put(n, e.prevState)
 		}
-		c.nextPid.add(n, e.nextPid)
-		c.nextComm.add(n, e.nextComm)
+		c.nextPid.put(n, e.nextPid)
+		c.nextComm.put(n, e.nextComm)
 		if e.hasNPrio {
-			c.nextPrio.add(n, e.nextPrio)
-		} else {
-			c.nextPrio.null(n)
+			c.nextPrio.put(n, e.nextPrio)
 		}
-	} else {
-		c.prevState.null(n)
-		c.nextPid.null(n)
-		c.nextComm.null(n)
-		c.nextPrio.null(n)
-	}
-	if e.kind == schema.KindFork {
-		c.childPid.add(n, e.childPid)
-		c.childComm.add(n, e.childComm)
-	} else {
-		c.childPid.null(n)
-		c.childComm.null(n)
-	}
-	if e.kind == schema.KindExec {
-		c.filename.add(n, e.filename)
-		c.oldPid.add(n, e.oldPid)
-	} else {
-		c.filename.null(n)
-		c.oldPid.null(n)
-	}
-	if e.kind == schema.KindLost {
+	case schema.KindFork:
+		c.childPid.put(n, e.childPid)
+		c.childComm.put(n, e.childComm)
+	case schema.KindExec:
+		c.filename.put(n, e.filename)
+		c.oldPid.put(n, e.oldPid)
+	case schema.KindLost:
 		if e.lost >= 0 {
-			c.lost.add(n, e.lost)
-		} else {
-			c.lost.null(n)
+			c.lost[n] = e.lost
+			c.lostValid[n>>3] |= 1 << (n & 7)
+			c.lostSet++
 		}
-	} else {
-		c.lost.null(n)
 	}
 	c.n++
 }

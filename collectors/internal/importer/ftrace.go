@@ -64,10 +64,10 @@ func parseTs(b []byte, i int) (ts int64, raw bool, j int, ok bool) {
 // name ends at the last `:` before the first space.
 func eventName(b []byte, i int) (name []byte, j int) {
 	k := i
-	for k < len(b) && !isSpace(b[k]) {
+	for k < len(b) && b[k] > ' ' {
 		k++
 	}
-	if k == i || b[k-1] != ':' {
+	if k == i || b[k-1] != ':' || (k < len(b) && b[k] != ' ' && b[k] != '\t') {
 		return nil, i
 	}
 	return b[i : k-1], skipSpaces(b, k)
@@ -76,20 +76,20 @@ func eventName(b []byte, i int) (name []byte, j int) {
 // tail parses `[FLAGS] TIMESTAMP: EVENT: BODY` after the [CPU] column.
 func tail(b []byte, i int, p *prefix) bool {
 	i = skipSpaces(b, i)
-	ts, raw, j, ok := parseTs(b, i)
-	if !ok {
-		// irq-info flags column, then the timestamp
+	if i < len(b) && (b[i] < '0' || b[i] > '9') {
+		// irq-info flags column (its first character is never a digit)
 		k := i
-		for k < len(b) && !isSpace(b[k]) {
+		for k < len(b) && b[k] != ' ' && b[k] != '\t' {
 			k++
 		}
-		if k == i || k-i > 8 {
+		if k-i > 8 {
 			return false
 		}
 		i = skipSpaces(b, k)
-		if ts, raw, j, ok = parseTs(b, i); !ok {
-			return false
-		}
+	}
+	ts, raw, j, ok := parseTs(b, i)
+	if !ok {
+		return false
 	}
 	p.ts, p.rawTs = ts, raw
 	if j < len(b) && !isSpace(b[j]) {

@@ -89,7 +89,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	rdone.Add(1)
 	go func() { defer rdone.Done(); rerr = rd.run(ctx, chunks) }()
 	colsPool := sync.Pool{New: func() any { return newCols() }}
-	getCols := func() *cols { c := colsPool.Get().(*cols); c.reset(); return c }
+	getCols := func(rows int) *cols { c := colsPool.Get().(*cols); c.reset(rows); return c }
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)

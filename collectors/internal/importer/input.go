@@ -160,10 +160,11 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 			ck.data = buf[:cut+1]
 			carry = append(carry[:0:0], buf[cut+1:]...)
 		}
-		*line += bytes.Count(ck.data, []byte{'\n'})
+		ck.lines = bytes.Count(ck.data, []byte{'\n'})
 		if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
-			*line++
+			ck.lines++
 		}
+		*line += ck.lines
 		*seq++
 		select {
 		case out <- ck:

@@ -91,6 +91,7 @@ type chunk struct {
 	headerLost int64 // entries-written - entries-in-buffer, on a file's first chunk
 	file       int
 	bytesRead  int64
+	lines      int // lines in data
 }
 
 // result is a parsed chunk.
@@ -108,11 +109,16 @@ type worker struct {
 	p       prefix
 }
 
-func (w *worker) parse(ck *chunk, getCols func() *cols) *result {
+func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 	r := &result{seq: ck.seq, file: ck.file, ck: ck}
 	st := &r.st
-	cur := getCols()
-	r.batch = append(r.batch, cur)
+	left := ck.lines + 1 // rows this chunk can still produce (+1: a header lost record)
+	newCols := func() *cols {
+		c := getCols(min(left, schema.BatchRows))
+		r.batch = append(r.batch, c)
+		return c
+	}
+	cur := newCols()
 	data := ck.data
 	line := ck.startLine - 1
 	headerLost := ck.headerLost
@@ -136,10 +142,10 @@ func (w *worker) parse(ck *chunk, getCols func() *cols) *result {
 		if n := len(l); n > 0 && l[n-1] == '\r' {
 			l = l[:n-1]
 		}
-		if cur.n >= schema.BatchRows {
-			cur = getCols()
-			r.batch = append(r.batch, cur)
+		if need := 1 + int(min(headerLost, 1)); cur.rows-cur.n < need {
+			cur = newCols()
 		}
+		left--
 		reason, ann := w.line(l, perf, tracecmd, cpuLimit, st, cur, &headerLost)
 		if reason >= 0 {
 			if last && (reason == rMalformed || reason == rAnnotation) {
@@ -154,6 +160,10 @@ func (w *worker) parse(ck *chunk, getCols func() *cols) *result {
 	}
 	if headerLost > 0 {
 		// no event in the chunk: the consumer dates it
+		if cur.full() {
+			left = 1
+			cur = newCols()
+		}
 		e := &w.e
 		*e = event{kind: schema.KindLost, cpu: -1, lost: headerLost, comm: []byte{}}
 		cur.pendingTs = append(cur.pendingTs, cur.n)

@@ -39,13 +39,19 @@ func validity(v []byte, nulls int) *memory.Buffer {
 }
 
 func i32Arr(v []int32, valid []byte, nulls int) arrow.Array {
+	if nulls > 0 {
+		valid = valid[:(len(v)+7)/8]
+	}
 	d := array.NewData(arrow.PrimitiveTypes.Int32, len(v), []*memory.Buffer{validity(valid, nulls), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(v))}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
 }
 
+func i32nArr(c *i32n, n int) arrow.Array { return i32Arr(c.v[:n], c.valid, n-c.set) }
+
 func strArr(c *strn, n int) arrow.Array {
-	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{validity(c.valid, c.nulls), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.off)), memory.NewBufferBytes(c.data)}, nil, c.nulls, 0)
+	nulls := n - c.set
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{validity(c.valid[:(n+7)/8], nulls), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.off[:n+1])), memory.NewBufferBytes(c.data)}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
 }
@@ -62,34 +68,36 @@ func (o *outWriter) nullArr(t arrow.DataType, width, n int) arrow.Array {
 
 // record wraps c (without copying) as a record batch in schema.ArrowSchema.
 func (o *outWriter) record(c *cols) arrow.RecordBatch {
+	c.finish()
 	n := c.n
 	arrs := make([]arrow.Array, len(schema.ArrowSchema.Fields()))
-	d := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.ts))}, nil, 0, 0)
+	d := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.ts[:n]))}, nil, 0, 0)
 	arrs[schema.ColTsNs] = array.MakeFromData(d)
 	d.Release()
-	arrs[schema.ColCpu] = i32Arr(c.cpu, nil, 0)
-	d = array.NewData(arrow.PrimitiveTypes.Uint8, n, []*memory.Buffer{nil, memory.NewBufferBytes(c.kind)}, nil, 0, 0)
+	arrs[schema.ColCpu] = i32Arr(c.cpu[:n], nil, 0)
+	d = array.NewData(arrow.PrimitiveTypes.Uint8, n, []*memory.Buffer{nil, memory.NewBufferBytes(c.kind[:n])}, nil, 0, 0)
 	arrs[schema.ColKind] = array.MakeFromData(d)
 	d.Release()
-	arrs[schema.ColCurPid] = i32Arr(c.curPid, nil, 0)
-	arrs[schema.ColTgid] = i32Arr(c.tgid.v, c.tgid.valid, c.tgid.nulls)
-	arrs[schema.ColPid] = i32Arr(c.pid, nil, 0)
+	arrs[schema.ColCurPid] = i32Arr(c.curPid[:n], nil, 0)
+	arrs[schema.ColTgid] = i32nArr(&c.tgid, n)
+	arrs[schema.ColPid] = i32Arr(c.pid[:n], nil, 0)
 	arrs[schema.ColComm] = strArr(&c.comm, n)
-	arrs[schema.ColPrio] = i32Arr(c.prio.v, c.prio.valid, c.prio.nulls)
-	arrs[schema.ColTargetCpu] = i32Arr(c.target.v, c.target.valid, c.target.nulls)
-	arrs[schema.ColOrigCpu] = i32Arr(c.orig.v, c.orig.valid, c.orig.nulls)
-	arrs[schema.ColDestCpu] = i32Arr(c.dest.v, c.dest.valid, c.dest.nulls)
+	arrs[schema.ColPrio] = i32nArr(&c.prio, n)
+	arrs[schema.ColTargetCpu] = i32nArr(&c.target, n)
+	arrs[schema.ColOrigCpu] = i32nArr(&c.orig, n)
+	arrs[schema.ColDestCpu] = i32nArr(&c.dest, n)
 	arrs[schema.ColPrevState] = strArr(&c.prevState, n)
-	arrs[schema.ColNextPid] = i32Arr(c.nextPid.v, c.nextPid.valid, c.nextPid.nulls)
+	arrs[schema.ColNextPid] = i32nArr(&c.nextPid, n)
 	arrs[schema.ColNextComm] = strArr(&c.nextComm, n)
-	arrs[schema.ColNextPrio] = i32Arr(c.nextPrio.v, c.nextPrio.valid, c.nextPrio.nulls)
-	arrs[schema.ColChildPid] = i32Arr(c.childPid.v, c.childPid.valid, c.childPid.nulls)
+	arrs[schema.ColNextPrio] = i32nArr(&c.nextPrio, n)
+	arrs[schema.ColChildPid] = i32nArr(&c.childPid, n)
 	arrs[schema.ColChildComm] = strArr(&c.childComm, n)
 	arrs[schema.ColFilename] = strArr(&c.filename, n)
-	arrs[schema.ColOldPid] = i32Arr(c.oldPid.v, c.oldPid.valid, c.oldPid.nulls)
+	arrs[schema.ColOldPid] = i32nArr(&c.oldPid, n)
 	arrs[schema.ColLlc] = o.nullArr(arrow.PrimitiveTypes.Int32, 4, n)
 	arrs[schema.ColUtil] = o.nullArr(arrow.PrimitiveTypes.Float32, 4, n)
-	d = array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{validity(c.lost.valid, c.lost.nulls), memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.lost.v))}, nil, c.lost.nulls, 0)
+	lostNulls := n - c.lostSet
+	d = array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{validity(c.lostValid[:(n+7)/8], lostNulls), memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(c.lost[:n]))}, nil, lostNulls, 0)
 	arrs[schema.ColLostEvents] = array.MakeFromData(d)
 	d.Release()
 	rec := array.NewRecordBatch(schema.ArrowSchema, arrs, int64(n))
@@ -157,15 +165,16 @@ func resort(src, dst *os.File) error {
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].ts < refs[j].ts })
 	o := newOutWriter(dst)
 	c := newCols()
+	c.reset(schema.BatchRows)
 	var e event
 	for _, rf := range refs {
 		rowOf(recs[rf.rec], int(rf.row), &e)
 		c.add(&e)
-		if c.n == schema.BatchRows {
+		if c.full() {
 			if err := o.write(c); err != nil {
 				return err
 			}
-			c.reset()
+			c.reset(schema.BatchRows)
 		}
 	}
 	if err := o.write(c); err != nil {

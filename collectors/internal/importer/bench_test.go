@@ -1,0 +1,51 @@
+package importer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"testing"
+)
+
+// BenchmarkParseChunk measures the parse worker alone (no I/O) on the real
+// vm2-hackbench-g4 ftrace text; bench/import_bench.sh measures end to end.
+func BenchmarkParseChunk(b *testing.B) {
+	f, err := os.Open(sharedPath(b, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ck := &chunk{data: data, startLine: 1, format: FormatFtrace, nrCpus: 2, lines: bytes.Count(data, []byte{'\n'})}
+	w := &worker{}
+	pool := []*cols{}
+	get := func(rows int) *cols {
+		var c *cols
+		if len(pool) > 0 {
+			c, pool = pool[len(pool)-1], pool[:len(pool)-1]
+		} else {
+			c = newCols()
+		}
+		c.reset(rows)
+		return c
+	}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	events := 0
+	for i := 0; i < b.N; i++ {
+		r := w.parse(ck, get)
+		for _, c := range r.batch {
+			events += c.n
+			pool = append(pool, c)
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+}
