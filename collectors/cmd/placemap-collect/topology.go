@@ -17,16 +17,16 @@ func runTopology(args []string) error {
 
 func topologyCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("topology", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package's own messages would add lines; errors are reported once by main.
+	fs.SetOutput(io.Discard)
 	root := fs.String("sysfs-root", "/", "read DIR/sys/devices/system/{cpu,node} (an extracted sysfs dump) instead of the running machine's")
 	asJSON := fs.Bool("json", false, "print the topology as JSON (topology.schema.json); otherwise a short summary")
 	quiet := fs.Bool("quiet", false, "do not print warnings about information sysfs lacked")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: placemap-collect topology [--sysfs-root DIR] [--json] [--quiet]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprintln(stderr, "usage: placemap-collect topology [--sysfs-root DIR] [--json] [--quiet]")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return err
 		}
 		return usageError("topology: %v", err)
