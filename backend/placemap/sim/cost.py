@@ -31,9 +31,17 @@ TICK_NS = 4_000_000
 SMT_SPEED = 0.6
 
 # --- Wakeup latency --------------------------------------------------------------------
-# Exit from a shallow idle state (C1/C1E, MWAIT) plus the IPI to the target: 2-4 us on Zen3
-# and ICX (cpuidle exit_latency of C1 = 1-2 us, IPI delivery ~1 us).
-IDLE_EXIT_NS = 3_000
+# Exit from a shallow idle state (C1, MWAIT): cpuidle exit_latency 1-2 us on Zen3 and ICX.
+IDLE_EXIT_NS = 2_000
+# After a long idle the menu governor has chosen a deeper state (Zen3 C2 ~ 18-20 us exit as
+# /sys/devices/system/cpu/cpu*/cpuidle/state2/latency reports; ICX C1E 10 us, C6 ~100+ us).
+IDLE_EXIT_DEEP_NS = 20_000
+DEEP_IDLE_AFTER_NS = 2_000_000
+# Remote wakeup: the wakee is queued on the target's wake list and an IPI sent
+# (ttwu_queue_wakelist); delivery and handling cost by distance between waker and target.
+WAKE_IPI_SAME_LLC_NS = 1_000
+WAKE_IPI_CROSS_LLC_NS = 4_000
+WAKE_IPI_CROSS_NODE_NS = 6_000
 # Work the wakee must redo when the waker's data is in another LLC of the same socket:
 # cross-CCX cache-to-cache transfer ~100-120 ns per line on Zen3 against ~30 ns within the CCX,
 # for the few dozen lines a message touches.
@@ -84,6 +92,17 @@ def wake_transfer_ns(level: str) -> int:
         return CROSS_LLC_WAKE_NS
     if level == "llc":
         return SAME_LLC_WAKE_NS
+    return 0
+
+
+def wake_ipi_ns(level: str) -> int:
+    """Delay before a woken task can run on an idle remote CPU, by waker-target distance."""
+    if level == "numa":
+        return WAKE_IPI_CROSS_NODE_NS
+    if level == "pkg":
+        return WAKE_IPI_CROSS_LLC_NS
+    if level in ("llc", "smt"):
+        return WAKE_IPI_SAME_LLC_NS
     return 0
 
 

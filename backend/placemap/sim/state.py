@@ -75,6 +75,7 @@ class Task:
         "wake_penalty_ns",
         "wakee_flip_decay_ns",
         "wakee_flips",
+        "woken_at",
         "work_ns",
     )
 
@@ -105,6 +106,7 @@ class Task:
         self.burst_ns = 0
         self.wake_penalty_ns = 0
         self.wait_start = 0
+        self.woken_at = -1  # time of the pending wakeup (for wakeup latency), -1 when none
         self.behavior: object = None
 
     def allowed(self, cpu: int) -> bool:
@@ -122,15 +124,19 @@ class Rq:
         "cpu",
         "curr",
         "gen",
+        "idle_since",
         "idle_stamp",
         "load",
         "min_vruntime",
+        "need_resched",
         "next_balance",
         "nr_running",
         "pelt_ts",
         "queue",
         "run_start",
+        "slice_end",
         "speed",
+        "starting",
         "util",
     )
 
@@ -147,7 +153,11 @@ class Rq:
         self.min_vruntime = 0
         self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
         self.run_start = 0
+        self.slice_end = 0
         self.speed = 1.0
+        self.starting = False  # a task is about to start here (idle exit or balance cost)
+        self.need_resched = False
+        self.idle_since = 0  # -1 while not idle
         self.next_balance = [0] * nr_levels
 
 
@@ -181,7 +191,8 @@ class State:
         rqs = self.rqs
         return all(rqs[s].nr_running == 0 for s in self.topo.siblings[cpu])
 
-    def _pelt(self, rq: Rq) -> None:
+    def pelt(self, rq: Rq) -> None:
+        """Bring the CPU's running/runnable averages to now."""
         dt = self.now - rq.pelt_ts
         if dt > 0:
             y = math.exp(-_K * dt)
@@ -192,12 +203,12 @@ class State:
 
     def cpu_util(self, cpu: int) -> float:
         rq = self.rqs[cpu]
-        self._pelt(rq)
+        self.pelt(rq)
         return min(rq.util, 1024.0)
 
     def cpu_load(self, cpu: int) -> float:
         rq = self.rqs[cpu]
-        self._pelt(rq)
+        self.pelt(rq)
         return rq.load
 
     def update_task(self, p: Task) -> None:
@@ -228,7 +239,7 @@ class State:
     def attach(self, p: Task, cpu: int) -> None:
         """p's averages join cpu (fork placement, or a wakeup/balance migration)."""
         rq = self.rqs[cpu]
-        self._pelt(rq)
+        self.pelt(rq)
         rq.util = min(1024.0, rq.util + p.util)
         rq.load += p.load
         p.cpu = cpu
@@ -237,7 +248,7 @@ class State:
         if p.cpu < 0:
             return
         rq = self.rqs[p.cpu]
-        self._pelt(rq)
+        self.pelt(rq)
         rq.util = max(0.0, rq.util - p.util)
         rq.load = max(0.0, rq.load - p.load)
 
@@ -245,7 +256,7 @@ class State:
         """p becomes runnable on cpu (queued; the engine decides whether it runs now)."""
         rq = self.rqs[cpu]
         self.update_task(p)
-        self._pelt(rq)
+        self.pelt(rq)
         if p.cpu != cpu:
             self.detach(p)
             self.attach(p, cpu)
@@ -260,7 +271,7 @@ class State:
         """The running task p blocks (voluntary switch)."""
         rq = self.rqs[p.cpu]
         self.update_task(p)
-        self._pelt(rq)
+        self.pelt(rq)
         p.state = TASK_SLEEPING
         rq.curr = None
         rq.nr_running -= 1
@@ -272,7 +283,7 @@ class State:
         p.run_since_sleep_ns = 0
 
     def set_curr(self, rq: Rq, p: Task | None) -> None:
-        self._pelt(rq)
+        self.pelt(rq)
         if rq.curr is not None:
             self.update_task(rq.curr)
         if p is not None:
@@ -284,7 +295,7 @@ class State:
         """Load balancing: move a queued (not running) task to dst."""
         src = self.rqs[p.cpu]
         self.update_task(p)
-        self._pelt(src)
+        self.pelt(src)
         src.queue.remove(p)
         src.nr_running -= 1
         if src.nr_running == 1:
@@ -292,7 +303,7 @@ class State:
         self.detach(p)
         self.attach(p, dst)
         rq = self.rqs[dst]
-        self._pelt(rq)
+        self.pelt(rq)
         rq.queue.append(p)
         rq.nr_running += 1
         if rq.nr_running == 2:

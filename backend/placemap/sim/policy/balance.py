@@ -21,6 +21,7 @@ from placemap.sim.domains import (
 )
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
+from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import State, Task
 
 CPU_IDLE = 0
@@ -159,6 +160,8 @@ def load_balance(
         first_idle = next((c for c in local_cpus if st.rqs[c].nr_running == 0), -1)
         if (first_idle if first_idle >= 0 else local_cpus[0]) != cpu:
             return [], R_NOT_BALANCE_CPU
+    if idle != CPU_NEWLY_IDLE and st.features.SIS_UTIL and level == st.sd.llc_index[cpu]:
+        update_idle_cpu_scan(st, st.sd.llc_id[cpu])  # update_sd_lb_stats() at the LLC domain
     stats = [GroupStats(st, g, None, sd.imbalance_pct, False) for g in groups]
     local = stats[0]
     busiest: GroupStats | None = None

@@ -23,14 +23,20 @@ class GroupStats:
         idle = nr = 0
         load = util = 0.0
         rqs = st.rqs
+        now = st.now
+        pelt = st.pelt
         for c in cpus:
             rq = rqs[c]
-            n = rq.nr_running - (1 if p is not None and rq.curr is p else 0)
+            if rq.pelt_ts != now:
+                pelt(rq)
+            n = rq.nr_running
+            if p is not None and rq.curr is p:
+                n -= 1
             nr += n
             if n == 0:
                 idle += 1
-            load += st.cpu_load(c)
-            util += st.cpu_util(c)
+            load += rq.load
+            util += rq.util if rq.util < 1024.0 else 1024.0
         w = len(cpus)
         cap = 1024 * w
         self.idle_cpus = idle

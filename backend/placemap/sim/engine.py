@@ -1,0 +1,441 @@
+"""The simulator engine: runs tasks on CPUs over the event loop, asks the policies where
+tasks go at fork, wakeup and balance, and charges the cost model.
+
+Execution model: each CPU runs `curr` until its burst of work ends or its CFS slice expires
+with others waiting; work progresses at SMT_SPEED while an SMT sibling runs too. A task's
+behaviour (workloads/) is asked for its next burst each time one ends and answers with a
+duration, SLEEP (block until woken) or EXIT. Wakeups and forks go through the policies;
+load balancing runs from a periodic tick per domain interval, and when a CPU goes idle
+(newly idle balance, then STEAL).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from placemap.sim import cost
+from placemap.sim.core import NORMAL, URGENT, Environment
+from placemap.sim.features import Features
+from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, Move, load_balance, newidle_balance, try_steal
+from placemap.sim.policy.fork import select_task_rq_fork
+from placemap.sim.policy.wakeup import select_task_rq_wake
+from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_NEW, TASK_SLEEPING, Rq, State, Task
+from placemap.sim.topology import Topology
+
+SLEEP = 0
+EXIT = -1
+LEVELS = ("smt", "llc", "pkg", "numa")
+
+
+class Behavior(Protocol):
+    """A task's program: called when its burst ends (or when it first runs)."""
+
+    def step(self, eng: Engine, p: Task) -> int:
+        """Next burst in ns of CPU work at full speed, or SLEEP, or EXIT."""
+        ...
+
+
+class Engine:
+    """One simulation run: state, event loop, seeded RNG and counters."""
+
+    def __init__(self, topo: Topology, features: Features | None = None, seed: int = 0) -> None:
+        self.env = Environment()
+        self.st = State(topo, features)
+        self.rng = random.Random(seed)
+        st = self.st
+        self.failed = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
+        self.interval = [
+            [d.min_interval_ms * 1_000_000 for d in st.sd.per_cpu[c]] for c in range(topo.nr_cpus)
+        ]
+        self.next_balance = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
+        self.live = 0
+        self.ticking = False
+        # counters
+        self.migrations = dict.fromkeys(LEVELS, 0)
+        self.migrations_by_cause = {"wakeup": 0, "balance": 0, "fork": 0}
+        self.wakeups = 0
+        self.wakeups_affine = 0
+        self.wakeups_by_level = dict.fromkeys(LEVELS, 0)
+        self.switches = 0
+        self.busy_ns = 0
+        self.wait_ns = 0
+        self.nr_waits = 0
+        self.wake_latency: dict[int, list[int]] = {}  # group -> samples (ns), groups that ask
+        self.latency_after: dict[int, int] = {}  # group -> time from which samples count
+
+    # -- task creation -----------------------------------------------------------------
+
+    def _new_task(self, name: str, behavior: Behavior, group: int, hints: int) -> Task:
+        p = Task(len(self.st.tasks) + 1, name, group, hints)
+        p.behavior = behavior
+        p.pelt_ts = self.env.now
+        p.load = float(NICE_0_LOAD)  # init_entity_runnable_average()
+        self.st.tasks.append(p)
+        self.live += 1
+        return p
+
+    def spawn(self, name: str, behavior: Behavior, cpu: int, *, group: int = 0, hints: int = 0) -> Task:
+        """Start a task on `cpu` directly (the workload's first process)."""
+        self.st.now = self.env.now
+        p = self._new_task(name, behavior, group, hints)
+        self._enqueue(p, cpu)
+        self._start_tick()
+        return p
+
+    def fork(self, parent: Task, name: str, behavior: Behavior, *, group: int | None = None) -> Task:
+        """wake_up_new_task(): place the child with the fork slow path; it inherits the hints
+        and the affinity of its parent."""
+        st = self.st
+        st.now = self.env.now
+        p = self._new_task(name, behavior, parent.group if group is None else group, parent.hints)
+        p.cpus_allowed = parent.cpus_allowed
+        p.footprint_kb = parent.footprint_kb
+        util = st.cpu_util(parent.cpu)
+        p.util = min(parent.util, max(0.0, (1024.0 - util) / 2))  # post_init_entity_util_avg cap
+        d = select_task_rq_fork(st, p, parent.cpu)
+        if d.cpu != parent.cpu:
+            self._count_migration(parent.cpu, d.cpu, "fork")
+        p.vruntime = st.rqs[d.cpu].min_vruntime + cost.SCHED_MIN_GRANULARITY_NS  # START_DEBIT
+        self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
+        return p
+
+    # -- wakeups -----------------------------------------------------------------------
+
+    def track_latency(self, group: int, after_ns: int = 0) -> None:
+        """Record wakeup latencies (wakeup to running) of the tasks of `group` woken after
+        `after_ns` (a warmup)."""
+        self.wake_latency.setdefault(group, [])
+        self.latency_after[group] = after_ns
+
+    def wake(self, p: Task, waker: Task | None = None, *, cpu: int = -1, sync: bool = False) -> bool:
+        """try_to_wake_up(): False when p is not sleeping. Without a waker, the wakeup comes
+        from an interrupt or timer on `cpu` (default: p's CPU)."""
+        if p.state != TASK_SLEEPING:
+            return False
+        st = self.st
+        now = st.now = self.env.now
+        this_cpu = waker.cpu if waker is not None else (cpu if cpu >= 0 else p.cpu)
+        d = select_task_rq_wake(st, p, waker, this_cpu, sync)
+        target = d.cpu
+        self.wakeups += 1
+        if d.affine:
+            self.wakeups_affine += 1
+        lvl = st.sd.level_between(this_cpu, target)
+        if lvl:
+            self.wakeups_by_level[lvl] += 1
+        prev = p.cpu
+        rq = st.rqs[target]
+        if target != prev:
+            self._count_migration(prev, target, "wakeup")
+            p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
+        if waker is not None:
+            p.wake_penalty_ns += cost.wake_transfer_ns(lvl)
+        # place_entity(): a sleeper gets at most half a latency period of credit
+        floor = rq.min_vruntime - cost.SLEEPER_CREDIT_NS
+        p.vruntime = max(p.vruntime, floor)
+        p.woken_at = now
+        self._enqueue(p, target, waker_cpu=this_cpu)
+        return True
+
+    def wake_at(self, time_ns: int, p: Task) -> None:
+        """A timer that wakes p at time_ns (on the CPU p sleeps on)."""
+        self.env.schedule(time_ns, NORMAL, self._on_timer, p, None)
+
+    def _on_timer(self, p: Task, _b: object) -> None:
+        self.wake(p)
+
+    def _enqueue(self, p: Task, cpu: int, waker_cpu: int = -1) -> None:
+        st = self.st
+        rq = st.rqs[cpu]
+        was_idle = rq.nr_running == 0 and not rq.starting
+        st.enqueue(p, cpu)
+        if rq.curr is None:
+            if was_idle:
+                delay = cost.IDLE_EXIT_NS
+                if st.now - rq.idle_since >= cost.DEEP_IDLE_AFTER_NS:
+                    delay = cost.IDLE_EXIT_DEEP_NS
+                if waker_cpu >= 0 and waker_cpu != cpu:
+                    delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
+                self._kick(rq, delay)
+        elif not rq.need_resched and rq.curr.vruntime - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS:
+            rq.need_resched = True
+            self.env.schedule(self.env.now, URGENT, self._on_resched, rq, None)
+
+    def _kick(self, rq: Rq, delay: int) -> None:
+        rq.starting = True
+        rq.gen += 1
+        self.env.schedule(self.env.now + delay, URGENT, self._on_start, rq, rq.gen)
+
+    def _on_start(self, rq: Rq, gen: int) -> None:
+        if gen != rq.gen:
+            return
+        self.st.now = self.env.now
+        rq.starting = False
+        if rq.curr is None:
+            self._schedule(rq)
+
+    def _on_resched(self, rq: Rq, _b: object) -> None:
+        if not rq.need_resched:
+            return
+        rq.need_resched = False
+        if rq.curr is not None and rq.queue:
+            self.st.now = self.env.now
+            self._account(rq)
+            self._preempt(rq)
+
+    # -- running -----------------------------------------------------------------------
+
+    def _account(self, rq: Rq) -> None:
+        p = rq.curr
+        if p is None:
+            return
+        dt = self.env.now - rq.run_start
+        if dt > 0:
+            p.work_ns -= int(dt * rq.speed)
+            p.sum_exec_ns += dt
+            p.vruntime += dt
+            p.run_since_sleep_ns += dt
+            self.busy_ns += dt
+            rq.run_start = self.env.now
+            if not rq.queue and p.vruntime > rq.min_vruntime:
+                rq.min_vruntime = p.vruntime
+
+    def _arm(self, rq: Rq) -> None:
+        p = rq.curr
+        assert p is not None
+        rq.gen += 1
+        end = self.env.now + max(1, int(p.work_ns / rq.speed + 0.999))
+        if rq.queue and rq.slice_end < end:
+            end = max(rq.slice_end, self.env.now + 1)
+        self.env.schedule(end, URGENT, self._on_cpu, rq, rq.gen)
+
+    def _sibling_speed(self, cpu: int) -> None:
+        """An SMT sibling of `cpu` started or stopped running: re-time the others."""
+        rqs = self.st.rqs
+        for s in self.st.topo.siblings[cpu]:
+            if s == cpu:
+                continue
+            srq = rqs[s]
+            if srq.curr is None:
+                continue
+            speed = self._speed(s)
+            if speed != srq.speed:
+                self._account(srq)
+                srq.speed = speed
+                self._arm(srq)
+
+    def _speed(self, cpu: int) -> float:
+        rqs = self.st.rqs
+        for s in self.st.topo.siblings[cpu]:
+            if s != cpu and rqs[s].curr is not None:
+                return cost.SMT_SPEED
+        return 1.0
+
+    def _on_cpu(self, rq: Rq, gen: int) -> None:
+        if gen != rq.gen:
+            return
+        self.st.now = self.env.now
+        self._account(rq)
+        p = rq.curr
+        assert p is not None
+        if p.work_ns <= 0:
+            self._step(rq, p)
+        elif rq.queue:
+            self._preempt(rq)
+        else:
+            self._arm(rq)
+
+    def _step(self, rq: Rq, p: Task) -> None:
+        behavior: Behavior = p.behavior  # type: ignore[assignment]
+        ns = behavior.step(self, p)
+        if ns > 0:
+            p.work_ns = ns + p.wake_penalty_ns
+            p.wake_penalty_ns = 0
+            if rq.queue and (rq.need_resched or self.env.now >= rq.slice_end):
+                rq.need_resched = False
+                self._preempt(rq)
+            else:
+                self._arm(rq)
+            return
+        st = self.st
+        p.last_ran_ns = st.now
+        if ns == SLEEP:
+            st.dequeue_sleep(p)
+        else:
+            st.set_curr(rq, None)
+            rq.nr_running -= 1
+            if rq.nr_running == 1:
+                st.nr_overloaded -= 1
+            p.state = TASK_DEAD
+            st.detach(p)
+            p.cpu = -1
+            self.live -= 1
+        rq.need_resched = False
+        rq.gen += 1
+        self._schedule(rq)
+
+    def _preempt(self, rq: Rq) -> None:
+        p = rq.curr
+        assert p is not None
+        st = self.st
+        st.set_curr(rq, None)
+        p.last_ran_ns = st.now
+        p.wait_start = st.now
+        rq.queue.append(p)
+        self._pick(rq)
+
+    def _schedule(self, rq: Rq) -> None:
+        """curr is gone: run the next queued task, or balance, or go idle."""
+        if rq.queue:
+            self._pick(rq)
+            return
+        st = self.st
+        cpu = rq.cpu
+        mv, spent = newidle_balance(st, cpu, self.failed)
+        if mv is None:
+            mv = try_steal(st, cpu)
+            if mv is not None:
+                spent += cost.STEAL_COST_NS
+        if mv is not None:
+            self._apply(mv, "balance")
+            self._kick(rq, spent)
+            return
+        rq.idle_since = st.now
+        rq.idle_stamp = st.now
+        self.switches += 1
+        llc = st.sd.llc_id[cpu]
+        if not st.has_idle_cores[llc] and st.core_idle(cpu):
+            st.has_idle_cores[llc] = True  # __update_idle_core()
+        self._sibling_speed(cpu)
+
+    def _pick(self, rq: Rq) -> None:
+        st = self.st
+        now = st.now
+        q = rq.queue
+        p = q[0]
+        for t in q:
+            if t.vruntime < p.vruntime:
+                p = t
+        rq.min_vruntime = max(rq.min_vruntime, p.vruntime)
+        was_idle = rq.idle_since >= 0
+        if was_idle:
+            delta = now - rq.idle_since
+            rq.avg_idle += (min(delta, 1_000_000) - rq.avg_idle) // 8
+            rq.idle_since = -1
+        st.set_curr(rq, p)
+        self.switches += 1
+        self.wait_ns += now - p.wait_start
+        self.nr_waits += 1
+        if p.woken_at >= 0:
+            samples = self.wake_latency.get(p.group)
+            if samples is not None and p.woken_at >= self.latency_after[p.group]:
+                samples.append(now - p.woken_at)
+            p.woken_at = -1
+        rq.run_start = now
+        n = rq.nr_running
+        rq.slice_end = now + max(cost.SCHED_MIN_GRANULARITY_NS, cost.SCHED_LATENCY_NS // max(1, n))
+        rq.speed = self._speed(rq.cpu)
+        if was_idle:
+            self._sibling_speed(rq.cpu)
+        if p.state == TASK_NEW or p.work_ns <= 0:
+            p.work_ns = 0
+            p.wake_penalty_ns += cost.CONTEXT_SWITCH_NS
+            self._step(rq, p)
+        else:
+            p.work_ns += cost.CONTEXT_SWITCH_NS
+            self._arm(rq)
+
+    # -- load balancing ----------------------------------------------------------------
+
+    def _count_migration(self, src: int, dst: int, cause: str) -> None:
+        lvl = self.st.sd.level_between(src, dst)
+        if lvl:
+            self.migrations[lvl] += 1
+            self.migrations_by_cause[cause] += 1
+
+    def _apply(self, m: Move, cause: str) -> None:
+        st = self.st
+        p = m.task
+        src = st.rqs[m.src]
+        if m.active:
+            if src.curr is not p:
+                return
+            self._account(src)
+            st.set_curr(src, None)
+            src.queue.append(p)
+            p.last_ran_ns = st.now
+            src.gen += 1
+        st.move_queued(p, m.dst)
+        self._count_migration(m.src, m.dst, cause)
+        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst))
+        if p.work_ns > 0:
+            p.work_ns += pen
+        else:
+            p.wake_penalty_ns += pen
+        if m.active:
+            self._schedule(src)
+
+    def _start_tick(self) -> None:
+        if not self.ticking:
+            self.ticking = True
+            self.env.schedule(self.env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
+
+    def _on_tick(self, _a: object, _b: object) -> None:
+        st = self.st
+        now = st.now = self.env.now
+        if self.live == 0:
+            self.ticking = False
+            return
+        # NOHZ: idle CPUs do not tick; they are balanced (nohz_idle_balance) only when a busy
+        # CPU kicks, i.e. while some runqueue has a task waiting (nohz_balancer_kick).
+        kick = st.nr_overloaded > 0
+        for cpu in st.cpus:
+            rq = st.rqs[cpu]
+            idle = rq.nr_running == 0 and not rq.starting
+            if idle and not kick:
+                continue
+            nb = self.next_balance[cpu]
+            for level, sd in enumerate(st.sd.per_cpu[cpu]):
+                if now < nb[level]:
+                    continue
+                moves, _why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                iv = self.interval[cpu]
+                if moves:
+                    iv[level] = sd.min_interval_ms * 1_000_000
+                    for m in moves:
+                        self._apply(m, "balance")
+                    if idle and rq.curr is None and not rq.starting:
+                        self._kick(rq, cost.IDLE_EXIT_NS)
+                else:
+                    iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
+                nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+        self.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
+
+    # -- running and results ------------------------------------------------------------
+
+    def run(self, until_ns: int) -> None:
+        self.env.run(until_ns)
+
+    def counters(self, duration_ns: int) -> dict[str, object]:
+        """The counters of the result JSON (issue 3 section 5)."""
+        ncpu = len(self.st.cpus)
+        return {
+            "migrations": {
+                "total": sum(self.migrations.values()),
+                "by_level": dict(self.migrations),
+                "by_cause": dict(self.migrations_by_cause),
+            },
+            "wakeups": {
+                "total": self.wakeups,
+                "affine": self.wakeups_affine,
+                "by_level": dict(self.wakeups_by_level),
+            },
+            "context_switches": self.switches,
+            "cpu_utilization": round(self.busy_ns / (ncpu * duration_ns), 6) if duration_ns > 0 else 0.0,
+            "avg_wait_us": round(self.wait_ns / self.nr_waits / 1000, 3) if self.nr_waits else 0.0,
+        }
+
+    def sched_events(self) -> int:
+        """Scheduler events simulated: wakeups + context switches + migrations."""
+        return self.wakeups + self.switches + sum(self.migrations.values())

@@ -1,0 +1,197 @@
+"""hackbench -g G [process|thread] [pipe|socket] -l L.
+
+Per group 20 senders and 20 receivers; every sender writes L messages of 100 bytes to every
+receiver; a receiver reads until it has 20 x L. Writes and reads are sync wakeups; a sender
+blocks when the receiver's buffer is full and is woken (sync) by the reading receiver.
+The main task forks all receivers then all senders, each child runs its setup and waits;
+when the last is ready main wakes them all (the start) and the run ends when the last child
+exits. Metric: runtime_s (lower is better), from the start to the last exit.
+
+A sender's burst is one pass over the receivers (its messages are delivered when the burst
+ends); a receiver's burst reads everything pending. Costs per message are parameters below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from placemap.sim.engine import EXIT, SLEEP, Engine
+from placemap.sim.state import TASK_SLEEPING, Task
+from placemap.sim.workloads.params import check_keys, choice_param, int_param
+
+FDS = 20  # hackbench's default: 20 senders and 20 receivers per group
+# CPU cost of one 100-byte write / read (syscall, copy, wakeup check): perf of hackbench on
+# Zen3/ICX shows ~1-2 us per message end to end; sockets cost more than pipes (skb alloc).
+WRITE_NS = {"pipe": 1_200, "socket": 2_000}
+READ_NS = {"pipe": 800, "socket": 1_500}
+# Messages a receiver's buffer holds: a pipe's 16 pages hold 655 messages of 100 bytes; a
+# unix socket's 208 KiB sndbuf holds ~230 skbs of ~900 bytes truesize.
+CAPACITY = {"pipe": 655, "socket": 230}
+FORK_NS = {"process": 60_000, "thread": 20_000}  # fork()/clone() in the parent
+SETUP_NS = 10_000  # a child's setup before it waits for the start
+START_WAKE_NS = 500  # main's cost per child woken at the start
+
+
+class _Main:
+    def __init__(self, hb: Hackbench) -> None:
+        self.hb = hb
+        self.phase = 0  # 0 forking, 1 waiting ready, 2 waking, 3 waiting end
+        self.next_child = 0
+
+    def step(self, eng: Engine, p: Task) -> int:
+        hb = self.hb
+        if self.phase == 0:
+            if self.next_child < hb.nr_children:
+                i = self.next_child
+                self.next_child += 1
+                g, k = divmod(i, 2 * FDS)
+                beh: _Receiver | _Sender = _Receiver(hb, g, k) if k < FDS else _Sender(hb, g, k - FDS)
+                child = eng.fork(p, "hackbench", beh)
+                hb.tasks.append(child)
+                if k < FDS:
+                    hb.receivers.append(child)
+                return FORK_NS[hb.mode]
+            self.phase = 1
+            if hb.ready < hb.nr_children:
+                return SLEEP
+        if self.phase == 1:
+            self.phase = 2
+            hb.t_start = eng.env.now
+            for t in hb.tasks:
+                eng.wake(t, p, sync=True)
+            return START_WAKE_NS * hb.nr_children
+        return SLEEP
+
+
+class _Child:
+    def __init__(self, hb: Hackbench, group: int, index: int) -> None:
+        self.hb = hb
+        self.group = group
+        self.index = index
+        self.started = False
+        self.set_up = False
+
+    def _ready(self, eng: Engine, p: Task) -> int:
+        """Setup burst, then wait for the start."""
+        hb = self.hb
+        if not self.set_up:
+            self.set_up = True
+            return SETUP_NS
+        self.started = True
+        hb.ready += 1
+        if hb.ready == hb.nr_children and hb.main is not None:
+            eng.wake(hb.main, p, sync=True)
+        return SLEEP
+
+
+class _Receiver(_Child):
+    def step(self, eng: Engine, p: Task) -> int:
+        if not self.started:
+            return self._ready(eng, p)
+        hb = self.hb
+        r = self.group * FDS + self.index
+        k = hb.pending[r]
+        if k:
+            hb.pending[r] = 0
+            hb.received[r] += k
+            waiters = hb.waiters[r]
+            if waiters:
+                hb.waiters[r] = []
+                for s in waiters:
+                    eng.wake(s, p, sync=True)
+            return k * READ_NS[hb.ipc]
+        if hb.received[r] >= FDS * hb.loops:
+            hb.exited(eng)
+            return EXIT
+        return SLEEP
+
+
+class _Sender(_Child):
+    def __init__(self, hb: Hackbench, group: int, index: int) -> None:
+        super().__init__(hb, group, index)
+        self.loop = 0
+        self.next_r = 0
+        self.batch: list[int] = []
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if not self.started:
+            return self._ready(eng, p)
+        hb = self.hb
+        base = self.group * FDS
+        for r in self.batch:
+            hb.pending[r] += 1
+            rt = hb.receivers[r]
+            if rt.state == TASK_SLEEPING:
+                eng.wake(rt, p, sync=True)
+        self.batch = []
+        cap = CAPACITY[hb.ipc]
+        while len(self.batch) < FDS and self.loop < hb.loops:
+            r = base + self.next_r
+            if hb.pending[r] + 1 > cap:
+                break
+            self.batch.append(r)
+            self.next_r += 1
+            if self.next_r == FDS:
+                self.next_r = 0
+                self.loop += 1
+        if self.batch:
+            return len(self.batch) * WRITE_NS[hb.ipc]
+        if self.loop >= hb.loops:
+            hb.exited(eng)
+            return EXIT
+        hb.waiters[base + self.next_r].append(p)
+        return SLEEP
+
+
+class Hackbench:
+    """The workload; `tasks` in fork order (per group: 20 receivers, then 20 senders)."""
+
+    metric_name = "runtime_s"
+    better = "lower"
+    PARAMS = ("groups", "mode", "ipc", "loops")
+
+    def __init__(self, groups: int = 1, mode: str = "process", ipc: str = "pipe", loops: int = 100) -> None:
+        self.groups = groups
+        self.mode = mode
+        self.ipc = ipc
+        self.loops = loops
+        self.nr_children = groups * 2 * FDS
+        self.pending = [0] * (groups * FDS)
+        self.received = [0] * (groups * FDS)
+        self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
+        self.tasks: list[Task] = []
+        self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
+        self.main: Task | None = None
+        self.ready = 0
+        self.alive = self.nr_children
+        self.t_start = -1
+        self.t_end = -1
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], field: str) -> Hackbench:
+        check_keys(spec, cls.PARAMS, field)
+        return cls(
+            groups=int_param(spec, "groups", 1, 1, 64, field=field),
+            mode=choice_param(spec, "mode", "process", ("process", "thread"), field),
+            ipc=choice_param(spec, "ipc", "pipe", ("pipe", "socket"), field),
+            loops=int_param(spec, "loops", 100, 1, 1_000_000, field=field),
+        )
+
+    def setup(self, eng: Engine, hints: int) -> None:
+        cpus = eng.st.cpus
+        self.main = eng.spawn("hackbench", _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+
+    def exited(self, eng: Engine) -> None:
+        self.alive -= 1
+        if self.alive == 0:
+            self.t_end = eng.env.now
+            eng.env.stop()
+
+    def complete(self) -> bool:
+        return self.t_end >= 0
+
+    def metric(self, eng: Engine, duration_ns: int) -> float:
+        start = self.t_start if self.t_start >= 0 else 0
+        end = self.t_end if self.t_end >= 0 else eng.env.now
+        return round((end - start) / 1e9, 9)

@@ -1,0 +1,97 @@
+"""The engine on small hand-built programs: CPU sharing, SMT slowdown, sync ping-pong pulled
+onto one LLC, runqueue invariants after a run."""
+
+from __future__ import annotations
+
+from placemap.sim import cost
+from placemap.sim.engine import EXIT, SLEEP, Engine
+from placemap.sim.state import Task
+from placemap.sim.topology import preset
+
+
+class Burn:
+    """Run `work_ns` of CPU work once, then exit; remember when it ended."""
+
+    def __init__(self, work_ns: int) -> None:
+        self.work_ns = work_ns
+        self.done_at = -1
+        self.started = False
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if not self.started:
+            self.started = True
+            return self.work_ns
+        self.done_at = eng.env.now
+        return EXIT
+
+
+class PingPong:
+    """Wake the partner (sync), then sleep; `rounds` times."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.partner: Task | None = None
+        self.turn = False
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if self.turn:
+            self.turn = False
+            if self.partner is not None:
+                eng.wake(self.partner, p, sync=True)
+            self.rounds -= 1
+            return SLEEP if self.rounds > 0 else EXIT
+        self.turn = True
+        return 5_000
+
+
+def invariants(eng: Engine) -> None:
+    st = eng.st
+    for rq in st.rqs:
+        assert rq.nr_running == (rq.curr is not None) + len(rq.queue), rq.cpu
+    assert st.nr_overloaded == sum(1 for rq in st.rqs if rq.nr_running > 1)
+
+
+def test_a_lone_task_runs_at_full_speed() -> None:
+    eng = Engine(preset("bdw-1s-20"))
+    b = Burn(1_000_000)
+    eng.spawn("burn", b, 0)
+    eng.run(10_000_000)
+    start = cost.IDLE_EXIT_NS
+    assert b.done_at == start + 1_000_000 + cost.CONTEXT_SWITCH_NS
+    invariants(eng)
+
+
+def test_busy_smt_sibling_slows_the_task_to_smt_speed() -> None:
+    eng = Engine(preset("bdw-1s-20"))
+    a, b = Burn(1_000_000), Burn(1_000_000)
+    eng.spawn("a", a, 0)
+    eng.spawn("b", b, 10)  # CPU 10 is CPU 0's sibling
+    eng.run(10_000_000)
+    expected = cost.IDLE_EXIT_NS + (1_000_000 + cost.CONTEXT_SWITCH_NS) / cost.SMT_SPEED
+    assert abs(a.done_at - expected) <= 2 and abs(b.done_at - expected) <= 2
+
+
+def test_two_tasks_pinned_to_one_cpu_share_it() -> None:
+    eng = Engine(preset("bdw-1s-20"))
+    a, b = Burn(20_000_000), Burn(20_000_000)
+    for name, beh in (("a", a), ("b", b)):
+        p = eng.spawn(name, beh, 3)
+        p.cpus_allowed = frozenset({3})
+    eng.run(100_000_000)
+    assert eng.switches > 4, "slices alternate"
+    assert abs(a.done_at - b.done_at) <= cost.SCHED_LATENCY_NS
+    assert max(a.done_at, b.done_at) >= 40_000_000
+    invariants(eng)
+
+
+def test_sync_ping_pong_across_llcs_is_pulled_onto_one_llc() -> None:
+    eng = Engine(preset("zen3-2s-nps1"))
+    x, y = PingPong(200), PingPong(200)
+    px = eng.spawn("x", x, 0)
+    py = eng.spawn("y", y, 64)
+    x.partner, y.partner = py, px
+    y.turn = True  # y starts by waiting: its first step wakes x... and it goes to sleep
+    eng.run(50_000_000)
+    assert eng.wakeups > 100 and eng.wakeups_affine > 0
+    assert eng.st.sd.share_cache(px.cpu, py.cpu), "wake_affine pulled the pair together"
+    invariants(eng)

@@ -1,0 +1,83 @@
+"""Scenario validation (errors name the field), the result shape of issue 3 section 5, and
+determinism: the same scenario and seed give byte-identical output."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import run_scenario
+from placemap.sim.topology import preset
+
+HACKBENCH = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "hackbench", "groups": 1, "loops": 10},
+    "seed": 1,
+}
+SCHBENCH = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 1, "workers": 8},
+    "seed": 3,
+    "duration_ms": 400,
+}
+
+
+def run(sc: dict[str, Any]) -> str:
+    return json.dumps(run_scenario(sc, wall_clock=False), sort_keys=True)
+
+
+def test_result_has_the_issue_shape() -> None:
+    r = run_scenario(HACKBENCH)
+    assert r["metric"]["name"] == "runtime_s" and r["metric"]["better"] == "lower"
+    c = r["counters"]
+    assert set(c) == {"migrations", "wakeups", "context_switches", "cpu_utilization", "avg_wait_us"}
+    assert set(c["migrations"]["by_level"]) == {"smt", "llc", "pkg", "numa"}
+    assert set(c["migrations"]["by_cause"]) == {"wakeup", "balance", "fork"}
+    assert set(c["wakeups"]) == {"total", "affine", "by_level"}
+    assert r["sim"]["complete"] and r["sim"]["events"] > 0 and r["sim"]["wall_s"] >= 0
+    assert sum(c["migrations"]["by_level"].values()) == c["migrations"]["total"]
+
+
+@pytest.mark.parametrize("sc", [HACKBENCH, SCHBENCH], ids=["hackbench", "schbench"])
+def test_same_scenario_and_seed_give_identical_output(sc: dict[str, Any]) -> None:
+    assert run(sc) == run(sc)
+
+
+def test_another_seed_gives_another_run() -> None:
+    assert run(SCHBENCH) != run({**SCHBENCH, "seed": 4})
+
+
+def test_hints_and_features_change_the_run() -> None:
+    base = run(SCHBENCH)
+    assert run({**SCHBENCH, "hints": ["fork_affine"]}) != base
+    assert run({**SCHBENCH, "features": {"NO_MC": True}}) != base
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"topology": "zen9"}, "topology"),
+        ({"workload": {"kind": "fio"}}, "workload.kind"),
+        ({"workload": {"kind": "hackbench", "groups": 0}}, "workload.groups"),
+        ({"workload": {"kind": "hackbench", "ipc": "tcp"}}, "workload.ipc"),
+        ({"workload": {"kind": "schbench", "threads": 4}}, "workload.threads"),
+        ({"hints": ["fork_affine", "fork_spread"]}, "hints"),
+        ({"hints": ["wake_sideways"]}, "hints[0]"),
+        ({"features": {"SIS_LONG": True}}, "features.SIS_LONG"),
+        ({"seed": -1}, "seed"),
+        ({"duration_ms": 0}, "duration_ms"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_bad_scenarios_name_the_field(patch: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        run_scenario({**HACKBENCH, **patch})
+    assert e.value.field == field
+
+
+def test_inline_topology_object_runs() -> None:
+    sc = {**HACKBENCH, "topology": preset("bdw-1s-20").to_dict()}
+    assert run_scenario(sc)["sim"]["complete"]
