@@ -47,7 +47,7 @@ func groupsFrom(keyOf map[int]string) [][]int {
 
 // parseLscpuExpected reads the util-linux expected file: a summary, then the parsable
 // table with logical ids (`lscpu -p`), then the same with physical ids (`lscpu -p
-// --physical`... in the test script's order). Only the column header lines start a table.
+// --physical`). Only the column header lines start a table.
 func parseLscpuExpected(path string) (*truth, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -105,7 +105,7 @@ func parseLscpuExpected(path string) (*truth, error) {
 		}
 	}
 	tr := &truth{source: path, nodeOf: map[int]int{}, llcCovers: true}
-	cpuCol, nodeCol, sockCol, coreCol := col(logical, "CPU"), col(logical, "Node"), col(logical, "Socket"), col(logical, "Core")
+	cpuCol, nodeCol, sockCol := col(logical, "CPU"), col(logical, "Node"), col(logical, "Socket")
 	coreKey, llcKey := map[int]string{}, map[int]string{}
 	// Heterogeneous Arm systems number logical cores per CPU type, so (Socket, Core) of
 	// the logical table is not unique there; the physical table's pair is.
@@ -145,7 +145,6 @@ func parseLscpuExpected(path string) (*truth, error) {
 			tr.llcFromPkgNode = true
 		}
 	}
-	_ = coreCol
 	tr.llcs = groupsFrom(llcKey)
 	tr.cores = groupsFrom(coreKey)
 	return tr, nil

@@ -6,7 +6,6 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 	"testing/fstest"
 	"time"
 )
@@ -15,8 +14,25 @@ import (
 // lookup by scanning the whole map, which on dumps of 60k entries made the suite crawl;
 // memFS indexes directories once and answers ReadFile/ReadDir/Stat from maps.
 type memFS struct {
-	m    fstest.MapFS
-	dirs map[string][]fs.DirEntry
+	m      fstest.MapFS
+	dirs   map[string][]fs.DirEntry
+	prefix string // set on a Sub view ("" at the top)
+}
+
+// Sub keeps the fast paths (io/fs's generic sub-FS has no Stat, so it would fall back
+// to MapFS.Open).
+func (f *memFS) Sub(dir string) (fs.FS, error) {
+	if !fs.ValidPath(dir) {
+		return nil, &fs.PathError{Op: "sub", Path: dir, Err: fs.ErrInvalid}
+	}
+	return &memFS{m: f.m, dirs: f.dirs, prefix: f.full(dir)}, nil
+}
+
+func (f *memFS) full(name string) string {
+	if f.prefix == "" {
+		return name
+	}
+	return path.Join(f.prefix, name)
 }
 
 func newMemFS(m fstest.MapFS) *memFS {
@@ -74,12 +90,18 @@ func (i memInfo) Mode() fs.FileMode {
 	return 0o444
 }
 
-func (f *memFS) Open(name string) (fs.File, error) { return f.m.Open(name) }
+func (f *memFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return f.m.Open(f.full(name))
+}
 
 func (f *memFS) ReadFile(name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
 	}
+	name = f.full(name)
 	if e, ok := f.m[name]; ok && !e.Mode.IsDir() {
 		return slices.Clone(e.Data), nil
 	}
@@ -90,21 +112,25 @@ func (f *memFS) ReadFile(name string) ([]byte, error) {
 }
 
 func (f *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if d, ok := f.dirs[name]; ok {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	}
+	if d, ok := f.dirs[f.full(name)]; ok {
 		return slices.Clone(d), nil
 	}
 	return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
 }
 
 func (f *memFS) Stat(name string) (fs.FileInfo, error) {
-	if _, ok := f.dirs[name]; ok {
-		return memInfo{name: path.Base(name), dir: true}, nil
-	}
-	if e, ok := f.m[name]; ok && !e.Mode.IsDir() {
-		return memInfo{name: path.Base(name), size: int64(len(e.Data))}, nil
-	}
-	if strings.HasPrefix(name, "/") || !fs.ValidPath(name) {
+	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	full := f.full(name)
+	if _, ok := f.dirs[full]; ok {
+		return memInfo{name: path.Base(full), dir: true}, nil
+	}
+	if e, ok := f.m[full]; ok && !e.Mode.IsDir() {
+		return memInfo{name: path.Base(full), size: int64(len(e.Data))}, nil
 	}
 	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
 }
