@@ -22,6 +22,7 @@ from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
 from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_NEW, TASK_SLEEPING, Rq, State, Task
 from placemap.sim.topology import Topology
+from placemap.sim.trace import EventLog, idle_comm
 
 SLEEP = 0
 EXIT = -1
@@ -39,8 +40,14 @@ class Behavior(Protocol):
 class Engine:
     """One simulation run: state, event loop, seeded RNG and counters."""
 
-    def __init__(self, topo: Topology, features: Features | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, topo: Topology, features: Features | None = None, seed: int = 0, log: EventLog | None = None
+    ) -> None:
         self.env = Environment()
+        self.log = log
+        # the task that last left each CPU and its state, for sched_switch records
+        self.prev_task: list[Task | None] = [None] * topo.nr_cpus
+        self.prev_state = ["R"] * topo.nr_cpus
         self.st = State(topo, features)
         self.rng = random.Random(seed)
         st = self.st
@@ -79,6 +86,8 @@ class Engine:
         """Start a task on `cpu` directly (the workload's first process)."""
         self.st.now = self.env.now
         p = self._new_task(name, behavior, group, hints)
+        if self.log is not None:
+            self.log.wakeup_new(self.env.now, cpu, 0, p, target=cpu)
         self._enqueue(p, cpu)
         self._start_tick()
         return p
@@ -94,6 +103,12 @@ class Engine:
         util = st.cpu_util(parent.cpu)
         p.util = min(parent.util, max(0.0, (1024.0 - util) / 2))  # post_init_entity_util_avg cap
         d = select_task_rq_fork(st, p, parent.cpu)
+        log = self.log
+        if log is not None:
+            log.fork(st.now, parent.cpu, parent, p)
+            if d.cpu != parent.cpu:
+                log.migrate(st.now, parent.cpu, parent.pid, p, orig=parent.cpu, dest=d.cpu)
+            log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, "fork")
         p.vruntime = st.rqs[d.cpu].min_vruntime + cost.SCHED_MIN_GRANULARITY_NS  # START_DEBIT
@@ -126,6 +141,13 @@ class Engine:
             self.wakeups_by_level[lvl] += 1
         prev = p.cpu
         rq = st.rqs[target]
+        log = self.log
+        if log is not None:
+            wpid = waker.pid if waker is not None else 0
+            log.waking(now, this_cpu, wpid, p, prev=prev)
+            if target != prev:
+                log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
+            log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
         if target != prev:
             self._count_migration(prev, target, "wakeup")
             p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
@@ -260,9 +282,14 @@ class Engine:
             return
         st = self.st
         p.last_ran_ns = st.now
+        self.prev_task[rq.cpu] = p
         if ns == SLEEP:
+            self.prev_state[rq.cpu] = "S"
             st.dequeue_sleep(p)
         else:
+            self.prev_state[rq.cpu] = "X"
+            if self.log is not None:
+                self.log.exit(st.now, rq.cpu, p)
             st.set_curr(rq, None)
             rq.nr_running -= 1
             if rq.nr_running == 1:
@@ -283,6 +310,8 @@ class Engine:
         p.last_ran_ns = st.now
         p.wait_start = st.now
         rq.queue.append(p)
+        self.prev_task[rq.cpu] = p
+        self.prev_state[rq.cpu] = "R"
         self._pick(rq)
 
     def _schedule(self, rq: Rq) -> None:
@@ -304,6 +333,10 @@ class Engine:
         rq.idle_since = st.now
         rq.idle_stamp = st.now
         self.switches += 1
+        if self.log is not None:
+            self._log_switch(cpu, 0, idle_comm(cpu))
+        self.prev_task[cpu] = None
+        self.prev_state[cpu] = "R"
         llc = st.sd.llc_id[cpu]
         if not st.has_idle_cores[llc] and st.core_idle(cpu):
             st.has_idle_cores[llc] = True  # __update_idle_core()
@@ -325,6 +358,8 @@ class Engine:
             rq.idle_since = -1
         st.set_curr(rq, p)
         self.switches += 1
+        if self.log is not None:
+            self._log_switch(rq.cpu, p.pid, p.name)
         self.wait_ns += now - p.wait_start
         self.nr_waits += 1
         if p.woken_at >= 0:
@@ -346,6 +381,12 @@ class Engine:
             p.work_ns += cost.CONTEXT_SWITCH_NS
             self._arm(rq)
 
+    def _log_switch(self, cpu: int, next_pid: int, next_comm: str) -> None:
+        assert self.log is not None
+        prev = self.prev_task[cpu]
+        pid, comm = (prev.pid, prev.name) if prev is not None else (0, idle_comm(cpu))
+        self.log.switch(self.env.now, cpu, (pid, comm), state=self.prev_state[cpu], nxt=(next_pid, next_comm))
+
     # -- load balancing ----------------------------------------------------------------
 
     def _count_migration(self, src: int, dst: int, cause: str) -> None:
@@ -366,6 +407,11 @@ class Engine:
             src.queue.append(p)
             p.last_ran_ns = st.now
             src.gen += 1
+            self.prev_task[m.src] = p
+            self.prev_state[m.src] = "R"
+        if self.log is not None:
+            cur = st.rqs[m.dst].curr
+            self.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
         st.move_queued(p, m.dst)
         self._count_migration(m.src, m.dst, cause)
         pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst))

@@ -18,6 +18,7 @@ from placemap.sim.engine import Engine
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import Features, parse_features, parse_hints
 from placemap.sim.topology import Topology, load
+from placemap.sim.trace import EventLog
 from placemap.sim.workloads import build
 from placemap.sim.workloads.params import Workload
 
@@ -66,9 +67,10 @@ def parse_scenario(data: Any) -> Scenario:
     )
 
 
-def simulate(sc: Scenario) -> tuple[Engine, Workload]:
-    """Run a validated scenario; returns the engine (state, counters) and the workload."""
-    eng = Engine(sc.topology, sc.features, sc.seed)
+def simulate(sc: Scenario, log: EventLog | None = None) -> tuple[Engine, Workload]:
+    """Run a validated scenario; returns the engine (state, counters) and the workload.
+    With `log`, every fork, wakeup, migration, switch and exit is recorded into it."""
+    eng = Engine(sc.topology, sc.features, sc.seed, log)
     wl = build(sc.workload_spec)
     wl.setup(eng, sc.hints)
     eng.run(sc.duration_ns)
