@@ -141,8 +141,17 @@ func wakeKernel(b []byte, e *event) (ok, annotated bool) {
 	return found, annotated
 }
 
-// wakeTracecmd: comm:pid [prio] [success=%d] [CPU:%03d]
+// wakeTracecmd: comm:pid [prio] [success=%d] [CPU:%03d]. `CPU:` holds a colon too, so
+// a split that keeps [prio] is preferred (`a:5 [120] CPU:001` is comm a, not
+// `a:5 [120] CPU`); only prio-less output falls back to the bare `comm:pid` form.
 func wakeTracecmd(b []byte, e *event) (ok, annotated bool) {
+	if ok, ann := wakeTracecmdPrio(b, e, true); ok {
+		return ok, ann
+	}
+	return wakeTracecmdPrio(b, e, false)
+}
+
+func wakeTracecmdPrio(b []byte, e *event, needPrio bool) (ok, annotated bool) {
 	found := candidates(b, 0, ':', func(p int) bool {
 		pid, i, ok := parseInt32(b, p+1)
 		if !ok || !atEnd(b, i) {
@@ -158,6 +167,8 @@ func wakeTracecmd(b []byte, e *event) (ok, annotated bool) {
 				return false
 			}
 			e.prio, e.hasPrio, i = prio, true, j
+		} else if needPrio {
+			return false
 		}
 		if j, ok := lit(b, i, " success="); ok {
 			if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {

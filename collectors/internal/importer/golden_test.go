@@ -74,7 +74,12 @@ func TestGoldenCountsEveryTextTrace(t *testing.T) {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
 			path := sharedPath(t, tc.path)
 			want := countByToken(readText(t, path), tc.perf)
-			s, rows := importRows(t, FormatAuto, path)
+			out := filepath.Join(t.TempDir(), "out.arrow")
+			s, err := Run(Options{Files: []string{path}, Out: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := readTs(t, out)
 			if Format(s.Format) != tc.format {
 				t.Errorf("format %s, want %s", s.Format, tc.format)
 			}
@@ -94,14 +99,14 @@ func TestGoldenCountsEveryTextTrace(t *testing.T) {
 					t.Errorf("%s: %d events, file holds %d", name, s.EventsByKind[name], want[name])
 				}
 			}
-			if s.EventsTotal != total || len(rows) != total {
-				t.Errorf("events_total %d, rows %d, file holds %d", s.EventsTotal, len(rows), total)
+			if s.EventsTotal != total || len(ts) != total {
+				t.Errorf("events_total %d, rows %d, file holds %d", s.EventsTotal, len(ts), total)
 			}
 			if s.SkippedTotal+s.EventsTotal != s.LinesTotal {
 				t.Errorf("skipped %d + events %d != lines %d", s.SkippedTotal, s.EventsTotal, s.LinesTotal)
 			}
-			for i := 1; i < len(rows); i++ {
-				if rows[i].ts < rows[i-1].ts {
+			for i := 1; i < len(ts); i++ {
+				if ts[i] < ts[i-1] {
 					t.Fatalf("row %d out of order", i)
 				}
 			}

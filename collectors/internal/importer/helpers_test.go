@@ -48,22 +48,22 @@ func readText(tb testing.TB, path string) []byte {
 
 // row is one output row read back, nullable fields as pointers.
 type row struct {
-	ts                      int64
-	cpu                     int32
-	kind                    schema.Kind
-	curPid                  int32
-	tgid                    *int32
-	pid                     int32
-	comm                    string
-	prio, target, orig      *int32
-	dest                    *int32
-	prevState               *string
-	nextPid                 *int32
-	nextComm                *string
-	nextPrio, childPid      *int32
-	childComm, filename     *string
-	oldPid, llc             *int32
-	lost                    *int64
+	ts                  int64
+	cpu                 int32
+	kind                schema.Kind
+	curPid              int32
+	tgid                *int32
+	pid                 int32
+	comm                string
+	prio, target, orig  *int32
+	dest                *int32
+	prevState           *string
+	nextPid             *int32
+	nextComm            *string
+	nextPrio, childPid  *int32
+	childComm, filename *string
+	oldPid, llc         *int32
+	lost                *int64
 }
 
 // importRows runs the importer on files and reads the output back with arrow-go's IPC
@@ -164,4 +164,27 @@ func filepathStat(p string) (os.FileInfo, error) {
 		return fi, nil
 	}
 	return os.Stat(p + ".partial")
+}
+
+// readTs reads only the ts_ns column of an output back.
+func readTs(t *testing.T, path string) []int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := ipc.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	var ts []int64
+	for rd.Next() {
+		ts = append(ts, rd.RecordBatch().Column(schema.ColTsNs).(*array.Int64).Int64Values()...)
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ts
 }
