@@ -161,6 +161,7 @@ export function columnsFromTable(table: Table): EventColumns {
     nextComm: stringColumn(child(table, "next_comm", false), n),
     childPid: intColumn(child(table, "child_pid", false), n, i32, -1),
     childComm: stringColumn(child(table, "child_comm", false), n),
+    oldPid: intColumn(child(table, "old_pid", false), n, i32, -1),
     llc: intColumn(child(table, "llc", false), n, i32, -1),
     util: floatColumn(child(table, "util", false), n),
     lostEvents: int64Column(child(table, "lost_events", false), n, NaN),

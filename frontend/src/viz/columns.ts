@@ -27,6 +27,7 @@ export interface EventColumns {
   nextComm: StrColumn;
   childPid: Int32Array;
   childComm: StrColumn;
+  oldPid: Int32Array;
   llc: Int32Array;
   /** NaN for null. */
   util: Float32Array;

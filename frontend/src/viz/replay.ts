@@ -2,10 +2,13 @@
  * The replay state machine (same rules as the backend's replay/): applies decoded event columns
  * forward from a server keyframe (GET state) to any time. Pure; no DOM, no fetch.
  *
- * Rules: wakeup_new / wakeup -> task on target_cpu, runnable; migrate -> task on dest_cpu (state
- * kept); switch on cpu C: prev task on C, runnable if prev_state starts with "R", dead on "X"/"Z",
- * else sleeping; next task on C, running, and C runs next; fork -> child is new (CPU unknown);
- * exit -> dead; exec and every event refresh the subject's comm. pid 0 is idle (never a task).
+ * Rules (backend/placemap/replay/kernel.py): wakeup_new / wakeup -> task on target_cpu, runnable
+ * (a wakeup of a task still running where it is changes nothing; a dead task stays dead);
+ * migrate -> task on dest_cpu (state kept); switch on cpu C: prev task on C, runnable if prev_state
+ * starts with "R" (or is "0"), dead on "X"/"Z", else sleeping; next task on C, running, and C runs
+ * next; fork -> child is new (CPU unknown); exit -> dead; exec with another old_pid -> the pid takes
+ * the old thread's place. A task exists once an event names it (sleeping, CPU unknown); its comm is
+ * the last name a row gave it. pid 0 is idle (never a task).
  * Per-CPU runnable counts are kept incrementally so a frame can read them without scanning tasks.
  */
 import { Kind } from "../client/events";
@@ -15,6 +18,10 @@ import { str, type EventColumns } from "./columns";
 export const TaskState = { Running: 0, Runnable: 1, Sleeping: 2, New: 3, Dead: 4 } as const;
 export type TaskState = (typeof TaskState)[keyof typeof TaskState];
 export const TASK_STATE_NAMES: readonly TaskStateName[] = ["running", "runnable", "sleeping", "new", "dead"];
+
+/** running[] values besides a pid */
+export const RUN_IDLE = 0;
+export const RUN_UNKNOWN = -1;
 
 export interface TaskRec {
   pid: number;
@@ -42,14 +49,14 @@ function stateFromName(s: TaskStateName): TaskState {
 export function prevStateToTaskState(prev: string | null): TaskState {
   if (prev === null || prev.length === 0) return TaskState.Sleeping;
   const c = prev.charAt(0);
-  if (c === "R") return TaskState.Runnable;
+  if (c === "R" || prev === "0") return TaskState.Runnable;
   if (c === "X" || c === "Z") return TaskState.Dead;
   return TaskState.Sleeping;
 }
 
 export class ReplayState {
   readonly tasks = new Map<number, TaskRec>();
-  /** running pid per CPU (0 = idle). */
+  /** running pid per CPU (0 = idle, -1 = unknown). */
   running: Int32Array;
   /** runnable tasks per CPU. */
   runnable: Int32Array;
@@ -60,7 +67,7 @@ export class ReplayState {
   lost = 0;
 
   constructor(nCpus: number, nLlcs: number, tNs: number) {
-    this.running = new Int32Array(Math.max(1, nCpus));
+    this.running = new Int32Array(Math.max(1, nCpus)).fill(RUN_UNKNOWN);
     this.runnable = new Int32Array(Math.max(1, nCpus));
     this.llcUtil = new Float64Array(Math.max(1, nLlcs)).fill(NaN);
     this.tNs = tNs;
@@ -93,7 +100,7 @@ export class ReplayState {
   private ensureCpu(cpu: number): void {
     if (cpu < this.running.length) return;
     const n = Math.max(cpu + 1, this.running.length * 2);
-    const run = new Int32Array(n);
+    const run = new Int32Array(n).fill(RUN_UNKNOWN);
     run.set(this.running);
     const rq = new Int32Array(n);
     rq.set(this.runnable);
@@ -121,69 +128,103 @@ export class ReplayState {
     return t;
   }
 
-  private moveTask(pid: number, cpu: number, comm: string | null): void {
-    const t = this.tasks.get(pid);
-    this.setTask(pid, cpu, t ? t.state : TaskState.Runnable, comm);
+  /** The task record of pid, created (sleeping, CPU unknown) when an event first names it. */
+  private named(pid: number): TaskRec | undefined {
+    if (pid <= 0) return undefined;
+    let t = this.tasks.get(pid);
+    if (!t) {
+      t = { pid, comm: "", cpu: -1, state: TaskState.Sleeping, tgid: -1 };
+      this.tasks.set(pid, t);
+    }
+    return t;
+  }
+
+  private setState(t: TaskRec, cpu: number, state: TaskState): void {
+    if (t.state === TaskState.Runnable && t.cpu >= 0) this.runnable[t.cpu] = (this.runnable[t.cpu] ?? 1) - 1;
+    if (cpu >= 0) this.ensureCpu(cpu);
+    t.cpu = cpu;
+    t.state = state;
+    if (state === TaskState.Runnable && cpu >= 0) this.runnable[cpu] = (this.runnable[cpu] ?? 0) + 1;
   }
 
   /**
-   * Apply rows [from, to) of cols. onMigrate is called for every migrate that changes CPU
-   * (for animation). Returns the number of rows applied.
+   * Apply rows [from, to) of cols, mirroring backend/placemap/replay/kernel.py. onMigrate is called
+   * for every migrate that changes CPU (for animation). Returns the number of rows applied.
    */
   apply(cols: EventColumns, from: number, to: number, onMigrate?: (m: MigrationEvent) => void): number {
     const { kind, pid, cpu, ts } = cols;
     for (let i = from; i < to; i++) {
       const k = kind[i];
       const p = pid[i] ?? 0;
+      const t = this.named(p);
+      const np = cols.nextPid[i] ?? -1;
+      const nt = this.named(np);
+      const cp = cols.childPid[i] ?? -1;
+      const ct = this.named(cp);
       const tg = cols.tgid[i] ?? -1;
-      if (tg >= 0) {
+      if (tg > 0) {
         const cur = this.tasks.get(cols.curPid[i] ?? 0);
         if (cur) cur.tgid = tg;
       }
       switch (k) {
-        case Kind.WakeupNew:
-        case Kind.Wakeup: {
-          const tc = cols.targetCpu[i] ?? -1;
-          this.setTask(p, tc, TaskState.Runnable, str(cols.comm, i));
-          break;
-        }
-        case Kind.Waking:
-          if (p > 0 && !this.tasks.has(p)) this.setTask(p, -1, TaskState.Sleeping, str(cols.comm, i));
-          break;
-        case Kind.Migrate: {
-          const dest = cols.destCpu[i] ?? -1;
-          const before = this.tasks.get(p)?.cpu ?? -1;
-          const orig = (cols.origCpu[i] ?? -1) >= 0 ? (cols.origCpu[i] ?? -1) : before;
-          this.moveTask(p, dest, str(cols.comm, i));
-          if (onMigrate && p > 0 && dest >= 0 && orig >= 0 && orig !== dest) {
-            onMigrate({ ts: ts[i] ?? 0, pid: p, from: orig, to: dest });
-          }
-          break;
-        }
         case Kind.Switch: {
           const c = cpu[i] ?? -1;
           if (c < 0) break;
           this.ensureCpu(c);
-          this.setTask(p, c, prevStateToTaskState(str(cols.prevState, i)), str(cols.comm, i));
-          const np = cols.nextPid[i] ?? -1;
-          if (np >= 0) {
-            this.setTask(np, c, TaskState.Running, str(cols.nextComm, i));
+          if (t) {
+            const ps = prevStateToTaskState(str(cols.prevState, i));
+            // a dead task stays dead (a late switch-out of an exited task does not revive it)
+            const st = ps === TaskState.Sleeping && t.state === TaskState.Dead ? TaskState.Dead : ps;
+            this.setState(t, c, st);
+          }
+          if (nt) {
+            const old = nt.cpu;
+            // we missed the switch that took it off `old`: that CPU's occupant is unknown
+            if (old >= 0 && old !== c && this.running[old] === np) this.running[old] = RUN_UNKNOWN;
+            this.setState(nt, c, TaskState.Running);
             this.running[c] = np;
+          } else {
+            this.running[c] = RUN_IDLE;
           }
           break;
         }
-        case Kind.Fork: {
-          const cp = cols.childPid[i] ?? -1;
-          if (cp > 0) this.setTask(cp, -1, TaskState.New, str(cols.childComm, i));
+        case Kind.Waking:
+          break;
+        case Kind.Wakeup: {
+          if (!t) break;
+          const tc = cols.targetCpu[i] ?? -1;
+          // a task woken before it switched out stays running where it is
+          const runningHere = t.state === TaskState.Running && t.cpu >= 0 && this.running[t.cpu] === p;
+          if (!runningHere) this.setState(t, tc, t.state === TaskState.Dead ? TaskState.Dead : TaskState.Runnable);
           break;
         }
-        case Kind.Exit: {
-          this.setTask(p, -1, TaskState.Dead, str(cols.comm, i));
+        case Kind.WakeupNew:
+          if (t) this.setState(t, cols.targetCpu[i] ?? -1, TaskState.Runnable);
+          break;
+        case Kind.Migrate: {
+          if (!t) break;
+          const dest = cols.destCpu[i] ?? -1;
+          const oc = cols.origCpu[i] ?? -1;
+          const orig = oc >= 0 ? oc : t.cpu;
+          this.setState(t, dest, t.state);
+          if (onMigrate && dest >= 0 && orig >= 0 && orig !== dest) onMigrate({ ts: ts[i] ?? 0, pid: p, from: orig, to: dest });
           break;
         }
+        case Kind.Fork:
+          if (ct) this.setState(ct, -1, TaskState.New);
+          break;
+        case Kind.Exit:
+          if (t) this.setState(t, t.cpu, TaskState.Dead);
+          break;
         case Kind.Exec: {
-          const t = this.tasks.get(p);
-          if (t) t.comm = str(cols.comm, i) ?? t.comm;
+          const op = cols.oldPid[i] ?? -1;
+          const ot = this.named(op);
+          if (t && ot && ot !== t) {
+            // a non-leader thread exec'd and took the leader's pid: the thread's pid is gone
+            this.setState(t, ot.cpu, ot.state);
+            if (ot.cpu >= 0 && this.running[ot.cpu] === op) this.running[ot.cpu] = p;
+            this.setState(ot, ot.cpu, TaskState.Dead);
+          }
           break;
         }
         case Kind.LlcUtil: {
@@ -200,6 +241,19 @@ export class ReplayState {
         default:
           break;
       }
+      // each task's comm = the last name a row gave it (subject, next of a switch, fork child)
+      if (t) {
+        const s = str(cols.comm, i);
+        if (s !== null) t.comm = s;
+      }
+      if (nt) {
+        const s = str(cols.nextComm, i);
+        if (s !== null) nt.comm = s;
+      }
+      if (ct) {
+        const s = str(cols.childComm, i);
+        if (s !== null) ct.comm = s;
+      }
     }
     if (to > from) this.tNs = Math.max(this.tNs, ts[to - 1] ?? this.tNs);
     return Math.max(0, to - from);
@@ -208,7 +262,7 @@ export class ReplayState {
   /** Comm of the task running on cpu ("" for idle / unknown). */
   runningComm(cpu: number): string {
     const p = this.running[cpu] ?? 0;
-    if (p === 0) return "";
+    if (p <= 0) return "";
     return this.tasks.get(p)?.comm ?? "";
   }
 
@@ -220,7 +274,7 @@ export class ReplayState {
     for (let c = 0; c < this.running.length; c++) {
       const l = cpuToLlc[c] ?? -1;
       if (l < 0 || l >= nLlcs) continue;
-      if ((this.running[c] ?? 0) !== 0) running[l] = (running[l] ?? 0) + 1;
+      if ((this.running[c] ?? 0) > 0) running[l] = (running[l] ?? 0) + 1;
       runnable[l] = (runnable[l] ?? 0) + (this.runnable[c] ?? 0);
     }
     for (const t of this.tasks.values()) {
@@ -237,7 +291,7 @@ export class ReplayState {
     const cpus: PlacementState["cpus"] = [];
     for (let c = 0; c < this.running.length; c++) {
       const rp = this.running[c] ?? 0;
-      cpus.push({ cpu: c, running_pid: rp, running_comm: rp ? this.runningComm(c) : null, runnable: this.runnable[c] ?? 0 });
+      cpus.push({ cpu: c, running_pid: rp, running_comm: rp > 0 ? this.runningComm(c) : null, runnable: this.runnable[c] ?? 0 });
     }
     const tasks = [...this.tasks.values()]
       .sort((a, b) => a.pid - b.pid)

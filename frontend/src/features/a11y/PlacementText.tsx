@@ -1,0 +1,64 @@
+/**
+ * The accessible text view of the state at the playhead: a region "Placement state" with the
+ * per-LLC task counts as a table and a sentence for the selected task. Updated from the Player's
+ * throttled snapshots (a few times a second while playing), never per frame.
+ */
+import type { Player } from "../engine/player";
+import { usePlayerSnapshot } from "../engine/usePlayer";
+import { TASK_STATE_NAMES } from "../../viz/replay";
+import { formatNs } from "../../viz/time";
+
+export function PlacementText({ player }: { player: Player }) {
+  const snap = usePlayerSnapshot(player);
+  const st = player.state;
+  const topo = player.topo;
+  const nLlcs = topo?.llcs.length ?? 0;
+  const counts = st && topo ? st.llcCounts(player.idx?.llc ?? [], nLlcs) : null;
+  let sentence = "No task selected.";
+  if (snap.selected !== null && st) {
+    const t = st.tasks.get(snap.selected);
+    if (!t) sentence = `Selected task ${snap.selected} has not appeared yet.`;
+    else if (t.cpu < 0) sentence = `Selected task ${t.pid} ${t.comm} is not on a CPU yet (${TASK_STATE_NAMES[t.state] ?? "?"}).`;
+    else {
+      const llc = player.idx?.llc[t.cpu] ?? -1;
+      const node = player.idx?.node[t.cpu] ?? -1;
+      sentence = `Selected task ${t.pid} ${t.comm} is on CPU ${t.cpu} (LLC ${llc < 0 ? "unknown" : llc}, node ${node < 0 ? "unknown" : node}). State: ${TASK_STATE_NAMES[t.state] ?? "?"}.`;
+    }
+  }
+  return (
+    <section role="region" aria-label="Placement state" className="panel a11y" data-testid="placement-state">
+      <h2>Placement state</h2>
+      <p className="small">
+        At <span className="mono">{formatNs(snap.playhead)}</span> s.
+      </p>
+      <p data-testid="selected-sentence">{sentence}</p>
+      {counts && topo && (
+        <table className="llc-table">
+          <caption className="small muted">Tasks per LLC</caption>
+          <thead>
+            <tr>
+              <th scope="col">LLC</th>
+              <th scope="col">node</th>
+              <th scope="col">CPUs</th>
+              <th scope="col">running</th>
+              <th scope="col">runnable</th>
+              <th scope="col">tasks</th>
+            </tr>
+          </thead>
+          <tbody>
+            {topo.llcs.map((l) => (
+              <tr key={l.id}>
+                <th scope="row">{l.id}</th>
+                <td>{l.numa_nodes.join(",")}</td>
+                <td>{l.cpus.length}</td>
+                <td>{counts.running[l.id] ?? 0}</td>
+                <td>{counts.runnable[l.id] ?? 0}</td>
+                <td>{counts.tasks[l.id] ?? 0}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,565 @@
+/**
+ * The Player: owns one open recording's playback outside React. It loads the recording's
+ * topology, a server keyframe (GET state) and Arrow chunks (LRU), applies events forward with the
+ * ReplayState, animates migrations, and draws the grid canvas from a requestAnimationFrame loop
+ * (one draw per frame, no React re-render per frame). React subscribes to throttled snapshots for
+ * controls and the text view; per-frame DOM bits (playhead line, clock) use onFrame hooks.
+ * Measured fps goes to window.__placemapStats for the benchmark.
+ */
+import { api } from "../../client/http";
+import { decodeChunk } from "../../client/arrow";
+import { ChunkLRU } from "../../client/chunkCache";
+import type { ChunkInfo, Metrics, Overview, Recording, Topology } from "../../client/apiTypes";
+import { upperBound, type EventColumns } from "../../viz/columns";
+import { ReplayState, type MigrationEvent } from "../../viz/replay";
+import { layoutGrid, type GridLayout } from "../../viz/layout";
+import { classifyMigration, cpuIndex, levelColor, processColor, processKey, type CpuTopoIndex } from "../../viz/colors";
+import { nextMigrationBin } from "../../viz/overview";
+import { Kind } from "../../client/events";
+import { drawFrame, type Flight } from "../grid/renderer";
+import { clampSpeed } from "../urlState";
+
+export interface PlacemapStats {
+  recId: string | null;
+  fps: number;
+  frames: number;
+  /** ms from navigation start to the first drawn frame of the open recording */
+  firstFrameMs: number | null;
+  /** mean ms spent inside the frame callback over the last second */
+  frameWorkMs: number;
+  eventsApplied: number;
+  chunksResident: number;
+  playing: boolean;
+  speed: number;
+  playheadNs: number;
+}
+
+declare global {
+  interface Window {
+    __placemapStats?: PlacemapStats;
+  }
+}
+
+export type PlayerStatus = "loading" | "ready" | "error";
+
+export interface PlayerSnapshot {
+  status: PlayerStatus;
+  error: string | null;
+  playhead: number;
+  playing: boolean;
+  speed: number;
+  buffering: boolean;
+  selected: number | null;
+  version: number;
+}
+
+const FLIGHT_MS = 650;
+const MAX_FLIGHTS = 400;
+const LRU_ROWS = 1_600_000;
+/** Beyond this many rows ahead, a seek asks the server for a keyframe instead of replaying. */
+const FORWARD_REPLAY_LIMIT = 250_000;
+
+export class Player {
+  readonly recId: string;
+  rec: Recording | null = null;
+  topo: Topology | null = null;
+  idx: CpuTopoIndex | null = null;
+  chunks: ChunkInfo[] = [];
+  overview: Overview | null = null;
+  metrics: Metrics | null = null;
+  layout: GridLayout | null = null;
+  state: ReplayState | null = null;
+  tStart = 0;
+  tEnd = 0;
+
+  private readonly lru: ChunkLRU;
+  private ci = 0;
+  /** next row of chunks[ci] to apply; -1 = find it from state.tNs once the chunk is loaded */
+  private row = -1;
+  private playhead = 0;
+  private playing = false;
+  private speed = 1;
+  private buffering = false;
+  private selected: number | null = null;
+  private status: PlayerStatus = "loading";
+  private error: string | null = null;
+  private seekGen = 0;
+  private flights: Flight[] = [];
+  private llcHeat = new Float64Array(0);
+  hoverCpu: number | null = null;
+
+  private ctx: CanvasRenderingContext2D | null = null;
+  private dpr = 1;
+  private raf = 0;
+  private lastTs = 0;
+  private frameTimes: number[] = [];
+  private workTimes: number[] = [];
+  private frames = 0;
+  private firstFrameMs: number | null = null;
+  private eventsApplied = 0;
+  private dirty = true;
+  private destroyed = false;
+  private readonly abort = new AbortController();
+
+  private listeners = new Set<() => void>();
+  private snapshot: PlayerSnapshot;
+  private lastNotify = 0;
+  private notifyPending = false;
+  private readonly frameHooks = new Set<(playhead: number) => void>();
+
+  constructor(recId: string, opts: { t: number | null; speed: number; selected: number | null }) {
+    this.recId = recId;
+    this.speed = clampSpeed(opts.speed);
+    this.selected = opts.selected;
+    this.lru = new ChunkLRU(async (seq) => decodeChunk(await api.chunkBytes(recId, seq, this.abort.signal)), LRU_ROWS);
+    this.snapshot = this.makeSnapshot();
+    void this.load(opts.t);
+    this.raf = requestAnimationFrame(this.frame);
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    cancelAnimationFrame(this.raf);
+    this.abort.abort();
+    this.listeners.clear();
+    this.frameHooks.clear();
+  }
+
+  // ---- loading ------------------------------------------------------------------------------
+
+  private async load(tUrl: number | null): Promise<void> {
+    const sig = this.abort.signal;
+    try {
+      // everything the first frame needs, in parallel; overview/metrics do not block the frame
+      const recP = api.recording(this.recId, sig);
+      const topoP = api.topology(this.recId, sig);
+      const chunksP = api.chunks(this.recId, sig);
+      const stateP = tUrl !== null ? api.state(this.recId, tUrl, sig) : recP.then((r) => api.state(this.recId, r.t_start_ns ?? 0, sig));
+      void api.overview(this.recId, 2000, sig).then(
+        (ov) => {
+          this.overview = ov;
+          this.notify(true);
+        },
+        () => undefined,
+      );
+      void api.metrics(this.recId, sig).then(
+        (m) => {
+          this.metrics = m;
+          this.dirty = true;
+        },
+        () => undefined,
+      );
+      const [rec, topo] = await Promise.all([recP, topoP]);
+      this.rec = rec;
+      this.topo = topo;
+      this.idx = cpuIndex(topo);
+      this.tStart = rec.t_start_ns ?? 0;
+      this.tEnd = rec.t_end_ns ?? this.tStart;
+      const [ps, chunks] = await Promise.all([stateP, chunksP]);
+      if (this.destroyed) return;
+      this.chunks = chunks;
+      this.installKeyframe(ps);
+      const t = tUrl !== null ? Math.max(this.tStart, Math.min(this.tEnd, tUrl)) : this.tStart;
+      this.playhead = Math.max(ps.t_ns, Math.min(t, this.tEnd));
+      this.status = "ready";
+      if (this.layout === null && this.pendingSize) this.setSize(this.pendingSize.w, this.pendingSize.h);
+      this.dirty = true;
+      this.prefetch();
+      this.notify(true);
+    } catch (e) {
+      if (this.destroyed) return;
+      this.status = "error";
+      this.error = e instanceof Error ? e.message : String(e);
+      this.notify(true);
+    }
+  }
+
+  private installKeyframe(ps: Parameters<typeof ReplayState.fromPlacementState>[0]): void {
+    const nCpus = this.topo ? this.topo.cpus.reduce((m, c) => Math.max(m, c.cpu + 1), 0) : 1;
+    const nLlcs = this.topo?.llcs.length ?? 1;
+    this.state = ReplayState.fromPlacementState(ps, nCpus, nLlcs);
+    // first chunk that still holds rows after the keyframe
+    let ci = 0;
+    while (ci < this.chunks.length && (this.chunks[ci]?.t_end_ns ?? 0) <= ps.t_ns) ci++;
+    this.ci = ci;
+    this.row = -1;
+    this.flights = [];
+  }
+
+  private prefetch(): void {
+    for (let k = this.ci; k < Math.min(this.chunks.length, this.ci + 3); k++) {
+      const info = this.chunks[k];
+      if (info && !this.lru.has(info.seq) && !this.lru.isLoading(info.seq)) {
+        this.lru.get(info.seq).then(
+          () => {
+            this.dirty = true;
+          },
+          (e: unknown) => {
+            if (!this.destroyed && !this.abort.signal.aborted) {
+              this.error = `chunk ${info.seq}: ${e instanceof Error ? e.message : String(e)}`;
+              this.notify(true);
+            }
+          },
+        );
+      }
+    }
+  }
+
+  // ---- replay -------------------------------------------------------------------------------
+
+  private readonly onMigrate = (m: MigrationEvent): void => {
+    if (!this.idx || !this.state || this.flights.length >= MAX_FLIGHTS) return;
+    const level = classifyMigration(this.idx, m.from, m.to);
+    const t = this.state.tasks.get(m.pid);
+    this.flights.push({
+      pid: m.pid,
+      from: m.from,
+      to: m.to,
+      color: processColor(processKey(m.pid, t?.comm ?? "", t?.tgid ?? -1)),
+      levelColor: level ? levelColor(level) : "#777",
+      startMs: performance.now(),
+    });
+  };
+
+  /** Apply events up to target (inclusive). Returns false when it had to stop for a chunk. */
+  private advance(target: number, animate: boolean): boolean {
+    const st = this.state;
+    if (!st) return false;
+    for (;;) {
+      const info = this.chunks[this.ci];
+      if (!info) {
+        this.playhead = Math.max(this.playhead, target);
+        this.buffering = false;
+        return true;
+      }
+      const cols = this.lru.peek(info.seq);
+      if (!cols) {
+        if (info.t_start_ns > target) {
+          this.playhead = Math.max(this.playhead, target);
+          this.buffering = false;
+          this.prefetch();
+          return true;
+        }
+        this.prefetch();
+        this.playhead = Math.max(this.playhead, Math.min(target, info.t_start_ns - 1));
+        this.buffering = true;
+        return false;
+      }
+      if (this.row < 0) this.row = upperBound(cols.ts, st.tNs);
+      const end = upperBound(cols.ts, target, this.row);
+      this.eventsApplied += st.apply(cols, this.row, end, animate ? this.onMigrate : undefined);
+      this.row = end;
+      this.dirty = true;
+      if (end < cols.length) {
+        this.playhead = Math.max(this.playhead, target);
+        this.buffering = false;
+        return true;
+      }
+      this.ci++;
+      this.row = 0;
+      this.prefetch();
+    }
+  }
+
+  private rowsBetween(target: number): number {
+    let n = 0;
+    for (let k = this.ci; k < this.chunks.length; k++) {
+      const c = this.chunks[k];
+      if (!c || c.t_start_ns > target) break;
+      n += c.rows;
+    }
+    return n;
+  }
+
+  /** Whether t is reachable by replaying forward (no keyframe needed). */
+  private canReplayTo(target: number): boolean {
+    const st = this.state;
+    return !!st && target >= st.tNs && target >= this.playhead && this.rowsBetween(target) <= FORWARD_REPLAY_LIMIT;
+  }
+
+  /** Move the playhead to t (absolute trace ns). */
+  seek(t: number): void {
+    if (this.status !== "ready" || !this.state) return;
+    const target = Math.round(Math.max(this.tStart, Math.min(this.tEnd, t)));
+    const gen = ++this.seekGen;
+    if (this.canReplayTo(target)) {
+      this.playhead = target;
+      this.advance(target, false);
+      this.flights = [];
+      this.dirty = true;
+      this.notify(true);
+      return;
+    }
+    this.buffering = true;
+    this.playhead = target;
+    this.notify(true);
+    api.state(this.recId, target, this.abort.signal).then(
+      (ps) => {
+        if (gen !== this.seekGen || this.destroyed) return;
+        this.installKeyframe(ps);
+        this.playhead = target;
+        this.advance(target, false);
+        this.dirty = true;
+        this.prefetch();
+        this.notify(true);
+      },
+      (e: unknown) => {
+        if (gen !== this.seekGen || this.destroyed) return;
+        this.error = e instanceof Error ? e.message : String(e);
+        this.buffering = false;
+        this.notify(true);
+      },
+    );
+  }
+
+  /** Jump to the next migration after the playhead (and animate it). */
+  async stepToNextMigration(): Promise<boolean> {
+    if (!this.state) return false;
+    this.setPlaying(false);
+    let from = this.playhead;
+    for (let guard = 0; guard < 64; guard++) {
+      const cols = await this.findChunkAfter(from);
+      if (!cols) {
+        // no loaded chunk there: skip ahead with the overview's migration bins
+        const next = this.overview ? nextMigrationBin(this.overview, from + 1) : null;
+        if (next === null) return false;
+        from = next - 1;
+        continue;
+      }
+      const { data, info } = cols;
+      let i = upperBound(data.ts, from);
+      for (; i < data.length; i++) {
+        if (data.kind[i] === Kind.Migrate && (data.origCpu[i] ?? -1) !== (data.destCpu[i] ?? -1)) {
+          const t = data.ts[i] ?? from;
+          if (this.canReplayTo(t)) {
+            // replay up to it with its flight animated
+            this.seekGen++;
+            this.playhead = t;
+            this.advance(t, true);
+            this.dirty = true;
+            this.notify(true);
+          } else this.seek(t);
+          return true;
+        }
+      }
+      // nothing in this chunk after `from`: continue with the next chunk, or skip with the overview
+      const after = info.t_end_ns;
+      const nextBin = this.overview ? nextMigrationBin(this.overview, after) : after;
+      if (nextBin === null) return false;
+      from = Math.max(after, nextBin - 1);
+    }
+    return false;
+  }
+
+  private async findChunkAfter(t: number): Promise<{ data: EventColumns; info: ChunkInfo } | null> {
+    const k = this.chunks.findIndex((c) => c.t_end_ns > t);
+    const info = k >= 0 ? this.chunks[k] : undefined;
+    if (!info) return null;
+    const data = await this.lru.get(info.seq);
+    return { data, info };
+  }
+
+  // ---- controls -----------------------------------------------------------------------------
+
+  setPlaying(p: boolean): void {
+    if (p && this.playhead >= this.tEnd) this.seek(this.tStart);
+    this.playing = p && this.status === "ready";
+    this.lastTs = 0;
+    this.notify(true);
+  }
+
+  setSpeed(s: number): void {
+    this.speed = clampSpeed(s);
+    this.notify(true);
+  }
+
+  select(pid: number | null): void {
+    this.selected = pid;
+    this.dirty = true;
+    this.notify(true);
+  }
+
+  getPlayhead(): number {
+    return this.playhead;
+  }
+
+  // ---- canvas -------------------------------------------------------------------------------
+
+  attachCanvas(canvas: HTMLCanvasElement | null): void {
+    this.ctx = canvas ? canvas.getContext("2d", { alpha: false }) : null;
+    this.dirty = true;
+  }
+
+  private pendingSize: { w: number; h: number } | null = null;
+
+  /** Lay the grid out for a CSS-pixel size; returns the layout (for the label overlay). */
+  setSize(w: number, h: number): GridLayout | null {
+    this.pendingSize = { w, h };
+    if (!this.topo || w <= 0 || h <= 0) return null;
+    this.layout = layoutGrid(this.topo, w, h);
+    this.llcHeat = new Float64Array(this.layout.llcs.length).fill(NaN);
+    this.dpr = window.devicePixelRatio || 1;
+    const canvas = this.ctx?.canvas;
+    if (canvas) {
+      canvas.width = Math.round(w * this.dpr);
+      canvas.height = Math.round(h * this.dpr);
+      canvas.style.width = `${w}px`;
+      canvas.style.height = `${h}px`;
+    }
+    this.dirty = true;
+    this.notify(true);
+    return this.layout;
+  }
+
+  private computeHeat(): void {
+    const layout = this.layout;
+    const st = this.state;
+    if (!layout || !st) return;
+    const util = this.metrics?.llc_util;
+    const bin = util && util.bin_ns > 0 ? Math.floor((this.playhead - util.t_start_ns) / util.bin_ns) : -1;
+    for (let i = 0; i < layout.llcs.length; i++) {
+      const box = layout.llcs[i];
+      if (!box) continue;
+      let u = NaN;
+      if (util && bin >= 0) {
+        const s = util.series.find((x) => x.llc === box.id);
+        if (s) u = s.util[Math.min(bin, s.util.length - 1)] ?? NaN;
+      }
+      if (Number.isNaN(u) && box.id >= 0 && box.id < st.llcUtil.length) u = st.llcUtil[box.id] ?? NaN;
+      if (Number.isNaN(u)) {
+        // instantaneous: share of the box's CPUs running a task right now
+        let busy = 0;
+        let online = 0;
+        for (const c of box.cpus) {
+          if (!layout.byCpu[c]?.online) continue;
+          online++;
+          if ((st.running[c] ?? 0) > 0) busy++;
+        }
+        u = online > 0 ? busy / online : NaN;
+      }
+      this.llcHeat[i] = u;
+    }
+  }
+
+  private readonly frame = (now: number): void => {
+    if (this.destroyed) return;
+    this.raf = requestAnimationFrame(this.frame);
+    const t0 = performance.now();
+    this.frameTimes.push(now);
+    while (this.frameTimes.length > 0 && (this.frameTimes[0] ?? now) < now - 1000) this.frameTimes.shift();
+    this.frames++;
+
+    if (this.playing && this.status === "ready") {
+      const dt = this.lastTs ? Math.min(100, now - this.lastTs) : 0;
+      const target = Math.min(this.tEnd, this.playhead + dt * 1e6 * this.speed);
+      if (!this.buffering || this.canResume()) this.advance(target, true);
+      this.dirty = true;
+      if (this.playhead >= this.tEnd) {
+        this.playing = false;
+        this.notify(true);
+      } else this.notify(false);
+    }
+    this.lastTs = now;
+
+    if (this.flights.length > 0) {
+      this.flights = this.flights.filter((f) => now - f.startMs < FLIGHT_MS);
+      this.dirty = true;
+    }
+    if (this.dirty && this.ctx && this.layout) {
+      this.computeHeat();
+      this.ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+      this.ctx.fillStyle = "#f7f8fa";
+      this.ctx.fillRect(0, 0, this.layout.width, this.layout.height);
+      drawFrame(this.ctx, {
+        layout: this.layout,
+        state: this.state,
+        llcHeat: this.llcHeat,
+        flights: this.flights,
+        nowMs: now,
+        flightMs: FLIGHT_MS,
+        selected: this.selected,
+        hoverCpu: this.hoverCpu,
+      });
+      this.dirty = false;
+      if (this.firstFrameMs === null && this.state) {
+        this.firstFrameMs = performance.now();
+        this.notify(true);
+      }
+    }
+    for (const h of this.frameHooks) h(this.playhead);
+    this.workTimes.push(performance.now() - t0);
+    if (this.workTimes.length > 60) this.workTimes.shift();
+    this.publishStats();
+  };
+
+  private canResume(): boolean {
+    const info = this.chunks[this.ci];
+    return !info || this.lru.has(info.seq);
+  }
+
+  setHover(cpu: number | null): void {
+    this.hoverCpu = cpu;
+    this.dirty = true;
+  }
+
+  private publishStats(): void {
+    const work = this.workTimes.reduce((s, x) => s + x, 0) / Math.max(1, this.workTimes.length);
+    window.__placemapStats = {
+      recId: this.recId,
+      fps: this.frameTimes.length,
+      frames: this.frames,
+      firstFrameMs: this.firstFrameMs,
+      frameWorkMs: Math.round(work * 100) / 100,
+      eventsApplied: this.eventsApplied,
+      chunksResident: this.lru.size,
+      playing: this.playing,
+      speed: this.speed,
+      playheadNs: this.playhead,
+    };
+  }
+
+  // ---- React glue ---------------------------------------------------------------------------
+
+  onFrame(hook: (playhead: number) => void): () => void {
+    this.frameHooks.add(hook);
+    return () => this.frameHooks.delete(hook);
+  }
+
+  subscribe = (fn: () => void): (() => void) => {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  };
+
+  getSnapshot = (): PlayerSnapshot => this.snapshot;
+
+  private makeSnapshot(): PlayerSnapshot {
+    return {
+      status: this.status,
+      error: this.error,
+      playhead: this.playhead,
+      playing: this.playing,
+      speed: this.speed,
+      buffering: this.buffering,
+      selected: this.selected,
+      version: (this.snapshot as PlayerSnapshot | undefined) ? this.snapshot.version + 1 : 0,
+    };
+  }
+
+  /** Tell React (at most ~4 times a second unless forced). */
+  private notify(force: boolean): void {
+    const now = performance.now();
+    if (!force && now - this.lastNotify < 250) {
+      if (!this.notifyPending) {
+        this.notifyPending = true;
+        setTimeout(() => {
+          this.notifyPending = false;
+          this.notify(true);
+        }, 260);
+      }
+      return;
+    }
+    this.lastNotify = now;
+    this.snapshot = this.makeSnapshot();
+    for (const l of this.listeners) l();
+  }
+}

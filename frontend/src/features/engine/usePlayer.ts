@@ -1,0 +1,42 @@
+/** React glue for the Player: create one per open recording, and read its throttled snapshot. */
+import { useEffect, useState, useSyncExternalStore } from "react";
+import { Player, type PlayerSnapshot } from "./player";
+
+export function usePlayer(recId: string | null, init: { t: number | null; speed: number; selected: number | null }): Player | null {
+  const [player, setPlayer] = useState<Player | null>(null);
+  const { t, speed, selected } = init;
+  useEffect(() => {
+    if (!recId) return;
+    // the Player is an external system (fetches, rAF loop): created here so StrictMode's
+    // mount/unmount/mount destroys the first one cleanly
+    const p = new Player(recId, { t, speed, selected });
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    setPlayer(p);
+    return () => {
+      p.destroy();
+      setPlayer(null);
+    };
+    // the initial view only matters when the recording changes
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [recId]);
+  return recId && player?.recId === recId ? player : null;
+}
+
+const EMPTY: PlayerSnapshot = {
+  status: "loading",
+  error: null,
+  playhead: 0,
+  playing: false,
+  speed: 1,
+  buffering: false,
+  selected: null,
+  version: -1,
+};
+const noop = (): (() => void) => () => undefined;
+
+export function usePlayerSnapshot(player: Player | null): PlayerSnapshot {
+  return useSyncExternalStore(
+    player ? player.subscribe : noop,
+    player ? player.getSnapshot : () => EMPTY,
+  );
+}

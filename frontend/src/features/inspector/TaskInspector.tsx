@@ -1,0 +1,193 @@
+/**
+ * Task inspector: search tasks by comm substring or exact pid (GET tasks), select one, and see its
+ * path across CPUs and LLCs over time (GET tasks/{pid}/path) as a small D3 chart with the playhead.
+ * The selected task is highlighted in the grid by the Player.
+ */
+import { useEffect, useMemo, useRef, useState } from "react";
+import { scaleLinear } from "d3-scale";
+import type { TaskInfo, TaskPath, Topology } from "../../client/apiTypes";
+import { api } from "../../client/http";
+import { LEVELS, levelColor } from "../../viz/colors";
+import { formatDuration } from "../../viz/time";
+import type { Player } from "../engine/player";
+
+interface Props {
+  player: Player;
+  recId: string;
+  topo: Topology | null;
+  tStart: number;
+  tEnd: number;
+  selected: number | null;
+  onSelect: (pid: number | null) => void;
+}
+
+const W = 300;
+const H = 170;
+const M = { l: 34, r: 6, t: 6, b: 18 };
+
+function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath; topo: Topology | null; tStart: number; tEnd: number; player: Player }) {
+  const headRef = useRef<SVGLineElement>(null);
+  // y: CPUs in (node, LLC, cpu) order so LLC bands are contiguous
+  const { yOf, bands, nRows } = useMemo(() => {
+    const cpus = (topo?.cpus ?? []).slice().sort((a, b) => (a.numa_node ?? 1e9) - (b.numa_node ?? 1e9) || (a.llc ?? 1e9) - (b.llc ?? 1e9) || a.cpu - b.cpu);
+    const pos = new Map<number, number>();
+    cpus.forEach((c, i) => pos.set(c.cpu, i));
+    for (const p of path.placements) if (!pos.has(p.cpu)) pos.set(p.cpu, pos.size);
+    const bandList: { llc: number; y0: number; y1: number }[] = [];
+    cpus.forEach((c, i) => {
+      const last = bandList[bandList.length - 1];
+      if (last && last.llc === (c.llc ?? -1)) last.y1 = i + 1;
+      else bandList.push({ llc: c.llc ?? -1, y0: i, y1: i + 1 });
+    });
+    return { yOf: pos, bands: bandList, nRows: Math.max(1, pos.size) };
+  }, [topo, path]);
+  const x = scaleLinear().domain([tStart, Math.max(tEnd, tStart + 1)]).range([M.l, W - M.r]);
+  const y = scaleLinear().domain([0, nRows]).range([M.t, H - M.b]);
+  const rowH = (H - M.t - M.b) / nRows;
+
+  useEffect(
+    () =>
+      player.onFrame((t) => {
+        headRef.current?.setAttribute("transform", `translate(${x(t).toFixed(1)},0)`);
+      }),
+    [player, x],
+  );
+
+  const pts = path.placements;
+  const segs = pts.map((p, i) => {
+    const next = pts[i + 1];
+    const yy = y((yOf.get(p.cpu) ?? 0) + 0.5);
+    return { p, x0: x(p.ts_ns), x1: x(next ? next.ts_ns : tEnd), y: yy, yNext: next ? y((yOf.get(next.cpu) ?? 0) + 0.5) : yy, next };
+  });
+  return (
+    <svg width={W} height={H} className="path-chart" role="img" aria-label={`Path of task ${path.pid} across CPUs over time`}>
+      {bands.map((b, i) => (
+        <g key={`${b.llc}-${b.y0}`}>
+          <rect x={M.l} width={W - M.l - M.r} y={y(b.y0)} height={Math.max(0.5, y(b.y1) - y(b.y0))} className={i % 2 ? "band-a" : "band-b"} />
+          {y(b.y1) - y(b.y0) >= 9 && (
+            <text x={M.l - 3} y={(y(b.y0) + y(b.y1)) / 2 + 3} className="axis-lbl" textAnchor="end">
+              L{b.llc}
+            </text>
+          )}
+        </g>
+      ))}
+      {segs.map(({ p, x0, x1, y: yy, yNext, next }, i) => (
+        <g key={i}>
+          <line x1={x0} x2={x1} y1={yy} y2={yy} className="path-seg" strokeWidth={Math.max(1.5, Math.min(4, rowH))} />
+          {next && next.cpu !== p.cpu && (
+            <line x1={x1} x2={x1} y1={yy} y2={yNext} stroke={next.level ? levelColor(next.level) : "#888"} strokeWidth={1.5} />
+          )}
+          <circle cx={x0} cy={yy} r={2.2} fill={p.level ? levelColor(p.level) : "#555"}>
+            <title>{`${p.kind} → CPU ${p.cpu} (LLC ${p.llc ?? "?"}, node ${p.numa_node ?? "?"})${p.level ? `, ${p.level}` : ""}${p.cause ? `, ${p.cause}` : ""} at +${formatDuration(p.ts_ns - tStart)}`}</title>
+          </circle>
+        </g>
+      ))}
+      <line ref={headRef} y1={M.t} y2={H - M.b} className="playhead" />
+      <text x={M.l} y={H - 4} className="axis-lbl">
+        +0
+      </text>
+      <text x={W - M.r} y={H - 4} className="axis-lbl" textAnchor="end">
+        +{formatDuration(tEnd - tStart)}
+      </text>
+    </svg>
+  );
+}
+
+export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onSelect }: Props) {
+  const [q, setQ] = useState("");
+  const [results, setResults] = useState<TaskInfo[]>([]);
+  const [err, setErr] = useState<string | null>(null);
+  const [path, setPath] = useState<TaskPath | null>(null);
+  const [pathErr, setPathErr] = useState<string | null>(null);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    const term = q.trim();
+    const timer = setTimeout(() => {
+      api.tasks(recId, term, 30, ctl.signal).then(
+        (r) => {
+          setResults(r);
+          setErr(null);
+        },
+        (e: unknown) => {
+          if (!ctl.signal.aborted) setErr(e instanceof Error ? e.message : String(e));
+        },
+      );
+    }, 200);
+    return () => {
+      clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [q, recId]);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    if (selected !== null) {
+      api.taskPath(recId, selected, ctl.signal).then(
+        (p) => {
+          setPath(p);
+          setPathErr(null);
+        },
+        (e: unknown) => {
+          if (!ctl.signal.aborted) setPathErr(e instanceof Error ? e.message : String(e));
+        },
+      );
+    }
+    return () => {
+      ctl.abort();
+    };
+  }, [recId, selected]);
+
+  const shownPath = path && path.pid === selected ? path : null;
+  const byLevel = useMemo(() => {
+    const m = new Map<string, number>();
+    for (const p of shownPath?.placements ?? []) if (p.level) m.set(p.level, (m.get(p.level) ?? 0) + 1);
+    return m;
+  }, [shownPath]);
+
+  return (
+    <section className="panel inspector" aria-label="Task inspector">
+      <h2>Task inspector</h2>
+      <input
+        type="search"
+        data-testid="task-search"
+        aria-label="Search tasks by comm or pid"
+        placeholder="comm or pid"
+        value={q}
+        onChange={(e) => { setQ(e.target.value); }}
+      />
+      {err && <div className="error small">{err}</div>}
+      <ul className="task-results" data-testid="task-results">
+        {results.map((t) => (
+          <li key={t.pid}>
+            <button type="button" className={`task-btn ${t.pid === selected ? "sel" : ""}`} onClick={() => { onSelect(t.pid === selected ? null : t.pid); }} data-testid="task-result">
+              <span className="mono">{t.pid}</span> <span className="comm">{t.comm}</span>
+              <span className="muted small"> · {t.migrations} migr · {t.events} ev</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      {selected !== null && (
+        <div className="task-detail" data-testid="task-detail">
+          <div className="td-head">
+            <b>
+              {shownPath?.comm ?? player.state?.tasks.get(selected)?.comm ?? "?"} ({selected})
+            </b>
+            <button type="button" className="linkish" onClick={() => { onSelect(null); }}>
+              clear
+            </button>
+          </div>
+          {pathErr && <div className="error small">{pathErr}</div>}
+          {shownPath && (
+            <>
+              <div className="muted small">
+                {shownPath.placements.length} placements · {LEVELS.map((l) => `${l} ${byLevel.get(l) ?? 0}`).join(" · ")}
+              </div>
+              <PathChart path={shownPath} topo={topo} tStart={tStart} tEnd={tEnd} player={player} />
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,227 @@
+/**
+ * The timeline: a context strip over the whole recording (brush it with d3-brush to zoom; a click
+ * without a drag resets) and a focus track over the zoomed window showing the event rate and the
+ * migrations stacked by crossing level (from GET overview). Click the focus track to seek. The
+ * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
+ */
+import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
+import { scaleLinear } from "d3-scale";
+import { area, curveStepAfter } from "d3-shape";
+import { brushX, type D3BrushEvent } from "d3-brush";
+import { select } from "d3-selection";
+import { max } from "d3-array";
+import type { Overview } from "../../client/apiTypes";
+import { rebin, stackMigrations } from "../../viz/overview";
+import { LEVELS, levelColor } from "../../viz/colors";
+import { formatDuration } from "../../viz/time";
+import type { Player } from "../engine/player";
+
+interface Props {
+  player: Player;
+  overview: Overview | null;
+  tStart: number;
+  tEnd: number;
+}
+
+const CTX_H = 30;
+const RATE_H = 46;
+const MIG_H = 46;
+const AXIS_H = 16;
+const GAP = 6;
+const FOCUS_H = RATE_H + MIG_H + 4;
+
+function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; label: string }[] {
+  const span = t1 - t0;
+  if (span <= 0 || w <= 0) return [];
+  const target = Math.max(2, Math.floor(w / 110));
+  const raw = span / target;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
+  const out: { x: number; label: string }[] = [];
+  const first = Math.ceil((t0 - tStart) / step) * step + tStart;
+  for (let t = first; t <= t1; t += step) out.push({ x: ((t - t0) / span) * w, label: `+${formatDuration(t - tStart)}` });
+  return out;
+}
+
+export function Timeline({ player, overview, tStart, tEnd }: Props) {
+  const wrapRef = useRef<HTMLDivElement>(null);
+  const brushRef = useRef<SVGGElement>(null);
+  const ctxHeadRef = useRef<SVGLineElement>(null);
+  const focusHeadRef = useRef<SVGLineElement>(null);
+  const [width, setWidth] = useState(800);
+  const [zoom, setZoom] = useState<[number, number] | null>(null);
+  const [d0, d1] = zoom ?? [tStart, tEnd];
+
+  useEffect(() => {
+    const el = wrapRef.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      setWidth(Math.max(200, Math.floor(el.getBoundingClientRect().width)));
+    });
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+    };
+  }, []);
+
+  const full = useMemo(() => scaleLinear().domain([tStart, Math.max(tEnd, tStart + 1)]).range([0, width]), [tStart, tEnd, width]);
+  const focus = useMemo(() => scaleLinear().domain([d0, Math.max(d1, d0 + 1)]).range([0, width]), [d0, d1, width]);
+
+  // brush on the context strip
+  useEffect(() => {
+    const g = brushRef.current;
+    if (!g) return;
+    const b = brushX<unknown>()
+      .extent([
+        [0, 0],
+        [width, CTX_H],
+      ])
+      .on("end", (ev: D3BrushEvent<unknown>) => {
+        if (!ev.sourceEvent) return; // programmatic moves
+        const sel = ev.selection as [number, number] | null;
+        if (!sel || sel[1] - sel[0] < 2) setZoom(null);
+        else setZoom([full.invert(sel[0]), full.invert(sel[1])]);
+      });
+    const s = select(g);
+    s.call(b);
+    if (zoom) b.move(s, [full(zoom[0]), full(zoom[1])]);
+    return () => {
+      s.on(".brush", null);
+    };
+  }, [width, full, zoom]);
+
+  // playhead lines, every frame
+  useEffect(
+    () =>
+      player.onFrame((t) => {
+        const xc = full(t);
+        const xf = focus(t);
+        ctxHeadRef.current?.setAttribute("transform", `translate(${xc.toFixed(1)},0)`);
+        const fh = focusHeadRef.current;
+        if (fh) {
+          fh.setAttribute("transform", `translate(${xf.toFixed(1)},0)`);
+          fh.style.visibility = xf < 0 || xf > width ? "hidden" : "visible";
+        }
+      }),
+    [player, full, focus, width],
+  );
+
+  const bins = Math.max(10, Math.floor(width / 3));
+  const ctxPath = useMemo(() => {
+    if (!overview) return null;
+    const b = rebin(overview.events, overview.t_start_ns, overview.bin_ns, tStart, tEnd, Math.floor(width / 2));
+    const y = scaleLinear().domain([0, max(b, (d) => d.value) ?? 1]).range([CTX_H, 2]);
+    return area<(typeof b)[number]>()
+      .x((d) => full(d.t0))
+      .y0(CTX_H)
+      .y1((d) => y(d.value))
+      .curve(curveStepAfter)(b);
+  }, [overview, tStart, tEnd, width, full]);
+
+  const focusData = useMemo(() => {
+    if (!overview) return null;
+    const rate = rebin(overview.events, overview.t_start_ns, overview.bin_ns, d0, d1, bins);
+    const yr = scaleLinear().domain([0, max(rate, (d) => d.value) || 1]).range([RATE_H, 2]);
+    const ratePath = area<(typeof rate)[number]>()
+      .x((d) => focus(d.t0))
+      .y0(RATE_H)
+      .y1((d) => yr(d.value))
+      .curve(curveStepAfter)(rate);
+    const migs = stackMigrations(overview, d0, d1, bins);
+    const maxM = max(migs, (d) => d.total) || 1;
+    const ym = scaleLinear().domain([0, maxM]).range([0, MIG_H - 2]);
+    const lost = rebin(overview.lost, overview.t_start_ns, overview.bin_ns, d0, d1, bins).filter((b) => b.value > 0);
+    const binW = width / bins;
+    return { ratePath, migs, ym, maxM, lost, binW, maxRate: max(rate, (d) => d.value) ?? 0 };
+  }, [overview, d0, d1, bins, focus, width]);
+
+  const onFocusClick = (e: MouseEvent<SVGRectElement>) => {
+    const r = e.currentTarget.getBoundingClientRect();
+    player.seek(focus.invert(e.clientX - r.left));
+  };
+
+  const tk = ticks(d0, d1, width, tStart);
+  const totalH = CTX_H + GAP + FOCUS_H + AXIS_H;
+  return (
+    <div className="timeline" ref={wrapRef}>
+      <svg width={width} height={totalH} className="timeline-svg">
+        <g className="ctx">
+          <rect width={width} height={CTX_H} className="ctx-bg" />
+          {ctxPath && <path d={ctxPath} className="rate-area" />}
+          <line ref={ctxHeadRef} y1={0} y2={CTX_H} className="playhead" />
+          <g ref={brushRef} data-testid="timeline-brush" />
+        </g>
+        <g transform={`translate(0,${CTX_H + GAP})`}>
+          <rect width={width} height={FOCUS_H} className="focus-bg" />
+          {focusData && (
+            <>
+              {focusData.ratePath && <path d={focusData.ratePath} className="rate-area" />}
+              <g transform={`translate(0,${RATE_H + 4})`}>
+                {focusData.migs.map((b, i) =>
+                  b.total > 0
+                    ? LEVELS.map((l) => {
+                        const [a, c] = b.stack[l];
+                        if (c <= a) return null;
+                        return (
+                          <rect
+                            key={`${i}-${l}`}
+                            x={focus(b.t0)}
+                            width={Math.max(1, focusData.binW - 0.5)}
+                            y={MIG_H - focusData.ym(c)}
+                            height={Math.max(0.5, focusData.ym(c) - focusData.ym(a))}
+                            fill={levelColor(l)}
+                          />
+                        );
+                      })
+                    : null,
+                )}
+              </g>
+              {focusData.lost.map((b, i) => (
+                <rect key={`lost${i}`} x={focus(b.t0)} width={Math.max(2, focusData.binW)} y={0} height={4} className="lost-mark">
+                  <title>{`${Math.round(b.value)} events lost`}</title>
+                </rect>
+              ))}
+              <text x={4} y={11} className="track-label">
+                events/bin (max {Math.round(focusData.maxRate)})
+              </text>
+              <text x={4} y={RATE_H + 15} className="track-label">
+                migrations by level (max {Math.round(focusData.maxM)})
+              </text>
+            </>
+          )}
+          {!overview && (
+            <text x={8} y={20} className="track-label">
+              loading overview…
+            </text>
+          )}
+          <line ref={focusHeadRef} y1={0} y2={FOCUS_H} className="playhead" />
+          <rect width={width} height={FOCUS_H} className="hit" onClick={onFocusClick} data-testid="timeline-seek">
+            <title>click to seek</title>
+          </rect>
+        </g>
+        <g transform={`translate(0,${CTX_H + GAP + FOCUS_H})`} className="axis">
+          {tk.map((t) => (
+            <g key={t.x} transform={`translate(${t.x},0)`}>
+              <line y2={4} />
+              <text y={13} x={2}>
+                {t.label}
+              </text>
+            </g>
+          ))}
+        </g>
+      </svg>
+      <div className="timeline-hint">
+        {zoom ? (
+          <>
+            zoomed to {formatDuration(d1 - d0)} ·{" "}
+            <button type="button" className="linkish" onClick={() => { setZoom(null); }}>
+              reset zoom
+            </button>
+          </>
+        ) : (
+          "drag on the top strip to zoom · click the tracks to seek"
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * Recording list and upload: drag-and-drop or a file picker posts the raw file (XMLHttpRequest
+ * upload progress), then the recording's import progress is polled until ready or failed.
+ * Failed imports show their error; every recording shows its lost-events and skipped-lines counts.
+ */
+import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
+import type { Recording } from "../../client/apiTypes";
+import { api, uploadRecording } from "../../client/http";
+import { formatDuration } from "../../viz/time";
+
+interface Props {
+  openId: string | null;
+  onOpen: (id: string) => void;
+}
+
+interface UploadRow {
+  key: number;
+  name: string;
+  fraction: number;
+  error: string | null;
+}
+
+export function LossBadge({ rec }: { rec: Recording }) {
+  const lost = rec.lost_events;
+  const skipped = rec.skipped_lines ?? rec.import_summary?.skipped_total ?? 0;
+  return (
+    <span className={`badge ${lost > 0 || skipped > 0 ? "warn" : "ok"}`} title="events lost at the source / input lines the importer skipped">
+      lost {lost.toLocaleString()} · skipped {skipped.toLocaleString()}
+    </span>
+  );
+}
+
+export function RecordingsPanel({ openId, onOpen }: Props) {
+  const [recs, setRecs] = useState<Recording[]>([]);
+  const [listErr, setListErr] = useState<string | null>(null);
+  const [uploads, setUploads] = useState<UploadRow[]>([]);
+  const [dragOver, setDragOver] = useState(false);
+  const keyRef = useRef(0);
+
+  const refresh = useCallback(async () => {
+    try {
+      setRecs(await api.listRecordings());
+      setListErr(null);
+    } catch (e) {
+      setListErr(e instanceof Error ? e.message : String(e));
+    }
+  }, []);
+
+  useEffect(() => {
+    // initial load of the list from the backend
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    void refresh();
+  }, [refresh]);
+
+  // poll importing recordings until they are ready or failed
+  const importing = recs.filter((r) => r.status === "importing").map((r) => r.id);
+  const importingKey = importing.join(",");
+  useEffect(() => {
+    if (!importingKey) return;
+    const ids = importingKey.split(",");
+    const timer = setInterval(() => {
+      void Promise.all(ids.map((id) => api.recording(id).catch(() => null))).then((got) => {
+        setRecs((prev) => prev.map((r) => got.find((g) => g?.id === r.id) ?? r));
+      });
+    }, 500);
+    return () => {
+      clearInterval(timer);
+    };
+  }, [importingKey]);
+
+  const upload = (files: FileList | File[]) => {
+    for (const file of Array.from(files)) {
+      const key = ++keyRef.current;
+      setUploads((u) => [...u, { key, name: file.name, fraction: 0, error: null }]);
+      const h = uploadRecording(file, file.name, (fraction) => {
+        setUploads((u) => u.map((x) => (x.key === key ? { ...x, fraction } : x)));
+      });
+      h.promise.then(
+        (rec) => {
+          setUploads((u) => u.filter((x) => x.key !== key));
+          setRecs((prev) => [rec, ...prev.filter((r) => r.id !== rec.id)]);
+        },
+        (e: unknown) => {
+          setUploads((u) => u.map((x) => (x.key === key ? { ...x, error: e instanceof Error ? e.message : String(e) } : x)));
+        },
+      );
+    }
+  };
+
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragOver(false);
+    if (e.dataTransfer.files.length > 0) upload(e.dataTransfer.files);
+  };
+
+  return (
+    <section className="panel recordings" aria-label="Recordings">
+      <h2>Recordings</h2>
+      <div
+        className={`dropzone ${dragOver ? "over" : ""}`}
+        data-testid="upload-dropzone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragOver(true);
+        }}
+        onDragLeave={() => { setDragOver(false); }}
+        onDrop={onDrop}
+      >
+        <label className="file-label">
+          <input
+            type="file"
+            data-testid="upload-input"
+            aria-label="Upload a trace file"
+            onChange={(e) => {
+              if (e.target.files) upload(e.target.files);
+              e.target.value = "";
+            }}
+          />
+          <span>
+            Drop a trace here or <u>choose a file</u>
+          </span>
+          <span className="muted small">ftrace text, trace-cmd report / trace.dat, perf script; gzip ok</span>
+        </label>
+      </div>
+      {uploads.map((u) => (
+        <div key={u.key} className="upload-row" data-testid="upload-progress">
+          <div className="rec-name">{u.name}</div>
+          {u.error ? (
+            <div className="error small">
+              upload failed: {u.error}{" "}
+              <button type="button" className="linkish" onClick={() => { setUploads((x) => x.filter((y) => y.key !== u.key)); }}>
+                dismiss
+              </button>
+            </div>
+          ) : (
+            <progress max={1} value={u.fraction} aria-label={`uploading ${u.name}`} />
+          )}
+        </div>
+      ))}
+      {listErr && <div className="error small">{listErr}</div>}
+      <ul className="rec-list" data-testid="recording-list">
+        {recs.map((r) => (
+          <li key={r.id} className={`rec ${r.id === openId ? "open" : ""} st-${r.status}`} data-testid="recording-item" data-status={r.status}>
+            <button type="button" className="rec-open" disabled={r.status === "importing" || r.status === "failed"} onClick={() => { onOpen(r.id); }}>
+              <span className="rec-name">{r.name}</span>
+              <span className="rec-meta muted small">
+                {r.status === "ready" || r.status === "live"
+                  ? `${r.event_count.toLocaleString()} events · ${r.cpus_seen.length} CPUs · ${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))}${r.format ? ` · ${r.format}` : ""}`
+                  : r.status}
+              </span>
+            </button>
+            {r.status === "importing" && (
+              <progress max={1} value={r.progress ?? undefined} aria-label={`importing ${r.name}`} data-testid="import-progress" />
+            )}
+            {r.status === "failed" && (
+              <div className="error small" data-testid="import-error">
+                {r.error ?? "import failed"}
+              </div>
+            )}
+            {r.status !== "importing" && r.status !== "failed" && <LossBadge rec={r} />}
+          </li>
+        ))}
+        {recs.length === 0 && !listErr && <li className="muted small">No recordings yet.</li>}
+      </ul>
+    </section>
+  );
+}
