@@ -8,6 +8,7 @@ leaves the recording failed with a readable reason and none of its data.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import threading
@@ -118,43 +119,49 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
     assert proc.stdout is not None and proc.stderr is not None
     err = _Stderr(proc.stderr, lambda p: store.set_progress(rid, p))
     ingestor = Ingestor(store, rid, topology)
-    stream_error: str | None = None
     try:
+        stream_error: str | None = None
         try:
-            reader = pa.ipc.open_stream(proc.stdout)
-            for batch in reader:
-                ingestor.add(batch)
-        except (pa.ArrowInvalid, OSError) as exc:
-            stream_error = str(exc)
-        rc = proc.wait()
-        err.thread.join(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        err.thread.join(timeout=10)
-        proc.stdout.close()
-        proc.stderr.close()
-    if rc != 0:
-        reason = err.messages[-1] if err.messages else f"the importer exited with status {rc}"
-        raise ImportFailedError(reason.removeprefix("placemap-collect: "))
-    if stream_error is not None:
-        raise ImportFailedError(f"the importer's output was not a valid Arrow stream: {stream_error}")
-    summary = err.summary
-    if summary is not None:
-        try:
-            summary = ImportSummary.model_validate(summary).model_dump(mode="json", exclude_none=True)
-        except ValidationError as exc:
+            try:
+                reader = pa.ipc.open_stream(proc.stdout)
+                for batch in reader:
+                    ingestor.add(batch)
+            except (pa.ArrowInvalid, OSError) as exc:
+                stream_error = str(exc)
+            rc = proc.wait()
+            err.thread.join(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            err.thread.join(timeout=10)
+            proc.stdout.close()
+            proc.stderr.close()
+        if rc != 0:
+            reason = err.messages[-1] if err.messages else f"the importer exited with status {rc}"
+            raise ImportFailedError(reason.removeprefix("placemap-collect: "))
+        if stream_error is not None:
+            raise ImportFailedError(f"the importer's output was not a valid Arrow stream: {stream_error}")
+        summary = err.summary
+        if summary is not None:
+            try:
+                summary = ImportSummary.model_validate(summary).model_dump(mode="json", exclude_none=True)
+            except ValidationError as exc:
+                raise ImportFailedError(
+                    f"the importer's summary does not match import-summary.schema.json: {exc}"
+                ) from exc
+        ingestor.flush()
+        if ingestor.rows == 0:
             raise ImportFailedError(
-                f"the importer's summary does not match import-summary.schema.json: {exc}"
-            ) from exc
-    ingestor.flush()
-    if ingestor.rows == 0:
-        raise ImportFailedError(
-            "no scheduler events found in the file (is it an ftrace, trace-cmd or perf trace?)"
-        )
-    if topology is None:
-        cpus = set(ingestor.cpus_seen) | set((summary or {}).get("cpus_seen", []))
-        inferred = inferred_topology(cpus, machine)
-        store.set_topology(rid, store.put_topology(inferred.model_dump(mode="json")))
-    ingestor.finish(summary)
+                "no scheduler events found in the file (is it an ftrace, trace-cmd or perf trace?)"
+            )
+        if topology is None:
+            cpus = set(ingestor.cpus_seen) | set((summary or {}).get("cpus_seen", []))
+            inferred = inferred_topology(cpus, machine)
+            store.set_topology(rid, store.put_topology(inferred.model_dump(mode="json")))
+        ingestor.finish(summary)
+    except BaseException:
+        # stop the chunk writer before the caller drops the recording's chunks
+        with contextlib.suppress(Exception):
+            ingestor.close()
+        raise

@@ -51,7 +51,9 @@ class AdaptiveBins:
         ia, ib = ra // w, (rb - 1) // w  # first and last bin touched
         shape_size = self.values.size
         same = ia == ib
-        add = np.bincount(series[same] * nb + ia[same], weights=(rb - ra)[same], minlength=shape_size)
+        # float zeros first: bincount of an empty selection is int64 even with weights
+        add = np.zeros(shape_size, dtype=np.float64)
+        add += np.bincount(series[same] * nb + ia[same], weights=(rb - ra)[same], minlength=shape_size)
         s, ia2, ib2, ra2, rb2 = series[~same], ia[~same], ib[~same], ra[~same], rb[~same]
         add += np.bincount(s * nb + ia2, weights=((ia2 + 1) * w - ra2), minlength=shape_size)
         add += np.bincount(s * nb + ib2, weights=(rb2 - ib2 * w), minlength=shape_size)

@@ -20,10 +20,11 @@ from placemap.replay import kernel as kn
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
+from placemap.replay.writer import ChunkWriter, PendingChunk
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA, KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
-from placemap.store.codec import encode_chunk, encode_table, to_event_schema
-from placemap.store.store import ChunkWrite, Store, TaskRow
+from placemap.store.codec import dictionary_encode, to_event_schema
+from placemap.store.store import Store, TaskRow
 
 I64 = npt.NDArray[np.int64]
 
@@ -64,12 +65,8 @@ class Ingestor:
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
         self.state = PlacementState()
-        self.state.extra = {
-            "events": np.zeros(0, dtype=np.int64),
-            "migs": np.zeros(0, dtype=np.int64),
-            "first_ts": np.zeros(0, dtype=np.int64),
-            "last_ts": np.zeros(0, dtype=np.int64),
-        }
+        self.state.start_classifying()
+        self.writer = ChunkWriter(store, rid)
         self.seq = 0
         self.rows = 0
         self.t_start: int | None = None
@@ -107,7 +104,8 @@ class Ingestor:
 
     # --- per chunk --------------------------------------------------------------------------
     def _chunk(self, table: pa.Table) -> None:
-        table = to_event_schema(table).combine_chunks()
+        # dictionary-encoded once: the stored form, and what the state machine reads
+        table = dictionary_encode(to_event_schema(table).combine_chunks())
         cols = ChunkColumns.from_table(table)
         self.set_chunk_extras(table)
         n = len(cols.ts)
@@ -117,41 +115,40 @@ class Ingestor:
             self.t_start = int(cols.ts[0])
             self._init_bins(self.t_start)
         self.t_end = int(cols.ts[-1])
-        keyframe = self.state.keyframe()
+        keyframe = self.state.keyframe_table()
         pl = self.state.apply(
             table, cols, n, classify=True, matrix=self.levels.matrix, default_level=self.levels.default_level
         )
         assert pl is not None
         self._accumulate(cols, pl)
-        placements = self._placements_blob(cols, pl)
-        data = encode_chunk(table)
-        self.store.append_chunk(
-            self.rid,
-            ChunkWrite(
+        self.writer.submit(
+            PendingChunk(
                 seq=self.seq,
                 t_start_ns=int(cols.ts[0]),
                 t_end_ns=int(cols.ts[-1]),
                 first_row=self.rows,
-                rows=n,
-                data=data.data,
-                raw_bytes=data.raw_bytes,
-                keyframe=keyframe.data,
-                keyframe_raw=keyframe.raw_bytes,
-                placements=placements.data,
-                placements_raw=placements.raw_bytes,
-                pids=cols.pids().tolist(),
-            ),
+                events=table,
+                keyframe=keyframe,
+                placements=self._placements_table(cols, pl),
+                pids=self._chunk_pids(int(cols.ts[0])),
+            )
         )
         self.seq += 1
         self.rows += n
+
+    def _chunk_pids(self, t_first: int) -> list[int]:
+        """The tasks this chunk names: those last named at or after its first event."""
+        last: I64 = self.state.extra["last_ts"]
+        pids: list[int] = self.state.pids[last >= t_first].tolist()
+        return pids
 
     def _init_bins(self, t0: int) -> None:
         self.overview = AdaptiveBins(len(KIND_NAMES) + len(LEVELS) + 1, t0)
         self.busy = AdaptiveBins(self.levels.n_llcs, t0)
         self.samples = AdaptiveBins(2 * self.levels.n_llcs, t0)
 
-    def _placements_blob(self, cols: ChunkColumns, pl: Placements) -> Any:
-        table = pa.Table.from_arrays(
+    def _placements_table(self, cols: ChunkColumns, pl: Placements) -> pa.Table:
+        return pa.Table.from_arrays(
             [
                 pa.array(pl.row),
                 pa.array(cols.ts[pl.row]),
@@ -163,7 +160,6 @@ class Ingestor:
             ],
             schema=PLACEMENT_SCHEMA,
         )
-        return encode_table(table)
 
     def _accumulate(self, cols: ChunkColumns, pl: Placements) -> None:
         assert self.overview is not None and self.busy is not None and self.samples is not None
@@ -182,7 +178,8 @@ class Ingestor:
             lost_counts = col[is_lost]
             self.lost += int(lost_counts.sum())
         for arr in (cols.cpu, cols.target, cols.orig, cols.dest):
-            self.cpus_seen.update(int(c) for c in np.unique(arr) if c >= 0)
+            present = np.bincount(arr[arr >= 0])
+            self.cpus_seen.update(np.flatnonzero(present).tolist())
         # overview: events by kind, migrations by level, lost events
         nk = len(KIND_NAMES)
         self.overview.add_points(kind.astype(np.int64), ts)
@@ -190,29 +187,9 @@ class Ingestor:
         self.overview.add_points(nk + lvl[known], ts[is_mig][known])
         if is_lost.any():
             self.overview.add_points(np.full(int(is_lost.sum()), nk + 4), ts[is_lost], lost_counts)
-        self._accumulate_tasks(cols, pl)
         self._accumulate_busy(cols)
 
     _current_lost: npt.NDArray[np.float64] = np.zeros(0)
-
-    def _accumulate_tasks(self, cols: ChunkColumns, pl: Placements) -> None:
-        ex, st = self.state.extra, self.state
-        names = np.concatenate([cols.pid, cols.npid, cols.cpid])
-        when = np.concatenate([cols.ts, cols.ts, cols.ts])
-        keep = names > 0
-        idx = st.index(names[keep].astype(np.int32))
-        when = when[keep]
-        np.add.at(ex["events"], idx, 1)
-        first: I64 = ex["first_ts"]  # type: ignore[assignment]
-        order = np.argsort(idx, kind="stable")
-        uniq, start = np.unique(idx[order], return_index=True)
-        chunk_first = when[order][start]
-        chunk_last = np.maximum.reduceat(when[order], start)
-        new = first[uniq] < 0
-        first[uniq[new]] = chunk_first[new]
-        ex["last_ts"][uniq] = chunk_last
-        mig_tasks = pl.task[cols.kind[pl.row] == kn.K_MIGRATE]
-        np.add.at(ex["migs"], mig_tasks, 1)
 
     def _accumulate_busy(self, cols: ChunkColumns) -> None:
         """Busy time per CPU from run intervals: switch to a task until the next switch on that CPU."""
@@ -222,21 +199,14 @@ class Ingestor:
             self.sw_ts = np.concatenate([self.sw_ts, np.full(ncpu - len(self.sw_ts), -1, dtype=np.int64)])
             self.sw_busy = np.concatenate([self.sw_busy, np.zeros(ncpu - len(self.sw_busy), dtype=np.bool_)])
             self.cpu_busy_ns = np.concatenate([self.cpu_busy_ns, np.zeros(ncpu - len(self.cpu_busy_ns))])
-        sw = (cols.kind == kn.K_SWITCH) & (cols.cpu >= 0)
-        if sw.any():
-            carried = np.flatnonzero(self.sw_ts >= 0)
-            c = np.concatenate([carried, cols.cpu[sw]]).astype(np.int64)
-            t = np.concatenate([self.sw_ts[carried], cols.ts[sw]])
-            busy = np.concatenate([self.sw_busy[carried], cols.npid[sw] != 0])
-            order = np.argsort(c, kind="stable")
-            c, t, busy = c[order], t[order], busy[order]
-            same = c[1:] == c[:-1]
-            a, b, cc = t[:-1][same & busy[:-1]], t[1:][same & busy[:-1]], c[:-1][same & busy[:-1]]
-            self._add_busy(cc, a, b)
-            last = np.ones(len(c), dtype=np.bool_)
-            last[:-1] = ~same
-            self.sw_ts[c[last]] = t[last]
-            self.sw_busy[c[last]] = busy[last]
+        n = len(cols.kind)
+        out_cpu = np.empty(n, dtype=np.int64)
+        out_a = np.empty(n, dtype=np.int64)
+        out_b = np.empty(n, dtype=np.int64)
+        cnt = kn.switch_intervals(cols.kind, cols.cpu, cols.ts, cols.npid, self.sw_ts, self.sw_busy, out_cpu,
+                                  out_a, out_b)  # fmt: skip
+        if cnt:
+            self._add_busy(out_cpu[:cnt], out_a[:cnt], out_b[:cnt])
         is_util = cols.kind == 8
         if is_util.any():
             llc = self._current_llc[is_util].astype(np.int64)
@@ -260,10 +230,15 @@ class Ingestor:
 
     # --- end --------------------------------------------------------------------------------
     def flush(self) -> None:
-        """Store the last partial chunk."""
+        """Store the last partial chunk and wait until every chunk is written."""
         if self._pending_rows:
             self._chunk(pa.Table.from_batches(self._pending))
             self._pending, self._pending_rows = [], 0
+        self.writer.drain()
+
+    def close(self) -> None:
+        """Stop the writer thread (after finish, or when abandoning a failed import)."""
+        self.writer.close()
 
     def finish(self, summary: dict[str, Any] | None = None) -> None:
         """Store the last partial chunk and the derived data; the recording becomes ready."""
@@ -302,6 +277,7 @@ class Ingestor:
             "import_summary": summary,
         }
         lost = self.lost if summary is None else max(self.lost, int(summary.get("lost_events", 0)))
+        self.writer.close()
         self.store.finish_recording(
             self.rid,
             t_start_ns=self.t_start,

@@ -66,28 +66,72 @@ def _level(a: int, b: int, matrix: Arr, default_level: int) -> int:
 
 
 @njit(cache=True)
+def assign_slots(  # noqa: PLR0917 - numba kernel
+    n: int, pid: Arr, npid: Arr, cpid: Arr, opid: Arr, slot: Arr, new_out: Arr
+) -> int:
+    """List the pids of rows [0, n) without a slot (slot[p] < 0), each once, in order of appearance."""
+    cnt = 0
+    for arr in (pid, npid, cpid, opid):
+        for i in range(n):
+            p = arr[i]
+            if p > 0 and slot[p] == -1:
+                slot[p] = -2  # listed; the caller gives it its index
+                new_out[cnt] = p
+                cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def switch_intervals(  # noqa: PLR0917 - numba kernel
+    kind: Arr, cpu: Arr, ts: Arr, npid: Arr, sw_ts: Arr, sw_busy: Arr, out_cpu: Arr, out_a: Arr, out_b: Arr
+) -> int:
+    """Busy run intervals [a, b) closed by this chunk's switches: from a switch to a task (next_pid
+    != 0) until the next switch on that CPU. sw_ts/sw_busy carry each CPU's open interval."""
+    cnt = 0
+    for i in range(kind.shape[0]):
+        if kind[i] != K_SWITCH:
+            continue
+        c = cpu[i]
+        if c < 0:
+            continue
+        if sw_ts[c] >= 0 and sw_busy[c]:
+            out_cpu[cnt] = c
+            out_a[cnt] = sw_ts[c]
+            out_b[cnt] = ts[i]
+            cnt += 1
+        sw_ts[c] = ts[i]
+        sw_busy[c] = npid[i] != 0
+    return cnt
+
+
+@njit(cache=True)
 def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positionally
     n_apply: int,
     kind: Arr,
     cpu: Arr,
+    ts: Arr,
     pid: Arr,
-    ti: Arr,
     target: Arr,
     orig: Arr,
     dest: Arr,
     pstate: Arr,
     npid: Arr,
-    ni: Arr,
-    ci: Arr,
-    oi: Arr,
+    cpid: Arr,
     opid: Arr,
+    slot: Arr,
     t_cpu: Arr,
     t_state: Arr,
     cpu_run: Arr,
+    t_crow: Arr,
+    t_csrc: Arr,
     classify: bool,
     t_waking: Arr,
     t_wprev: Arr,
     t_forkp: Arr,
+    t_events: Arr,
+    t_migs: Arr,
+    t_first: Arr,
+    t_last: Arr,
     matrix: Arr,
     default_level: int,
     ev_level: Arr,
@@ -100,13 +144,24 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
 ) -> int:
     """Apply rows [0, n_apply) to the state arrays in place; returns the number of placements listed.
 
-    ti/ni/ci/oi are task indices (into t_*) of pid, next_pid, child_pid and exec's old_pid (opid), -1
-    for none or idle; cpu_run holds the pid running on each CPU (0 idle, -1 unknown).
+    slot maps a pid to its task index (every pid of the rows has one; slot[0] = -1: idle is no
+    task). cpu_run holds the pid running on each CPU (0 idle, -1 unknown). t_crow/t_csrc get the
+    last row naming each task and which column named it (0 comm, 1 next_comm, 2 child_comm).
     """
     n_pl = 0
     for i in range(n_apply):
         k = kind[i]
-        t = ti[i]
+        t = slot[pid[i]]
+        if k >= 8:
+            continue
+        if t >= 0:
+            t_crow[t] = i
+            t_csrc[t] = 0
+            if classify:
+                t_events[t] += 1
+                if t_first[t] < 0:
+                    t_first[t] = ts[i]
+                t_last[t] = ts[i]
         if k == K_SWITCH:
             c = cpu[i]
             if t >= 0:
@@ -118,8 +173,15 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 elif t_state[t] != S_DEAD:
                     t_state[t] = S_SLEEPING
                 t_cpu[t] = c
-            nt = ni[i]
+            nt = slot[npid[i]]
             if nt >= 0:
+                t_crow[nt] = i
+                t_csrc[nt] = 1
+                if classify:
+                    t_events[nt] += 1
+                    if t_first[nt] < 0:
+                        t_first[nt] = ts[i]
+                    t_last[nt] = ts[i]
                 old = t_cpu[nt]
                 if old >= 0 and old != c and cpu_run[old] == npid[i]:
                     # we missed the switch that took it off `old`: that CPU's occupant is unknown
@@ -186,6 +248,7 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 else:
                     cause = C_BALANCE
                 ev_cause[i] = cause
+                t_migs[t] += 1
                 pl_row[n_pl] = i
                 pl_task[n_pl] = t
                 pl_cpu[n_pl] = d
@@ -194,17 +257,23 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 n_pl += 1
             t_cpu[t] = d
         elif k == K_FORK:
-            ch = ci[i]
+            ch = slot[cpid[i]]
             if ch >= 0:
+                t_crow[ch] = i
+                t_csrc[ch] = 2
                 t_state[ch] = S_NEW
                 t_cpu[ch] = -1
                 if classify:
                     t_forkp[ch] = 1
                     t_waking[ch] = 0
+                    t_events[ch] += 1
+                    if t_first[ch] < 0:
+                        t_first[ch] = ts[i]
+                    t_last[ch] = ts[i]
         elif k == K_EXIT:
             t_state[t] = S_DEAD
         elif k == K_EXEC:
-            o = oi[i]
+            o = slot[opid[i]]
             if o >= 0 and o != t:
                 # a non-leader thread exec'd and took the leader's pid: the thread's pid is gone
                 t_cpu[t] = t_cpu[o]

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from placemap.replay.state import ChunkColumns, PlacementState
-from placemap.store.codec import decode_chunk
+from placemap.store.codec import decode_blob
 from placemap.store.store import Store
 
 # columns the state machine reads (decoding only these keeps a seek cheap)
@@ -49,7 +49,8 @@ def state_at(store: Store, rid: str, t_ns: int) -> StateAt:
     data = store.chunk_data(rid, chunk.seq)
     assert kf is not None and data is not None
     state = PlacementState.from_keyframe(*kf)
-    table = decode_chunk(*data).select(list(STATE_COLUMNS))
+    # as stored (dictionary-encoded strings): the state machine reads dictionaries as they are
+    table = decode_blob(*data).select(list(STATE_COLUMNS))
     n = apply_until(state, table, t_ns)
     return StateAt(t_ns, chunk.first_row + n, state)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ _KEYFRAME_SCHEMA = pa.schema(
     ]
 )
 _EMPTY_MATRIX = np.zeros((0, 0), dtype=np.int8)
+_NONE_U8 = np.zeros(0, dtype=np.uint8)
+_NONE_I32 = np.zeros(0, dtype=np.int32)
+_NONE_I64 = np.zeros(0, dtype=np.int64)
 
 
 def _ints(column: pa.ChunkedArray | pa.Array, null: int) -> I32:
@@ -98,13 +102,15 @@ class ChunkColumns:
         out: I32 = u[u > 0].astype(np.int32)
         return out
 
-    def max_cpu(self) -> int:
+    def max_cpu(self, n: int | None = None) -> int:
+        if n == 0:
+            return -1
         return int(
             max(
                 self.cpu.max(initial=-1),
                 self.target.max(initial=-1),
                 self.dest.max(initial=-1),
-                self.orig.max(initial=-1),
+                self.orig[:n].max(initial=-1),
             )
         )
 
@@ -123,36 +129,59 @@ class Placements:
     cause: I8
 
 
+def _empty(dtype: type[np.generic]) -> npt.NDArray[Any]:
+    return np.zeros(0, dtype=dtype)
+
+
+# per-task ingest bookkeeping: name -> (dtype, value for a new task)
+EXTRA_FIELDS: dict[str, tuple[type[np.generic], int]] = {
+    "waking": (np.uint8, 0),
+    "wprev": (np.int32, -1),
+    "forkp": (np.uint8, 0),
+    "events": (np.int64, 0),
+    "migs": (np.int64, 0),
+    "first_ts": (np.int64, -1),
+    "last_ts": (np.int64, -1),
+}
+
+
 @dataclass
 class PlacementState:
-    """The state after some prefix of a recording. Task arrays are aligned with the sorted `pids`."""
+    """The state after some prefix of a recording. Task arrays are in order of first appearance;
+    `slot` maps a pid to its index (-1 for none)."""
 
-    pids: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    cpu: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    state: U8 = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
-    comm: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
-    cpu_run: I32 = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    # ingest-only bookkeeping for classification (not in keyframes)
-    extra: dict[str, npt.NDArray[np.generic]] = field(default_factory=dict)
+    pids: I32 = field(default_factory=lambda: _empty(np.int32))
+    cpu: I32 = field(default_factory=lambda: _empty(np.int32))
+    state: U8 = field(default_factory=lambda: _empty(np.uint8))
+    comm: npt.NDArray[np.object_] = field(default_factory=lambda: _empty(np.object_))
+    cpu_run: I32 = field(default_factory=lambda: _empty(np.int32))
+    slot: I32 = field(default_factory=lambda: np.full(1, -1, dtype=np.int32))
+    # ingest-only bookkeeping for classification and task aggregates (not in keyframes)
+    extra: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
 
-    def ensure_tasks(self, pids: I32) -> None:
-        """Add unseen pids (state sleeping, cpu unknown) keeping arrays sorted by pid."""
-        new = np.setdiff1d(pids, self.pids, assume_unique=True)
-        if len(new) == 0:
+    def _add_tasks(self, cols: ChunkColumns, n: int) -> None:
+        """Give every pid the first n rows name a task (state sleeping, cpu unknown) if it has none."""
+        if n == 0:
             return
-        merged = np.union1d(self.pids, new).astype(np.int32)
-        pos = np.searchsorted(merged, self.pids)
-
-        def grow(old: npt.NDArray[np.generic], fill: object) -> npt.NDArray[np.generic]:
-            out = np.full(len(merged), fill, dtype=old.dtype)
-            out[pos] = old
-            return out
-
-        self.cpu = grow(self.cpu, -1)  # type: ignore[assignment]
-        self.state = grow(self.state, kn.S_SLEEPING)  # type: ignore[assignment]
-        self.comm = grow(self.comm, "")  # type: ignore[assignment]
-        self.extra = {k: grow(v, -1 if k in ("wprev", "first_ts") else 0) for k, v in self.extra.items()}
-        self.pids = merged
+        top = int(max(cols.pid[:n].max(), cols.npid[:n].max(), cols.cpid[:n].max(), cols.opid[:n].max()))
+        if top >= len(self.slot):
+            grown = np.full(max(top + 1, len(self.slot) * 3 // 2), -1, dtype=np.int32)
+            grown[: len(self.slot)] = self.slot
+            self.slot = grown
+        out = np.empty(4 * n, dtype=np.int32)
+        cnt = kn.assign_slots(n, cols.pid, cols.npid, cols.cpid, cols.opid, self.slot, out)
+        if cnt == 0:
+            return
+        new = out[:cnt]
+        base = len(self.pids)
+        self.slot[new] = np.arange(base, base + cnt, dtype=np.int32)
+        self.pids = np.concatenate([self.pids, new])
+        self.cpu = np.concatenate([self.cpu, np.full(cnt, -1, dtype=np.int32)])
+        self.state = np.concatenate([self.state, np.full(cnt, kn.S_SLEEPING, dtype=np.uint8)])
+        self.comm = np.concatenate([self.comm, np.full(cnt, "", dtype=object)])
+        for name, arr in self.extra.items():
+            dtype, fill = EXTRA_FIELDS[name]
+            self.extra[name] = np.concatenate([arr, np.full(cnt, fill, dtype=dtype)])
 
     def ensure_cpus(self, max_cpu: int) -> None:
         if max_cpu >= len(self.cpu_run):
@@ -162,11 +191,14 @@ class PlacementState:
 
     def index(self, pids: I32) -> I32:
         """Task index of each pid (-1 for 0 / absent)."""
-        if len(self.pids) == 0:
-            return np.full(len(pids), -1, dtype=np.int32)
-        pos = np.searchsorted(self.pids, pids).clip(0, len(self.pids) - 1)
-        out: I32 = np.where((pids > 0) & (self.pids[pos] == pids), pos, -1).astype(np.int32)
+        inside = (pids > 0) & (pids < len(self.slot))
+        out: I32 = np.where(inside, self.slot[np.where(inside, pids, 0)], -1).astype(np.int32)
         return out
+
+    def start_classifying(self) -> None:
+        """Keep the per-task bookkeeping the ingest needs (classification, task aggregates)."""
+        for name, (dtype, fill) in EXTRA_FIELDS.items():
+            self.extra.setdefault(name, np.full(len(self.pids), fill, dtype=dtype))
 
     def apply(
         self,
@@ -180,121 +212,74 @@ class PlacementState:
     ) -> Placements | None:
         """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups."""
         # only tasks the applied rows name: a task appears in the state once an event has named it
-        self.ensure_tasks(cols.pids(n_apply))
-        self.ensure_cpus(cols.max_cpu())
+        if classify:
+            self.start_classifying()
+        self._add_tasks(cols, n_apply)
+        self.ensure_cpus(cols.max_cpu(n_apply))
         n = len(cols.kind) if classify else 0
         ev_level = np.full(n, -1, dtype=np.int8)
         ev_cause = np.full(n, -1, dtype=np.int8)
         pl_row, pl_task, pl_cpu = (np.zeros(n, dtype=np.int32) for _ in range(3))
         pl_level, pl_cause = (np.zeros(n, dtype=np.int8) for _ in range(2))
-        if classify:
-            for key in ("waking", "forkp"):
-                self.extra.setdefault(key, np.zeros(len(self.pids), dtype=np.uint8))
-            self.extra.setdefault("wprev", np.full(len(self.pids), -1, dtype=np.int32))
-        waking = self.extra.get("waking", np.zeros(0, dtype=np.uint8))
-        wprev = self.extra.get("wprev", np.zeros(0, dtype=np.int32))
-        forkp = self.extra.get("forkp", np.zeros(0, dtype=np.uint8))
+        t_crow = np.full(len(self.pids), -1, dtype=np.int32)
+        t_csrc = np.zeros(len(self.pids), dtype=np.uint8)
+        ex = self.extra
         n_pl = kn.apply_events(
-            n_apply,
-            cols.kind,
-            cols.cpu,
-            cols.pid,
-            self.index(cols.pid),
-            cols.target,
-            cols.orig,
-            cols.dest,
-            cols.pstate,
-            cols.npid,
-            self.index(cols.npid),
-            self.index(cols.cpid),
-            self.index(cols.opid),
-            cols.opid,
-            self.cpu,
-            self.state,
-            self.cpu_run,
-            classify,
-            waking,
-            wprev,
-            forkp,
-            matrix,
-            default_level,
-            ev_level,
-            ev_cause,
-            pl_row,
-            pl_task,
-            pl_cpu,
-            pl_level,
-            pl_cause,
-        )
-        self._update_comms(table, cols, n_apply)
+            n_apply, cols.kind, cols.cpu, cols.ts, cols.pid, cols.target, cols.orig, cols.dest, cols.pstate,
+            cols.npid, cols.cpid, cols.opid, self.slot, self.cpu, self.state, self.cpu_run, t_crow, t_csrc,
+            classify, ex.get("waking", _NONE_U8), ex.get("wprev", _NONE_I32), ex.get("forkp", _NONE_U8),
+            ex.get("events", _NONE_I64), ex.get("migs", _NONE_I64), ex.get("first_ts", _NONE_I64),
+            ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, pl_row, pl_task, pl_cpu,
+            pl_level, pl_cause,
+        )  # fmt: skip
+        self._update_comms(table, t_crow, t_csrc)
         if not classify:
             return None
         return Placements(
-            ev_level,
-            ev_cause,
-            pl_row[:n_pl],
-            pl_task[:n_pl],
-            pl_cpu[:n_pl],
-            pl_level[:n_pl],
-            pl_cause[:n_pl],
+            ev_level, ev_cause, pl_row[:n_pl], pl_task[:n_pl], pl_cpu[:n_pl], pl_level[:n_pl], pl_cause[:n_pl]
         )
 
-    def _update_comms(self, table: pa.Table, cols: ChunkColumns, n_apply: int) -> None:
+    def _update_comms(self, table: pa.Table, t_crow: I32, t_csrc: U8) -> None:
         """Each task's comm = the last name an applied row gave it (subject, next of switch, fork child)."""
-        rows = np.arange(n_apply, dtype=np.int64)
-        sources = [
-            ("comm", cols.pid[:n_apply]),
-            ("next_comm", cols.npid[:n_apply]),
-            ("child_comm", cols.cpid[:n_apply]),
-        ]
-        all_pid = np.concatenate([p for _, p in sources])
-        all_row = np.concatenate([rows] * 3)
-        all_src = np.repeat(np.arange(3), n_apply)
-        keep = all_pid > 0
-        all_pid, all_row, all_src = all_pid[keep], all_row[keep], all_src[keep]
-        if len(all_pid) == 0:
-            return
-        order = np.lexsort((all_src, all_row))
-        rev = all_pid[order][::-1]
-        uniq, first = np.unique(rev, return_index=True)
-        last = order[len(rev) - 1 - first]
-        idx = self.index(uniq.astype(np.int32))
-        for s, (name, _) in enumerate(sources):
-            sel = all_src[last] == s
-            if not sel.any():
-                continue
-            names = table.column(name).take(pa.array(all_row[last][sel])).to_pylist()
-            self.comm[idx[sel]] = np.array(names, dtype=object)
+        touched = np.flatnonzero(t_crow >= 0)
+        for s, name in enumerate(("comm", "next_comm", "child_comm")):
+            sel = touched[t_csrc[touched] == s]
+            if len(sel):
+                names = table.column(name).take(pa.array(t_crow[sel])).to_pylist()
+                self.comm[sel] = np.array(names, dtype=object)
 
     # --- keyframes --------------------------------------------------------------------------
-    def keyframe(self) -> Encoded:
-        """The state (without ingest bookkeeping) as a compressed Arrow blob."""
-        table = pa.Table.from_arrays(
+    def keyframe_table(self) -> pa.Table:
+        """A snapshot of the state (without ingest bookkeeping) as an Arrow table (copies, so applying
+        more events does not change it)."""
+        return pa.Table.from_arrays(
             [
-                pa.array(self.pids, pa.int32()),
-                pa.array(self.cpu, pa.int32()),
-                pa.array(self.state, pa.uint8()),
+                pa.array(self.pids.copy(), pa.int32()),
+                pa.array(self.cpu.copy(), pa.int32()),
+                pa.array(self.state.copy(), pa.uint8()),
                 pa.array(self.comm.tolist(), pa.string()),
             ],
             schema=_KEYFRAME_SCHEMA.with_metadata({"cpu_run": json.dumps(self.cpu_run.tolist())}),
         )
-        return encode_table(table)
+
+    def keyframe(self) -> Encoded:
+        """The state (without ingest bookkeeping) as a compressed Arrow blob."""
+        return encode_table(self.keyframe_table())
 
     @classmethod
     def from_keyframe(cls, data: bytes, raw_bytes: int) -> PlacementState:
         table = decode_blob(data, raw_bytes)
         meta = table.schema.metadata or {}
+        pids = np.array(table.column("pid").to_numpy(), dtype=np.int32)
+        slot = np.full(int(pids.max(initial=0)) + 1, -1, dtype=np.int32)
+        slot[pids] = np.arange(len(pids), dtype=np.int32)
         return cls(
-            pids=np.array(table.column("pid").to_numpy(), dtype=np.int32),
+            pids=pids,
             cpu=np.array(table.column("cpu").to_numpy(), dtype=np.int32),
             state=np.array(table.column("state").to_numpy(), dtype=np.uint8),
             comm=np.array(table.column("comm").to_pylist(), dtype=object),
             cpu_run=np.array(json.loads(meta.get(b"cpu_run", b"[]")), dtype=np.int32),
-        )
-
-    def copy(self) -> PlacementState:
-        return PlacementState(
-            self.pids.copy(), self.cpu.copy(), self.state.copy(), self.comm.copy(), self.cpu_run.copy()
+            slot=slot,
         )
 
     def comm_of(self, pid: int) -> str | None:

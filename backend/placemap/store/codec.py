@@ -15,6 +15,8 @@ import pyarrow.compute as pc
 from placemap.schema.events import EVENT_SCHEMA
 
 CODEC = "zstd"
+# level 1: several times faster than the default 3 for a few percent more bytes
+_ZSTD = pa.Codec(CODEC, compression_level=1)
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Encoded:
     raw_bytes: int
 
 
-def _dictionary_encode(table: pa.Table) -> pa.Table:
+def dictionary_encode(table: pa.Table) -> pa.Table:
     """Dictionary-encode the string columns whose distinct values are much fewer than the rows."""
     fields = []
     arrays = []
@@ -49,18 +51,18 @@ def encode_table(table: pa.Table) -> Encoded:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=max(table.num_rows, 1))
     raw = sink.getvalue()
-    data = pa.compress(raw, codec=CODEC, asbytes=True)
+    data = _ZSTD.compress(raw, asbytes=True)
     return Encoded(data=data, raw_bytes=raw.size)
 
 
 def encode_chunk(table: pa.Table) -> Encoded:
     """An event table (EVENT_SCHEMA) as a compressed IPC stream with dictionary-encoded strings."""
-    return encode_table(_dictionary_encode(table.combine_chunks()))
+    return encode_table(dictionary_encode(table.combine_chunks()))
 
 
 def decode_blob(data: bytes, raw_bytes: int) -> pa.Table:
     """Decompress and read a blob written by encode_table / encode_chunk, as stored."""
-    raw = pa.decompress(data, decompressed_size=raw_bytes, codec=CODEC)
+    raw = _ZSTD.decompress(data, decompressed_size=raw_bytes)
     return pa.ipc.open_stream(raw).read_all()
 
 

@@ -34,3 +34,9 @@ def test_points_and_rebin_keep_totals() -> None:
     assert bins.width == 64 and bins.values.sum() == len(ts)
     bin_ns, out = rebin(bins.values[0], t0=0, width=bins.width, t_start=0, t_end=993, bins=4)
     assert bin_ns == 249 and out.sum() == len(ts)
+
+
+def test_intervals_all_within_one_bin_each() -> None:
+    bins = AdaptiveBins(1, 0, n_bins=8, width=10)
+    bins.add_intervals(np.zeros(2, dtype=np.int64), np.array([1, 12]), np.array([3, 19]))
+    assert bins.values[0, :2].tolist() == [2.0, 7.0]
