@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"placemap/collectors/internal/schema"
@@ -20,6 +21,27 @@ func shared(t testing.TB, rel ...string) string {
 		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
 	}
 	return p
+}
+
+var (
+	textMu    sync.Mutex
+	textCache = map[string][]fttext.Line{}
+)
+
+// readText parses a text trace once per test binary (the reports are large).
+func readText(t *testing.T, path string) []fttext.Line {
+	t.Helper()
+	textMu.Lock()
+	defer textMu.Unlock()
+	if l, ok := textCache[path]; ok {
+		return l
+	}
+	l, err := fttext.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	textCache[path] = l
+	return l
 }
 
 func decode(t *testing.T, f *tracedat.File, instance string) ([]tracefs.Event, *tracefs.Result) {
@@ -113,10 +135,7 @@ func TestMixedV7TopBufferMatchesReport(t *testing.T) {
 	if got := f.BufferNames(); len(got) != 2 || got[0] != "top" || got[1] != "capture" {
 		t.Fatalf("buffers %v, want [top capture]", got)
 	}
-	lines, err := fttext.ReadFile(shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readText(t, shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	evs, res := decode(t, f, "top")
 	compareReport(t, evs, res, filterBuffer(lines, ""), fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 0)
 }
@@ -129,10 +148,7 @@ func TestMixedV7CaptureInstanceMatchesKernelText(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, res := decode(t, f, "capture")
-	kernel, err := fttext.ReadFile(shared(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	kernel := readText(t, shared(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz"))
 	if len(kernel) != 72578 {
 		t.Fatalf("kernel text: %d lines", len(kernel))
 	}
@@ -141,10 +157,7 @@ func TestMixedV7CaptureInstanceMatchesKernelText(t *testing.T) {
 		t.Errorf("%d migrations, README says 629", res.Stats.EventsByKind[schema.KindMigrate])
 	}
 	// ... and with trace-cmd's report of the same instance.
-	lines, err := fttext.ReadFile(shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readText(t, shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	compareReport(t, evs, res, filterBuffer(lines, "capture"), fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 0)
 }
 
@@ -175,10 +188,7 @@ func TestLisaV6MatchesReport(t *testing.T) {
 	if f.Version != 6 || f.NrCPUs != 6 {
 		t.Errorf("version %d cpus %d", f.Version, f.NrCPUs)
 	}
-	lines, err := fttext.ReadFile(shared(t, "traces", "external", "lisa", "sched_load", "trace.dat.trace-cmd-report.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readText(t, shared(t, "traces", "external", "lisa", "sched_load", "trace.dat.trace-cmd-report.txt"))
 	evs, res := decode(t, f, "")
 	// 2437 sched_load_cfs_rq + 474 cpu_idle + 364 sched_load_se + 16 cpu_frequency + 6 print
 	compareReport(t, evs, res, lines, fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 3297)
@@ -189,10 +199,7 @@ func TestTrappyV6MatchesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := fttext.ReadFile(shared(t, "traces", "external", "trappy", "raw_trace.dat.trace-cmd-report.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readText(t, shared(t, "traces", "external", "trappy", "raw_trace.dat.trace-cmd-report.txt"))
 	evs, res := decode(t, f, "")
 	compareReport(t, evs, res, lines, fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 2)
 	if res.Stats.EventsByKind[schema.KindSwitch] != 755 {

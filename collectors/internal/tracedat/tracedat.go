@@ -528,7 +528,9 @@ func (f *File) section(b []byte, bo binary.ByteOrder, off uint64, wantID uint16,
 	if usize > 1<<30 {
 		return nil, fmt.Errorf("%w: section %d claims %d bytes uncompressed", ErrCorrupt, id, usize)
 	}
-	out, err := dec(make([]byte, 0, usize), comp)
+	// Pre-size for the stated length, within reason: a hostile header must not make
+	// us allocate a gigabyte up front.
+	out, err := dec(make([]byte, 0, min(usize, 16<<20)), comp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: section %d: %v", ErrCorrupt, id, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"placemap/collectors/internal/schema"
 )
 
 // ErrNotCapture says a directory is not a raw tracefs capture.
@@ -27,6 +29,7 @@ type Result struct {
 	CommEscaped   int
 	TStart, TEnd  int64
 	HaveTimes     bool
+	CPUsSeen      map[int32]bool // CPUs that recorded an event or were named by one
 }
 
 // tracker wraps a sink to note the time range.
@@ -36,6 +39,17 @@ type tracker struct {
 }
 
 func (t *tracker) Add(ev *Event) error {
+	if t.r.CPUsSeen == nil {
+		t.r.CPUsSeen = map[int32]bool{}
+	}
+	t.r.CPUsSeen[ev.CPU] = true
+	switch {
+	case ev.HasTarget:
+		t.r.CPUsSeen[ev.TargetCPU] = true
+	case ev.Kind == schema.KindMigrate:
+		t.r.CPUsSeen[ev.OrigCPU] = true
+		t.r.CPUsSeen[ev.DestCPU] = true
+	}
 	if !t.r.HaveTimes {
 		t.r.TStart, t.r.TEnd, t.r.HaveTimes = ev.TsNs, ev.TsNs, true
 	} else {

@@ -138,6 +138,12 @@ func TestRawCaptureMatchesKernelText(t *testing.T) {
 	if res.NrCPUs != 2 || res.KernelRelease != "6.18.44-fc-v657" || !res.HaveTimes || res.TStart != evs[0].TsNs || res.TEnd != evs[len(evs)-1].TsNs {
 		t.Errorf("result facts: %+v", res)
 	}
+	sum := res.Summary([]string{dir})
+	if sum.Format != schema.ImportSummaryFormatTracefsRaw || sum.EventsTotal != 16396 || sum.EventsByKind["switch"] != 6514 ||
+		len(sum.CpusSeen) != 2 || sum.CpusSeen[1] != 1 || sum.SkippedTotal != 0 || sum.LostEvents != 0 || *sum.NrCpus != 2 ||
+		*sum.TStartNS != int(evs[0].TsNs) || *sum.TEndNS != int(evs[len(evs)-1].TsNs) || sum.LinesTotal != 0 {
+		t.Errorf("summary: %+v", sum)
+	}
 	if links, broken := switchChains(evs); links != 6512 || broken != 67 {
 		t.Errorf("switch chain: %d links, %d broken (the text has 6512, 67)", links, broken)
 	}
