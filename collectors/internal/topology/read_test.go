@@ -31,7 +31,11 @@ import (
 func sharedDir(t testing.TB) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	d := filepath.Join(filepath.Dir(file), "../../../../shared")
+	dir := filepath.Dir(file)
+	if !filepath.IsAbs(dir) { // -trimpath: go test runs in the package directory anyway
+		dir, _ = os.Getwd()
+	}
+	d := filepath.Join(dir, "../../../../shared")
 	if _, err := os.Stat(filepath.Join(d, "topologies/extract.sh")); err != nil {
 		t.Fatalf("shared test data missing: %v", err)
 	}
