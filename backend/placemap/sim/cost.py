@@ -61,13 +61,16 @@ COLD_CACHE_SAME_LLC_NS = 5_000
 COLD_CACHE_NUMA_FACTOR = 1.5
 
 # --- Memory bandwidth ------------------------------------------------------------------
-# Per-LLC ceiling (one CCX on Zen3 reaches ~25-30 GB/s of DRAM read bandwidth through its
-# GMI link) and per-node ceiling (8 channels DDR4-3200: ~150 GB/s measured Stream Triad per
-# socket on both Zen3 and ICX). A memory-bound task alone reaches ~12 GB/s on Zen3 (single
-# thread Stream Copy 28 GB/s, Triad 17 GB/s on ICX: a per-thread ceiling of ~15 GB/s).
-LLC_BANDWIDTH_MBS = 28_000
-NODE_BANDWIDTH_MBS = 150_000
+# A memory-bound thread alone streams ~15 GB/s (single-thread Stream Triad 17 GB/s on ICX,
+# Copy 28 GB/s; ~12-15 GB/s on Zen3).
 THREAD_BANDWIDTH_MBS = 15_000
+# An LLC's ceiling grows with its cores: a Zen3 CCX (8 cores) reaches ~28 GB/s through its
+# GMI link (3.5 GB/s per core); on a unified-LLC Xeon the same rule puts the ceiling above
+# the socket's, so there only the memory channels bind.
+LLC_BANDWIDTH_PER_CORE_MBS = 3_500
+# A socket's 8 channels of DDR4-3200 give ~150 GB/s of Stream bandwidth on Zen3 and ICX; an
+# NPS2/NPS4 node gets its share of the channels.
+SOCKET_BANDWIDTH_MBS = 150_000
 
 # --- Scheduler overheads ------------------------------------------------------------------
 # One idle check of a remote runqueue in select_idle_cpu (a cache miss on its rq line).
@@ -77,6 +80,27 @@ NEWIDLE_LB_BASE_NS = 2_000
 NEWIDLE_LB_PER_CPU_NS = 100
 # STEAL: a bitmap search and one task move within the LLC (Sistare: 1-2 us).
 STEAL_COST_NS = 1_500
+
+
+def _saturate(n: int, cap: float) -> float:
+    """Total bandwidth of n streams against a ceiling: a smooth min(n * thread, cap), so that
+    contention starts before the ceiling is reached (as Stream's sub-linear scaling shows)."""
+    x = n * THREAD_BANDWIDTH_MBS
+    return float(x / (1.0 + (x / cap) ** 2) ** 0.5)
+
+
+def mem_speed(n_llc: int, n_node: int, llc_cores: int, nodes_per_socket: int) -> float:
+    """Speed factor (0..1] of a memory-bound task sharing its LLC (of llc_cores cores) with
+    n_llc and its node (1/nodes_per_socket of a socket) with n_node running memory-bound tasks,
+    itself included."""
+    if n_llc <= 0 or n_node <= 0:
+        return 1.0
+    per = min(
+        float(THREAD_BANDWIDTH_MBS),
+        _saturate(n_llc, LLC_BANDWIDTH_PER_CORE_MBS * llc_cores) / n_llc,
+        _saturate(n_node, SOCKET_BANDWIDTH_MBS / nodes_per_socket) / n_node,
+    )
+    return per / THREAD_BANDWIDTH_MBS
 
 
 def newidle_lb_cost_ns(weight: int) -> int:

@@ -58,6 +58,18 @@ class Engine:
         self.next_balance = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
         self.live = 0
         self.ticking = False
+        # running memory-bound tasks per LLC and per node, and the CPUs running them per node
+        self.mem_llc = [0] * topo.nr_llcs
+        self.mem_node = [0] * topo.nr_nodes
+        self.mem_cpus: list[set[int]] = [set() for _ in range(topo.nr_nodes)]
+        self.llc_cores = [len({topo.core_of[c] for c in cs}) for cs in topo.llc_cpus]
+        # nodes sharing each node's socket (NPS2/NPS4 split a socket's memory channels)
+        self.nps = [
+            max(1, sum(1 for m in topo.node_cpus if m and topo.package_of[m[0]] == topo.package_of[cs[0]]))
+            if cs
+            else 1
+            for cs in topo.node_cpus
+        ]
         # counters
         self.migrations = dict.fromkeys(LEVELS, 0)
         self.migrations_by_cause = {"wakeup": 0, "balance": 0, "fork": 0}
@@ -249,10 +261,42 @@ class Engine:
 
     def _speed(self, cpu: int) -> float:
         rqs = self.st.rqs
+        speed = 1.0
         for s in self.st.topo.siblings[cpu]:
             if s != cpu and rqs[s].curr is not None:
-                return cost.SMT_SPEED
-        return 1.0
+                speed = cost.SMT_SPEED
+                break
+        p = rqs[cpu].curr
+        if p is not None and p.membound:
+            t = self.st.topo
+            llc, node = t.llc_of[cpu], t.node_of[cpu]
+            speed *= cost.mem_speed(
+                self.mem_llc[llc], self.mem_node[node], self.llc_cores[llc], self.nps[node]
+            )
+        return speed
+
+    def _mem(self, cpu: int, delta: int) -> None:
+        """A memory-bound task starts (+1) or stops (-1) running on cpu: re-time the others
+        sharing its node's bandwidth."""
+        t = self.st.topo
+        node = t.node_of[cpu]
+        self.mem_llc[t.llc_of[cpu]] += delta
+        self.mem_node[node] += delta
+        cpus = self.mem_cpus[node]
+        if delta > 0:
+            cpus.add(cpu)
+        else:
+            cpus.discard(cpu)
+        rqs = self.st.rqs
+        for c in sorted(cpus):
+            if c == cpu:
+                continue
+            rq = rqs[c]
+            speed = self._speed(c)
+            if rq.curr is not None and speed != rq.speed:
+                self._account(rq)
+                rq.speed = speed
+                self._arm(rq)
 
     def _on_cpu(self, rq: Rq, gen: int) -> None:
         if gen != rq.gen:
@@ -283,6 +327,8 @@ class Engine:
         st = self.st
         p.last_ran_ns = st.now
         self.prev_task[rq.cpu] = p
+        if p.membound:
+            self._mem(rq.cpu, -1)
         if ns == SLEEP:
             self.prev_state[rq.cpu] = "S"
             st.dequeue_sleep(p)
@@ -307,6 +353,8 @@ class Engine:
         assert p is not None
         st = self.st
         st.set_curr(rq, None)
+        if p.membound:
+            self._mem(rq.cpu, -1)
         p.last_ran_ns = st.now
         p.wait_start = st.now
         rq.queue.append(p)
@@ -357,6 +405,8 @@ class Engine:
             rq.avg_idle += (min(delta, 1_000_000) - rq.avg_idle) // 8
             rq.idle_since = -1
         st.set_curr(rq, p)
+        if p.membound:
+            self._mem(rq.cpu, 1)
         self.switches += 1
         if self.log is not None:
             self._log_switch(rq.cpu, p.pid, p.name)
@@ -404,6 +454,8 @@ class Engine:
                 return
             self._account(src)
             st.set_curr(src, None)
+            if p.membound:
+                self._mem(m.src, -1)
             src.queue.append(p)
             p.last_ran_ns = st.now
             src.gen += 1

@@ -61,6 +61,7 @@ class Task:
         "last_ran_ns",
         "last_wakee",
         "load",
+        "membound",
         "name",
         "nvcsw",
         "pelt_ts",
@@ -101,6 +102,7 @@ class Task:
         self.wakee_flip_decay_ns = 0
         self.last_wakee: Task | None = None
         self.footprint_kb = 0
+        self.membound = False  # its work is limited by memory bandwidth (cost.mem_speed)
         self.cpus_allowed: frozenset[int] | None = None
         self.work_ns = 0  # CPU work left in the current burst, at full speed
         self.burst_ns = 0

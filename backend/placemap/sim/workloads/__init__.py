@@ -9,10 +9,19 @@ from typing import Any
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.workloads.hackbench import Hackbench
+from placemap.sim.workloads.pairs import Pairs
 from placemap.sim.workloads.params import Workload
 from placemap.sim.workloads.schbench import Schbench
+from placemap.sim.workloads.stream import Stream
 
-WORKLOADS: dict[str, Any] = {"hackbench": Hackbench, "schbench": Schbench}
+WORKLOADS: dict[str, Any] = {
+    "hackbench": Hackbench,
+    "schbench": Schbench,
+    "tbench": Pairs,
+    "ctxswitch": Pairs,
+    "netperf": Pairs,
+    "stream": Stream,
+}
 
 
 def build(spec: Any, field: str = "workload") -> Workload:

@@ -1,0 +1,145 @@
+"""Request/response pairs: tbench, context-switch pairs (will-it-scale context_switch1) and
+netperf TCP_RR / UDP_RR. A client does its side of a transaction, wakes its server (a sync
+wakeup: pipes, loopback sockets) and sleeps; the server answers the same way.
+
+tbench (placement-model.md section 5): every client connects, then waits for the start; the
+main task wakes all clients at once (the thundering herd), so clients that slept right after
+their first wakeup are placed where few tasks *looked* busy. Servers are forked by the server
+daemon when their client connects.
+
+Per-transaction CPU costs are parameters below (loopback round trips of 10-30 us per side on
+the preset machines; a pipe ping-pong is ~2 us per side); throughput figures scale with the
+bytes a transaction moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from placemap.sim.engine import SLEEP, Engine
+from placemap.sim.state import Task
+from placemap.sim.workloads.params import check_keys, choice_param, int_param
+
+FORK_NS = 60_000
+START_WAKE_NS = 500
+
+# kind -> (client work ns, server work ns, bytes per transaction)
+PROFILES: dict[str, tuple[int, int, int]] = {
+    "tbench": (15_000, 25_000, 8_192),  # dbench NetBench ops over loopback TCP
+    "ctxswitch": (1_200, 1_200, 0),  # read/write of one byte on a pipe pair
+    "tcp_rr": (6_000, 6_000, 2),  # netperf default 1-byte request/response
+    "udp_rr": (5_000, 5_000, 2),
+}
+
+
+class _Side:
+    def __init__(self, w: Pairs, i: int, server: bool) -> None:
+        self.w = w
+        self.i = i
+        self.server = server
+        self.phase = 0  # 0 setup, 1 waiting for the start, 2 working, 3 woke the peer
+        self.peer: Task | None = None
+
+    def step(self, eng: Engine, p: Task) -> int:
+        w = self.w
+        if self.phase == 0:
+            self.phase = 1
+            w.ready += 1
+            if w.ready == 2 * w.n and w.main is not None:
+                eng.wake(w.main, p, sync=True)
+            if not self.server:
+                return SLEEP  # wait for the start
+            self.phase = 3  # a server waits for its first request
+            return SLEEP
+        if self.phase in (1, 3):
+            self.phase = 2
+            return w.server_ns if self.server else w.client_ns
+        # work done: pass the turn to the peer, then sleep
+        self.phase = 3
+        if not self.server:
+            w.transactions += 1
+        if self.peer is not None:
+            eng.wake(self.peer, p, sync=w.sync)
+        return SLEEP
+
+
+class _Main:
+    def __init__(self, w: Pairs) -> None:
+        self.w = w
+        self.forked = 0
+        self.started = False
+
+    def step(self, eng: Engine, p: Task) -> int:
+        w = self.w
+        if self.forked < 2 * w.n:
+            i, server = divmod(self.forked, 2)
+            self.forked += 1
+            side = _Side(w, i, bool(server))
+            t = eng.fork(p, w.kind, side)
+            (w.servers if server else w.clients).append((t, side))
+            if server:
+                ct, cs = w.clients[i]
+                cs.peer, side.peer = t, ct
+            return FORK_NS
+        if not self.started and w.ready >= 2 * w.n:
+            self.started = True
+            w.t_start = eng.env.now
+            for t, _ in w.clients:
+                eng.wake(t, p, sync=False)
+            return START_WAKE_NS * w.n
+        return SLEEP
+
+
+class Pairs:
+    """tbench / ctxswitch / netperf, by `kind`."""
+
+    better = "higher"
+
+    def __init__(self, kind: str, n: int, sync: bool = True) -> None:
+        self.kind = kind
+        self.n = n
+        self.sync = sync
+        self.client_ns, self.server_ns, self.bytes = PROFILES[kind]
+        self.metric_name = {
+            "tbench": "throughput_mb_s",
+            "ctxswitch": "switches_per_s",
+        }.get(kind, "transactions_per_s")
+        self.clients: list[tuple[Task, _Side]] = []
+        self.servers: list[tuple[Task, _Side]] = []
+        self.main: Task | None = None
+        self.ready = 0
+        self.transactions = 0
+        self.t_start = -1
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], field: str) -> Pairs:
+        kind = spec["kind"]
+        if kind == "tbench":
+            check_keys(spec, ("clients",), field)
+            return cls("tbench", int_param(spec, "clients", 8, 1, 4096, field=field))
+        if kind == "ctxswitch":
+            check_keys(spec, ("pairs",), field)
+            return cls("ctxswitch", int_param(spec, "pairs", 1, 1, 4096, field=field))
+        check_keys(spec, ("test", "threads"), field)
+        test = choice_param(spec, "test", "tcp_rr", ("tcp_rr", "udp_rr"), field)
+        return cls(test, int_param(spec, "threads", 1, 1, 4096, field=field))
+
+    def setup(self, eng: Engine, hints: int) -> None:
+        cpus = eng.st.cpus
+        self.main = eng.spawn(self.kind, _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+
+    def complete(self) -> bool:
+        return self.t_start >= 0
+
+    def metric(self, eng: Engine, duration_ns: int) -> float:
+        if self.t_start < 0:
+            return 0.0
+        secs = (eng.env.now - self.t_start) / 1e9
+        if secs <= 0:
+            return 0.0
+        if self.kind == "tbench":
+            return round(self.transactions * self.bytes / secs / 1e6, 3)
+        if self.kind == "ctxswitch":
+            return round(2 * self.transactions / secs, 3)
+        return round(self.transactions / secs, 3)

@@ -1,0 +1,71 @@
+"""Each workload runs, reports its metric, and shows the mechanism the placement model
+gives it (not calibrated numbers: directions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import run_scenario
+
+
+def metric(topology: str, workload: dict[str, Any], hints: list[str] | None = None, ms: int = 200) -> float:
+    r = run_scenario(
+        {"topology": topology, "workload": workload, "hints": hints or [], "seed": 1, "duration_ms": ms},
+        wall_clock=False,
+    )
+    assert r["sim"]["complete"], r
+    v = r["metric"]["value"]
+    assert isinstance(v, float) and v > 0
+    return v
+
+
+@pytest.mark.parametrize(
+    ("workload", "name"),
+    [
+        ({"kind": "hackbench", "groups": 1, "loops": 5, "mode": "thread", "ipc": "socket"}, "runtime_s"),
+        ({"kind": "schbench", "messengers": 1, "workers": 2}, "p99_wakeup_latency_us"),
+        ({"kind": "tbench", "clients": 2}, "throughput_mb_s"),
+        ({"kind": "stream", "threads": 2}, "bandwidth_mb_s"),
+        ({"kind": "ctxswitch", "pairs": 1}, "switches_per_s"),
+        ({"kind": "netperf", "test": "tcp_rr", "threads": 1}, "transactions_per_s"),
+    ],
+)
+def test_every_workload_runs_and_names_its_metric(workload: dict[str, Any], name: str) -> None:
+    r = run_scenario({"topology": "bdw-1s-20", "workload": workload, "seed": 2, "duration_ms": 150})
+    assert r["metric"]["name"] == name and r["metric"]["value"] > 0
+
+
+def test_stream_on_unified_llc_gains_from_fork_spread_across_nodes() -> None:
+    base = metric("icx-2s", {"kind": "stream", "threads": 8})
+    spread = metric("icx-2s", {"kind": "stream", "threads": 8}, ["fork_spread"])
+    assert spread > base * 1.05, "the NUMA allowance keeps 8 threads on one node's channels"
+
+
+def test_schbench_wake_affine_helps_few_workers_and_overloads_the_llc_beyond_it() -> None:
+    wl = {"kind": "schbench", "messengers": 1, "workers": 4}
+    assert metric("zen3-2s-nps1", wl, ["wake_affine"], 600) < metric("zen3-2s-nps1", wl, None, 600)
+    wl32 = {**wl, "workers": 32}
+    assert metric("zen3-2s-nps1", wl32, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl32, None, 600)
+
+
+def test_tbench_fork_affine_costs_throughput_with_8_clients() -> None:
+    wl = {"kind": "tbench", "clients": 8}
+    assert metric("zen3-2s-nps1", wl, ["fork_affine"], 100) < metric("zen3-2s-nps1", wl, None, 100)
+
+
+@pytest.mark.parametrize(
+    ("workload", "field"),
+    [
+        ({"kind": "tbench", "clients": 0}, "workload.clients"),
+        ({"kind": "netperf", "test": "sctp_rr"}, "workload.test"),
+        ({"kind": "stream", "threads": 2, "array": 9}, "workload.array"),
+        ({"kind": "ctxswitch", "pairs": True}, "workload.pairs"),
+    ],
+)
+def test_bad_workload_parameters_name_the_field(workload: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        run_scenario({"topology": "bdw-1s-20", "workload": workload})
+    assert e.value.field == field
