@@ -198,7 +198,7 @@ func DecodeDir(dir string, sink Sink) (*Result, error) {
 		return nil, err
 	}
 	d.Stats.Warnings = append(warns, d.Stats.Warnings...)
-	res := &Result{Format: "tracefs-raw", Buffers: []string{"capture"}, Header: map[string]any{}}
+	res := &Result{Format: "tracefs-raw", Header: map[string]any{}}
 	if b, err := os.ReadFile(filepath.Join(dir, "kernel-release")); err == nil {
 		res.KernelRelease = strings.TrimSpace(string(b))
 		res.Header["kernel_release"] = res.KernelRelease

@@ -53,7 +53,9 @@ func (r *Result) Summary(files []string) *schema.ImportSummary {
 	for k, v := range r.Header {
 		s.Header[k] = v
 	}
-	s.Header["buffers"] = append([]string(nil), r.Buffers...)
+	if len(r.Buffers) > 0 {
+		s.Header["buffers"] = append([]string(nil), r.Buffers...)
+	}
 	s.Header["pages"] = r.Stats.Pages
 	records := map[string]int{}
 	for c, n := range r.Stats.Records {

@@ -27,7 +27,72 @@ type Line struct {
 	Body   string
 }
 
-var lineRE = regexp.MustCompile(`^(?:([A-Za-z0-9_.-]+): )?\s*(.+)-(\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(\d+)\]\s+(?:\S{4,5}\s+)?(\d+)\.(\d{6}):\s+([A-Za-z0-9_]+):\s*(.*)$`)
+// parseLine splits `[BUFFER: ]TASK-PID [(TGID)] [CPU] [FLAGS] SECS.USECS: EVENT: BODY`.
+func parseLine(t string) (Line, bool) {
+	var l Line
+	if t != "" && t[0] != ' ' {
+		// trace-cmd report prefixes an instance's lines with "NAME:".
+		if i := strings.Index(t, ": "); i > 0 && !strings.ContainsAny(t[:i], " [") {
+			l.Buffer, t = t[:i], t[i+2:]
+		}
+	}
+	// The [CPU] column: the first " [digits]".
+	cpuAt := -1
+	for i := 0; i+2 < len(t); i++ {
+		if t[i] == '[' && i > 0 && t[i-1] == ' ' {
+			j := i + 1
+			for j < len(t) && t[j] >= '0' && t[j] <= '9' {
+				j++
+			}
+			if j > i+1 && j < len(t) && t[j] == ']' {
+				cpuAt = i
+				cpu, _ := strconv.Atoi(t[i+1 : j])
+				l.CPU = int32(cpu)
+				break
+			}
+		}
+	}
+	if cpuAt < 0 {
+		return l, false
+	}
+	task := strings.TrimSpace(t[:cpuAt])
+	if strings.HasSuffix(task, ")") { // record-tgid column
+		if k := strings.LastIndexByte(task, '('); k > 0 {
+			task = strings.TrimSpace(task[:k])
+		}
+	}
+	dash := strings.LastIndexByte(task, '-')
+	if dash <= 0 {
+		return l, false
+	}
+	pid, err := strconv.Atoi(task[dash+1:])
+	if err != nil {
+		return l, false
+	}
+	l.Task, l.CurPid = task[:dash], int32(pid)
+	rest := t[strings.IndexByte(t[cpuAt:], ']')+cpuAt+1:]
+	fields := strings.Fields(rest)
+	// [FLAGS] TS: EVENT: — the timestamp is the first field "digits.6digits:".
+	for i := 0; i < len(fields) && i < 2; i++ {
+		f := fields[i]
+		dot := strings.IndexByte(f, '.')
+		if dot <= 0 || !strings.HasSuffix(f, ":") || len(f)-dot-2 != 6 {
+			continue
+		}
+		secs, err1 := strconv.ParseInt(f[:dot], 10, 64)
+		us, err2 := strconv.ParseInt(f[dot+1:len(f)-1], 10, 64)
+		if err1 != nil || err2 != nil || i+1 >= len(fields) || !strings.HasSuffix(fields[i+1], ":") {
+			return l, false
+		}
+		l.TsUs = secs*1_000_000 + us
+		l.Event = strings.TrimSuffix(fields[i+1], ":")
+		// The body is everything after "EVENT:" (spaces inside comms kept).
+		at := strings.Index(rest, fields[i+1]) + len(fields[i+1])
+		l.Body = strings.TrimRight(strings.TrimLeft(rest[at:], " "), " ")
+		return l, true
+	}
+	return l, false
+}
 
 // ReadFile reads a (possibly .gz) text trace and returns its event lines; headers,
 // comments and continuation lines are left out.
@@ -55,16 +120,10 @@ func ReadFile(path string) ([]Line, error) {
 		if strings.HasPrefix(t, "#") {
 			continue
 		}
-		m := lineRE.FindStringSubmatch(t)
-		if m == nil {
-			continue
+		if l, ok := parseLine(t); ok {
+			l.No = no
+			out = append(out, l)
 		}
-		pid, _ := strconv.Atoi(m[3])
-		cpu, _ := strconv.Atoi(m[4])
-		secs, _ := strconv.ParseInt(m[5], 10, 64)
-		us, _ := strconv.ParseInt(m[6], 10, 64)
-		out = append(out, Line{No: no, Buffer: m[1], Task: strings.TrimSpace(m[2]), CurPid: int32(pid), CPU: int32(cpu),
-			TsUs: secs*1_000_000 + us, Event: m[7], Body: strings.TrimRight(m[8], " ")})
 	}
 	return out, sc.Err()
 }
