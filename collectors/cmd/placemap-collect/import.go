@@ -13,12 +13,16 @@ import (
 	"runtime/pprof"
 
 	"placemap/collectors/internal/importer"
+	"placemap/collectors/internal/tracefs/rawimport"
 )
 
-const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf] --out X.arrow [--json] [--progress]
+const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf|tracefs-raw|tracedat] --out X.arrow [--json] [--progress] [--instance NAME]
 
 Reads ftrace text (cat trace / trace_pipe), trace-cmd report text or perf script text,
-plain or gzip, and writes placemap's events as an Arrow IPC stream.
+plain or gzip, a raw tracefs capture directory (per_cpu/cpuN.raw + events/) or a
+trace-cmd trace.dat, and writes placemap's events as an Arrow IPC stream.
+  --instance NAME  trace.dat: decode only this buffer ("top" or an instance name);
+                   default: every buffer, merged (the summary's header.buffers lists them)
   --out PATH     output file, or - for stdout (then --json goes to stderr)
   --json         print the import summary (one JSON object)
   --progress     print {"bytes_read":N,"bytes_total":M,"events":K} lines to stderr every 0.25 s
@@ -31,6 +35,7 @@ func runImport(args []string) error {
 	out := fs.String("out", "", "")
 	asJSON := fs.Bool("json", false, "")
 	progress := fs.Bool("progress", false, "")
+	instance := fs.String("instance", "", "")
 	// flags may come after the files: parse repeatedly
 	var files []string
 	rest := args
@@ -55,11 +60,38 @@ func runImport(args []string) error {
 	if *out == "" {
 		return usageError("import: --out is required\n%s", importUsage)
 	}
+	// Binary inputs go to the ring-buffer decoder (internal/tracefs/rawimport).
+	bin := *format
+	if bin == "auto" && len(files) == 1 {
+		bin = rawimport.Detect(files[0])
+	}
+	if bin == rawimport.FormatTracefsRaw || bin == rawimport.FormatTracedat {
+		if len(files) != 1 {
+			return usageError("import: --format %s takes exactly one input", bin)
+		}
+		sum, err := rawimport.Run(rawimport.Options{Path: files[0], Format: bin, Out: *out, Stdout: os.Stdout, Instance: *instance})
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		if *asJSON {
+			w := io.Writer(os.Stdout)
+			if *out == "-" {
+				w = os.Stderr
+			}
+			if err := json.NewEncoder(w).Encode(sum); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+		}
+		return nil
+	}
+	if *instance != "" {
+		return usageError("import: --instance applies to trace.dat files only")
+	}
 	f := importer.Format(*format)
 	switch f {
 	case importer.FormatAuto, importer.FormatFtrace, importer.FormatTracecmd, importer.FormatPerf:
 	default:
-		return usageError("import: --format %q: want auto, ftrace, tracecmd or perf", *format)
+		return usageError("import: --format %q: want auto, ftrace, tracecmd, perf, tracefs-raw or tracedat", *format)
 	}
 	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout}
 	if *progress {
