@@ -143,11 +143,18 @@ func BenchmarkDecodeRawMerged(b *testing.B) {
 	events := 0
 	sink := tracefs.SinkFunc(func(*tracefs.Event) error { events++; return nil })
 	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
+	cpu0 := threadCPU()
 	for i := 0; i < b.N; i++ {
 		if err := d.Run(srcs, sink); err != nil {
 			b.Fatal(err)
 		}
 	}
+	used := threadCPU() - cpu0
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	if used > 0 {
+		b.ReportMetric(float64(events)/used.Seconds(), "events/cpu-s")
+	}
 }

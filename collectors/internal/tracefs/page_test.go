@@ -346,3 +346,28 @@ func TestCommEscaping(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Hostile task names come through the page decoder intact (escaped only where not UTF-8).
+func TestHostileCommsThroughPages(t *testing.T) {
+	_, _, fmts := rawFormats(t)
+	d := newDecoder(t, fmts)
+	names := []string{"<script>", "x pid=1 prio=1", "a\xffb", "abcdefghijklmno"}
+	var p page
+	for i, n := range names {
+		p.event(1, record(t, formatByName(fmts, "sched_waking"), map[string]any{"comm": n, "pid": i + 1}))
+		p.event(1, record(t, formatByName(fmts, "sched_migrate_task"), map[string]any{"comm": n, "pid": i + 1})) // __data_loc
+	}
+	evs, err := d.DecodePage(p.bytes(0, 0), 0, nil)
+	if err != nil || len(evs) != 2*len(names) {
+		t.Fatalf("%v %d", err, len(evs))
+	}
+	want := []string{"<script>", "x pid=1 prio=1", `a\xffb`, "abcdefghijklmno"}
+	for i, e := range evs {
+		if e.Comm != want[i/2] {
+			t.Errorf("event %d: comm %q, want %q", i, e.Comm, want[i/2])
+		}
+	}
+	if d.Intern.Escaped != 1 {
+		t.Errorf("escaped %d", d.Intern.Escaped)
+	}
+}
