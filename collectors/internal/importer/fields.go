@@ -21,7 +21,8 @@ import (
 
 const maxComm = 15
 
-// parseUint reads decimal digits at b[i:]; ok is false when there are none or on overflow.
+// parseUint reads decimal digits at b[i:]; ok is false when there are none or more
+// than 18 (no overflow is possible below that, so the loop checks nothing else).
 func parseUint(b []byte, i int) (v int64, j int, ok bool) {
 	j = i
 	for j < len(b) {
@@ -29,30 +30,27 @@ func parseUint(b []byte, i int) (v int64, j int, ok bool) {
 		if c > 9 {
 			break
 		}
-		if v > (1<<62)/10 {
-			return 0, i, false
-		}
 		v = v*10 + int64(c)
 		j++
 	}
-	return v, j, j > i
+	if j == i || j-i > 18 {
+		return 0, i, false
+	}
+	return v, j, true
 }
 
 // parseInt32 reads an optionally negative decimal that fits int32.
 func parseInt32(b []byte, i int) (int32, int, bool) {
-	neg := false
-	if i < len(b) && b[i] == '-' {
-		neg = true
+	neg := i < len(b) && b[i] == '-'
+	if neg {
 		i++
 	}
 	v, j, ok := parseUint(b, i)
-	if !ok || v > 1<<31 {
+	if !ok || v > 1<<31 || (!neg && v > 1<<31-1) {
 		return 0, i, false
 	}
 	if neg {
 		v = -v
-	} else if v > 1<<31-1 {
-		return 0, i, false
 	}
 	return int32(v), j, true
 }

@@ -292,3 +292,36 @@ func TestStdoutAndProgress(t *testing.T) {
 		t.Errorf("empty: %+v", s)
 	}
 }
+
+// `--out -` streams: disorder within the held rows is sorted, later disorder is a
+// named error (it cannot take back what it wrote).
+func TestStreamOrdering(t *testing.T) {
+	line := func(ts, pid string) string {
+		return "            bash-1       [000] d..2.   " + ts + ": sched_wakeup: comm=a pid=" + pid + " prio=120 target_cpu=001\n"
+	}
+	in := writeFile(t, "u.txt", []byte(line("5.000003", "1")+line("5.000001", "2")+line("6.0", "3")))
+	var out bytes.Buffer
+	s, err := Run(Options{Files: []string{in}, Out: "-", Stdout: &out})
+	if err != nil || s.OutOfOrder != 1 {
+		t.Fatalf("%v %+v", err, s)
+	}
+	p := writeFile(t, "o.arrow", out.Bytes())
+	rows := readRows(t, p)
+	if len(rows) != 3 || rows[0].pid != 2 || rows[1].pid != 1 || rows[2].pid != 3 {
+		t.Errorf("rows %v", rows)
+	}
+	defer func(h int) { holdRows = h }(holdRows)
+	holdRows = 1
+	// a second file (a second chunk) that goes back in time after streaming began
+	in2 := writeFile(t, "v.txt", []byte(line("1.0", "4")))
+	out.Reset()
+	_, err = Run(Options{Files: []string{in, in2}, Out: "-", Stdout: &out})
+	if err == nil || !strings.Contains(err.Error(), "--out X.arrow") {
+		t.Errorf("err %v", err)
+	}
+	// the same files to a file are sorted
+	_, rows = importRows(t, FormatAuto, in, in2)
+	if len(rows) != 4 || rows[0].pid != 4 {
+		t.Errorf("file rows %v", rows)
+	}
+}

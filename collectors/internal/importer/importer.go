@@ -16,14 +16,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"placemap/collectors/internal/schema"
 )
+
+// holdRows is how many rows `--out -` holds (and sorts when needed) before streaming.
+var holdRows = 1 << 20
 
 // Options configure one import.
 type Options struct {
@@ -55,22 +59,25 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 		}
 		total += st.Size()
 	}
+	// File output goes to OUT.partial, renamed on success; `-` streams to Stdout.
 	var f *os.File
-	var err error
-	if opts.Out == "-" {
-		f, err = os.CreateTemp("", "placemap-import-*.arrow")
-	} else {
-		f, err = os.Create(opts.Out + ".partial")
+	var sink io.Writer = opts.Stdout
+	stream := opts.Out == "-"
+	if !stream {
+		var err error
+		if f, err = os.Create(opts.Out + ".partial"); err != nil {
+			return nil, err
+		}
+		sink = f
 	}
-	if err != nil {
-		return nil, err
-	}
-	tmp := f.Name()
 	ok := false
 	defer func() {
-		f.Close()
-		if !ok || opts.Out == "-" {
-			os.Remove(tmp)
+		if f != nil {
+			name := f.Name()
+			f.Close()
+			if !ok {
+				os.Remove(name)
+			}
 		}
 	}()
 
@@ -105,12 +112,47 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 
 	var events atomic.Int64
 	stopProgress := startProgress(opts.Progress, &rd.bytesRead, total, &events)
-	ow := newOutWriter(f)
+	ow := newOutWriter(sink)
 	var m merged
 	var werr error
 	pending := map[int]*result{}
 	next := 0
 	var bytesIn, rowsOut int64
+	// Streaming cannot take back what it wrote, so it holds the first holdRows rows
+	// (sorted if they are out of order) and then refuses later disorder.
+	holding := stream
+	var held []*cols
+	heldRows := 0
+	hasFrontier, frontier := false, int64(0)
+	recycle := func(cs []*cols) {
+		for _, c := range cs {
+			colsPool.Put(c)
+		}
+	}
+	flushHeld := func() error {
+		defer func() { recycle(held); held = nil }()
+		if m.ooo == 0 {
+			for _, c := range held {
+				if err := ow.write(c); err != nil {
+					return err
+				}
+			}
+		} else {
+			recs := make([]arrow.RecordBatch, 0, len(held))
+			for _, c := range held {
+				recs = append(recs, ow.record(c))
+			}
+			err := writeSorted(recs, ow)
+			for _, r := range recs {
+				r.Release()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		hasFrontier, frontier = m.hasTs, m.maxTs
+		return nil
+	}
 	for r := range results {
 		pending[r.seq] = r
 		for {
@@ -131,17 +173,37 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 					c.ts[i] = t
 					m.tsSeen(t)
 				}
+				rowsOut += int64(c.n)
 			}
 			m.add(r)
-			for _, c := range r.batch {
-				if werr == nil {
-					werr = ow.write(c)
-					if werr != nil {
-						cancel()
+			switch {
+			case werr != nil:
+				recycle(r.batch)
+			case holding:
+				held = append(held, r.batch...)
+				for _, c := range r.batch {
+					heldRows += c.n
+				}
+				if heldRows >= holdRows {
+					holding = false
+					werr = flushHeld()
+				}
+			case stream && r.st.hasTs && (r.st.ooo > 0 || (hasFrontier && r.st.minTs < frontier)):
+				werr = fmt.Errorf("%w: the input goes back in time after the first %d events, which --out - had already streamed; import to a file (--out X.arrow) to have it sorted", ErrFormat, heldRows)
+				recycle(r.batch)
+			default:
+				for _, c := range r.batch {
+					if werr == nil {
+						werr = ow.write(c)
 					}
 				}
-				rowsOut += int64(c.n)
-				colsPool.Put(c)
+				recycle(r.batch)
+				if r.st.hasTs && (!hasFrontier || r.st.maxTs > frontier) {
+					hasFrontier, frontier = true, r.st.maxTs
+				}
+			}
+			if werr != nil {
+				cancel()
 			}
 			events.Store(rowsOut)
 			bytesIn += int64(len(r.ck.data))
@@ -159,14 +221,17 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	if werr == nil && holding {
+		werr = flushHeld()
+	}
 	if werr != nil {
 		return nil, werr
 	}
 	if err := ow.close(); err != nil {
 		return nil, err
 	}
-	if m.ooo > 0 {
-		dst, err := os.CreateTemp(filepath.Dir(tmp), "placemap-sorted-*.arrow")
+	if !stream && m.ooo > 0 {
+		dst, err := os.Create(opts.Out + ".sorted.partial")
 		if err != nil {
 			return nil, err
 		}
@@ -175,24 +240,19 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 			os.Remove(dst.Name())
 			return nil, err
 		}
+		name := f.Name()
 		f.Close()
-		os.Remove(tmp)
-		f, tmp = dst, dst.Name()
+		os.Remove(name)
+		f = dst
 	}
-	if opts.Out == "-" {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		if _, err := io.Copy(opts.Stdout, f); err != nil {
-			return nil, err
-		}
-	} else {
+	if !stream {
 		if err := f.Close(); err != nil {
 			return nil, err
 		}
-		if err := os.Rename(tmp, opts.Out); err != nil {
+		if err := os.Rename(f.Name(), opts.Out); err != nil {
 			return nil, err
 		}
+		f = nil
 	}
 	ok = true
 	format := rd.infos[0].format

@@ -20,15 +20,14 @@ import (
 )
 
 type outWriter struct {
-	f    *os.File
 	bw   *bufio.Writer
 	w    *ipc.Writer
 	zero []byte
 }
 
-func newOutWriter(f *os.File) *outWriter {
-	bw := bufio.NewWriterSize(f, 1<<20)
-	return &outWriter{f: f, bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(schema.ArrowSchema))}
+func newOutWriter(w io.Writer) *outWriter {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	return &outWriter{bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(schema.ArrowSchema))}
 }
 
 func validity(v []byte, nulls int) *memory.Buffer {
@@ -121,15 +120,12 @@ func (o *outWriter) close() error {
 	if err := o.w.Close(); err != nil {
 		return err
 	}
-	if err := o.bw.Flush(); err != nil {
-		return err
-	}
-	return nil
+	return o.bw.Flush()
 }
 
 // resort rewrites the IPC stream in src (a finished output) into dst with its rows in
 // stable ts order. It holds the whole output in memory: only out-of-order inputs pay.
-func resort(src, dst *os.File) error {
+func resort(src *os.File, dst io.Writer) error {
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -144,26 +140,35 @@ func resort(src, dst *os.File) error {
 			r.Release()
 		}
 	}()
+	for rd.Next() {
+		r := rd.RecordBatch()
+		r.Retain()
+		recs = append(recs, r)
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("re-reading output to sort it: %w", err)
+	}
+	o := newOutWriter(dst)
+	if err := writeSorted(recs, o); err != nil {
+		return err
+	}
+	return o.close()
+}
+
+// writeSorted writes the rows of recs to o in stable ts order.
+func writeSorted(recs []arrow.RecordBatch, o *outWriter) error {
 	type ref struct {
 		ts  int64
 		rec int32
 		row int32
 	}
 	var refs []ref
-	for rd.Next() {
-		r := rd.RecordBatch()
-		r.Retain()
-		ts := r.Column(schema.ColTsNs).(*array.Int64).Int64Values()
-		for i, t := range ts {
-			refs = append(refs, ref{t, int32(len(recs)), int32(i)})
+	for ri, r := range recs {
+		for i, t := range r.Column(schema.ColTsNs).(*array.Int64).Int64Values() {
+			refs = append(refs, ref{t, int32(ri), int32(i)})
 		}
-		recs = append(recs, r)
-	}
-	if err := rd.Err(); err != nil {
-		return fmt.Errorf("re-reading output to sort it: %w", err)
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].ts < refs[j].ts })
-	o := newOutWriter(dst)
 	c := newCols()
 	c.reset(schema.BatchRows)
 	var e event
@@ -177,10 +182,7 @@ func resort(src, dst *os.File) error {
 			c.reset(schema.BatchRows)
 		}
 	}
-	if err := o.write(c); err != nil {
-		return err
-	}
-	return o.close()
+	return o.write(c)
 }
 
 // rowOf reads row i of r back into e (the inverse of cols.add).
