@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from pydantic import BaseModel, ConfigDict, Field, RootModel
+from typing import Any, Literal
 
 
 class EventsByKind(RootModel[int]):
@@ -17,8 +16,7 @@ class SkipCount(BaseModel):
     )
     count: int = Field(..., ge=0)
     first_lines: list[int] = Field(
-        ...,
-        description="Line numbers (1-based) of the first few skipped lines (at most 5).",
+        ..., description="Line numbers (1-based) of the first few skipped lines (at most 5)."
     )
 
 
@@ -34,13 +32,9 @@ class ImportSummary(BaseModel):
         ..., description="The format read (detected with --format auto)."
     )
     files: list[str]
-    lines_total: int = Field(
-        ..., description="Input lines read (text formats); 0 for binary formats.", ge=0
-    )
+    lines_total: int = Field(..., description="Input lines read (text formats); 0 for binary formats.", ge=0)
     events_total: int = Field(..., description="Events written.", ge=0)
-    events_by_kind: dict[str, EventsByKind] = Field(
-        ..., description="Events written, by kind name."
-    )
+    events_by_kind: dict[str, EventsByKind] = Field(..., description="Events written, by kind name.")
     skipped: dict[str, SkipCount] = Field(
         ...,
         description="Lines (or records) not turned into events, by reason: comment, other_event (a tracepoint placemap does not model), malformed (a sched line whose fields did not parse), cpu_out_of_range, truncated (cut-off last line), annotation (non-trace text), and more.",
@@ -53,8 +47,7 @@ class ImportSummary(BaseModel):
         description="CPUs that recorded at least one event or were named by one (target/orig/dest), ascending.",
     )
     nr_cpus: int | None = Field(
-        None,
-        description="CPU count the file's header states (#P:N, cpus=N), when present.",
+        None, description="CPU count the file's header states (#P:N, cpus=N), when present."
     )
     lost_events: int = Field(
         ...,
@@ -67,13 +60,10 @@ class ImportSummary(BaseModel):
         ge=0,
     )
     comm_escaped: int = Field(
-        ...,
-        description="Task names that held bytes that are not UTF-8 (written as \\xNN).",
-        ge=0,
+        ..., description="Task names that held bytes that are not UTF-8 (written as \\xNN).", ge=0
     )
     trace_clock: str | None = Field(
-        None,
-        description="The trace clock when the file says (e.g. local, global, mono, x86-tsc).",
+        None, description="The trace clock when the file says (e.g. local, global, mono, x86-tsc)."
     )
     header: dict[str, Any] | None = Field(
         None,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-
+from typing import Any, Literal
 from . import import_summary_schema
 
 
@@ -29,43 +27,30 @@ class Recording(BaseModel):
     host: str | None = None
     kernel_release: str | None = None
     format: str | None = Field(
-        None,
-        description="Import format (ftrace, tracecmd, perf, ...) for imported recordings.",
+        None, description="Import format (ftrace, tracecmd, perf, ...) for imported recordings."
     )
     event_count: int = Field(..., ge=0)
     t_start_ns: int | None
     t_end_ns: int | None
     cpus_seen: list[int]
     lost_events: int = Field(
-        ...,
-        description="Events lost at the source (ring-buffer overruns, drops), as recorded.",
-        ge=0,
+        ..., description="Events lost at the source (ring-buffer overruns, drops), as recorded.", ge=0
     )
     skipped_lines: int | None = Field(
-        None,
-        description="Input lines skipped by the importer (see import_summary for reasons).",
-        ge=0,
+        None, description="Input lines skipped by the importer (see import_summary for reasons).", ge=0
     )
     events_by_kind: dict[str, EventsByKind]
     bytes_stored: int = Field(..., description="Compressed event bytes on disk.", ge=0)
     chunk_count: int = Field(..., ge=0)
     topology_source: str | None = Field(
-        None,
-        description="Where the recording's topology came from (sysfs, inferred, preset, manual).",
+        None, description="Where the recording's topology came from (sysfs, inferred, preset, manual)."
     )
     scenario: dict[str, Any] | None = Field(
         None, description="For simulated recordings: the scenario that produced it."
     )
     import_summary: import_summary_schema.ImportSummary | None = None
-    error: str | None = Field(
-        None, description="Why the recording failed, for status failed."
-    )
+    error: str | None = Field(None, description="Why the recording failed, for status failed.")
     progress: float | None = Field(
-        None,
-        description="Import progress 0..1 while status is importing.",
-        ge=0.0,
-        le=1.0,
+        None, description="Import progress 0..1 while status is importing.", ge=0.0, le=1.0
     )
-    topology_id: str | None = Field(
-        None, description="The stored topology this recording is laid out on."
-    )
+    topology_id: str | None = Field(None, description="The stored topology this recording is laid out on.")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
 
 
 class Cpu(BaseModel):
@@ -14,21 +13,14 @@ class Cpu(BaseModel):
     cpu: int = Field(..., description="Logical CPU number.", ge=0)
     online: bool
     core: int | None = Field(
-        ...,
-        description="Dense core index across the machine (null when offline and unknown).",
-        ge=0,
+        ..., description="Dense core index across the machine (null when offline and unknown).", ge=0
     )
-    core_id: int | None = Field(
-        None, description="Raw sysfs core_id (unique only within a package)."
-    )
+    core_id: int | None = Field(None, description="Raw sysfs core_id (unique only within a package).")
     llc: int | None = Field(
-        ...,
-        description="Dense LLC index (index into llcs); null when unknown (offline CPU).",
-        ge=0,
+        ..., description="Dense LLC index (index into llcs); null when unknown (offline CPU).", ge=0
     )
     numa_node: int | None = Field(
-        ...,
-        description="NUMA node id (sysfs numbering, may be sparse); null when unknown.",
+        ..., description="NUMA node id (sysfs numbering, may be sparse); null when unknown."
     )
     package: int | None = Field(..., description="physical_package_id.")
     die: int | None = Field(None, description="die_id where the kernel reports it.")
@@ -36,8 +28,7 @@ class Cpu(BaseModel):
         ..., description="CPUs sharing this CPU's core, itself included, ascending."
     )
     capacity: int | None = Field(
-        None,
-        description="cpu_capacity (1024 = biggest CPU) where the kernel reports it.",
+        None, description="cpu_capacity (1024 = biggest CPU) where the kernel reports it."
     )
 
 
@@ -47,13 +38,10 @@ class Llc(BaseModel):
     )
     id: int = Field(..., description="Dense LLC index, ordered by first CPU.", ge=0)
     sysfs_id: int | None = Field(None, description="cache/indexN/id where present.")
-    level: int | None = Field(
-        None, description="Cache level of the LLC (3 on most x86, 2 on some Arm)."
-    )
+    level: int | None = Field(None, description="Cache level of the LLC (3 on most x86, 2 on some Arm).")
     size_kb: int | None = Field(None, description="Size in KiB.")
     cpus: list[int] = Field(
-        ...,
-        description="CPUs sharing this cache, ascending (online and offline as sysfs lists them).",
+        ..., description="CPUs sharing this cache, ascending (online and offline as sysfs lists them)."
     )
     numa_nodes: list[int] = Field(
         ...,
@@ -66,12 +54,8 @@ class NumaNode(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    id: int = Field(
-        ..., description="Node id as sysfs numbers it (may be sparse).", ge=0
-    )
-    cpus: list[int] = Field(
-        ..., description="CPUs of the node (empty for a CPU-less memory node)."
-    )
+    id: int = Field(..., description="Node id as sysfs numbers it (may be sparse).", ge=0)
+    cpus: list[int] = Field(..., description="CPUs of the node (empty for a CPU-less memory node).")
     memory_kb: int | None = Field(None, description="MemTotal of the node.")
 
 
@@ -83,9 +67,7 @@ class Topology(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    machine: str = Field(
-        ..., description="Machine name (hostname, preset name or file name)."
-    )
+    machine: str = Field(..., description="Machine name (hostname, preset name or file name).")
     source: Literal["sysfs", "inferred", "preset", "manual"] = Field(
         ...,
         description="How the topology was obtained: sysfs = read from /sys; inferred = guessed from the CPUs seen in a trace (one LLC, one node); preset = a simulator preset; manual = supplied by a user.",

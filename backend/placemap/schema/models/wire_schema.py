@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, RootModel
-
 from . import topology_schema
 
 
@@ -38,8 +36,7 @@ class Ack(BaseModel):
     type: Literal["ack"]
     seq: int
     duplicate: bool | None = Field(
-        None,
-        description="The batch had been committed before; nothing was stored twice.",
+        None, description="The batch had been committed before; nothing was stored twice."
     )
 
 
@@ -76,8 +73,7 @@ class Hello(BaseModel):
     type: Literal["hello"]
     token: str
     session_id: str = Field(
-        ...,
-        description="Collector session id (stable across reconnects of one run): the dedup key with seq.",
+        ..., description="Collector session id (stable across reconnects of one run): the dedup key with seq."
     )
     host: str
     kernel_release: str
@@ -86,9 +82,7 @@ class Hello(BaseModel):
     collector_version: str | None = None
 
 
-class WireMessage(
-    RootModel[Hello | Welcome | BatchHeader | Ack | Reject | Heartbeat | WireError]
-):
+class WireMessage(RootModel[Hello | Welcome | BatchHeader | Ack | Reject | Heartbeat | WireError]):
     root: Hello | Welcome | BatchHeader | Ack | Reject | Heartbeat | WireError = Field(
         ...,
         description="Control messages of the collector -> backend ingest websocket (text frames, JSON). Event batches travel as a binary frame (Arrow IPC stream in the event schema) right after the batch header that announces them.",
