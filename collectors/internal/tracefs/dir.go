@@ -203,6 +203,18 @@ func DecodeDir(dir string, sink Sink) (*Result, error) {
 		res.KernelRelease = strings.TrimSpace(string(b))
 		res.Header["kernel_release"] = res.KernelRelease
 	}
+	// stats.txt: the per_cpu/cpuN/stats files of the captured buffer, CPU by CPU.
+	var stats []CPUStats
+	if b, err := os.ReadFile(filepath.Join(dir, "stats.txt")); err == nil {
+		stats = ParseStats(string(b))
+		var overrun, dropped int64
+		for _, s := range stats {
+			overrun += s.Overrun
+			dropped += s.Dropped
+		}
+		res.Header["kernel_overrun"] = overrun
+		res.Header["kernel_dropped"] = dropped
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "trace_clock")); err == nil {
 		res.TraceClock = currentClock(string(b))
 	}
@@ -239,6 +251,13 @@ func DecodeDir(dir string, sink Sink) (*Result, error) {
 		return nil, err
 	}
 	res.Finish(d)
+	var lost int64
+	for _, s := range stats {
+		lost += s.Overrun + s.Dropped
+	}
+	if lost > res.Stats.LostEvents && res.Stats.LostUnknown == 0 {
+		res.Stats.warnf("the kernel's stats count %d events overrun or dropped, the pages flag %d lost: the capture started after the buffer had wrapped", lost, res.Stats.LostEvents)
+	}
 	return res, nil
 }
 

@@ -122,6 +122,13 @@ func TestRawCaptureMatchesKernelText(t *testing.T) {
 	if len(st) != 2 {
 		t.Fatalf("stats.txt: %d CPU blocks", len(st))
 	}
+	b, _ := os.ReadFile(filepath.Join(dir, "stats.txt"))
+	if ps := tracefs.ParseStats(string(b)); len(ps) != 2 || ps[0].Entries != 8609 || ps[1].Entries != 7787 || ps[1].Bytes != 362116 {
+		t.Errorf("ParseStats: %+v", ps)
+	}
+	if res.Header["kernel_overrun"] != int64(0) || res.Header["kernel_dropped"] != int64(0) {
+		t.Errorf("header %v", res.Header)
+	}
 	for cpu, m := range st {
 		entries, _ := strconv.Atoi(m["entries"])
 		overrun, _ := strconv.Atoi(m["overrun"])
