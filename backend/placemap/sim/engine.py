@@ -20,7 +20,7 @@ from placemap.sim.features import Features
 from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, Move, load_balance, newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
-from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_NEW, TASK_SLEEPING, Rq, State, Task
+from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, Rq, State, Task
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
 
@@ -58,6 +58,7 @@ class Engine:
         self.next_balance = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
         self.live = 0
         self.ticking = False
+        self.stepping: Task | None = None  # the task whose behaviour is running
         # running memory-bound tasks per LLC and per node, and the CPUs running them per node
         self.mem_llc = [0] * topo.nr_llcs
         self.mem_node = [0] * topo.nr_nodes
@@ -195,6 +196,10 @@ class Engine:
         elif not rq.need_resched and rq.curr.vruntime - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS:
             rq.need_resched = True
             self.env.schedule(self.env.now, URGENT, self._on_resched, rq, None)
+        elif len(rq.queue) == 1 and rq.curr is not self.stepping:
+            # the first waiter: the running task now has a slice end (check_preempt_tick)
+            self._account(rq)
+            self._arm(rq)
 
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True
@@ -314,7 +319,9 @@ class Engine:
 
     def _step(self, rq: Rq, p: Task) -> None:
         behavior: Behavior = p.behavior  # type: ignore[assignment]
+        self.stepping = p
         ns = behavior.step(self, p)
+        self.stepping = None
         if ns > 0:
             p.work_ns = ns + p.wake_penalty_ns
             p.wake_penalty_ns = 0
@@ -423,7 +430,7 @@ class Engine:
         rq.speed = self._speed(rq.cpu)
         if was_idle:
             self._sibling_speed(rq.cpu)
-        if p.state == TASK_NEW or p.work_ns <= 0:
+        if p.work_ns <= 0:
             p.work_ns = 0
             p.wake_penalty_ns += cost.CONTEXT_SWITCH_NS
             self._step(rq, p)

@@ -119,22 +119,29 @@ class _Sender(_Child):
             return self._ready(eng, p)
         hb = self.hb
         base = self.group * FDS
-        for r in self.batch:
-            hb.pending[r] += 1
-            rt = hb.receivers[r]
-            if rt.state == TASK_SLEEPING:
-                eng.wake(rt, p, sync=True)
-        self.batch = []
+        pending = hb.pending
+        batch = self.batch
+        if batch:
+            receivers = hb.receivers
+            for r in batch:
+                pending[r] += 1
+                rt = receivers[r]
+                if rt.state == TASK_SLEEPING:
+                    eng.wake(rt, p, sync=True)
+            batch = self.batch = []
         cap = CAPACITY[hb.ipc]
-        while len(self.batch) < FDS and self.loop < hb.loops:
-            r = base + self.next_r
-            if hb.pending[r] + 1 > cap:
+        loops = hb.loops
+        nxt, loop = self.next_r, self.loop
+        while len(batch) < FDS and loop < loops:
+            r = base + nxt
+            if pending[r] >= cap:
                 break
-            self.batch.append(r)
-            self.next_r += 1
-            if self.next_r == FDS:
-                self.next_r = 0
-                self.loop += 1
+            batch.append(r)
+            nxt += 1
+            if nxt == FDS:
+                nxt = 0
+                loop += 1
+        self.next_r, self.loop = nxt, loop
         if self.batch:
             return len(self.batch) * WRITE_NS[hb.ipc]
         if self.loop >= hb.loops:
