@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
+from collector import collector_binary
 
 from placemap.api import create_app
-from placemap.settings import REPO_ROOT, Settings
+from placemap.settings import Settings
 
 UPLOAD_LIMIT = 1_000_000  # bytes: vm2-hackbench-g4.ftrace.txt.gz (552,818) fits, 1.5 MB does not
-
-
-def collector_binary(tmp: Path) -> Path:
-    """PLACEMAP_COLLECT, else the repo's built binary, else build it (the tests need the real importer)."""
-    if env := os.environ.get("PLACEMAP_COLLECT"):
-        return Path(env)
-    built = REPO_ROOT / "collectors" / "bin" / "placemap-collect"
-    if built.is_file():
-        return built
-    out = tmp / "placemap-collect"
-    subprocess.run(
-        ["go", "build", "-o", str(out), "./cmd/placemap-collect"],
-        cwd=REPO_ROOT / "collectors",
-        env={**os.environ, "CGO_ENABLED": "0"},
-        check=True,
-    )
-    return out
 
 
 def _free_port() -> int:

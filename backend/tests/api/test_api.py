@@ -263,3 +263,18 @@ def test_unknown_api_path_is_json_404(client: httpx.Client) -> None:
 
 def test_g4_trace_file_is_the_readme_one() -> None:
     assert (TRACES / "README.md").is_file()
+
+
+def test_frontend_is_served_with_index_fallback(server: Server, client: httpx.Client) -> None:
+    dist = server.settings.frontend_dist
+    (dist / "assets").mkdir(parents=True, exist_ok=True)
+    (dist / "assets" / "app.js").write_text("console.log('placemap')")
+    if not (dist / "index.html").exists():
+        (dist / "index.html").write_text("<!doctype html><title>placemap</title>")
+    index = (dist / "index.html").read_text()
+    assert client.get("/").text == index
+    assert client.get("/recordings/abc").text == index, "client-side routes get index.html"
+    assert client.get("/assets/app.js").text == "console.log('placemap')"
+    assert client.get("/../../etc/passwd").text == index, "no path escapes dist"
+    r = client.get("/api/nope/deeper")
+    assert r.status_code == 404 and r.headers["content-type"] == "application/json"

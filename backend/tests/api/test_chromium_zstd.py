@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
 from conftest import Server, wait_done
 from ftrace_lines import G4
 
