@@ -60,7 +60,11 @@ func (f *File) Decode(sink tracefs.Sink, opt DecodeOptions) (*tracefs.Result, er
 		if opt.Instance != "" && b.Name != opt.Instance {
 			continue
 		}
-		d, err := tracefs.NewDecoder(f.PageHeader, f.EventHeader, f.Formats, tracefs.Options{BigEndian: f.BigEndian, PageSize: f.PageSize})
+		ps := f.PageSize
+		if b.PageSize > 0 {
+			ps = b.PageSize
+		}
+		d, err := tracefs.NewDecoder(f.PageHeader, f.EventHeader, f.Formats, tracefs.Options{BigEndian: f.BigEndian, PageSize: ps})
 		if err != nil {
 			return nil, err
 		}

@@ -135,6 +135,9 @@ func TestMixedV7TopBufferMatchesReport(t *testing.T) {
 	if got := f.BufferNames(); len(got) != 2 || got[0] != "top" || got[1] != "capture" {
 		t.Fatalf("buffers %v, want [top capture]", got)
 	}
+	if f.Buffers[0].PageSize != 4096 || f.Buffers[1].Clock != "local" {
+		t.Errorf("buffer facts: %+v", f.Buffers[1])
+	}
 	lines := readText(t, shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	evs, res := decode(t, f, "top")
 	compareReport(t, evs, res, filterBuffer(lines, ""), fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 0)

@@ -60,9 +60,10 @@ type CPUData struct {
 
 // Buffer is the top buffer ("top") or an instance.
 type Buffer struct {
-	Name  string
-	Clock string
-	CPUs  []CPUData
+	Name     string
+	Clock    string
+	PageSize int // the buffer's sub-buffer size when the file states it (v7), else 0
+	CPUs     []CPUData
 }
 
 // File is a parsed trace.dat.
@@ -688,16 +689,22 @@ func (f *File) parseV7(r *rd) error {
 		// trace-cmd >= 3.2 writes the sub-buffer page size here; 3.1 does not. The
 		// remaining length tells which: 4 + n*20 bytes (+4 with a page size).
 		rest := len(br.b) - br.pos
+		subbuf := 0
 		if rest >= 8 && (rest-8)%20 == 0 {
-			if _, err := br.u32(); err != nil {
+			v, err := br.u32()
+			if err != nil {
 				return err
 			}
+			subbuf = int(v)
 		}
 		n, err := br.u32()
 		if err != nil {
 			return err
 		}
 		b := Buffer{Name: name, Clock: clock}
+		if subbuf >= 64 && subbuf <= 1<<26 {
+			b.PageSize = subbuf
+		}
 		for i := uint32(0); i < n; i++ {
 			cpu, err := br.u32()
 			if err != nil {
