@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"placemap/collectors/internal/schema"
 	"placemap/collectors/internal/tracedat"
@@ -56,7 +57,12 @@ type Options struct {
 }
 
 // Run decodes opts.Path and writes the Arrow stream; no output file is left behind on
-// error (the output is written to OUT.partial and renamed at the end).
+// error (the output is written to OUT.partial, or a temporary file for "-", and moved
+// into place at the end).
+//
+// Rows come out in timestamp order: the decoder merges the CPUs by timestamp, and in
+// the rare capture where a CPU's own clock went back, the events are decoded a second
+// time, stably sorted in memory and written again.
 func Run(opts Options) (*schema.ImportSummary, error) {
 	format := opts.Format
 	if format == "" {
@@ -68,42 +74,53 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	if opts.Instance != "" && format != FormatTracedat {
 		return nil, errors.New("--instance applies to trace.dat files only")
 	}
-	var w io.Writer
-	var f *os.File
-	if opts.Out == "-" {
-		w = opts.Stdout
-	} else {
-		var err error
-		if f, err = os.Create(opts.Out + ".partial"); err != nil {
-			return nil, err
+	decode := func(sink tracefs.Sink) (*tracefs.Result, error) {
+		switch format {
+		case FormatTracefsRaw:
+			return tracefs.DecodeDir(opts.Path, sink)
+		case FormatTracedat:
+			return tracedat.DecodeWith(opts.Path, sink, tracedat.DecodeOptions{Instance: opts.Instance})
 		}
-		w = f
+		return nil, fmt.Errorf("unknown binary format %q", format)
+	}
+	var f *os.File
+	var err error
+	if opts.Out == "-" {
+		f, err = os.CreateTemp("", "placemap-import-*.arrow")
+	} else {
+		f, err = os.Create(opts.Out + ".partial")
+	}
+	if err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
-		if f != nil && !ok {
-			_ = f.Close()
+		_ = f.Close()
+		if !ok || opts.Out == "-" {
 			_ = os.Remove(f.Name())
 		}
 	}()
-	sink := tracefs.NewArrowSink(w)
-	var res *tracefs.Result
-	var err error
-	switch format {
-	case FormatTracefsRaw:
-		res, err = tracefs.DecodeDir(opts.Path, sink)
-	case FormatTracedat:
-		res, err = tracedat.DecodeWith(opts.Path, sink, tracedat.DecodeOptions{Instance: opts.Instance})
-	default:
-		return nil, fmt.Errorf("unknown binary format %q", format)
-	}
+	sink := tracefs.NewArrowSink(f)
+	res, err := decode(sink)
 	if err != nil {
 		return nil, err
 	}
 	if err := sink.Close(); err != nil {
 		return nil, err
 	}
-	if f != nil {
+	if res.Stats.OutOfOrder > 0 {
+		if err := rewriteSorted(f, decode); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Out == "-" {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		if _, err := io.Copy(opts.Stdout, f); err != nil {
+			return nil, err
+		}
+	} else {
 		if err := f.Close(); err != nil {
 			return nil, err
 		}
@@ -114,7 +131,32 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	ok = true
 	sum := res.Summary([]string{opts.Path})
 	if res.Stats.OutOfOrder > 0 {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d events were earlier than the event before them on the same CPU (trace clock going back); rows are in merge order, not re-sorted", res.Stats.OutOfOrder))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d events were earlier than the event before them (a CPU's trace clock went back); the output is sorted by timestamp regardless", res.Stats.OutOfOrder))
 	}
 	return sum, nil
+}
+
+// rewriteSorted decodes again into memory, sorts stably by timestamp and rewrites f.
+func rewriteSorted(f *os.File, decode func(tracefs.Sink) (*tracefs.Result, error)) error {
+	var evs []tracefs.Event
+	if _, err := decode(tracefs.SinkFunc(func(ev *tracefs.Event) error {
+		evs = append(evs, *ev)
+		return nil
+	})); err != nil {
+		return err
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TsNs < evs[j].TsNs })
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	sink := tracefs.NewArrowSink(f)
+	for i := range evs {
+		if err := sink.Add(&evs[i]); err != nil {
+			return err
+		}
+	}
+	return sink.Close()
 }
