@@ -371,3 +371,30 @@ func TestHostileCommsThroughPages(t *testing.T) {
 		t.Errorf("escaped %d", d.Intern.Escaped)
 	}
 }
+
+// per_cpu/cpuN/trace_pipe_raw (a tree copied straight from tracefs) is read too.
+func TestTracefsTreeLayout(t *testing.T) {
+	src := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "events"), os.DirFS(filepath.Join(src, "events"))); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []string{"cpu0.raw", "cpu1.raw"} {
+		b, err := os.ReadFile(filepath.Join(src, "per_cpu", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, "per_cpu", "cpu"+string(rune('0'+i)))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "trace_pipe_raw"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	res, err := tracefs.DecodeDir(dir, tracefs.SinkFunc(func(*tracefs.Event) error { n++; return nil }))
+	if err != nil || n != 16396 || res.NrCPUs != 2 {
+		t.Fatalf("%v %d", err, n)
+	}
+}
