@@ -15,11 +15,13 @@ import random
 from typing import Protocol
 
 from placemap.sim import cost
+from placemap.sim.balancing import Balancer
 from placemap.sim.core import NORMAL, URGENT, Environment
 from placemap.sim.features import Features
-from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, Move, load_balance, newidle_balance, try_steal
+from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
+from placemap.sim.speed import Speeds
 from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, Rq, State, Task
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
@@ -51,26 +53,10 @@ class Engine:
         self.st = State(topo, features)
         self.rng = random.Random(seed)
         st = self.st
-        self.failed = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
-        self.interval = [
-            [d.min_interval_ms * 1_000_000 for d in st.sd.per_cpu[c]] for c in range(topo.nr_cpus)
-        ]
-        self.next_balance = [[0] * len(st.sd.per_cpu[c]) for c in range(topo.nr_cpus)]
+        self.speeds = Speeds(topo, st.rqs)
+        self.balancer = Balancer(self)
         self.live = 0
-        self.ticking = False
         self.stepping: Task | None = None  # the task whose behaviour is running
-        # running memory-bound tasks per LLC and per node, and the CPUs running them per node
-        self.mem_llc = [0] * topo.nr_llcs
-        self.mem_node = [0] * topo.nr_nodes
-        self.mem_cpus: list[set[int]] = [set() for _ in range(topo.nr_nodes)]
-        self.llc_cores = [len({topo.core_of[c] for c in cs}) for cs in topo.llc_cpus]
-        # nodes sharing each node's socket (NPS2/NPS4 split a socket's memory channels)
-        self.nps = [
-            max(1, sum(1 for m in topo.node_cpus if m and topo.package_of[m[0]] == topo.package_of[cs[0]]))
-            if cs
-            else 1
-            for cs in topo.node_cpus
-        ]
         # counters
         self.migrations = dict.fromkeys(LEVELS, 0)
         self.migrations_by_cause = {"wakeup": 0, "balance": 0, "fork": 0}
@@ -102,7 +88,7 @@ class Engine:
         if self.log is not None:
             self.log.wakeup_new(self.env.now, cpu, 0, p, target=cpu)
         self._enqueue(p, cpu)
-        self._start_tick()
+        self.balancer.start()
         return p
 
     def fork(self, parent: Task, name: str, behavior: Behavior, *, group: int | None = None) -> Task:
@@ -265,39 +251,15 @@ class Engine:
                 self._arm(srq)
 
     def _speed(self, cpu: int) -> float:
-        rqs = self.st.rqs
-        speed = 1.0
-        for s in self.st.topo.siblings[cpu]:
-            if s != cpu and rqs[s].curr is not None:
-                speed = cost.SMT_SPEED
-                break
-        p = rqs[cpu].curr
-        if p is not None and p.membound:
-            t = self.st.topo
-            llc, node = t.llc_of[cpu], t.node_of[cpu]
-            speed *= cost.mem_speed(
-                self.mem_llc[llc], self.mem_node[node], self.llc_cores[llc], self.nps[node]
-            )
-        return speed
+        return self.speeds.speed(cpu)
 
     def _mem(self, cpu: int, delta: int) -> None:
         """A memory-bound task starts (+1) or stops (-1) running on cpu: re-time the others
         sharing its node's bandwidth."""
-        t = self.st.topo
-        node = t.node_of[cpu]
-        self.mem_llc[t.llc_of[cpu]] += delta
-        self.mem_node[node] += delta
-        cpus = self.mem_cpus[node]
-        if delta > 0:
-            cpus.add(cpu)
-        else:
-            cpus.discard(cpu)
         rqs = self.st.rqs
-        for c in sorted(cpus):
-            if c == cpu:
-                continue
+        for c in self.speeds.membound_change(cpu, delta):
             rq = rqs[c]
-            speed = self._speed(c)
+            speed = self.speeds.speed(c)
             if rq.curr is not None and speed != rq.speed:
                 self._account(rq)
                 rq.speed = speed
@@ -355,7 +317,8 @@ class Engine:
         rq.gen += 1
         self._schedule(rq)
 
-    def _preempt(self, rq: Rq) -> None:
+    def _put_back(self, rq: Rq) -> None:
+        """The running task goes back to the queue (preemption, or before a push)."""
         p = rq.curr
         assert p is not None
         st = self.st
@@ -365,8 +328,12 @@ class Engine:
         p.last_ran_ns = st.now
         p.wait_start = st.now
         rq.queue.append(p)
+        rq.gen += 1
         self.prev_task[rq.cpu] = p
         self.prev_state[rq.cpu] = "R"
+
+    def _preempt(self, rq: Rq) -> None:
+        self._put_back(rq)
         self._pick(rq)
 
     def _schedule(self, rq: Rq) -> None:
@@ -376,13 +343,13 @@ class Engine:
             return
         st = self.st
         cpu = rq.cpu
-        mv, spent = newidle_balance(st, cpu, self.failed)
+        mv, spent = newidle_balance(st, cpu, self.balancer.failed)
         if mv is None:
             mv = try_steal(st, cpu)
             if mv is not None:
                 spent += cost.STEAL_COST_NS
         if mv is not None:
-            self._apply(mv, "balance")
+            self.balancer.apply(mv, "balance")
             self._kick(rq, spent)
             return
         rq.idle_since = st.now
@@ -451,71 +418,6 @@ class Engine:
         if lvl:
             self.migrations[lvl] += 1
             self.migrations_by_cause[cause] += 1
-
-    def _apply(self, m: Move, cause: str) -> None:
-        st = self.st
-        p = m.task
-        src = st.rqs[m.src]
-        if m.active:
-            if src.curr is not p:
-                return
-            self._account(src)
-            st.set_curr(src, None)
-            if p.membound:
-                self._mem(m.src, -1)
-            src.queue.append(p)
-            p.last_ran_ns = st.now
-            src.gen += 1
-            self.prev_task[m.src] = p
-            self.prev_state[m.src] = "R"
-        if self.log is not None:
-            cur = st.rqs[m.dst].curr
-            self.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
-        st.move_queued(p, m.dst)
-        self._count_migration(m.src, m.dst, cause)
-        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst))
-        if p.work_ns > 0:
-            p.work_ns += pen
-        else:
-            p.wake_penalty_ns += pen
-        if m.active:
-            self._schedule(src)
-
-    def _start_tick(self) -> None:
-        if not self.ticking:
-            self.ticking = True
-            self.env.schedule(self.env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
-
-    def _on_tick(self, _a: object, _b: object) -> None:
-        st = self.st
-        now = st.now = self.env.now
-        if self.live == 0:
-            self.ticking = False
-            return
-        # NOHZ: idle CPUs do not tick; they are balanced (nohz_idle_balance) only when a busy
-        # CPU kicks, i.e. while some runqueue has a task waiting (nohz_balancer_kick).
-        kick = st.nr_overloaded > 0
-        for cpu in st.cpus:
-            rq = st.rqs[cpu]
-            idle = rq.nr_running == 0 and not rq.starting
-            if idle and not kick:
-                continue
-            nb = self.next_balance[cpu]
-            for level, sd in enumerate(st.sd.per_cpu[cpu]):
-                if now < nb[level]:
-                    continue
-                moves, _why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
-                iv = self.interval[cpu]
-                if moves:
-                    iv[level] = sd.min_interval_ms * 1_000_000
-                    for m in moves:
-                        self._apply(m, "balance")
-                    if idle and rq.curr is None and not rq.starting:
-                        self._kick(rq, cost.IDLE_EXIT_NS)
-                else:
-                    iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
-        self.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
 
     # -- running and results ------------------------------------------------------------
 

@@ -1,0 +1,88 @@
+"""Periodic load balancing driven by the tick: per CPU and domain level, at the domain's
+interval (doubled while balanced up to max_interval, times busy_factor on a busy CPU), and
+carrying out the moves the balance policy decides. Idle CPUs are balanced only while some
+runqueue has a waiting task, as NOHZ idle balancing does when a busy CPU kicks it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from placemap.sim import cost
+from placemap.sim.core import NORMAL
+from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, Move, load_balance
+
+if TYPE_CHECKING:
+    from placemap.sim.engine import Engine
+
+
+class Balancer:
+    """Balancing state of one run: intervals, next balance times, nr_balance_failed."""
+
+    def __init__(self, eng: Engine) -> None:
+        self.eng = eng
+        per_cpu = eng.st.sd.per_cpu
+        self.failed = [[0] * len(per_cpu[c]) for c in range(len(per_cpu))]
+        self.interval = [[d.min_interval_ms * 1_000_000 for d in doms] for doms in per_cpu]
+        self.next_balance = [[0] * len(doms) for doms in per_cpu]
+        self.ticking = False
+
+    def start(self) -> None:
+        if not self.ticking:
+            self.ticking = True
+            env = self.eng.env
+            env.schedule(env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
+
+    def apply(self, m: Move, cause: str) -> None:
+        """Carry out a move: a queued task changes runqueue; a running one (active balance)
+        is preempted first."""
+        eng = self.eng
+        st = eng.st
+        p = m.task
+        src = st.rqs[m.src]
+        if m.active:
+            if src.curr is not p:
+                return
+            eng._account(src)
+            eng._put_back(src)
+        if eng.log is not None:
+            cur = st.rqs[m.dst].curr
+            eng.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
+        st.move_queued(p, m.dst)
+        eng._count_migration(m.src, m.dst, cause)
+        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst))
+        if p.work_ns > 0:
+            p.work_ns += pen
+        else:
+            p.wake_penalty_ns += pen
+        if m.active:
+            eng._schedule(src)
+
+    def _on_tick(self, _a: object, _b: object) -> None:
+        eng = self.eng
+        st = eng.st
+        now = st.now = eng.env.now
+        if eng.live == 0:
+            self.ticking = False
+            return
+        kick = st.nr_overloaded > 0  # nohz_balancer_kick(): some CPU has a task waiting
+        for cpu in st.cpus:
+            rq = st.rqs[cpu]
+            idle = rq.nr_running == 0 and not rq.starting
+            if idle and not kick:
+                continue
+            nb = self.next_balance[cpu]
+            iv = self.interval[cpu]
+            for level, sd in enumerate(st.sd.per_cpu[cpu]):
+                if now < nb[level]:
+                    continue
+                moves, _why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                if moves:
+                    iv[level] = sd.min_interval_ms * 1_000_000
+                    for m in moves:
+                        self.apply(m, "balance")
+                    if idle and rq.curr is None and not rq.starting:
+                        eng._kick(rq, cost.IDLE_EXIT_NS)
+                else:
+                    iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
+                nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+        eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
