@@ -81,3 +81,22 @@ def test_bad_scenarios_name_the_field(patch: dict[str, Any], field: str) -> None
 def test_inline_topology_object_runs() -> None:
     sc = {**HACKBENCH, "topology": preset("bdw-1s-20").to_dict()}
     assert run_scenario(sc)["sim"]["complete"]
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return run(a) == run(b)
+
+
+def test_toggles_that_cannot_apply_leave_the_run_byte_identical() -> None:
+    """Each toggle changes only its own decisions: where those never arise, nothing moves."""
+    sch = {"kind": "schbench", "messengers": 1, "workers": 6}
+    nps4 = {"topology": "zen3-2s-nps4", "workload": sch, "seed": 2, "duration_ms": 300}
+    assert _same(nps4, {**nps4, "features": {"STEAL": True}}), "8 nodes > steal_node_limit"
+    bdw = {"topology": "bdw-1s-20", "workload": sch, "seed": 2, "duration_ms": 300}
+    assert _same(bdw, {**bdw, "features": {"NUMA_IMB_LEGACY": True}}), "no NUMA domain"
+    assert _same(bdw, {**bdw, "features": {"NO_MC": True}}), "the LLC is the whole socket"
+    assert _same(bdw, {**bdw, "hints": ["wake_wide"]}), "no domain above the LLC"
+    assert _same(bdw, {**bdw, "features": {"SIS_UTIL": True}}), "the default"
+    hb = {**nps4, "workload": {"kind": "hackbench", "groups": 2, "loops": 10}}
+    assert _same(hb, {**hb, "features": {"STEAL": True}})
+    assert not _same(hb, {**hb, "features": {"STEAL": True, "steal_node_limit": 8}}), "steals once allowed"
