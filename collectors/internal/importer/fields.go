@@ -113,30 +113,47 @@ func wakeKernel(b []byte, e *event) (ok, annotated bool) {
 	if !okc {
 		return false, false
 	}
-	found := candidates(b, c0, ' ', func(p int) bool {
-		pid, i, ok := keyInt(b, p, " pid=")
-		if !ok {
-			return false
-		}
-		prio, i, ok := keyInt(b, i, " prio=")
-		if !ok || !atEnd(b, i) {
-			return false
-		}
-		if j, ok := lit(b, i, " success="); ok {
-			if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {
-				return false
+	// the candidates loop written out (this is the hottest body form)
+	hi := min(c0+maxComm, len(b)-1)
+	for p := hi; p >= c0; p-- {
+		if b[p] == ' ' {
+			if end, ok := wakeKernelAt(b, c0, p, e); ok {
+				return true, trailing(b, end)
 			}
-			i = j
 		}
-		e.hasA = false
-		if t, j, ok := keyInt(b, i, " target_cpu="); ok && atEnd(b, j) {
-			e.a, e.hasA, i = t, true, j
+	}
+	for p := hi + 1; p < len(b); p++ {
+		if b[p] == ' ' {
+			if end, ok := wakeKernelAt(b, c0, p, e); ok {
+				return true, trailing(b, end)
+			}
 		}
-		e.comm, e.pid, e.prio, e.hasPrio = b[c0:p], pid, prio, true
-		annotated = trailing(b, i)
-		return true
-	})
-	return found, annotated
+	}
+	return false, false
+}
+
+// wakeKernelAt validates ` pid=N prio=N [success=N] [target_cpu=N]` at b[p:].
+func wakeKernelAt(b []byte, c0, p int, e *event) (int, bool) {
+	pid, i, ok := keyInt(b, p, " pid=")
+	if !ok {
+		return 0, false
+	}
+	prio, i, ok := keyInt(b, i, " prio=")
+	if !ok || !atEnd(b, i) {
+		return 0, false
+	}
+	if j, ok := lit(b, i, " success="); ok {
+		if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {
+			return 0, false
+		}
+		i = j
+	}
+	e.hasA = false
+	if t, j, ok := keyInt(b, i, " target_cpu="); ok && atEnd(b, j) {
+		e.a, e.hasA, i = t, true, j
+	}
+	e.comm, e.pid, e.prio, e.hasPrio = b[c0:p], pid, prio, true
+	return i, true
 }
 
 // wakeTracecmd: comm:pid [prio] [success=%d] [CPU:%03d]. `CPU:` holds a colon too, so
@@ -221,51 +238,81 @@ func switchKernel(b []byte, e *event) (ok, annotated bool) {
 	if !okc {
 		return false, false
 	}
-	found := candidates(b, c0, ' ', func(p int) bool {
-		pid, i, ok := keyInt(b, p, " prev_pid=")
-		if !ok {
-			return false
-		}
-		prio, i, ok := keyInt(b, i, " prev_prio=")
-		if !ok {
-			return false
-		}
-		i, ok = lit(b, i, " prev_state=")
-		if !ok {
-			return false
-		}
-		s0 := i
-		for i < len(b) && b[i] != ' ' {
-			i++
-		}
-		state := b[s0:i]
-		if j, ok := lit(b, i, " ==>"); ok {
-			i = j
-		}
-		n0, ok := lit(b, i, " next_comm=")
-		if !ok {
-			return false
-		}
-		var end int
-		if !candidates(b, n0, ' ', func(q int) bool {
-			np, j, ok := keyInt(b, q, " next_pid=")
-			if !ok {
-				return false
+	hi := min(c0+maxComm, len(b)-1)
+	for p := hi; p >= c0; p-- {
+		if b[p] == ' ' {
+			if end, ok := switchKernelAt(b, c0, p, e); ok {
+				return true, trailing(b, end)
 			}
-			nprio, j, ok := keyInt(b, j, " next_prio=")
-			if !ok || !atEnd(b, j) {
-				return false
-			}
-			e.nextComm, e.nextPid, e.nextPrio, e.hasNPrio, end = b[n0:q], np, nprio, true, j
-			return true
-		}) {
-			return false
 		}
-		e.comm, e.pid, e.prio, e.hasPrio, e.prevState = b[c0:p], pid, prio, true, state
-		annotated = trailing(b, end)
-		return true
-	})
-	return found, annotated
+	}
+	for p := hi + 1; p < len(b); p++ {
+		if b[p] == ' ' {
+			if end, ok := switchKernelAt(b, c0, p, e); ok {
+				return true, trailing(b, end)
+			}
+		}
+	}
+	return false, false
+}
+
+// switchKernelAt validates the fields after a prev_comm that ends at p.
+func switchKernelAt(b []byte, c0, p int, e *event) (int, bool) {
+	pid, i, ok := keyInt(b, p, " prev_pid=")
+	if !ok {
+		return 0, false
+	}
+	prio, i, ok := keyInt(b, i, " prev_prio=")
+	if !ok {
+		return 0, false
+	}
+	if i, ok = lit(b, i, " prev_state="); !ok {
+		return 0, false
+	}
+	s0 := i
+	for i < len(b) && b[i] != ' ' {
+		i++
+	}
+	state := b[s0:i]
+	if j, ok := lit(b, i, " ==>"); ok {
+		i = j
+	}
+	n0, ok := lit(b, i, " next_comm=")
+	if !ok {
+		return 0, false
+	}
+	hi := min(n0+maxComm, len(b)-1)
+	for q := hi; q >= n0; q-- {
+		if b[q] == ' ' {
+			if end, ok := switchNextAt(b, n0, q, e); ok {
+				e.comm, e.pid, e.prio, e.hasPrio, e.prevState = b[c0:p], pid, prio, true, state
+				return end, true
+			}
+		}
+	}
+	for q := hi + 1; q < len(b); q++ {
+		if b[q] == ' ' {
+			if end, ok := switchNextAt(b, n0, q, e); ok {
+				e.comm, e.pid, e.prio, e.hasPrio, e.prevState = b[c0:p], pid, prio, true, state
+				return end, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// switchNextAt validates ` next_pid=N next_prio=N` after a next_comm that ends at q.
+func switchNextAt(b []byte, n0, q int, e *event) (int, bool) {
+	np, j, ok := keyInt(b, q, " next_pid=")
+	if !ok {
+		return 0, false
+	}
+	nprio, j, ok := keyInt(b, j, " next_prio=")
+	if !ok || !atEnd(b, j) {
+		return 0, false
+	}
+	e.nextComm, e.nextPid, e.nextPrio, e.hasNPrio = b[n0:q], np, nprio, true
+	return j, true
 }
 
 // switchTracecmd: prev_comm:prev_pid [prev_prio] STATE ==> next_comm:next_pid [next_prio]

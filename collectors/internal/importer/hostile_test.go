@@ -325,3 +325,22 @@ func TestStreamOrdering(t *testing.T) {
 		t.Errorf("file rows %v", rows)
 	}
 }
+
+// irq-info off (no flags column), trace-cmd's dropped-events lines, CRLF line ends.
+func TestIrqInfoOffAndDropped(t *testing.T) {
+	text := "cpus=2\r\n" +
+		"            bash-7     [001]   100.000001: sched_waking: comm=a pid=2 prio=120 target_cpu=000\r\n" +
+		"CPU:0 [12 EVENTS DROPPED]\r\n" +
+		"            bash-7     [000]   100.000002: sched_wakeup: comm=a pid=2 prio=120 target_cpu=000\r\n" +
+		"CPU:1 [EVENTS DROPPED]\r\n"
+	s, rows := importRows(t, FormatAuto, writeFile(t, "d.txt", []byte(text)))
+	if s.EventsTotal != 4 || s.LostEvents != 12 || s.EventsByKind["lost"] != 2 || len(s.Warnings) != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+	if d := diffRow(rows[0], row{ts: 100000001000, cpu: 1, kind: schema.KindWaking, curPid: 7, pid: 2, comm: "a", prio: p32(120), target: p32(0)}); d != "" {
+		t.Error(d)
+	}
+	if rows[3].kind != schema.KindLost || rows[3].lost != nil || rows[3].cpu != 1 || rows[3].ts != 100000002000 {
+		t.Errorf("unknown-count drop %s", fmtRow(rows[3]))
+	}
+}

@@ -238,7 +238,9 @@ func (w *worker) line(l []byte, perf, tracecmd bool, cpuLimit int32, st *stats, 
 	if !known {
 		return rOther, false
 	}
-	*e = event{kind: k, ts: p.ts, cpu: p.cpu, curPid: p.curPid, tgid: p.tgid, hasTgid: p.hasTgid}
+	// only the fields cols.add reads for kind k matter; the body parser sets the rest
+	e.kind, e.ts, e.cpu, e.curPid, e.tgid, e.hasTgid = k, p.ts, p.cpu, p.curPid, p.tgid, p.hasTgid
+	e.hasPrio, e.hasA, e.hasNPrio, e.prevState = false, false, false, nil
 	ok, ann := parseBody(k, p.body, e)
 	if !ok {
 		return rMalformed, false
@@ -250,22 +252,17 @@ func (w *worker) line(l []byte, perf, tracecmd bool, cpuLimit int32, st *stats, 
 		(k == schema.KindMigrate && (e.b > cpuLimit || e.b < 0 || e.a > cpuLimit || e.a < 0)) {
 		return rCPURange, false
 	}
-	w.scratch = w.scratch[:0]
-	var esc bool
-	if e.comm, w.scratch, esc = escapeInto(w.scratch, e.comm); esc {
-		st.commEscaped++
+	esc := !ascii(e.comm)
+	switch k {
+	case schema.KindSwitch:
+		esc = esc || !ascii(e.nextComm) || !ascii(e.prevState)
+	case schema.KindFork:
+		esc = esc || !ascii(e.childComm)
+	case schema.KindExec:
+		esc = esc || !ascii(e.filename)
 	}
-	if k == schema.KindSwitch {
-		if e.nextComm, w.scratch, esc = escapeInto(w.scratch, e.nextComm); esc {
-			st.commEscaped++
-		}
-		e.prevState, w.scratch, _ = escapeInto(w.scratch, e.prevState)
-	} else if k == schema.KindFork {
-		if e.childComm, w.scratch, esc = escapeInto(w.scratch, e.childComm); esc {
-			st.commEscaped++
-		}
-	} else if k == schema.KindExec {
-		e.filename, w.scratch, _ = escapeInto(w.scratch, e.filename)
+	if esc {
+		w.escape(k, st)
 	}
 	if *headerLost > 0 {
 		// entries overwritten before the oldest kept one: dated with it
@@ -283,6 +280,39 @@ func (w *worker) line(l []byte, perf, tracecmd bool, cpuLimit int32, st *stats, 
 		st.cpu(e.b)
 	}
 	return -1, ann
+}
+
+// ascii reports whether s is 7-bit (the common case: nothing to escape).
+func ascii(s []byte) bool {
+	for _, c := range s {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// escape rewrites the text fields of w.e that are not UTF-8 (see escapeInto).
+func (w *worker) escape(k schema.Kind, st *stats) {
+	e := &w.e
+	w.scratch = w.scratch[:0]
+	var esc bool
+	if e.comm, w.scratch, esc = escapeInto(w.scratch, e.comm); esc {
+		st.commEscaped++
+	}
+	switch k {
+	case schema.KindSwitch:
+		if e.nextComm, w.scratch, esc = escapeInto(w.scratch, e.nextComm); esc {
+			st.commEscaped++
+		}
+		e.prevState, w.scratch, _ = escapeInto(w.scratch, e.prevState)
+	case schema.KindFork:
+		if e.childComm, w.scratch, esc = escapeInto(w.scratch, e.childComm); esc {
+			st.commEscaped++
+		}
+	case schema.KindExec:
+		e.filename, w.scratch, _ = escapeInto(w.scratch, e.filename)
+	}
 }
 
 // row appends e and updates the order statistics.

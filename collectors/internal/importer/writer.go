@@ -26,7 +26,7 @@ type outWriter struct {
 }
 
 func newOutWriter(w io.Writer) *outWriter {
-	bw := bufio.NewWriterSize(w, 1<<20)
+	bw := bufio.NewWriterSize(w, 64<<10) // small: big column buffers bypass the copy
 	return &outWriter{bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(schema.ArrowSchema))}
 }
 

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func sharedTrace(t *testing.T, rel string) string {
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "traces", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Exit codes: 0 ok, 1 runtime/format error, 2 usage.
+func TestImportExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.arrow")
+	var stderr bytes.Buffer
+	if code := run([]string{"import", sharedTrace(t, "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt"), "--out", out}, &stderr); code != 0 {
+		t.Fatalf("ok import: code %d: %s", code, stderr.String())
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+		t.Fatalf("output: %v", err)
+	}
+	for _, args := range [][]string{
+		{"import"},
+		{"import", "--out", out},
+		{"import", sharedTrace(t, "vm2-hackbench-g4.ftrace.txt.gz")},
+		{"import", sharedTrace(t, "vm2-hackbench-g4.ftrace.txt.gz"), "--out", out, "--format", "xml"},
+		{"import", "--bogus"},
+	} {
+		stderr.Reset()
+		if code := run(args, &stderr); code != 2 {
+			t.Errorf("%v: code %d, want 2 (%s)", args, code, stderr.String())
+		}
+	}
+	stderr.Reset()
+	if code := run([]string{"import", sharedTrace(t, "vm2-hackbench-g2.perf.data"), "--out", out}, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "binary format not supported by text import") {
+		t.Errorf("perf.data: code %d: %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"import", filepath.Join(dir, "missing.txt"), "--out", out}, &stderr); code != 1 {
+		t.Errorf("missing file: code %d", code)
+	}
+}
