@@ -243,7 +243,7 @@ func (d *Decoder) i32(rec []byte, l *loc) int32 {
 	return int32(d.num(rec, *l))
 }
 
-// int reads an integer field (the caller checked the record is long enough).
+// num reads an integer field (the caller checked the record is long enough).
 func (d *Decoder) num(rec []byte, l loc) int64 {
 	switch l.size {
 	case 4:
