@@ -36,6 +36,8 @@ IDLE_EXIT_NS = 2_000
 # After a long idle the menu governor has chosen a deeper state (Zen3 C2 ~ 18-20 us exit as
 # /sys/devices/system/cpu/cpu*/cpuidle/state2/latency reports; ICX C1E 10 us, C6 ~100+ us).
 IDLE_EXIT_DEEP_NS = 20_000
+# The menu governor picks the deeper state once a CPU has been idle this long (its predicted
+# idle then exceeds C2's target residency by a wide margin).
 DEEP_IDLE_AFTER_NS = 2_000_000
 # Remote wakeup: the wakee is queued on the target's wake list and an IPI sent
 # (ttwu_queue_wakelist); delivery and handling cost by distance between waker and target.

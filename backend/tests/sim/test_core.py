@@ -1,0 +1,42 @@
+"""The event loop orders by (time, priority, sequence) and stops on request."""
+
+from __future__ import annotations
+
+from placemap.sim.core import NORMAL, URGENT, Environment
+
+
+def test_events_run_in_time_then_priority_then_insertion_order() -> None:
+    env = Environment()
+    seen: list[tuple[int, str]] = []
+
+    def note(a: str, _b: object) -> None:
+        seen.append((env.now, a))
+
+    env.schedule(20, NORMAL, note, "t20")
+    env.schedule(10, NORMAL, note, "t10-normal-1")
+    env.schedule(10, URGENT, note, "t10-urgent")
+    env.schedule(10, NORMAL, note, "t10-normal-2")
+    env.run(100)
+    assert seen == [(10, "t10-urgent"), (10, "t10-normal-1"), (10, "t10-normal-2"), (20, "t20")]
+    assert env.now == 100 and env.events == 4
+
+
+def test_run_stops_at_until_and_on_stop() -> None:
+    env = Environment()
+    seen: list[int] = []
+    env.schedule(5, NORMAL, lambda a, b: seen.append(a), 5)
+    env.schedule(50, NORMAL, lambda a, b: seen.append(a), 50)
+    env.run(10)
+    assert seen == [5] and len(env) == 1
+    env.schedule(20, NORMAL, lambda a, b: env.stop(), None)
+    env.run(100)
+    assert seen == [5] and env.now == 20, "stop() ends the run at the stopping event"
+
+
+def test_past_times_are_clamped_to_now() -> None:
+    env = Environment()
+    env.run(30)
+    seen: list[int] = []
+    env.schedule(10, NORMAL, lambda a, b: seen.append(env.now), None)
+    env.run(40)
+    assert seen == [30]

@@ -1,0 +1,35 @@
+"""The cost model's parameters: named, documented, and shaped as the model says."""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+from pathlib import Path
+
+from placemap.sim import cost
+
+
+def test_every_parameter_is_documented_by_a_comment_above_it_or_its_group() -> None:
+    lines = Path(cost.__file__).read_text().splitlines()
+    assert len(cost.params()) >= 20
+    for name in cost.params():
+        i = next(n for n, line in enumerate(lines) if line.startswith(f"{name} ="))
+        while i > 0 and re.match(r"[A-Z_]+ = ", lines[i - 1]):
+            i -= 1  # a group of related parameters shares one comment
+        assert lines[i - 1].startswith("# "), f"{name} has no source or reasoning"
+
+
+def test_memory_bandwidth_share_falls_with_sharers_and_never_exceeds_one() -> None:
+    speeds = [cost.mem_speed(n, n, 8, 1) for n in range(1, 17)]
+    assert 0 < speeds[-1] < speeds[0] <= 1.0
+    assert all(a >= b for a, b in pairwise(speeds))
+    # a split 8-core LLC binds before a socket does
+    assert cost.mem_speed(4, 4, 8, 1) < cost.mem_speed(4, 4, 32, 1)
+    # an NPS4 node has a quarter of the socket's channels
+    assert cost.mem_speed(8, 8, 32, 4) < cost.mem_speed(8, 8, 32, 1)
+
+
+def test_distance_costs_grow_with_distance() -> None:
+    for f in (cost.wake_transfer_ns, cost.wake_ipi_ns, cost.cold_cache_ns):
+        vals = [f(lvl) for lvl in ("", "llc", "pkg", "numa")]
+        assert vals == sorted(vals) and vals[0] == 0
