@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version
@@ -12,6 +13,7 @@ from placemap.api import errors
 from placemap.api.imports import ImportService
 from placemap.api.models import ErrorResponse
 from placemap.api.routes import data, frontend, meta, recordings
+from placemap.replay.warmup import warm_kernels
 from placemap.settings import Settings
 from placemap.store import Store
 
@@ -25,6 +27,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        threading.Thread(target=warm_kernels, name="warm-kernels", daemon=True).start()
         yield
         imports.shutdown()
 

@@ -1,0 +1,56 @@
+"""Load the numba kernels (from numba's on-disk cache, compiling on a first run) before they are
+needed, so the first upload or seek after start does not pay a second or more for it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from placemap.replay import kernel as kn
+from placemap.replay.state import ChunkColumns, PlacementState
+from placemap.schema.events import EVENT_SCHEMA
+
+
+def warm_kernels() -> None:
+    rows = [
+        {
+            **dict.fromkeys(EVENT_SCHEMA.names),
+            "ts_ns": 1,
+            "cpu": 0,
+            "kind": 0,
+            "cur_pid": 1,
+            "pid": 2,
+            "comm": "w",
+            "target_cpu": 0,
+        },
+        {
+            **dict.fromkeys(EVENT_SCHEMA.names),
+            "ts_ns": 2,
+            "cpu": 0,
+            "kind": 4,
+            "cur_pid": 1,
+            "pid": 1,
+            "comm": "w",
+            "prev_state": "S",
+            "next_pid": 2,
+            "next_comm": "w",
+        },
+    ]
+    table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
+    cols = ChunkColumns.from_table(table)
+    PlacementState().apply(table, cols, 2)
+    matrix = np.zeros((1, 1), dtype=np.int8)
+    state = PlacementState()
+    state.apply(table, cols, 2, classify=True, matrix=matrix, default_level=kn.UNKNOWN_LEVEL)
+    n = len(cols.kind)
+    kn.switch_intervals(
+        cols.kind,
+        cols.cpu,
+        cols.ts,
+        cols.npid,
+        np.full(1, -1, dtype=np.int64),
+        np.zeros(1, dtype=np.bool_),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+    )
