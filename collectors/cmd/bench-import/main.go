@@ -53,24 +53,34 @@ func run(shared, out, bin string, want int) error {
 	}
 	fmt.Printf("input: %s (%d events, %d MB), %s (%d MB)\n", plain, n, size(plain)>>20, gz, size(gz)>>20)
 
-	t := time.Now()
-	if err := readAll(plain, false); err != nil {
-		return err
+	dp, dg := time.Duration(1<<62), time.Duration(1<<62)
+	var t time.Time
+	for i := 0; i < 2; i++ { // best of two, like the imports
+		t = time.Now()
+		if err := readAll(plain, false); err != nil {
+			return err
+		}
+		dp = min(dp, time.Since(t))
+		t = time.Now()
+		if err := readAll(gz, true); err != nil {
+			return err
+		}
+		dg = min(dg, time.Since(t))
 	}
-	dp := time.Since(t)
-	t = time.Now()
-	if err := readAll(gz, true); err != nil {
-		return err
-	}
-	dg := time.Since(t)
 	fmt.Printf("read only (plain):           %6.2f s  %6.0f MB/s  %5.2f M events/s  (I/O ceiling)\n", dp.Seconds(), mbps(plain, dp), float64(n)/dp.Seconds()/1e6)
 	fmt.Printf("read+decompress only (gz):   %6.2f s  %6.0f MB/s  %5.2f M events/s  (I/O ceiling)\n", dg.Seconds(), mbps(plain, dg), float64(n)/dg.Seconds()/1e6)
 	arrow := filepath.Join(out, "bench.arrow")
 	for _, in := range []struct{ label, path string }{{"plain", plain}, {"gz", gz}} {
 		for _, dst := range []string{arrow, "-"} {
+			// best of two: other work on the machine only ever adds time
 			r, err := importOnce(bin, in.path, dst)
 			if err != nil {
 				return err
+			}
+			if r2, err := importOnce(bin, in.path, dst); err != nil {
+				return err
+			} else if r2.wall < r.wall {
+				r = r2
 			}
 			ceil := dp
 			if in.label == "gz" {
@@ -80,7 +90,7 @@ func run(shared, out, bin string, want int) error {
 			if dst == "-" {
 				to = "--out - (pipe)"
 			}
-			fmt.Printf("placemap-collect import %-5s %-15s %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s)  %.2fx the read-only time\n",
+			fmt.Printf("import %-5s %-15s (best of 2) %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s)  %.2fx the read-only time\n",
 				in.label, to, r.wall.Seconds(), float64(r.events)/r.wall.Seconds()/1e6, r.cpu.Seconds(), float64(r.events)/r.cpu.Seconds()/1e6, r.wall.Seconds()/ceil.Seconds())
 			if r.events != n {
 				return fmt.Errorf("import of %s wrote %d events, want %d", in.path, r.events, n)

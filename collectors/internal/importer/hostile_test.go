@@ -144,6 +144,13 @@ func TestCutLastLineAndCPURange(t *testing.T) {
 		s.Skipped["truncated"].Count != 1 || s.Skipped["truncated"].FirstLines[0] != 8 {
 		t.Errorf("summary %+v", s)
 	}
+	// cut inside the event name
+	text = "            bash-1       [000] d..2.   100.000001: sched_wakeup: comm=a pid=2 prio=120 target_cpu=001\n" +
+		"            bash-1       [000] d..2.   100.000002: sched_swi"
+	s, _ = importRows(t, FormatAuto, writeFile(t, "cut2.txt", []byte(text)))
+	if s.EventsTotal != 1 || s.Skipped["truncated"].Count != 1 || s.Skipped["truncated"].FirstLines[0] != 2 {
+		t.Errorf("cut event name: %+v", s)
+	}
 	// without a header the limit is 8191
 	text = "            bash-1       [9000] d..2.   100.000001: sched_wakeup: comm=a pid=2 prio=120 target_cpu=001\n" +
 		"            bash-1       [8191] d..2.   100.000002: sched_wakeup: comm=a pid=2 prio=120 target_cpu=001\n"

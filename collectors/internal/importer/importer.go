@@ -218,14 +218,16 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	}
 	rdone.Wait()
 	stopProgress()
+	if werr != nil {
+		return nil, werr // the reader then only reports the cancellation
+	}
 	if rerr != nil {
 		return nil, rerr
 	}
-	if werr == nil && holding {
-		werr = flushHeld()
-	}
-	if werr != nil {
-		return nil, werr
+	if holding {
+		if err := flushHeld(); err != nil {
+			return nil, err
+		}
 	}
 	if err := ow.close(); err != nil {
 		return nil, err

@@ -139,6 +139,7 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 		line++
 		st.lines++
 		last := ck.lastOfFile && len(data) == 0
+		cut := last && nl < 0 // the file's last line has no newline
 		if n := len(l); n > 0 && l[n-1] == '\r' {
 			l = l[:n-1]
 		}
@@ -149,6 +150,10 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 		reason, ann := w.line(l, perf, tracecmd, cpuLimit, st, cur, &headerLost)
 		if reason >= 0 {
 			if last && (reason == rMalformed || reason == rAnnotation) {
+				reason = rTruncated
+			}
+			if cut && reason == rOther && w.p.name == nil {
+				// cut inside the event name (`... 1.000001: sched_swi`)
 				reason = rTruncated
 			}
 			st.skips[reason].add(line)
