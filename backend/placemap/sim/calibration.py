@@ -1,0 +1,145 @@
+"""Calibration against published result tables (shared/calibration/*.csv, read by the
+caller and passed in as rows of strings): which scenarios to run for them, and how far the
+simulated effects agree with the published ones.
+
+Per table (source, section, machine, benchmark) and overall: sign agreement on the cells
+whose published effect exceeds 5%, and the median ratio of simulated to published effect.
+Effects follow the CSV's convention: percent better than the baseline (`tip`), positive when
+better. Cells of the patched kernel without hints (`no-hint`, `no_hint`) make the same
+decisions as the baseline in the model; they measure the published noise and are reported
+apart. Run sizes are set once here for every calibration run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from statistics import median
+from typing import Any
+
+from placemap.sim.scenario import run_scenario
+
+MACHINES = {"AMD Zen3 2x64C/128T NPS1": "zen3-2s-nps1", "Intel Xeon 3rd gen 2x32C/64T": "icx-2s"}
+BASELINE = "tip"
+NO_HINT = ("no-hint", "no_hint")
+SIGNIFICANT_PCT = 5.0
+
+# Run sizes (scaled down from the published runs so that a full calibration stays short).
+HACKBENCH_LOOPS = 50
+SCHBENCH_MS = 1500
+STREAM_MS = 300
+TBENCH_FORK_MS_PER_CLIENT = 0.12  # main forks a client and a server per connection
+TBENCH_WINDOW_MS = 20  # measured window after the start, shrunk for many clients
+TBENCH_WINDOW_MIN_MS = 2
+
+Key = tuple[str, str, int, tuple[str, ...]]  # (preset, workload kind, x, hints)
+
+
+def hints_of(config: str) -> tuple[str, ...]:
+    if config == BASELINE or config in NO_HINT:
+        return ()
+    return tuple(h.strip() for h in config.split("+"))
+
+
+def cell_key(row: Mapping[str, str]) -> Key | None:
+    """The simulation a CSV row needs, or None when the model has no such machine/benchmark."""
+    preset = MACHINES.get(row["machine"])
+    kind = row["benchmark"].split("-")[0]
+    if preset is None or kind not in ("hackbench", "schbench", "tbench", "stream"):
+        return None
+    return preset, kind, int(float(row["x"])), hints_of(row["config"])
+
+
+def scenario_for(key: Key, seed: int) -> dict[str, Any]:
+    preset, kind, x, hints = key
+    if kind == "hackbench":
+        wl: dict[str, Any] = {"kind": kind, "groups": x, "loops": HACKBENCH_LOOPS}
+        ms = 60_000  # ends when the last task exits
+    elif kind == "schbench":
+        wl, ms = {"kind": kind, "messengers": 1, "workers": x}, SCHBENCH_MS
+    elif kind == "tbench":
+        window = max(TBENCH_WINDOW_MIN_MS, TBENCH_WINDOW_MS * 16 // max(16, x))
+        wl, ms = {"kind": kind, "clients": x}, int(2 * x * TBENCH_FORK_MS_PER_CLIENT) + 10 + window
+    else:
+        wl, ms = {"kind": kind, "threads": x}, STREAM_MS
+    return {"topology": preset, "workload": wl, "hints": list(hints), "seed": seed, "duration_ms": ms}
+
+
+def plan(rows: Iterable[Mapping[str, str]]) -> list[Key]:
+    """Every distinct simulation the rows need (baselines included), in a stable order."""
+    keys: set[Key] = set()
+    for row in rows:
+        k = cell_key(row)
+        if k is not None:
+            keys.add(k)
+            keys.add((k[0], k[1], k[2], ()))
+    return sorted(keys)
+
+
+def _effect(better: str, base: float, value: float) -> float:
+    if base == 0:
+        return 0.0
+    return 100.0 * ((base - value) / base if better == "lower" else (value - base) / base)
+
+
+def report(rows: Iterable[Mapping[str, str]], results: Mapping[Key, float]) -> dict[str, Any]:
+    """Agreement of simulated with published effects, per table and overall."""
+    tables: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        k = cell_key(row)
+        if k is None or row["config"] == BASELINE:
+            continue
+        name = f"{row['machine']} | {row['section']} | {row['benchmark']}"
+        t = tables.setdefault(name, {"cells": [], "noise": []})
+        base = results.get((k[0], k[1], k[2], ()))
+        sim = results.get(k)
+        if base is None or sim is None:
+            continue
+        cell = {
+            "x": k[2],
+            "config": row["config"],
+            "published_pct": float(row["pct_vs_baseline"]),
+            "simulated_pct": round(_effect(row["better"], base, sim), 2),
+        }
+        t["noise" if row["config"] in NO_HINT else "cells"].append(cell)
+    total_n = total_agree = 0
+    ratios_all: list[float] = []
+    for t in tables.values():
+        sig = [c for c in t["cells"] if abs(c["published_pct"]) > SIGNIFICANT_PCT]
+        agree = [c for c in sig if c["published_pct"] * c["simulated_pct"] > 0]
+        ratios = [c["simulated_pct"] / c["published_pct"] for c in sig]
+        t["significant"] = len(sig)
+        t["sign_agreement"] = round(len(agree) / len(sig), 3) if sig else None
+        t["median_ratio"] = round(median(ratios), 3) if ratios else None
+        total_n += len(sig)
+        total_agree += len(agree)
+        ratios_all += ratios
+    return {
+        "tables": tables,
+        "overall": {
+            "significant": total_n,
+            "sign_agreement": round(total_agree / total_n, 3) if total_n else None,
+            "median_ratio": round(median(ratios_all), 3) if ratios_all else None,
+        },
+    }
+
+
+def calibrate(
+    rows: Iterable[Mapping[str, str]],
+    seeds: Iterable[int] = (1,),
+    runner: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    progress: Callable[[int, int, Key], None] | None = None,
+) -> dict[str, Any]:
+    """Run every simulation the rows need (metric averaged over the seeds) and report."""
+    rows = list(rows)
+    run = runner or (lambda sc: run_scenario(sc, wall_clock=False))
+    keys = plan(rows)
+    seeds = list(seeds)
+    results: dict[Key, float] = {}
+    for i, key in enumerate(keys):
+        if progress is not None:
+            progress(i, len(keys), key)
+        vals = [float(run(scenario_for(key, s))["metric"]["value"]) for s in seeds]
+        results[key] = sum(vals) / len(vals)
+    out = report(rows, results)
+    out["runs"] = len(keys) * len(seeds)
+    return out

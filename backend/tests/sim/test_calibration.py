@@ -1,0 +1,48 @@
+"""Calibration planning and scoring on the real published table
+(../shared/calibration/userspace-hinting-rfc.csv)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from placemap.sim.calibration import Key, cell_key, plan, report, scenario_for
+from placemap.sim.scenario import parse_scenario
+
+CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
+
+
+def rows() -> list[dict[str, str]]:
+    with CSV.open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_published_cell_maps_to_a_valid_scenario() -> None:
+    rs = rows()
+    assert all(cell_key(r) is not None for r in rs)
+    keys = plan(rs)
+    assert len(keys) == len(set(keys))
+    for key in keys:
+        parse_scenario(scenario_for(key, 1))  # raises on anything invalid
+    assert ("zen3-2s-nps1", "schbench", 16, ("wake_affine",)) in keys
+    assert ("icx-2s", "stream", 8, ("fork_spread",)) in keys
+    assert ("icx-2s", "hackbench", 1, ("fork_spread", "wake_hold")) in keys
+
+
+def test_report_scores_sign_agreement_on_cells_above_5pct() -> None:
+    rs = [r for r in rows() if r["section"] == "schbench Wakeup Hint"]
+    results: dict[Key, float] = {}
+    for r in rs:
+        k = cell_key(r)
+        assert k is not None
+        if r["config"] == "no-hint":
+            continue  # the model runs it as the baseline
+        base = float(next(b["value"] for b in rs if b["x"] == r["x"] and b["config"] == "tip"))
+        # a model that halves every published effect
+        pct = float(r["pct_vs_baseline"]) / 2
+        results[k] = base * (1 - pct / 100)  # lower is better: value = base * (1 - effect)
+    out = report(rs, results)
+    t = next(iter(out["tables"].values()))
+    assert t["sign_agreement"] == 1.0 and t["median_ratio"] == 0.5
+    assert all(c["config"] == "no-hint" for c in t["noise"])
+    assert out["overall"]["significant"] == t["significant"] > 0
