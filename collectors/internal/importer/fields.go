@@ -156,52 +156,6 @@ func wakeKernelAt(b []byte, c0, p int, e *event) (int, bool) {
 	return i, true
 }
 
-// wakeTracecmd: comm:pid [prio] [success=%d] [CPU:%03d]. `CPU:` holds a colon too, so
-// a split that keeps [prio] is preferred (`a:5 [120] CPU:001` is comm a, not
-// `a:5 [120] CPU`); only prio-less output falls back to the bare `comm:pid` form.
-func wakeTracecmd(b []byte, e *event) (ok, annotated bool) {
-	if ok, ann := wakeTracecmdPrio(b, e, true); ok {
-		return ok, ann
-	}
-	return wakeTracecmdPrio(b, e, false)
-}
-
-func wakeTracecmdPrio(b []byte, e *event, needPrio bool) (ok, annotated bool) {
-	found := candidates(b, 0, ':', func(p int) bool {
-		pid, i, ok := parseInt32(b, p+1)
-		if !ok || !atEnd(b, i) {
-			return false
-		}
-		e.hasPrio = false
-		if j, ok := lit(b, i, " ["); ok {
-			prio, j, ok := parseInt32(b, j)
-			if !ok {
-				return false
-			}
-			if j, ok = lit(b, j, "]"); !ok || !atEnd(b, j) {
-				return false
-			}
-			e.prio, e.hasPrio, i = prio, true, j
-		} else if needPrio {
-			return false
-		}
-		if j, ok := lit(b, i, " success="); ok {
-			if _, j, ok = parseInt32(b, j); !ok || !atEnd(b, j) {
-				return false
-			}
-			i = j
-		}
-		e.hasA = false
-		if t, j, ok := keyInt(b, i, " CPU:"); ok && atEnd(b, j) {
-			e.a, e.hasA, i = t, true, j
-		}
-		e.comm, e.pid = b[:p], pid
-		annotated = trailing(b, i)
-		return true
-	})
-	return found, annotated
-}
-
 // migrate: comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d
 func migrateKernel(b []byte, e *event) (ok, annotated bool) {
 	c0, okc := lit(b, 0, "comm=")
@@ -313,68 +267,6 @@ func switchNextAt(b []byte, n0, q int, e *event) (int, bool) {
 	}
 	e.nextComm, e.nextPid, e.nextPrio, e.hasNPrio = b[n0:q], np, nprio, true
 	return j, true
-}
-
-// switchTracecmd: prev_comm:prev_pid [prev_prio] STATE ==> next_comm:next_pid [next_prio]
-func switchTracecmd(b []byte, e *event) (ok, annotated bool) {
-	found := candidates(b, 0, ':', func(p int) bool {
-		pid, i, ok := parseInt32(b, p+1)
-		if !ok {
-			return false
-		}
-		if i, ok = lit(b, i, " "); !ok {
-			return false
-		}
-		e.hasPrio = false
-		if j, ok := lit(b, i, "["); ok {
-			prio, j, ok := parseInt32(b, j)
-			if !ok {
-				return false
-			}
-			if j, ok = lit(b, j, "] "); !ok {
-				return false
-			}
-			e.prio, e.hasPrio, i = prio, true, j
-		}
-		s0 := i
-		for i < len(b) && b[i] != ' ' {
-			i++
-		}
-		state := b[s0:i]
-		if len(state) == 0 {
-			state = nil
-		}
-		n0, ok := lit(b, i, " ==> ")
-		if !ok {
-			return false
-		}
-		var end int
-		if !candidates(b, n0, ':', func(q int) bool {
-			np, j, ok := parseInt32(b, q+1)
-			if !ok || !atEnd(b, j) {
-				return false
-			}
-			e.hasNPrio = false
-			if k, ok := lit(b, j, " ["); ok {
-				nprio, k, ok := parseInt32(b, k)
-				if !ok {
-					return false
-				}
-				if k, ok = lit(b, k, "]"); !ok || !atEnd(b, k) {
-					return false
-				}
-				e.nextPrio, e.hasNPrio, j = nprio, true, k
-			}
-			e.nextComm, e.nextPid, end = b[n0:q], np, j
-			return true
-		}) {
-			return false
-		}
-		e.comm, e.pid, e.prevState = b[:p], pid, state
-		annotated = trailing(b, end)
-		return true
-	})
-	return found, annotated
 }
 
 // forkKernel: comm=%s pid=%d child_comm=%s child_pid=%d

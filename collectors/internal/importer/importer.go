@@ -48,6 +48,9 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	if opts.Format == "" {
 		opts.Format = FormatAuto
 	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
 	var total int64
 	for _, p := range opts.Files {
 		st, err := os.Stat(p)

@@ -429,24 +429,3 @@ func perfLost(l []byte) (int64, bool) {
 	}
 	return v, true
 }
-
-// isHeaderLine recognises trace-cmd report's header lines.
-func isHeaderLine(l []byte) bool {
-	if j, ok := lit(l, 0, "version = "); ok {
-		_, k, ok := parseUint(l, j)
-		return ok && !trailing(l, k)
-	}
-	if j, ok := lit(l, 0, "cpus="); ok {
-		_, k, ok := parseUint(l, j)
-		return ok && !trailing(l, k)
-	}
-	if j, ok := lit(l, 0, "CPU "); ok {
-		_, k, ok := parseUint(l, j)
-		if !ok {
-			return false
-		}
-		k, ok = lit(l, k, " is empty")
-		return ok && !trailing(l, k)
-	}
-	return false
-}
