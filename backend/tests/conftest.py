@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from ftrace_lines import g4_rows
+from collector import collector_binary
+from ftrace_lines import G4, g4_rows
 
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 
 
 @pytest.fixture(scope="session")
-def g4_table() -> pa.Table:
-    """vm2-hackbench-g4 as one table (parsed from the real ftrace lines)."""
-    rows: list[dict[str, Any]] = g4_rows()
-    return pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
+def g4_table(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
+    """vm2-hackbench-g4 as one table, as the Go importer reads it (placemap-collect import)."""
+    collector = collector_binary(tmp_path_factory.mktemp("collector"))
+    proc = subprocess.run(
+        [str(collector), "import", str(G4), "--out", "-"], capture_output=True, check=True, timeout=120
+    )
+    table = pa.ipc.open_stream(proc.stdout).read_all()
+    return pa.Table.from_arrays([table.column(f.name) for f in EVENT_SCHEMA], schema=EVENT_SCHEMA)
+
+
+@pytest.fixture(scope="session")
+def g4_parsed_rows() -> list[dict[str, Any]]:
+    """The same file parsed here line by line (a cross-check of the importer)."""
+    return g4_rows()
 
 
 @pytest.fixture

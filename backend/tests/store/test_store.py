@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -127,3 +128,8 @@ def test_default_chunk_size_holds_the_whole_small_trace(
 ) -> None:
     rid = _ingest(store, g4_table, chunk_rows=chunk_rows)
     assert [c.rows for c in store.list_chunks(rid)] == [65_536, 72_578 - 65_536]
+
+
+def test_importer_output_matches_the_lines(g4_table: pa.Table, g4_parsed_rows: list[dict[str, Any]]) -> None:
+    """The Go importer's rows are the file's sched lines, field for field, in order."""
+    assert g4_table.equals(pa.Table.from_pylist(g4_parsed_rows, schema=EVENT_SCHEMA))
