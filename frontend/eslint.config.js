@@ -31,7 +31,9 @@ export default tseslint.config(
     },
   },
   {
-    files: ["eslint.config.js"],
+    // plain Node scripts: no type information, Node globals
+    files: ["eslint.config.js", "scripts/**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { ...globals.node } },
   },
 );

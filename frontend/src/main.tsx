@@ -3,6 +3,12 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import "./styles.css";
+import { prefetchFirstFrame } from "./features/engine/player";
+import { parseView } from "./features/urlState";
+
+// the first frame's requests go out before React's first render
+const view = parseView(window.location.search);
+if (view.rec) prefetchFirstFrame(view.rec, view.t);
 
 const el = document.getElementById("root");
 if (el) {

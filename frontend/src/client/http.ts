@@ -12,7 +12,7 @@ import type {
   TaskInfo,
   TaskPath,
   Topology,
-} from "./apiTypes";
+} from "./types";
 
 export class ApiError extends Error {
   override name = "ApiError";

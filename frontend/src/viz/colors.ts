@@ -4,7 +4,7 @@
  */
 import { scaleOrdinal } from "d3-scale";
 import { schemeTableau10, schemePaired } from "d3-scale-chromatic";
-import type { MigrationLevel, Topology } from "../client/apiTypes";
+import type { MigrationLevel, Topology } from "../client/types";
 
 export const LEVELS: readonly MigrationLevel[] = ["smt", "llc", "node", "cross_node"];
 export const LEVEL_LABELS: Record<MigrationLevel, string> = {

@@ -6,7 +6,7 @@
  * bottom; CPUs with unknown node/LLC (offline) go to a group with id -1.
  */
 import { hierarchy, treemap, type HierarchyRectangularNode } from "d3-hierarchy";
-import type { Topology } from "../client/apiTypes";
+import type { Topology } from "../client/types";
 
 export interface Rect {
   x: number;

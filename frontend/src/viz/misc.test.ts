@@ -4,7 +4,7 @@ import { binOf, nextMigrationBin, rebin, stackMigrations } from "./overview";
 import { easeInOutCubic, flightPosition, flightProgress } from "./animate";
 import { formatNs, parseTime } from "./time";
 import { synthTopology } from "./synthTopology";
-import type { Overview } from "../client/apiTypes";
+import type { Overview } from "../client/types";
 
 describe("migration levels", () => {
   const topo = synthTopology({ nodes: 2, llcsPerNode: 2, coresPerLlc: 2, smt: 2 });

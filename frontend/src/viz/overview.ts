@@ -2,7 +2,7 @@
  * Timeline overview helpers: re-bin the server's Overview (GET overview) to the pixels on screen,
  * restrict it to a zoom window, and stack migrations by level. Pure.
  */
-import type { MigrationLevel, Overview } from "../client/apiTypes";
+import type { MigrationLevel, Overview } from "../client/types";
 import { LEVELS } from "./colors";
 
 export interface Bin {

@@ -12,7 +12,7 @@
  * Per-CPU runnable counts are kept incrementally so a frame can read them without scanning tasks.
  */
 import { Kind } from "../client/events";
-import type { PlacementState, TaskStateName } from "../client/apiTypes";
+import type { PlacementState, TaskStateName } from "../client/types";
 import { str, type EventColumns } from "./columns";
 
 export const TaskState = { Running: 0, Runnable: 1, Sleeping: 2, New: 3, Dead: 4 } as const;
@@ -58,7 +58,7 @@ export class ReplayState {
   readonly tasks = new Map<number, TaskRec>();
   /** running pid per CPU (0 = idle, -1 = unknown). */
   running: Int32Array;
-  /** runnable tasks per CPU. */
+  /** tasks waiting (runnable, not running) per CPU: the queue drawn on each cell. */
   runnable: Int32Array;
   /** last llc_util sample per LLC (NaN = none yet). */
   llcUtil: Float64Array;
@@ -83,7 +83,7 @@ export class ReplayState {
       if (t.pid === 0) continue;
       r.setTask(t.pid, t.cpu ?? -1, stateFromName(t.state), t.comm);
     }
-    for (const c of ps.cpus) r.running[c.cpu] = c.running_pid;
+    for (const c of ps.cpus) r.running[c.cpu] = c.running_pid ?? RUN_UNKNOWN;
     return r;
   }
 
@@ -266,21 +266,21 @@ export class ReplayState {
     return this.tasks.get(p)?.comm ?? "";
   }
 
-  /** Per-LLC counts: running CPUs, runnable tasks, and live (non-dead, placed) tasks. */
+  /**
+   * Per-LLC counts as the backend's GET state defines them: tasks = live tasks on the LLC's CPUs,
+   * runnable = of those runnable or running, running = of those running.
+   */
   llcCounts(cpuToLlc: ArrayLike<number>, nLlcs: number): { running: Int32Array; runnable: Int32Array; tasks: Int32Array } {
     const running = new Int32Array(nLlcs);
     const runnable = new Int32Array(nLlcs);
     const tasks = new Int32Array(nLlcs);
-    for (let c = 0; c < this.running.length; c++) {
-      const l = cpuToLlc[c] ?? -1;
-      if (l < 0 || l >= nLlcs) continue;
-      if ((this.running[c] ?? 0) > 0) running[l] = (running[l] ?? 0) + 1;
-      runnable[l] = (runnable[l] ?? 0) + (this.runnable[c] ?? 0);
-    }
     for (const t of this.tasks.values()) {
       if (t.state === TaskState.Dead || t.cpu < 0) continue;
       const l = cpuToLlc[t.cpu] ?? -1;
-      if (l >= 0 && l < nLlcs) tasks[l] = (tasks[l] ?? 0) + 1;
+      if (l < 0 || l >= nLlcs) continue;
+      tasks[l] = (tasks[l] ?? 0) + 1;
+      if (t.state === TaskState.Running || t.state === TaskState.Runnable) runnable[l] = (runnable[l] ?? 0) + 1;
+      if (t.state === TaskState.Running) running[l] = (running[l] ?? 0) + 1;
     }
     return { running, runnable, tasks };
   }
@@ -288,10 +288,22 @@ export class ReplayState {
   /** Snapshot in the server's PlacementState shape (for tests and the text view). */
   toPlacementState(cpuToLlc: ArrayLike<number>, nLlcs: number, eventIndex: number): PlacementState {
     const counts = this.llcCounts(cpuToLlc, nLlcs);
+    // per CPU, like the backend: runnable counts tasks runnable or running there
+    const active = new Int32Array(this.running.length);
+    for (const t of this.tasks.values()) {
+      if (t.cpu >= 0 && t.cpu < active.length && (t.state === TaskState.Running || t.state === TaskState.Runnable)) {
+        active[t.cpu] = (active[t.cpu] ?? 0) + 1;
+      }
+    }
     const cpus: PlacementState["cpus"] = [];
     for (let c = 0; c < this.running.length; c++) {
-      const rp = this.running[c] ?? 0;
-      cpus.push({ cpu: c, running_pid: rp, running_comm: rp > 0 ? this.runningComm(c) : null, runnable: this.runnable[c] ?? 0 });
+      const rp = this.running[c] ?? RUN_UNKNOWN;
+      cpus.push({
+        cpu: c,
+        running_pid: rp < 0 ? null : rp,
+        running_comm: rp > 0 ? this.runningComm(c) : null,
+        runnable: active[c] ?? 0,
+      });
     }
     const tasks = [...this.tasks.values()]
       .sort((a, b) => a.pid - b.pid)

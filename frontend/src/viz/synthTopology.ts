@@ -2,7 +2,7 @@
  * Synthetic Topology builder (regular machines: nodes x LLCs x cores x SMT), used by tests and the
  * demo/benchmark fixtures. Pure.
  */
-import type { Topology, TopologyCpu } from "../client/apiTypes";
+import type { Topology, TopologyCpu } from "../client/types";
 
 export interface SynthOptions {
   nodes: number;

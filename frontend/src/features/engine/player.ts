@@ -7,9 +7,8 @@
  * Measured fps goes to window.__placemapStats for the benchmark.
  */
 import { api } from "../../client/http";
-import { decodeChunk } from "../../client/arrow";
 import { ChunkLRU } from "../../client/chunkCache";
-import type { ChunkInfo, Metrics, Overview, Recording, Topology } from "../../client/apiTypes";
+import type { ChunkInfo, Metrics, Overview, PlacementState, Recording, Topology } from "../../client/types";
 import { upperBound, type EventColumns } from "../../viz/columns";
 import { ReplayState, type MigrationEvent } from "../../viz/replay";
 import { layoutGrid, type GridLayout } from "../../viz/layout";
@@ -54,10 +53,33 @@ export interface PlayerSnapshot {
 }
 
 const FLIGHT_MS = 650;
-const MAX_FLIGHTS = 400;
+/** Concurrent flights drawn; beyond this, moves still apply but are not animated (legibility). */
+const MAX_FLIGHTS = 120;
 const LRU_ROWS = 1_600_000;
 /** Beyond this many rows ahead, a seek asks the server for a keyframe instead of replaying. */
 const FORWARD_REPLAY_LIMIT = 250_000;
+
+interface Boot {
+  recId: string;
+  t: number | null;
+  rec: Promise<Recording>;
+  topo: Promise<Topology>;
+  chunks: Promise<ChunkInfo[]>;
+  state: Promise<PlacementState>;
+}
+let boot: Boot | null = null;
+
+/**
+ * Start the first frame's requests before React renders (called from main.tsx with the URL's
+ * view); the Player for that recording picks them up.
+ */
+export function prefetchFirstFrame(recId: string, t: number | null): void {
+  const rec = api.recording(recId);
+  const state = t !== null ? api.state(recId, t) : rec.then((r) => api.state(recId, r.t_start_ns ?? 0));
+  boot = { recId, t, rec, topo: api.topology(recId), chunks: api.chunks(recId), state };
+  // unhandled rejections are reported by the Player when it awaits them
+  for (const p of [boot.rec, boot.topo, boot.chunks, boot.state]) p.catch(() => undefined);
+}
 
 export class Player {
   readonly recId: string;
@@ -111,7 +133,12 @@ export class Player {
     this.recId = recId;
     this.speed = clampSpeed(opts.speed);
     this.selected = opts.selected;
-    this.lru = new ChunkLRU(async (seq) => decodeChunk(await api.chunkBytes(recId, seq, this.abort.signal)), LRU_ROWS);
+    // apache-arrow is loaded on first use: the first frame needs only JSON (topology + keyframe)
+    const decoder = import("../../client/arrow");
+    this.lru = new ChunkLRU(async (seq) => {
+      const [bytes, { decodeChunk }] = await Promise.all([api.chunkBytes(recId, seq, this.abort.signal), decoder]);
+      return decodeChunk(bytes);
+    }, LRU_ROWS);
     this.snapshot = this.makeSnapshot();
     void this.load(opts.t);
     this.raf = requestAnimationFrame(this.frame);
@@ -131,10 +158,16 @@ export class Player {
     const sig = this.abort.signal;
     try {
       // everything the first frame needs, in parallel; overview/metrics do not block the frame
-      const recP = api.recording(this.recId, sig);
-      const topoP = api.topology(this.recId, sig);
-      const chunksP = api.chunks(this.recId, sig);
-      const stateP = tUrl !== null ? api.state(this.recId, tUrl, sig) : recP.then((r) => api.state(this.recId, r.t_start_ns ?? 0, sig));
+      const b = boot && boot.recId === this.recId && boot.t === tUrl ? boot : null;
+      boot = null;
+      const recP = b ? b.rec : api.recording(this.recId, sig);
+      const topoP = b ? b.topo : api.topology(this.recId, sig);
+      const chunksP = b ? b.chunks : api.chunks(this.recId, sig);
+      const stateP = b
+        ? b.state
+        : tUrl !== null
+          ? api.state(this.recId, tUrl, sig)
+          : recP.then((r) => api.state(this.recId, r.t_start_ns ?? 0, sig));
       void api.overview(this.recId, 2000, sig).then(
         (ov) => {
           this.overview = ov;
@@ -163,8 +196,9 @@ export class Player {
       this.playhead = Math.max(ps.t_ns, Math.min(t, this.tEnd));
       this.status = "ready";
       if (this.layout === null && this.pendingSize) this.setSize(this.pendingSize.w, this.pendingSize.h);
-      this.dirty = true;
       this.prefetch();
+      // draw now, before React renders the controls for the ready state
+      this.draw(performance.now());
       this.notify(true);
     } catch (e) {
       if (this.destroyed) return;
@@ -174,7 +208,7 @@ export class Player {
     }
   }
 
-  private installKeyframe(ps: Parameters<typeof ReplayState.fromPlacementState>[0]): void {
+  private installKeyframe(ps: PlacementState): void {
     const nCpus = this.topo ? this.topo.cpus.reduce((m, c) => Math.max(m, c.cpu + 1), 0) : 1;
     const nLlcs = this.topo?.llcs.length ?? 1;
     this.state = ReplayState.fromPlacementState(ps, nCpus, nLlcs);
@@ -465,11 +499,17 @@ export class Player {
       this.flights = this.flights.filter((f) => now - f.startMs < FLIGHT_MS);
       this.dirty = true;
     }
+    this.draw(now);
+    for (const h of this.frameHooks) h(this.playhead);
+    this.workTimes.push(performance.now() - t0);
+    if (this.workTimes.length > 60) this.workTimes.shift();
+    this.publishStats();
+  };
+
+  private draw(now: number): void {
     if (this.dirty && this.ctx && this.layout) {
       this.computeHeat();
       this.ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-      this.ctx.fillStyle = "#f7f8fa";
-      this.ctx.fillRect(0, 0, this.layout.width, this.layout.height);
       drawFrame(this.ctx, {
         layout: this.layout,
         state: this.state,
@@ -483,14 +523,10 @@ export class Player {
       this.dirty = false;
       if (this.firstFrameMs === null && this.state) {
         this.firstFrameMs = performance.now();
-        this.notify(true);
+        this.publishStats();
       }
     }
-    for (const h of this.frameHooks) h(this.playhead);
-    this.workTimes.push(performance.now() - t0);
-    if (this.workTimes.length > 60) this.workTimes.shift();
-    this.publishStats();
-  };
+  }
 
   private canResume(): boolean {
     const info = this.chunks[this.ci];

@@ -34,7 +34,7 @@ function Labels({ layout }: { layout: GridLayout }) {
       )}
       {cpuLabels.map((c) => (
         <text key={c.cpu} x={c.x + 3} y={c.y + 10} className="lbl-cpu">
-          {c.cpu}
+          {c.w >= 64 ? `CPU ${c.cpu}` : c.cpu}
         </text>
       ))}
       {layout.emptyNodes.map((n) => (
@@ -138,7 +138,7 @@ export function GridView({ player, onSelect }: Props) {
             "unknown"
           )}
         </div>
-        <div>runnable: {rq}</div>
+        <div>queued (runnable, waiting): {rq}</div>
         {queued.length > 0 && (
           <ul className="hc-queue">
             {queued.map((q) => (

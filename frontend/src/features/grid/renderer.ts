@@ -56,7 +56,9 @@ function truncate(ctx: CanvasRenderingContext2D, s: string, w: number): string {
 
 export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   const { layout, state } = f;
-  ctx.clearRect(0, 0, layout.width, layout.height);
+  // the context is opaque (alpha: false): paint the background instead of clearRect (which is black)
+  ctx.fillStyle = "#f7f8fa";
+  ctx.fillRect(0, 0, layout.width, layout.height);
 
   // NUMA nodes
   ctx.lineWidth = 1;
@@ -109,7 +111,7 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
       if (c.w >= 56 && c.h >= 30) {
         const comm = state.tasks.get(running)?.comm ?? "";
         ctx.fillStyle = "#111";
-        ctx.fillText(truncate(ctx, `${comm} ${running}`, c.w - 8), c.x + 4, c.y + c.h - 8);
+        ctx.fillText(truncate(ctx, `${comm} ${running}`, c.w - 36), c.x + 4, c.y + c.h - 8);
       }
     }
     const rq = state ? (state.runnable[c.cpu] ?? 0) : 0;
@@ -117,8 +119,9 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
       if (c.w >= 18 && c.h >= 16) {
         const label = rq > 99 ? "99+" : String(rq);
         const bw = ctx.measureText(label).width + 6;
+        // bottom-right, clear of the CPU number (top-left) and the comm text (bottom-left)
         const bx = c.x + c.w - bw - 2;
-        const by = c.y + 2;
+        const by = c.y + c.h - 14;
         ctx.fillStyle = "#1d2330";
         ctx.fillRect(bx, by, bw, 12);
         ctx.fillStyle = "#fff";

@@ -5,7 +5,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import { scaleLinear } from "d3-scale";
-import type { TaskInfo, TaskPath, Topology } from "../../client/apiTypes";
+import type { TaskInfo, TaskPath, Topology } from "../../client/types";
 import { api } from "../../client/http";
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
@@ -71,6 +71,12 @@ function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath; topo:
           )}
         </g>
       ))}
+      {rowH >= 9 &&
+        [...yOf.entries()].map(([cpu, row]) => (
+          <text key={`c${cpu}`} x={W - M.r - 2} y={y(row + 0.5) + 3} className="axis-lbl" textAnchor="end">
+            cpu {cpu}
+          </text>
+        ))}
       {segs.map(({ p, x0, x1, y: yy, yNext, next }, i) => (
         <g key={i}>
           <line x1={x0} x2={x1} y1={yy} y2={yy} className="path-seg" strokeWidth={Math.max(1.5, Math.min(4, rowH))} />

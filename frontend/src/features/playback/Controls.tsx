@@ -58,7 +58,7 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
         disabled={!ready}
         onClick={() => { player.setPlaying(!snap.playing); }}
       >
-        {snap.playing ? "❚❚ Pause" : "▶ Play"}
+        {snap.playing ? "■ Pause" : "▶ Play"}
       </button>
       <label className="speed">
         speed
@@ -86,7 +86,7 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
           });
         }}
       >
-        ⏭ next migration
+        next migration ▸|
       </button>
       <span className="clock" aria-live="off">
         <span ref={clockRef} data-testid="time-display" className="mono">

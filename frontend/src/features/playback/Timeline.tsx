@@ -10,7 +10,7 @@ import { area, curveStepAfter } from "d3-shape";
 import { brushX, type D3BrushEvent } from "d3-brush";
 import { select } from "d3-selection";
 import { max } from "d3-array";
-import type { Overview } from "../../client/apiTypes";
+import type { Overview } from "../../client/types";
 import { rebin, stackMigrations } from "../../viz/overview";
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";

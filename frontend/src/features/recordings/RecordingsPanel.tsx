@@ -4,7 +4,7 @@
  * Failed imports show their error; every recording shows its lost-events and skipped-lines counts.
  */
 import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
-import type { Recording } from "../../client/apiTypes";
+import type { Recording } from "../../client/types";
 import { api, uploadRecording } from "../../client/http";
 import { formatDuration } from "../../viz/time";
 
@@ -20,11 +20,20 @@ interface UploadRow {
   error: string | null;
 }
 
+/** Lost events and skipped lines of a recording; warns unless the only skips are comment lines. */
 export function LossBadge({ rec }: { rec: Recording }) {
   const lost = rec.lost_events;
   const skipped = rec.skipped_lines ?? rec.import_summary?.skipped_total ?? 0;
+  const reasons = Object.entries(rec.import_summary?.skipped ?? {});
+  const notComments = reasons.filter(([k]) => k !== "comment").reduce((s, [, v]) => s + v.count, 0);
+  const warn = lost > 0 || (reasons.length > 0 ? notComments > 0 : skipped > 0);
+  const title = [
+    `${lost.toLocaleString()} events lost at the source`,
+    `${skipped.toLocaleString()} input lines skipped`,
+    ...reasons.map(([k, v]) => `  ${k}: ${v.count.toLocaleString()}${v.first_lines.length ? ` (lines ${v.first_lines.join(", ")}…)` : ""}`),
+  ].join("\n");
   return (
-    <span className={`badge ${lost > 0 || skipped > 0 ? "warn" : "ok"}`} title="events lost at the source / input lines the importer skipped">
+    <span className={`badge ${warn ? "warn" : "ok"}`} title={title}>
       lost {lost.toLocaleString()} · skipped {skipped.toLocaleString()}
     </span>
   );

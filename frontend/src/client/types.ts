@@ -1,0 +1,27 @@
+/**
+ * Named aliases over the generated OpenAPI types (src/client/api.ts, from scripts/gen): the
+ * shapes of docs/api.md that the rest of the frontend imports. No hand-written mirrors.
+ */
+import type { components } from "./api";
+
+type S = components["schemas"];
+
+export type Topology = S["Topology"];
+export type TopologyCpu = S["Cpu"];
+export type TopologyLlc = S["Llc"];
+export type TopologyNumaNode = S["NumaNode"];
+export type Recording = S["Recording"];
+export type RecordingStatus = Recording["status"];
+export type ImportSummary = S["ImportSummary"];
+export type SkipCount = S["SkipCount"];
+export type ChunkInfo = S["ChunkInfo"];
+export type PlacementState = S["PlacementState"];
+export type TaskStateName = S["TaskState"]["state"];
+export type Overview = S["Overview"];
+export type Metrics = S["Metrics"];
+export type TaskInfo = S["TaskInfo"];
+export type TaskPath = S["TaskPath"];
+export type TaskPlacement = S["PathPlacement"];
+export type MigrationLevel = keyof S["LevelCounts"];
+export type MigrationCause = keyof S["CauseCounts"];
+export type ApiErrorBody = S["ErrorResponse"];
