@@ -282,6 +282,17 @@ class PlacementState:
             slot=slot,
         )
 
+    def copy(self) -> PlacementState:
+        """An independent copy of the state (without ingest bookkeeping)."""
+        return PlacementState(
+            pids=self.pids.copy(),
+            cpu=self.cpu.copy(),
+            state=self.state.copy(),
+            comm=self.comm.copy(),
+            cpu_run=self.cpu_run.copy(),
+            slot=self.slot.copy(),
+        )
+
     def comm_of(self, pid: int) -> str | None:
         i = int(self.index(np.array([pid], dtype=np.int32))[0])
         return None if i < 0 else str(self.comm[i])
