@@ -63,13 +63,34 @@ func lit(b []byte, i int, s string) (int, bool) {
 	return i + len(s), true
 }
 
-// keyInt parses `key` immediately followed by an int32 at b[i:].
+// keyInt parses `key` immediately followed by an int32 at b[i:]. It is the hottest
+// helper, so the literal check and the digits loop are written out (one call, not three).
 func keyInt(b []byte, i int, key string) (int32, int, bool) {
-	j, ok := lit(b, i, key)
-	if !ok {
+	j := i + len(key)
+	if j > len(b) || string(b[i:j]) != key {
 		return 0, i, false
 	}
-	return parseInt32(b, j)
+	neg := j < len(b) && b[j] == '-'
+	if neg {
+		j++
+	}
+	k := j
+	var v int64
+	for k < len(b) {
+		c := b[k] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + int64(c)
+		k++
+	}
+	if k == j || k-j > 10 || v > 1<<31 || (!neg && v > 1<<31-1) {
+		return 0, i, false
+	}
+	if neg {
+		v = -v
+	}
+	return int32(v), k, true
 }
 
 // atEnd reports whether b[i:] ends the known fields: end of body or whitespace
