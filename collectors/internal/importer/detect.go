@@ -47,6 +47,9 @@ var (
 	// latency-format data line: `bash-1234  0d..2.  12us : event:` (no [CPU] column,
 	// relative time in us/ms)
 	reLatency = regexp.MustCompile(`^\s*\S.*-\d+\s+\d+[a-zA-Z.][^\s]*\s+\d+(us|ms)?\s?[ +!#*@$]?:\s`)
+	// options/raw: `PID CPU TS ...` numbers only; options/hex: hex digits only
+	reRawOpt = regexp.MustCompile(`^\s*\d+ \d+ \d+ `)
+	reHexOpt = regexp.MustCompile(`^[0-9a-fA-F]{16,}\s*$`)
 )
 
 // binaryKind names binary inputs by magic; "" for text.
@@ -68,7 +71,7 @@ func binaryKind(b []byte) string {
 	bad := 0
 	for _, c := range b[:n] {
 		if c == 0 {
-			return "binary data (e.g. per_cpu/cpuN/trace_pipe_raw ring-buffer pages; capture `trace` or `trace_pipe` text instead)"
+			return "binary data (e.g. per_cpu/cpuN/trace_pipe_raw ring-buffer pages or options/bin output; capture `trace` or `trace_pipe` text instead)"
 		}
 		if c < 0x09 || (c > 0x0d && c < 0x20) {
 			bad++
@@ -108,7 +111,7 @@ func detect(name string, b []byte, want Format) (*fileInfo, error) {
 	}
 	info := &fileInfo{header: map[string]any{}}
 	var ftraceHdr, tracecmdHdr, latency bool
-	var ftraceLines, perfLines, tcBodies, latLines, tried int
+	var ftraceLines, perfLines, tcBodies, latLines, rawOpt, hexOpt, tried int
 	var firstLine string
 	var p prefix
 	var e event
@@ -193,9 +196,21 @@ func detect(name string, b []byte, want Format) (*fileInfo, error) {
 		if reLatency.Match(l) {
 			latLines++
 		}
+		if reRawOpt.Match(l) {
+			rawOpt++
+		}
+		if reHexOpt.Match(l) {
+			hexOpt++
+		}
 	}
 	if latency || (latLines > 0 && ftraceLines == 0 && perfLines == 0) {
 		return nil, fmt.Errorf("%w: %s: latency-format output (options/latency-format) has only relative timestamps and no [CPU] column; re-capture with `echo 0 > /sys/kernel/tracing/options/latency-format` (or `trace-cmd report` without -l)", ErrFormat, name)
+	}
+	if ftraceLines == 0 && perfLines == 0 && rawOpt > tried/2 {
+		return nil, fmt.Errorf("%w: %s: options/raw output (`PID CPU TS fields` without event names) cannot be read exactly; re-capture with `echo 0 > /sys/kernel/tracing/options/raw`", ErrFormat, name)
+	}
+	if ftraceLines == 0 && perfLines == 0 && hexOpt > tried/2 {
+		return nil, fmt.Errorf("%w: %s: options/hex output cannot be read as text; re-capture with `echo 0 > /sys/kernel/tracing/options/hex`", ErrFormat, name)
 	}
 	var got Format
 	switch {

@@ -169,12 +169,14 @@ func TestRejectedFormats(t *testing.T) {
 			"    bash-13109     0d..2.   12us+: sched_waking: comm=a pid=2 prio=120 target_cpu=001\n",
 		"trace_pipe_raw as text": "\x00\x10\x00\x00\x00\x00\x00\x00\xe8\x0f\x00\x00\x00\x00\x00\x00" + strings.Repeat("\x00\x01\x02", 100),
 		"unknown format":         "hello world\nthis is not a trace\n",
+		"options/raw":            "13109 0 319952523 type: 318\n13109 0 319952524 type: 318\n",
 	}
 	wants := map[string]string{
 		"latency-format":           "options/latency-format",
 		"latency-format data only": "options/latency-format",
 		"trace_pipe_raw as text":   "binary format not supported by text import",
 		"unknown format":           "tried ftrace",
+		"options/raw":              "options/raw",
 	}
 	for name, text := range cases {
 		_, err := Run(Options{Files: []string{writeFile(t, "in.txt", []byte(text))}, Out: filepath.Join(t.TempDir(), "o.arrow")})
