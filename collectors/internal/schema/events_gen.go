@@ -53,27 +53,27 @@ var KindNames = [...]string{
 
 // Column indexes in the Arrow schema.
 const (
-	ColTsNs = 0
-	ColCpu = 1
-	ColKind = 2
-	ColCurPid = 3
-	ColTgid = 4
-	ColPid = 5
-	ColComm = 6
-	ColPrio = 7
-	ColTargetCpu = 8
-	ColOrigCpu = 9
-	ColDestCpu = 10
-	ColPrevState = 11
-	ColNextPid = 12
-	ColNextComm = 13
-	ColNextPrio = 14
-	ColChildPid = 15
-	ColChildComm = 16
-	ColFilename = 17
-	ColOldPid = 18
-	ColLlc = 19
-	ColUtil = 20
+	ColTsNs       = 0
+	ColCpu        = 1
+	ColKind       = 2
+	ColCurPid     = 3
+	ColTgid       = 4
+	ColPid        = 5
+	ColComm       = 6
+	ColPrio       = 7
+	ColTargetCpu  = 8
+	ColOrigCpu    = 9
+	ColDestCpu    = 10
+	ColPrevState  = 11
+	ColNextPid    = 12
+	ColNextComm   = 13
+	ColNextPrio   = 14
+	ColChildPid   = 15
+	ColChildComm  = 16
+	ColFilename   = 17
+	ColOldPid     = 18
+	ColLlc        = 19
+	ColUtil       = 20
 	ColLostEvents = 21
 )
 
