@@ -37,6 +37,10 @@ def dictionary_encode(table: pa.Table) -> pa.Table:
             encoded = combined.dictionary_encode()
             # Only pays off when values repeat: dictionary + int32 indices vs the plain strings.
             if len(encoded.dictionary) * 2 < len(combined):
+                # the narrowest index type that fits: less to compress, decode and send
+                n = len(encoded.dictionary)
+                index_type = pa.int8() if n <= 127 else pa.int16() if n <= 32_767 else pa.int32()
+                encoded = pa.DictionaryArray.from_arrays(encoded.indices.cast(index_type), encoded.dictionary)
                 fields.append(pa.field(field.name, encoded.type, nullable=field.nullable))
                 arrays.append(encoded)
                 continue
