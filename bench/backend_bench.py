@@ -191,6 +191,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     alone_s, alone_cpu, events = importer_alone(trace)
     e2e_s, e2e_cpu, store, rid = end_to_end(trace)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the ingest: bounded by a few chunks
     st_s, st_cpu, st_events = store_only(copies)
     core, full, seek_cpu = seek(store, rid)
     rec = store.get_recording(rid)
@@ -231,6 +232,7 @@ def main() -> None:
         f" + {pl_bytes / n:.2f} B placement tables; whole SQLite file {db_bytes / n:.2f} B"
         f" ({n:,} events, {rec.chunk_count} chunks)"
     )
+    print(f"peak RSS of this process through the end-to-end import: {rss_mb:.0f} MB")
 
 
 if __name__ == "__main__":
