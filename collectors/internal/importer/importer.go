@@ -7,6 +7,24 @@
 // (parse.go, ftrace.go, perf.go, fields.go); the caller's goroutine takes results in
 // input order, fixes what crosses chunk borders, merges statistics (summary.go) and
 // writes record batches (writer.go).
+//
+// Choices worth knowing:
+//   - Text after an event's last known field (LKML hand annotations `*LLC: 9 -> 3`,
+//     `<--- ...`) does not cost the event: it is kept, and a summary warning counts
+//     such lines with their first line numbers. Whole lines that are not trace lines
+//     are skipped as `annotation`.
+//   - Out-of-order input (concatenated files, per-CPU skew) is counted in out_of_order
+//     and the output is sorted stably by ts_ns regardless: a file output is re-read and
+//     rewritten at the end (only unsorted inputs pay, in memory); `--out -` holds the
+//     first holdRows rows, sorting them if needed, and refuses disorder after that
+//     with a named error, since it cannot take back what it streamed.
+//   - Lost records (`CPU:N [LOST N EVENTS]`, trace-cmd's EVENTS DROPPED, perf's
+//     PERF_RECORD_LOST) take the timestamp of the trace line before them; a header's
+//     entries-written minus entries-in-buffer becomes one lost row (cpu -1) dated at
+//     the file's first event.
+//   - Leading spaces of a comm are lost where the format pads the column (the TASK
+//     column, trace-cmd's padding after the event name); everything else about the 15
+//     comm bytes is kept, non-UTF-8 bytes as \xNN.
 package importer
 
 import (
