@@ -6,10 +6,11 @@ package importer
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -168,7 +169,7 @@ func writeSorted(recs []arrow.RecordBatch, o *outWriter) error {
 			refs = append(refs, ref{t, int32(ri), int32(i)})
 		}
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return refs[i].ts < refs[j].ts })
+	slices.SortStableFunc(refs, func(a, b ref) int { return cmp.Compare(a.ts, b.ts) })
 	c := newCols()
 	c.reset(schema.BatchRows)
 	var e event
