@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import re
 import sqlite3
+import time
 from typing import Any
 
 import httpx
@@ -157,6 +158,10 @@ def test_oversized_upload_is_413_before_and_during_the_stream(server: Server, cl
     r = client.post("/api/recordings", content=chunked())
     assert r.status_code == 413 and r.json()["detail"]["code"] == "upload_too_large"
     assert len(client.get("/api/recordings").json()) == before, "no recording for a refused upload"
+    # other uploads' spool files go once their import thread ends, just after they become ready
+    deadline = time.monotonic() + 10
+    while list(server.settings.upload_dir.glob("upload-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert list(server.settings.upload_dir.glob("upload-*")) == [], "no spool file left behind"
 
 
