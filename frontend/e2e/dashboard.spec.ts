@@ -1,0 +1,149 @@
+/**
+ * Dashboard screens against the real backend (playwright.config.ts starts `bin/placemap serve` on a
+ * throwaway SQLite file): upload with progress and import polling, the lost/skipped badge, seeking
+ * by exact time, task search + selection, the accessible "Placement state" view checked against
+ * the server's own GET state (the browser replays Arrow chunks forward from a keyframe), the URL
+ * reopening the same view, and hostile comms rendering as text.
+ */
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const TRACES = join(here, "..", "..", "..", "shared", "traces");
+const G4 = join(TRACES, "vm2-hackbench-g4.ftrace.txt.gz");
+
+interface Rec {
+  id: string;
+  name: string;
+  status: string;
+}
+interface LlcState {
+  llc: number;
+  tasks: number;
+  runnable: number;
+  running: number;
+}
+interface StateJson {
+  t_ns: number;
+  llcs: LlcState[];
+  tasks: { pid: number; comm: string; cpu: number | null; state: string }[];
+}
+
+async function uploadViaUi(page: Page, name: string, buffer: Buffer): Promise<void> {
+  await page.goto("/");
+  await page.getByTestId("upload-input").setInputFiles({ name, mimeType: "application/octet-stream", buffer });
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  await expect(item).toHaveAttribute("data-status", "ready", { timeout: 60_000 });
+}
+
+async function recId(request: APIRequestContext, name: string): Promise<string> {
+  const recs = (await (await request.get("/api/recordings")).json()) as Rec[];
+  const r = recs.find((x) => x.name === name);
+  if (!r) throw new Error(`no recording ${name}`);
+  return r.id;
+}
+
+async function llcTable(page: Page): Promise<LlcState[]> {
+  const rows = page.getByRole("region", { name: "Placement state" }).locator("tbody tr");
+  const n = await rows.count();
+  const out: LlcState[] = [];
+  for (let i = 0; i < n; i++) {
+    const cells = (await rows.nth(i).locator("th, td").allInnerTexts()).map((s) => Number(s.trim()));
+    const [llc = -1, , , running = -1, runnable = -1, tasks = -1] = cells;
+    out.push({ llc, running, runnable, tasks });
+  }
+  return out;
+}
+
+interface Stats {
+  frames: number;
+  fps: number;
+  playheadNs: number;
+  firstFrameMs: number | null;
+}
+function stats(page: Page): Promise<Stats | null> {
+  return page.evaluate(() => (window as unknown as { __placemapStats?: Stats }).__placemapStats ?? null);
+}
+
+test.describe.configure({ mode: "serial" });
+
+test("upload, badge, seek, select, text view matches the server, URL reopens the view", async ({ page, request }) => {
+  const name = "g4-dashboard.ftrace.txt.gz";
+  await uploadViaUi(page, name, readFileSync(G4));
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  // 12 header comment lines skipped, nothing lost
+  await expect(item).toContainText("lost 0 · skipped 12");
+  await item.getByRole("button").first().click();
+
+  const view = page.getByRole("region", { name: "Placement state" });
+  await expect(view).toBeVisible();
+  await expect(page.getByTestId("loss-badge")).toContainText("lost 0");
+
+  // seek by an exact time in seconds (a server keyframe) ...
+  await page.getByTestId("seek-input").fill("320.3s");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(page.getByTestId("time-display")).toHaveText("320.300000000");
+  // ... then forward by ns: replayed in the browser from Arrow chunks
+  const t2 = 320_312_345_678;
+  await page.getByTestId("seek-input").fill(String(t2));
+  await page.getByTestId("seek-button").click();
+  await expect(page.getByTestId("time-display")).toHaveText("320.312345678");
+  await expect(page).toHaveURL(new RegExp(`t=${t2}`));
+
+  const id = await recId(request, name);
+  const server = (await (await request.get(`/api/recordings/${id}/state?t_ns=${t2}`)).json()) as StateJson;
+  await expect.poll(() => llcTable(page)).toEqual(server.llcs.map((l) => ({ llc: l.llc, running: l.running, runnable: l.runnable, tasks: l.tasks })));
+
+  // select a task through the search and read the sentence
+  const task = server.tasks.find((t) => t.comm === "hackbench" && t.cpu !== null && t.state !== "dead");
+  if (!task) throw new Error("no live hackbench task at t2");
+  await page.getByTestId("task-search").fill(String(task.pid));
+  await page.getByTestId("task-result").filter({ hasText: String(task.pid) }).first().click();
+  const sentence = `Selected task ${task.pid} hackbench is on CPU ${task.cpu} (LLC 0, node 0)`;
+  await expect(page.getByTestId("selected-sentence")).toContainText(sentence);
+  await expect(page.getByTestId("task-detail")).toContainText("placements");
+  await expect(page).toHaveURL(new RegExp(`sel=${task.pid}`));
+
+  // the URL reopens exactly this view
+  await page.reload();
+  await expect(page.getByTestId("time-display")).toHaveText("320.312345678");
+  await expect(page.getByTestId("selected-sentence")).toContainText(sentence);
+
+  // play / pause, with measured frames exposed for the benchmark
+  await page.getByTestId("speed-select").selectOption("0.01");
+  await page.getByTestId("play-button").click();
+  await expect(page.getByTestId("play-button")).toHaveAttribute("aria-pressed", "true");
+  await expect.poll(() => stats(page).then((s) => s?.frames ?? 0)).toBeGreaterThan(10);
+  await page.getByTestId("play-button").click();
+  await expect(page.getByTestId("play-button")).toHaveAttribute("aria-pressed", "false");
+  await expect(page).toHaveURL(/speed=0\.01/);
+
+  // step to the next migration moves the playhead forward
+  const before = (await stats(page))?.playheadNs ?? 0;
+  await page.getByTestId("next-migration").click();
+  await expect.poll(() => stats(page).then((s) => s?.playheadNs ?? 0)).toBeGreaterThan(before);
+});
+
+test("hostile comms render as text", async ({ page }) => {
+  // a real trace excerpt with one task renamed to markup, as a kernel could print it
+  const text = gunzipSync(readFileSync(G4)).toString("utf8").split("\n").slice(0, 3000).join("\n");
+  const hostile = text.replaceAll("rcu_preempt", "<svg/onload=1>");
+  const name = "<img src=x onerror=alert(1)>.txt";
+  await uploadViaUi(page, name, Buffer.from(hostile + "\n"));
+  await page.getByTestId("recording-item").filter({ hasText: name }).getByRole("button").first().click();
+  await expect(page.getByRole("region", { name: "Placement state" })).toBeVisible();
+  // to the end of the recording (clamped), where the task exists
+  await page.getByTestId("seek-input").fill("+10s");
+  await page.getByTestId("seek-input").press("Enter");
+  await page.getByTestId("task-search").fill("svg");
+  const result = page.getByTestId("task-result").first();
+  await expect(result).toContainText("<svg/onload=1>");
+  await result.click();
+  await expect(page.getByTestId("selected-sentence")).toContainText("<svg/onload=1>");
+  // nothing was parsed as markup
+  expect(await page.locator("svg[onload], img[onerror]").count()).toBe(0);
+  await expect(page.locator(".rec-title")).toHaveText(name);
+});
