@@ -179,7 +179,10 @@ class Engine:
                 if waker_cpu >= 0 and waker_cpu != cpu:
                     delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
                 self._kick(rq, delay)
-        elif not rq.need_resched and rq.curr.vruntime - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS:
+        elif (
+            not rq.need_resched
+            and rq.curr.vruntime + (st.now - rq.run_start) - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS
+        ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
             self.env.schedule(self.env.now, URGENT, self._on_resched, rq, None)
         elif len(rq.queue) == 1 and rq.curr is not self.stepping:
