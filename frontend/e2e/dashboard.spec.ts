@@ -114,11 +114,11 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
 
   // play / pause, with measured frames exposed for the benchmark
   await page.getByTestId("speed-select").selectOption("0.01");
-  await page.getByTestId("play-button").click();
-  await expect(page.getByTestId("play-button")).toHaveAttribute("aria-pressed", "true");
+  await page.getByTestId("play").click();
+  await expect(page.getByTestId("play")).toHaveAttribute("aria-pressed", "true");
   await expect.poll(() => stats(page).then((s) => s?.frames ?? 0)).toBeGreaterThan(10);
-  await page.getByTestId("play-button").click();
-  await expect(page.getByTestId("play-button")).toHaveAttribute("aria-pressed", "false");
+  await page.getByTestId("play").click();
+  await expect(page.getByTestId("play")).toHaveAttribute("aria-pressed", "false");
   await expect(page).toHaveURL(/speed=0\.01/);
 
   // step to the next migration moves the playhead forward

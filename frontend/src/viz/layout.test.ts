@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { chooseColumns, hitTestCpu, layoutGrid, type GridLayout, type Rect } from "./layout";
 import { synthTopology } from "./synthTopology";
+import { realTopology } from "../testing/realTopology";
 
 function inside(a: Rect, b: Rect): boolean {
   const eps = 1e-6;
@@ -110,4 +111,34 @@ describe("layoutGrid", () => {
     expect(chooseColumns(8, 800, 100, 1)).toBe(8);
     expect(chooseColumns(1, 10, 10, 1)).toBe(1);
   });
+
+  describe("real machines (hwloc sysfs dumps read by placemap-collect)", () => {
+    it("256ppc-8n8s4t: 8 sparse nodes, SMT4, 256 CPUs", () => {
+      const topo = realTopology("256ppc-8n8s4t");
+      const l = layoutGrid(topo, 1100, 640);
+      checkInvariants(l, 256);
+      expect(l.nodes.map((n) => n.id)).toEqual([0, 1, 4, 5, 8, 9, 12, 13]);
+      // the four threads of a core share a row
+      const c0 = topo.cpus[0];
+      const sibs = (c0?.smt_siblings ?? []).map((c) => l.byCpu[c]);
+      expect(sibs).toHaveLength(4);
+      expect(new Set(sibs.map((c) => c?.y)).size).toBe(1);
+      expect(Math.min(...l.cpus.map((c) => c.w))).toBeGreaterThanOrEqual(6);
+    });
+    it("48amd64-4pa2n6c-sparse: node ids 0..73", () => {
+      const topo = realTopology("48amd64-4pa2n6c-sparse");
+      const l = layoutGrid(topo, 800, 500);
+      checkInvariants(l, 48);
+      expect(l.nodes.map((n) => n.id)).toEqual([0, 1, 2, 33, 34, 45, 72, 73]);
+    });
+    it("offline-cpu0-node0: offline CPUs with unknown LLC and node", () => {
+      const topo = realTopology("offline-cpu0-node0");
+      const l = layoutGrid(topo, 600, 400);
+      checkInvariants(l, topo.cpus.length);
+      const offline = topo.cpus.filter((c) => !c.online).map((c) => c.cpu);
+      expect(offline.length).toBeGreaterThan(0);
+      for (const c of offline) expect(l.byCpu[c]?.online).toBe(false);
+    });
+  });
 });
+

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { decodeChunk } from "../client/arrow";
 import { Kind } from "../client/events";
-import { parseFtrace, readTrace } from "../testing/ftrace";
+import { emptyRow, parseFtrace, readTrace } from "../testing/ftrace";
 import { rowsToIPC } from "../testing/arrowFixture";
 import { TRACES } from "../testing/paths";
 import { upperBound } from "./columns";
@@ -101,5 +101,71 @@ describe("ReplayState on the Zen3 LKML excerpt", () => {
       [152, 136],
       [136, 240],
     ]);
+  });
+});
+
+describe("ReplayState edge rules (as backend/placemap/replay/kernel.py)", () => {
+  function run(rows: ReturnType<typeof emptyRow>[]): ReplayState {
+    const r = new ReplayState(4, 1, 0);
+    const c = decodeChunk(rowsToIPC(rows));
+    r.apply(c, 0, c.length);
+    return r;
+  }
+  function sw(ts: bigint, cpu: number, prev: number, prevState: string, next: number): ReturnType<typeof emptyRow> {
+    const x = emptyRow(ts, cpu, Kind.Switch, prev);
+    x.pid = prev;
+    x.comm = `t${prev}`;
+    x.prev_state = prevState;
+    x.next_pid = next;
+    x.next_comm = `t${next}`;
+    return x;
+  }
+  function wake(ts: bigint, pid: number, target: number): ReturnType<typeof emptyRow> {
+    const x = emptyRow(ts, target, Kind.Wakeup, 0);
+    x.pid = pid;
+    x.comm = `t${pid}`;
+    x.target_cpu = target;
+    return x;
+  }
+
+  it("a wakeup of a task still running where it is changes nothing", () => {
+    const r = run([sw(1n, 2, 0, "R", 50), wake(2n, 50, 3)]);
+    expect(r.tasks.get(50)).toMatchObject({ cpu: 2, state: TaskState.Running });
+    expect(r.running[2]).toBe(50);
+  });
+
+  it("a dead task stays dead on a late switch-out and a wakeup", () => {
+    const exit = emptyRow(2n, 1, Kind.Exit, 60);
+    exit.pid = 60;
+    exit.comm = "t60";
+    const r = run([sw(1n, 1, 0, "R", 60), exit, sw(3n, 1, 60, "S", 0), wake(4n, 60, 1)]);
+    expect(r.tasks.get(60)?.state).toBe(TaskState.Dead);
+    expect(r.running[1]).toBe(0);
+    expect(r.runnable[1]).toBe(0);
+  });
+
+  it("switching a task in on another CPU makes its old CPU's occupant unknown", () => {
+    const r = run([sw(1n, 0, 0, "R", 70), sw(2n, 3, 0, "R", 70)]);
+    expect(r.running[3]).toBe(70);
+    expect(r.running[0]).toBe(-1);
+    expect(r.toPlacementState([0, 0, 0, 0], 1, 2).cpus[0]?.running_pid).toBeNull();
+  });
+
+  it("exec by a non-leader thread takes over the leader's place", () => {
+    const ex = emptyRow(2n, 1, Kind.Exec, 81);
+    ex.pid = 80;
+    ex.old_pid = 81;
+    ex.comm = "newprog";
+    ex.filename = "/bin/newprog";
+    const r = run([sw(1n, 1, 0, "R", 81), ex]);
+    expect(r.tasks.get(80)).toMatchObject({ cpu: 1, state: TaskState.Running, comm: "newprog" });
+    expect(r.tasks.get(81)?.state).toBe(TaskState.Dead);
+    expect(r.running[1]).toBe(80);
+  });
+
+  it("numeric prev_state 0 (old formats) means preempted", () => {
+    const r = run([sw(1n, 0, 0, "R", 90), sw(2n, 0, 90, "0", 0)]);
+    expect(r.tasks.get(90)?.state).toBe(TaskState.Runnable);
+    expect(r.runnable[0]).toBe(1);
   });
 });

@@ -21,7 +21,7 @@ interface Props {
   onSelect: (pid: number | null) => void;
 }
 
-const W = 300;
+const W = 284;
 const H = 170;
 const M = { l: 34, r: 6, t: 6, b: 18 };
 

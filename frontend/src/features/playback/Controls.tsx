@@ -52,7 +52,7 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
       <button
         type="button"
         className="btn primary"
-        data-testid="play-button"
+        data-testid="play"
         aria-label={snap.playing ? "Pause" : "Play"}
         aria-pressed={snap.playing}
         disabled={!ready}
