@@ -1,7 +1,8 @@
 """Periodic load balancing driven by the tick: per CPU and domain level, at the domain's
 interval (doubled while balanced up to max_interval, times busy_factor on a busy CPU), and
-carrying out the moves the balance policy decides. Idle CPUs are balanced only while some
-runqueue has a waiting task, as NOHZ idle balancing does when a busy CPU kicks it."""
+carrying out the moves the balance policy decides. Idle CPUs are balanced only when a busy
+CPU would kick NOHZ idle balancing: some runqueue has a task waiting, or some LLC has more
+than one busy CPU (nohz_balancer_kick)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from placemap.sim import cost
 from placemap.sim.core import NORMAL
-from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, Move, load_balance
+from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, R_ALL_HOT_OR_PINNED, Move, load_balance
 
 if TYPE_CHECKING:
     from placemap.sim.engine import Engine
@@ -57,6 +58,19 @@ class Balancer:
         if m.active:
             eng._schedule(src)
 
+    def _llc_has_busy_pair(self) -> bool:
+        """nohz_balancer_kick(): an LLC with more than one busy CPU has load idle CPUs elsewhere
+        could take (sd_llc_shared->nr_busy_cpus > 1)."""
+        rqs = self.eng.st.rqs
+        for span in self.eng.st.sd.llc_spans:
+            busy = 0
+            for c in span:
+                if rqs[c].nr_running:
+                    busy += 1
+                    if busy > 1:
+                        return True
+        return False
+
     def _on_tick(self, _a: object, _b: object) -> None:
         eng = self.eng
         st = eng.st
@@ -64,7 +78,7 @@ class Balancer:
         if eng.live == 0:
             self.ticking = False
             return
-        kick = st.nr_overloaded > 0  # nohz_balancer_kick(): some CPU has a task waiting
+        kick = st.nr_overloaded > 0 or self._llc_has_busy_pair()
         for cpu in st.cpus:
             rq = st.rqs[cpu]
             idle = rq.nr_running == 0 and not rq.starting
@@ -75,14 +89,15 @@ class Balancer:
             for level, sd in enumerate(st.sd.per_cpu[cpu]):
                 if now < nb[level]:
                     continue
-                moves, _why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
-                if moves:
+                moves, why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                if moves or why == R_ALL_HOT_OR_PINNED:
+                    # unbalanced (moved, or failed to): back to the shortest interval
                     iv[level] = sd.min_interval_ms * 1_000_000
                     for m in moves:
                         self.apply(m, "balance")
-                    if idle and rq.curr is None and not rq.starting:
+                    if moves and idle and rq.curr is None and not rq.starting:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
-                else:
+                else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
                 nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
