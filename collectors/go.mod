@@ -4,7 +4,9 @@ go 1.26
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/coder/websocket v1.8.15
 	github.com/klauspost/compress v1.19.2
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -24,7 +26,6 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 )
 
 tool github.com/atombender/go-jsonschema

@@ -24,11 +24,13 @@ const usage = `usage: placemap-collect <command> [flags]
 commands:
   topology   read the CPU topology from sysfs (--sysfs-root DIR for a dump) and print it
   import     convert a trace file into placemap's event format
+  live       stream this host's scheduler events to a placemap backend (root; tracefs)
 `
 
 var commands = map[string]func(args []string) error{
 	"topology": runTopology,
 	"import":   runImport,
+	"live":     runLive,
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }

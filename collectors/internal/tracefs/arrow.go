@@ -26,9 +26,10 @@ type ArrowSink struct {
 }
 
 // NewArrowSink writes to w; call Close to flush the last batch and end the stream.
-func NewArrowSink(w io.Writer) *ArrowSink {
+// opts add IPC writer options (e.g. ipc.WithZstd() for the live uplink).
+func NewArrowSink(w io.Writer, opts ...ipc.Option) *ArrowSink {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	return &ArrowSink{bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(schema.ArrowSchema)),
+	return &ArrowSink{bw: bw, w: ipc.NewWriter(bw, append([]ipc.Option{ipc.WithSchema(schema.ArrowSchema)}, opts...)...),
 		b: array.NewRecordBuilder(memory.DefaultAllocator, schema.ArrowSchema)}
 }
 
@@ -75,8 +76,13 @@ func (s *ArrowSink) Add(ev *Event) error {
 	exec := k == schema.KindExec
 	optStr(schema.ColFilename, exec, ev.Filename)
 	opt32(schema.ColOldPid, exec, ev.OldPid)
-	i32(schema.ColLlc).AppendNull()
-	b.Field(schema.ColUtil).(*array.Float32Builder).AppendNull()
+	util := k == schema.KindLlcUtil
+	opt32(schema.ColLlc, util, ev.LLC)
+	if util {
+		b.Field(schema.ColUtil).(*array.Float32Builder).Append(ev.Util)
+	} else {
+		b.Field(schema.ColUtil).(*array.Float32Builder).AppendNull()
+	}
 	lost := b.Field(schema.ColLostEvents).(*array.Int64Builder)
 	if k == schema.KindLost && ev.LostEvents >= 0 {
 		lost.Append(ev.LostEvents)

@@ -35,6 +35,8 @@ type Event struct {
 	// LostEvents is the count of a lost record; -1 when the kernel only flagged a loss
 	// without storing the count (no room left on the page).
 	LostEvents int64
+	LLC        int32   // llc_util: the LLC index
+	Util       float32 // llc_util: busy fraction 0..1
 }
 
 // Sink receives events in timestamp order (stable: equal timestamps keep CPU order).

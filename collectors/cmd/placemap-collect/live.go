@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"placemap/collectors/internal/live"
+)
+
+// runLive implements `placemap-collect live --server URL --token T [...]`.
+func runLive(args []string) error {
+	fs := flag.NewFlagSet("live", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	server := fs.String("server", "", "backend address: ws://HOST:PORT (the ingest path /api/ingest is added), http://HOST:PORT, or a full ws:// URL")
+	token := fs.String("token", os.Getenv("PLACEMAP_TOKEN"), "ingest token (`bin/placemap token create`); default $PLACEMAP_TOKEN")
+	events := fs.String("events", strings.Join(live.DefaultEvents, ","), "comma-separated sched tracepoints to enable")
+	duration := fs.Duration("duration", 0, "stop after this long (e.g. 30s); default: until SIGINT/SIGTERM")
+	bufKB := fs.Int("buffer-kb", 8192, "per-CPU ring-buffer size of the collector's tracefs instance, KiB")
+	spill := fs.String("spill-dir", os.TempDir(), "where batches wait on disk while the backend is away")
+	memMB := fs.Int("mem-mb", 64, "unacknowledged batches kept in memory before spilling, MiB")
+	statsOut := fs.String("stats-out", "", "write the final per-CPU kernel stats and what was sent (JSON) to FILE")
+	drain := fs.Duration("drain-timeout", 30*time.Second, "how long to wait at the end for the backend to acknowledge everything")
+	compress := fs.Bool("compress", true, "zstd-compress the Arrow IPC batches on the wire")
+	quiet := fs.Bool("quiet", false, "only print errors")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprintln(os.Stderr, "usage: placemap-collect live --server URL --token T [--events LIST] [--duration D] [--buffer-kb N] [--spill-dir DIR] [--stats-out FILE]")
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError("live: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageError("live: unexpected argument %q", fs.Arg(0))
+	}
+	if *server == "" {
+		return usageError("live: --server is required")
+	}
+	if *token == "" {
+		return usageError("live: --token (or PLACEMAP_TOKEN) is required")
+	}
+	logf := func(format string, a ...any) {
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "placemap-collect: live: "+format+"\n", a...)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	var evs []string
+	for _, e := range strings.Split(*events, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			evs = append(evs, e)
+		}
+	}
+	sum, err := live.Run(ctx, live.Options{
+		Server: *server, Token: *token, Events: evs, Duration: *duration, BufferKB: *bufKB,
+		SpillDir: *spill, MemLimit: int64(*memMB) << 20, DrainTimeout: *drain, StatsOut: *statsOut,
+		Compress: *compress, Log: logf,
+		Started: func(in *live.Instance) {
+			logf("tracing %d CPUs in %s (%s), sending to %s", len(in.CPUs), in.Dir, strings.Join(in.Events, ","), live.NormalizeURL(*server))
+		},
+	})
+	if sum != nil {
+		var lost int64
+		for _, c := range sum.CPUs {
+			lost += c.LostReported
+		}
+		logf("done: %d events in %d batches to recording %s, %d lost in the kernel, %d rejected, %d unacknowledged; instance %s removed",
+			sum.Rows, sum.Batches, sum.RecordingID, lost, sum.RejectedRows, sum.Unacked, sum.Instance)
+	}
+	if err != nil {
+		return errors.New("live: " + strings.TrimPrefix(err.Error(), "live: "))
+	}
+	return nil
+}
