@@ -8,11 +8,13 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from placemap.api import errors
 from placemap.api.imports import ImportService
 from placemap.api.models import ErrorResponse
 from placemap.api.routes import data, frontend, meta, recordings
+from placemap.api.routes.data import ARROW_STREAM
 from placemap.replay.warmup import warm_kernels
 from placemap.settings import Settings
 from placemap.store import Store
@@ -44,6 +46,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.imports = imports
+    # JSON (state, metrics, lists) compresses well; Arrow goes out zstd as stored, or as asked
+    app.add_middleware(
+        GZipMiddleware,
+        minimum_size=2048,
+        compresslevel=5,
+        exclude_content_types=(ARROW_STREAM, "text/event-stream"),
+    )
     errors.install(app)
     app.include_router(meta.router)
     app.include_router(recordings.router)

@@ -283,3 +283,17 @@ def test_frontend_is_served_with_index_fallback(server: Server, client: httpx.Cl
     assert client.get("/../../etc/passwd").text == index, "no path escapes dist"
     r = client.get("/api/nope/deeper")
     assert r.status_code == 404 and r.headers["content-type"] == "application/json"
+
+
+def test_json_is_gzipped_and_chunks_are_not_compressed_twice(
+    client: httpx.Client, g4: dict[str, Any]
+) -> None:
+    rid = g4["id"]
+    r = client.get(f"/api/recordings/{rid}/metrics", headers={"Accept-Encoding": "gzip"})
+    assert r.headers["content-encoding"] == "gzip" and r.json()["migrations"]["total"] == 629
+    with client.stream(
+        "GET", f"/api/recordings/{rid}/chunks/1", headers={"Accept-Encoding": "gzip, zstd"}
+    ) as s:
+        assert s.headers["content-encoding"] == "zstd"
+    r = client.get(f"/api/recordings/{rid}/chunks/1", headers={"Accept-Encoding": "gzip"})
+    assert r.headers.get("content-encoding") is None, "arrow is not gzipped on the fly"
