@@ -50,7 +50,7 @@ class Balancer:
             eng.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
         st.move_queued(p, m.dst)
         eng._count_migration(m.src, m.dst, cause)
-        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst))
+        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst), p.wss_kb)
         if p.work_ns > 0:
             p.work_ns += pen
         else:

@@ -54,13 +54,18 @@ CROSS_NODE_WAKE_NS = 9_000
 SAME_LLC_WAKE_NS = 500
 
 # --- Migration ---------------------------------------------------------------------------
-# A task moved to another LLC refills its working set from memory or a remote LLC: charged
-# once as extra work on its next run, proportional to its cache footprint, capped; default
-# footprint 1 MiB at ~10 GB/s effective refill -> 100 us; within an LLC (L2 refill) 5 us.
-COLD_CACHE_LLC_NS = 100_000
-COLD_CACHE_SAME_LLC_NS = 5_000
-# Across nodes the refill is slower (remote memory latency ~1.5x).
+# A migrated task refills its working set (Task.wss_kb, set by the workload) on its next run,
+# charged once as extra work. From another LLC the lines come from DRAM or a remote LLC at
+# ~10 GB/s effective for dependent misses: 100 ns per KiB; across a node boundary remote DRAM
+# is ~1.5x slower.
+COLD_NS_PER_KB = 100
 COLD_CACHE_NUMA_FACTOR = 1.5
+# Within the LLC only the private L2 is cold (L3 hits at ~40 GB/s: 25 ns per KiB), and only up
+# to the L2's size (512 KiB on Zen3, 1.25 MiB on ICX: 1 MiB taken).
+COLD_NS_PER_KB_SAME_LLC = 25
+L2_KB = 1024
+# The refill never exceeds an LLC's worth (a 32 MiB Zen3 L3).
+COLD_MAX_KB = 32 * 1024
 
 # --- Memory bandwidth ------------------------------------------------------------------
 # A memory-bound thread alone streams ~15 GB/s (single-thread Stream Triad 17 GB/s on ICX,
@@ -132,15 +137,14 @@ def wake_ipi_ns(level: str) -> int:
     return 0
 
 
-def cold_cache_ns(level: str) -> int:
-    """Working-set refill after a migration of `level`."""
-    if level == "numa":
-        return int(COLD_CACHE_LLC_NS * COLD_CACHE_NUMA_FACTOR)
-    if level == "pkg":
-        return COLD_CACHE_LLC_NS
-    if level in ("llc", "smt"):
-        return COLD_CACHE_SAME_LLC_NS if level == "llc" else 0
-    return 0
+def cold_cache_ns(level: str, wss_kb: int) -> int:
+    """Working-set refill after a migration of `level` for a working set of wss_kb."""
+    if level in ("pkg", "numa"):
+        ns = min(wss_kb, COLD_MAX_KB) * COLD_NS_PER_KB
+        return int(ns * COLD_CACHE_NUMA_FACTOR) if level == "numa" else ns
+    if level == "llc":
+        return min(wss_kb, L2_KB) * COLD_NS_PER_KB_SAME_LLC
+    return 0  # an SMT sibling shares the core's caches
 
 
 def params() -> dict[str, float]:

@@ -99,6 +99,7 @@ class Engine:
         p = self._new_task(name, behavior, parent.group if group is None else group, parent.hints)
         p.cpus_allowed = parent.cpus_allowed
         p.footprint_kb = parent.footprint_kb
+        p.wss_kb = parent.wss_kb
         util = st.cpu_util(parent.cpu)
         p.util = min(parent.util, max(0.0, (1024.0 - util) / 2))  # post_init_entity_util_avg cap
         d = select_task_rq_fork(st, p, parent.cpu)
@@ -150,6 +151,7 @@ class Engine:
         if target != prev:
             self._count_migration(prev, target, "wakeup")
             p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
+            p.wake_penalty_ns += cost.cold_cache_ns(st.sd.level_between(prev, target), p.wss_kb)
         if waker is not None:
             p.wake_penalty_ns += cost.wake_transfer_ns(lvl)
         # place_entity(): a sleeper gets at most half a latency period of credit

@@ -78,6 +78,7 @@ class Task:
         "wakee_flips",
         "woken_at",
         "work_ns",
+        "wss_kb",
     )
 
     def __init__(self, pid: int, name: str, group: int = 0, hints: int = 0) -> None:
@@ -103,6 +104,7 @@ class Task:
         self.last_wakee: Task | None = None
         self.footprint_kb = 0
         self.membound = False  # its work is limited by memory bandwidth (cost.mem_speed)
+        self.wss_kb = 256  # cache working set refilled after a migration (cost.cold_cache_ns)
         self.cpus_allowed: frozenset[int] | None = None
         self.work_ns = 0  # CPU work left in the current burst, at full speed
         self.burst_ns = 0

@@ -30,6 +30,13 @@ def test_memory_bandwidth_share_falls_with_sharers_and_never_exceeds_one() -> No
 
 
 def test_distance_costs_grow_with_distance() -> None:
-    for f in (cost.wake_transfer_ns, cost.wake_ipi_ns, cost.cold_cache_ns):
+    for f in (cost.wake_transfer_ns, cost.wake_ipi_ns, lambda lvl: cost.cold_cache_ns(lvl, 256)):
         vals = [f(lvl) for lvl in ("", "llc", "pkg", "numa")]
         assert vals == sorted(vals) and vals[0] == 0
+
+
+def test_cold_cache_grows_with_the_working_set_up_to_the_cache_size() -> None:
+    assert cost.cold_cache_ns("pkg", 64) < cost.cold_cache_ns("pkg", 1024)
+    assert cost.cold_cache_ns("pkg", 10**7) == cost.cold_cache_ns("pkg", cost.COLD_MAX_KB)
+    assert cost.cold_cache_ns("llc", 10**7) == cost.cold_cache_ns("llc", cost.L2_KB)
+    assert cost.cold_cache_ns("smt", 10**7) == 0

@@ -29,6 +29,7 @@ READ_NS = {"pipe": 800, "socket": 1_500}
 # unix socket's 208 KiB sndbuf holds ~230 skbs of ~900 bytes truesize.
 CAPACITY = {"pipe": 655, "socket": 230}
 FORK_NS = {"process": 60_000, "thread": 20_000}  # fork()/clone() in the parent
+WSS_KB = 64  # stacks, pipe buffers and 100-byte messages: a small working set
 SETUP_NS = 10_000  # a child's setup before it waits for the start
 START_WAKE_NS = 500  # main's cost per child woken at the start
 
@@ -188,6 +189,7 @@ class Hackbench:
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus
         self.main = eng.spawn("hackbench", _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+        self.main.wss_kb = WSS_KB
 
     def exited(self, eng: Engine) -> None:
         self.alive -= 1

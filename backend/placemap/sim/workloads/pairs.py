@@ -22,6 +22,8 @@ from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
 
 FORK_NS = 60_000
+# working sets: dbench's file buffers for tbench; a few pages for a pipe or a netperf socket
+WSS_KB = {"tbench": 512, "ctxswitch": 16, "tcp_rr": 64, "udp_rr": 64}
 START_WAKE_NS = 500
 
 # kind -> (client work ns, server work ns, bytes per transaction)
@@ -128,6 +130,7 @@ class Pairs:
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus
         self.main = eng.spawn(self.kind, _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+        self.main.wss_kb = WSS_KB[self.kind]
 
     def complete(self) -> bool:
         return self.t_start >= 0

@@ -18,6 +18,7 @@ from placemap.sim.workloads.params import check_keys, int_param
 WORKER_GROUP = 1  # task group whose wakeup latencies are measured
 FUTEX_WAKE_NS = 1_500  # messenger's cost per worker woken (futex_wake + ttwu)
 CLONE_NS = 20_000
+WSS_KB = 256  # schbench's default per-thread cache footprint (-F 256 KiB)
 WARMUP_NS = 100_000_000  # samples before this are dropped (workers still being spread)
 
 
@@ -101,7 +102,8 @@ class Schbench:
     def setup(self, eng: Engine, hints: int) -> None:
         eng.track_latency(WORKER_GROUP, WARMUP_NS)
         cpus = eng.st.cpus
-        eng.spawn("schbench", _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+        main = eng.spawn("schbench", _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
+        main.wss_kb = WSS_KB
 
     def complete(self) -> bool:
         return True

@@ -17,6 +17,7 @@ from placemap.sim.workloads.params import check_keys, int_param
 
 BYTES_PER_ITER = 160 * 1024 * 1024  # Stream Copy of 10M doubles: read a[], write c[]
 FOOTPRINT_KB = 3 * 80 * 1024  # three arrays of 10M doubles
+WSS_KB = 1024  # streamed arrays never stay in cache; only stacks and the loop state do
 CLONE_NS = 20_000
 ITER_NS = 5_000  # the main thread's barrier and wakeups per iteration
 # libgomp threads spin at a barrier before sleeping (GOMP_SPINCOUNT): new threads look busy
@@ -103,6 +104,7 @@ class Stream:
         cpus = eng.st.cpus
         self.main = eng.spawn("stream", _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
         self.main.footprint_kb = FOOTPRINT_KB
+        self.main.wss_kb = WSS_KB
 
     def complete(self) -> bool:
         return self.t_start >= 0
