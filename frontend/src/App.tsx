@@ -5,7 +5,7 @@
  */
 import { useCallback, useEffect, useState } from "react";
 import { RecordingsPanel, LossBadge } from "./features/recordings/RecordingsPanel";
-import { usePlayer, usePlayerSnapshot } from "./features/engine/usePlayer";
+import { usePlayer, usePlayerField, usePlayerSnapshot } from "./features/engine/usePlayer";
 import type { Player } from "./features/engine/player";
 import { GridView } from "./features/grid/GridView";
 import { Controls } from "./features/playback/Controls";
@@ -17,20 +17,28 @@ import { formatView, parseView } from "./features/urlState";
 
 const initialView = parseView(window.location.search);
 
-function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: number | null) => void }) {
+/** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
+function UrlSync({ player }: { player: Player }) {
   const snap = usePlayerSnapshot(player);
-  const rec = player.rec;
   const ready = snap.status === "ready";
-
-  // URL follows the view (throttled by the snapshot rate)
   useEffect(() => {
     if (!ready) return;
     const url = formatView({ rec: player.recId, t: Math.round(snap.playhead), sel: snap.selected, speed: snap.speed });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
   }, [ready, player, snap.playhead, snap.selected, snap.speed]);
+  return null;
+}
+
+function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: number | null) => void }) {
+  // only status and selection re-render the workspace; ticks re-render the small parts that show them
+  const status = usePlayerField(player, "status");
+  const selected = usePlayerField(player, "selected");
+  const rec = player.rec;
+  const ready = status === "ready";
 
   return (
     <>
+      <UrlSync player={player} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -55,7 +63,7 @@ function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: numbe
         )}
       </main>
       <aside className="right">
-        {ready && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={snap.selected} onSelect={onSelect} />}
+        {ready && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
         <Legend />
         <PlacementText player={player} />
       </aside>

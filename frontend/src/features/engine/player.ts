@@ -26,6 +26,9 @@ export interface PlacemapStats {
   firstFrameMs: number | null;
   /** mean ms spent inside the frame callback over the last second */
   frameWorkMs: number;
+  /** of which: applying events / drawing the canvas (mean ms over the last 60 frames) */
+  applyMs: number;
+  drawMs: number;
   eventsApplied: number;
   chunksResident: number;
   playing: boolean;
@@ -81,6 +84,10 @@ export function prefetchFirstFrame(recId: string, t: number | null): void {
   for (const p of [boot.rec, boot.topo, boot.chunks, boot.state]) p.catch(() => undefined);
 }
 
+function mean(xs: readonly number[]): number {
+  return xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 100) / 100 : 0;
+}
+
 export class Player {
   readonly recId: string;
   rec: Recording | null = null;
@@ -116,6 +123,8 @@ export class Player {
   private lastTs = 0;
   private frameTimes: number[] = [];
   private workTimes: number[] = [];
+  private applyTimes: number[] = [];
+  private drawTimes: number[] = [];
   private frames = 0;
   private firstFrameMs: number | null = null;
   private eventsApplied = 0;
@@ -486,7 +495,10 @@ export class Player {
     if (this.playing && this.status === "ready") {
       const dt = this.lastTs ? Math.min(100, now - this.lastTs) : 0;
       const target = Math.min(this.tEnd, this.playhead + dt * 1e6 * this.speed);
+      const ta = performance.now();
       if (!this.buffering || this.canResume()) this.advance(target, true);
+      this.applyTimes.push(performance.now() - ta);
+      if (this.applyTimes.length > 60) this.applyTimes.shift();
       this.dirty = true;
       if (this.playhead >= this.tEnd) {
         this.playing = false;
@@ -499,7 +511,10 @@ export class Player {
       this.flights = this.flights.filter((f) => now - f.startMs < FLIGHT_MS);
       this.dirty = true;
     }
+    const td = performance.now();
     this.draw(now);
+    this.drawTimes.push(performance.now() - td);
+    if (this.drawTimes.length > 60) this.drawTimes.shift();
     for (const h of this.frameHooks) h(this.playhead);
     this.workTimes.push(performance.now() - t0);
     if (this.workTimes.length > 60) this.workTimes.shift();
@@ -546,6 +561,8 @@ export class Player {
       frames: this.frames,
       firstFrameMs: this.firstFrameMs,
       frameWorkMs: Math.round(work * 100) / 100,
+      applyMs: mean(this.applyTimes),
+      drawMs: mean(this.drawTimes),
       eventsApplied: this.eventsApplied,
       chunksResident: this.lru.size,
       playing: this.playing,

@@ -40,3 +40,11 @@ export function usePlayerSnapshot(player: Player | null): PlayerSnapshot {
     player ? player.getSnapshot : () => EMPTY,
   );
 }
+
+/** One field of the snapshot: re-renders only when that field changes (not on every tick). */
+export function usePlayerField<K extends keyof PlayerSnapshot>(player: Player | null, key: K): PlayerSnapshot[K] {
+  return useSyncExternalStore(
+    player ? player.subscribe : noop,
+    () => (player ? player.getSnapshot() : EMPTY)[key],
+  );
+}

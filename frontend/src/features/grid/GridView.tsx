@@ -3,9 +3,9 @@
  * labels (re-rendered only when the layout changes), and a hover card for the CPU under the mouse.
  * Clicking a CPU selects the task running on it.
  */
-import { useCallback, useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
+import { useCallback, useEffect, useRef, useState, type MouseEvent } from "react";
 import type { Player } from "../engine/player";
-import { usePlayerSnapshot } from "../engine/usePlayer";
+import { usePlayerField, usePlayerSnapshot } from "../engine/usePlayer";
 import { hitTestCpu, type GridLayout } from "../../viz/layout";
 import { TASK_STATE_NAMES } from "../../viz/replay";
 
@@ -46,11 +46,60 @@ function Labels({ layout }: { layout: GridLayout }) {
   );
 }
 
+/** The hover card: re-rendered on the Player's snapshot ticks while the mouse is over a CPU. */
+function HoverCard({ player, layout, hover }: { player: Player; layout: GridLayout; hover: { cpu: number; x: number; y: number } }) {
+  usePlayerSnapshot(player);
+  if (!player.state) return null;
+  const cell = layout.byCpu[hover.cpu];
+  const st = player.state;
+  const pid = st.running[hover.cpu] ?? -1;
+  const t = pid > 0 ? st.tasks.get(pid) : undefined;
+  const rq = st.runnable[hover.cpu] ?? 0;
+  const queued = [...st.tasks.values()].filter((x) => x.cpu === hover.cpu && TASK_STATE_NAMES[x.state] === "runnable").slice(0, 6);
+  const left = Math.min(hover.x + 14, layout.width - 230);
+  const top = Math.min(hover.y + 14, layout.height - 130);
+  return (
+    <div className="hover-card" style={{ left, top }} data-testid="cpu-card">
+      <div className="hc-title">
+        CPU {hover.cpu}
+        {cell && !cell.online ? " (offline)" : ""}
+      </div>
+      <div className="hc-sub">
+        core {cell?.core ?? "?"} · LLC {cell?.llc ?? "?"} · node {cell?.node ?? "?"}
+      </div>
+      <div>
+        running:{" "}
+        {pid > 0 ? (
+          <b>
+            {t?.comm ?? "?"} ({pid})
+          </b>
+        ) : pid === 0 ? (
+          "idle"
+        ) : (
+          "unknown"
+        )}
+      </div>
+      <div>queued (runnable, waiting): {rq}</div>
+      {queued.length > 0 && (
+        <ul className="hc-queue">
+          {queued.map((q) => (
+            <li key={q.pid}>
+              {q.comm} ({q.pid})
+            </li>
+          ))}
+        </ul>
+      )}
+      {pid > 0 && <div className="hc-hint">click to select</div>}
+    </div>
+  );
+}
+
 export function GridView({ player, onSelect }: Props) {
   const wrapRef = useRef<HTMLDivElement>(null);
   const [layout, setLayout] = useState<GridLayout | null>(null);
   const [hover, setHover] = useState<{ cpu: number; x: number; y: number } | null>(null);
-  const snap = usePlayerSnapshot(player);
+  const status = usePlayerField(player, "status");
+  const error = usePlayerField(player, "error");
 
   const canvasRef = useCallback(
     (el: HTMLCanvasElement | null) => {
@@ -74,12 +123,12 @@ export function GridView({ player, onSelect }: Props) {
 
   // the topology arrives after mount: lay out again once the player is ready
   useEffect(() => {
-    if (snap.status !== "ready" || layout) return;
+    if (status !== "ready" || layout) return;
     const el = wrapRef.current;
     if (!el) return;
     const r = el.getBoundingClientRect();
     setLayout(player.setSize(Math.floor(r.width), Math.floor(r.height)));
-  }, [snap.status, layout, player]);
+  }, [status, layout, player]);
 
   const cpuAt = (e: MouseEvent<HTMLDivElement>): { cpu: number; x: number; y: number } | null => {
     const el = wrapRef.current;
@@ -107,52 +156,6 @@ export function GridView({ player, onSelect }: Props) {
     onSelect(pid > 0 ? pid : null);
   };
 
-  let card: ReactNode = null;
-  if (hover && layout && player.state) {
-    const cell = layout.byCpu[hover.cpu];
-    const st = player.state;
-    const pid = st.running[hover.cpu] ?? -1;
-    const t = pid > 0 ? st.tasks.get(pid) : undefined;
-    const rq = st.runnable[hover.cpu] ?? 0;
-    const queued = [...st.tasks.values()].filter((x) => x.cpu === hover.cpu && TASK_STATE_NAMES[x.state] === "runnable").slice(0, 6);
-    const left = Math.min(hover.x + 14, layout.width - 230);
-    const top = Math.min(hover.y + 14, layout.height - 130);
-    card = (
-      <div className="hover-card" style={{ left, top }} data-testid="cpu-card">
-        <div className="hc-title">
-          CPU {hover.cpu}
-          {cell && !cell.online ? " (offline)" : ""}
-        </div>
-        <div className="hc-sub">
-          core {cell?.core ?? "?"} · LLC {cell?.llc ?? "?"} · node {cell?.node ?? "?"}
-        </div>
-        <div>
-          running:{" "}
-          {pid > 0 ? (
-            <b>
-              {t?.comm ?? "?"} ({pid})
-            </b>
-          ) : pid === 0 ? (
-            "idle"
-          ) : (
-            "unknown"
-          )}
-        </div>
-        <div>queued (runnable, waiting): {rq}</div>
-        {queued.length > 0 && (
-          <ul className="hc-queue">
-            {queued.map((q) => (
-              <li key={q.pid}>
-                {q.comm} ({q.pid})
-              </li>
-            ))}
-          </ul>
-        )}
-        {pid > 0 && <div className="hc-hint">click to select</div>}
-      </div>
-    );
-  }
-
   return (
     <div
       className="grid-wrap"
@@ -164,9 +167,9 @@ export function GridView({ player, onSelect }: Props) {
     >
       <canvas ref={canvasRef} className="grid-canvas" aria-label="CPU placement grid (see the Placement state text view)" role="img" />
       {layout && <Labels layout={layout} />}
-      {card}
-      {snap.status === "loading" && <div className="grid-msg">loading…</div>}
-      {snap.status === "error" && <div className="grid-msg error">{snap.error}</div>}
+      {hover && layout && <HoverCard player={player} layout={layout} hover={hover} />}
+      {status === "loading" && <div className="grid-msg">loading…</div>}
+      {status === "error" && <div className="grid-msg error">{error}</div>}
     </div>
   );
 }

@@ -84,56 +84,106 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
     ctx.strokeRect(l.x + 0.5, l.y + 0.5, l.w - 1, l.h - 1);
   }
 
-  // CPUs
+  // CPUs, in passes that batch canvas state changes (one path per style, text last)
   const fontPx = 10;
   ctx.font = `${fontPx}px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace`;
   ctx.textBaseline = "middle";
+  const running = state?.running;
+  // 1. cell backgrounds: idle/known white, unknown occupant grey, offline darker
+  ctx.fillStyle = "#ffffff";
+  ctx.beginPath();
+  for (const c of layout.cpus) if (c.online && (running?.[c.cpu] ?? -1) >= 0) ctx.rect(c.x, c.y, c.w, c.h);
+  ctx.fill();
+  ctx.fillStyle = "#f0f1f3";
+  ctx.beginPath();
+  for (const c of layout.cpus) if (c.online && (running?.[c.cpu] ?? -1) < 0) ctx.rect(c.x, c.y, c.w, c.h);
+  ctx.fill();
+  ctx.fillStyle = "#c9ced6";
+  ctx.beginPath();
+  let anyOffline = false;
   for (const c of layout.cpus) {
-    const running = state ? (state.running[c.cpu] ?? -1) : -1;
-    if (!c.online) {
-      ctx.fillStyle = "#c9ced6";
-      ctx.fillRect(c.x, c.y, c.w, c.h);
-      ctx.strokeStyle = "#9aa3af";
-      ctx.beginPath();
+    if (c.online) continue;
+    anyOffline = true;
+    ctx.rect(c.x, c.y, c.w, c.h);
+  }
+  ctx.fill();
+  // 2. borders, and a slash through offline CPUs
+  ctx.strokeStyle = "#aab3bf";
+  ctx.beginPath();
+  for (const c of layout.cpus) ctx.rect(c.x + 0.5, c.y + 0.5, Math.max(0, c.w - 1), Math.max(0, c.h - 1));
+  ctx.stroke();
+  if (anyOffline) {
+    ctx.strokeStyle = "#8a93a0";
+    ctx.beginPath();
+    for (const c of layout.cpus) {
+      if (c.online) continue;
       ctx.moveTo(c.x, c.y + c.h);
       ctx.lineTo(c.x + c.w, c.y);
-      ctx.stroke();
-      continue;
     }
-    ctx.fillStyle = running < 0 ? "#f0f1f3" : "#ffffff";
-    ctx.fillRect(c.x, c.y, c.w, c.h);
-    ctx.strokeStyle = "#aab3bf";
-    ctx.strokeRect(c.x + 0.5, c.y + 0.5, Math.max(0, c.w - 1), Math.max(0, c.h - 1));
-    if (state && running > 0) {
-      const inset = c.w > 14 ? 2 : 1;
-      ctx.fillStyle = taskColor(state, running);
-      ctx.fillRect(c.x + inset, c.y + inset, c.w - 2 * inset, c.h - 2 * inset);
-      if (c.w >= 56 && c.h >= 30) {
-        const comm = state.tasks.get(running)?.comm ?? "";
-        ctx.fillStyle = "#111";
-        ctx.fillText(truncate(ctx, `${comm} ${running}`, c.w - 36), c.x + 4, c.y + c.h - 8);
-      }
-    }
-    const rq = state ? (state.runnable[c.cpu] ?? 0) : 0;
-    if (rq > 0) {
-      if (c.w >= 18 && c.h >= 16) {
-        const label = rq > 99 ? "99+" : String(rq);
-        const bw = ctx.measureText(label).width + 6;
-        // bottom-right, clear of the CPU number (top-left) and the comm text (bottom-left)
-        const bx = c.x + c.w - bw - 2;
-        const by = c.y + c.h - 14;
-        ctx.fillStyle = "#1d2330";
-        ctx.fillRect(bx, by, bw, 12);
-        ctx.fillStyle = "#fff";
-        ctx.fillText(label, bx + 3, by + 6.5);
-      } else {
-        // tiny cells: a dark bar whose length is the queue (saturating at 4)
-        ctx.fillStyle = "#1d2330";
-        ctx.fillRect(c.x, c.y + c.h - 3, (c.w * Math.min(rq, 4)) / 4, 3);
-      }
+    ctx.stroke();
+  }
+  if (!state || !running) {
+    drawOverlays(ctx, f);
+    return;
+  }
+  // 3. running tasks, colored by process
+  for (const c of layout.cpus) {
+    const pid = running[c.cpu] ?? -1;
+    if (!c.online || pid <= 0) continue;
+    const inset = c.w > 14 ? 2 : 1;
+    ctx.fillStyle = taskColor(state, pid);
+    ctx.fillRect(c.x + inset, c.y + inset, c.w - 2 * inset, c.h - 2 * inset);
+  }
+  // 4. queue badges (dark boxes in one path, then their numbers) and comm text on big cells
+  ctx.fillStyle = "#1d2330";
+  ctx.beginPath();
+  for (const c of layout.cpus) {
+    const rq = state.runnable[c.cpu] ?? 0;
+    if (rq <= 0) continue;
+    if (c.w >= 18 && c.h >= 16) {
+      const bw = badgeWidth(ctx, rq);
+      // bottom-right, clear of the CPU number (top-left) and the comm text (bottom-left)
+      ctx.rect(c.x + c.w - bw - 2, c.y + c.h - 14, bw, 12);
+    } else {
+      // tiny cells: a dark bar whose length is the queue (saturating at 4)
+      ctx.rect(c.x, c.y + c.h - 3, (c.w * Math.min(rq, 4)) / 4, 3);
     }
   }
+  ctx.fill();
+  ctx.fillStyle = "#fff";
+  for (const c of layout.cpus) {
+    const rq = state.runnable[c.cpu] ?? 0;
+    if (rq <= 0 || c.w < 18 || c.h < 16) continue;
+    const bw = badgeWidth(ctx, rq);
+    ctx.fillText(badgeLabel(rq), c.x + c.w - bw + 1, c.y + c.h - 7.5);
+  }
+  ctx.fillStyle = "#111";
+  for (const c of layout.cpus) {
+    const pid = running[c.cpu] ?? -1;
+    if (pid <= 0 || c.w < 56 || c.h < 30) continue;
+    const comm = state.tasks.get(pid)?.comm ?? "";
+    ctx.fillText(truncate(ctx, `${comm} ${pid}`, c.w - 36), c.x + 4, c.y + c.h - 8);
+  }
+  drawOverlays(ctx, f);
+}
 
+const badgeWidths = new Map<number, number>();
+function badgeLabel(rq: number): string {
+  return rq > 99 ? "99+" : String(rq);
+}
+function badgeWidth(ctx: CanvasRenderingContext2D, rq: number): number {
+  const k = Math.min(rq, 100);
+  let w = badgeWidths.get(k);
+  if (w === undefined) {
+    w = ctx.measureText(badgeLabel(rq)).width + 6;
+    badgeWidths.set(k, w);
+  }
+  return w;
+}
+
+/** Selection and hover outlines, and migration flights, over the cells. */
+function drawOverlays(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+  const { layout, state } = f;
   // selected task: solid ring when running, dashed when queued/sleeping where it last was
   if (state && f.selected !== null) {
     const t = state.tasks.get(f.selected);
