@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from conftest import UPLOAD_LIMIT, Server, wait_done
-from ftrace_lines import G4, TRACES
+from ftrace_lines import G4
 
 from placemap.schema.events import EVENT_SCHEMA
 
@@ -177,6 +177,7 @@ def _chunk_rows(server: Server, rid: str) -> int:
         (b"garbage\nnot a trace\n", "unknown text format"),
         (gzip.compress(b"\x00\x01binary junk" * 100), "format"),
     ],
+    ids=["text-garbage", "gzipped-binary-junk"],
 )
 def test_failed_import_leaves_no_chunks_and_a_reason(
     server: Server, client: httpx.Client, body: bytes, reason: str
@@ -264,10 +265,6 @@ def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:
 def test_unknown_api_path_is_json_404(client: httpx.Client) -> None:
     r = client.get("/api/nope")
     assert r.status_code == 404 and "message" in r.json()["detail"]
-
-
-def test_g4_trace_file_is_the_readme_one() -> None:
-    assert (TRACES / "README.md").is_file()
 
 
 def test_frontend_is_served_with_index_fallback(server: Server, client: httpx.Client) -> None:
