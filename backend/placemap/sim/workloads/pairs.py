@@ -5,7 +5,7 @@ wakeup: pipes, loopback sockets) and sleeps; the server answers the same way.
 tbench (placement-model.md section 5): every client connects, then waits for the start; the
 main task wakes all clients at once (the thundering herd), so clients that slept right after
 their first wakeup are placed where few tasks *looked* busy. Servers are forked by the server
-daemon when their client connects.
+daemon (started on its own CPU) when their client connects, as tbench_srv and netserver do.
 
 Per-transaction CPU costs are parameters below (loopback round trips of 10-30 us per side on
 the preset machines; a pipe ping-pong is ~2 us per side); throughput figures scale with the
@@ -36,9 +36,8 @@ PROFILES: dict[str, tuple[int, int, int]] = {
 
 
 class _Side:
-    def __init__(self, w: Pairs, i: int, server: bool) -> None:
+    def __init__(self, w: Pairs, server: bool) -> None:
         self.w = w
-        self.i = i
         self.server = server
         self.phase = 0  # 0 setup, 1 waiting for the start, 2 working, 3 woke the peer
         self.peer: Task | None = None
@@ -46,14 +45,17 @@ class _Side:
     def step(self, eng: Engine, p: Task) -> int:
         w = self.w
         if self.phase == 0:
-            self.phase = 1
             w.ready += 1
             if w.ready == 2 * w.n and w.main is not None:
                 eng.wake(w.main, p, sync=True)
-            if not self.server:
-                return SLEEP  # wait for the start
-            self.phase = 3  # a server waits for its first request
-            return SLEEP
+            if self.server:
+                self.phase = 3  # a server waits for its first request
+                return SLEEP
+            self.phase = 1
+            w.accept_queue.append((p, self))  # connect(): the daemon accepts and forks
+            if w.daemon is not None:
+                eng.wake(w.daemon, p, sync=True)
+            return SLEEP  # wait for the start
         if self.phase in (1, 3):
             self.phase = 2
             return w.server_ns if self.server else w.client_ns
@@ -66,7 +68,27 @@ class _Side:
         return SLEEP
 
 
+class _Daemon:
+    """The server daemon (tbench_srv, netserver): forks a server per accepted connection."""
+
+    def __init__(self, w: Pairs) -> None:
+        self.w = w
+
+    def step(self, eng: Engine, p: Task) -> int:
+        w = self.w
+        if not w.accept_queue:
+            return SLEEP
+        ct, cs = w.accept_queue.pop(0)
+        side = _Side(w, True)
+        st = eng.fork(p, w.kind + "_srv", side)
+        cs.peer, side.peer = st, ct
+        w.servers.append((st, side))
+        return FORK_NS
+
+
 class _Main:
+    """The client launcher: forks the clients, then starts them all at once."""
+
     def __init__(self, w: Pairs) -> None:
         self.w = w
         self.forked = 0
@@ -74,15 +96,10 @@ class _Main:
 
     def step(self, eng: Engine, p: Task) -> int:
         w = self.w
-        if self.forked < 2 * w.n:
-            i, server = divmod(self.forked, 2)
+        if self.forked < w.n:
             self.forked += 1
-            side = _Side(w, i, bool(server))
-            t = eng.fork(p, w.kind, side)
-            (w.servers if server else w.clients).append((t, side))
-            if server:
-                ct, cs = w.clients[i]
-                cs.peer, side.peer = t, ct
+            side = _Side(w, False)
+            w.clients.append((eng.fork(p, w.kind, side), side))
             return FORK_NS
         if not self.started and w.ready >= 2 * w.n:
             self.started = True
@@ -110,6 +127,8 @@ class Pairs:
         self.clients: list[tuple[Task, _Side]] = []
         self.servers: list[tuple[Task, _Side]] = []
         self.main: Task | None = None
+        self.daemon: Task | None = None
+        self.accept_queue: list[tuple[Task, _Side]] = []
         self.ready = 0
         self.transactions = 0
         self.t_start = -1
@@ -131,6 +150,10 @@ class Pairs:
         cpus = eng.st.cpus
         self.main = eng.spawn(self.kind, _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
         self.main.wss_kb = WSS_KB[self.kind]
+        self.daemon = eng.spawn(
+            self.kind + "_srv", _Daemon(self), cpus[eng.rng.randrange(len(cpus))], hints=hints
+        )
+        self.daemon.wss_kb = WSS_KB[self.kind]
 
     def complete(self) -> bool:
         return self.t_start >= 0
