@@ -115,10 +115,10 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   // play / pause, with measured frames exposed for the benchmark
   await page.getByTestId("speed-select").selectOption("0.01");
   await page.getByTestId("play").click();
-  await expect(page.getByTestId("play")).toHaveAttribute("aria-pressed", "true");
+  await expect(page.getByTestId("play")).toHaveAttribute("data-state", "playing");
   await expect.poll(() => stats(page).then((s) => s?.frames ?? 0)).toBeGreaterThan(10);
   await page.getByTestId("play").click();
-  await expect(page.getByTestId("play")).toHaveAttribute("aria-pressed", "false");
+  await expect(page.getByTestId("play")).toHaveAttribute("data-state", "paused");
   await expect(page).toHaveURL(/speed=0\.01/);
 
   // step to the next migration moves the playhead forward
@@ -146,4 +146,16 @@ test("hostile comms render as text", async ({ page }) => {
   // nothing was parsed as markup
   expect(await page.locator("svg[onload], img[onerror]").count()).toBe(0);
   await expect(page.locator(".rec-title")).toHaveText(name);
+});
+
+test("a failed import shows its error", async ({ page }) => {
+  await page.goto("/");
+  // random bytes are no trace: the import fails with a named reason, kept on the recording
+  const junk = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256));
+  const name = "not-a-trace.bin";
+  await page.getByTestId("upload-input").setInputFiles({ name, mimeType: "application/octet-stream", buffer: junk });
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  await expect(item).toHaveAttribute("data-status", "failed", { timeout: 60_000 });
+  await expect(item.getByTestId("import-error")).not.toBeEmpty();
+  await expect(item.getByRole("button").first()).toBeDisabled();
 });

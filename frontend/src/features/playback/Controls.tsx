@@ -34,6 +34,24 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
     [player, tStart, tEnd],
   );
 
+  // keyboard: space plays/pauses, "n" steps to the next migration (not while typing)
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const el = e.target as HTMLElement | null;
+      if (el && (el.tagName === "INPUT" || el.tagName === "SELECT" || el.tagName === "TEXTAREA" || el.tagName === "BUTTON")) return;
+      if (e.key === " ") {
+        e.preventDefault();
+        player.setPlaying(!player.getSnapshot().playing);
+      } else if (e.key === "n") {
+        void player.stepToNextMigration();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => {
+      window.removeEventListener("keydown", onKey);
+    };
+  }, [player]);
+
   const onSubmit = (e: SyntheticEvent) => {
     e.preventDefault();
     const t = parseTime(timeText, tStart);
@@ -53,12 +71,13 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
         type="button"
         className="btn primary"
         data-testid="play"
-        aria-label={snap.playing ? "Pause" : "Play"}
-        aria-pressed={snap.playing}
+        title="space"
+        data-state={snap.playing ? "playing" : "paused"}
         disabled={!ready}
         onClick={() => { player.setPlaying(!snap.playing); }}
       >
-        {snap.playing ? "■ Pause" : "▶ Play"}
+        <span aria-hidden="true">{snap.playing ? "■ " : "▶ "}</span>
+        {snap.playing ? "Pause" : "Play"}
       </button>
       <label className="speed">
         speed
@@ -78,6 +97,7 @@ export function Controls({ player, tStart, tEnd }: { player: Player; tStart: num
         type="button"
         className="btn"
         data-testid="next-migration"
+        title="n"
         disabled={!ready}
         onClick={() => {
           setStepMsg(null);
