@@ -113,6 +113,8 @@ export class Player {
   private status: PlayerStatus = "loading";
   private error: string | null = null;
   private seekGen = 0;
+  /** a keyframe request is in flight: hold replay until it is installed */
+  private awaitingKeyframe = false;
   private flights: Flight[] = [];
   private llcHeat = new Float64Array(0);
   hoverCpu: number | null = null;
@@ -325,7 +327,7 @@ export class Player {
     if (this.status !== "ready" || !this.state) return;
     const target = Math.round(Math.max(this.tStart, Math.min(this.tEnd, t)));
     const gen = ++this.seekGen;
-    if (this.canReplayTo(target)) {
+    if (!this.awaitingKeyframe && this.canReplayTo(target)) {
       this.playhead = target;
       this.advance(target, false);
       this.flights = [];
@@ -334,11 +336,13 @@ export class Player {
       return;
     }
     this.buffering = true;
+    this.awaitingKeyframe = true;
     this.playhead = target;
     this.notify(true);
     api.state(this.recId, target, this.abort.signal).then(
       (ps) => {
         if (gen !== this.seekGen || this.destroyed) return;
+        this.awaitingKeyframe = false;
         this.installKeyframe(ps);
         this.playhead = target;
         this.advance(target, false);
@@ -348,6 +352,7 @@ export class Player {
       },
       (e: unknown) => {
         if (gen !== this.seekGen || this.destroyed) return;
+        this.awaitingKeyframe = false;
         this.error = e instanceof Error ? e.message : String(e);
         this.buffering = false;
         this.notify(true);
@@ -374,7 +379,7 @@ export class Player {
       for (; i < data.length; i++) {
         if (data.kind[i] === Kind.Migrate && (data.origCpu[i] ?? -1) !== (data.destCpu[i] ?? -1)) {
           const t = data.ts[i] ?? from;
-          if (this.canReplayTo(t)) {
+          if (!this.awaitingKeyframe && this.canReplayTo(t)) {
             // replay up to it with its flight animated
             this.seekGen++;
             this.playhead = t;
@@ -496,7 +501,7 @@ export class Player {
       const dt = this.lastTs ? Math.min(100, now - this.lastTs) : 0;
       const target = Math.min(this.tEnd, this.playhead + dt * 1e6 * this.speed);
       const ta = performance.now();
-      if (!this.buffering || this.canResume()) this.advance(target, true);
+      if (!this.awaitingKeyframe && (!this.buffering || this.canResume())) this.advance(target, true);
       this.applyTimes.push(performance.now() - ta);
       if (this.applyTimes.length > 60) this.applyTimes.shift();
       this.dirty = true;

@@ -1,6 +1,6 @@
 /**
  * The timeline: a context strip over the whole recording (brush it with d3-brush to zoom; a click
- * without a drag resets) and a focus track over the zoomed window showing the event rate and the
+ * without a drag seeks) and a focus track over the zoomed window showing the event rate and the
  * migrations stacked by crossing level (from GET overview). Click the focus track to seek. The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
@@ -8,7 +8,7 @@ import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
 import { scaleLinear } from "d3-scale";
 import { area, curveStepAfter } from "d3-shape";
 import { brushX, type D3BrushEvent } from "d3-brush";
-import { select } from "d3-selection";
+import { pointer, select } from "d3-selection";
 import { max } from "d3-array";
 import type { Overview } from "../../client/types";
 import { rebin, stackMigrations } from "../../viz/overview";
@@ -79,8 +79,12 @@ export function Timeline({ player, overview, tStart, tEnd }: Props) {
       .on("end", (ev: D3BrushEvent<unknown>) => {
         if (!ev.sourceEvent) return; // programmatic moves
         const sel = ev.selection as [number, number] | null;
-        if (!sel || sel[1] - sel[0] < 2) setZoom(null);
-        else setZoom([full.invert(sel[0]), full.invert(sel[1])]);
+        if (!sel || sel[1] - sel[0] < 2) {
+          // a click without a drag seeks there and keeps the zoom
+          const [x] = pointer(ev.sourceEvent, g);
+          player.seek(full.invert(x));
+          if (zoom) b.move(select(g), [full(zoom[0]), full(zoom[1])]);
+        } else setZoom([full.invert(sel[0]), full.invert(sel[1])]);
       });
     const s = select(g);
     s.call(b);
@@ -88,7 +92,7 @@ export function Timeline({ player, overview, tStart, tEnd }: Props) {
     return () => {
       s.on(".brush", null);
     };
-  }, [width, full, zoom]);
+  }, [width, full, zoom, player]);
 
   // playhead lines, every frame
   useEffect(
@@ -219,7 +223,7 @@ export function Timeline({ player, overview, tStart, tEnd }: Props) {
             </button>
           </>
         ) : (
-          "drag on the top strip to zoom · click the tracks to seek"
+          "drag on the top strip to zoom · click either track to seek · space plays, n steps to the next migration"
         )}
       </div>
     </div>
