@@ -4,6 +4,9 @@ determinism: the same scenario and seed give byte-identical output."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -100,3 +103,22 @@ def test_toggles_that_cannot_apply_leave_the_run_byte_identical() -> None:
     hb = {**nps4, "workload": {"kind": "hackbench", "groups": 2, "loops": 10}}
     assert _same(hb, {**hb, "features": {"STEAL": True}})
     assert not _same(hb, {**hb, "features": {"STEAL": True, "steal_node_limit": 8}}), "steals once allowed"
+
+
+def test_output_is_byte_identical_across_processes_and_hash_seeds() -> None:
+    code = (
+        "import json, sys; from placemap.sim.scenario import run_scenario; "
+        "print(json.dumps(run_scenario(json.loads(sys.argv[1]), wall_clock=False), sort_keys=True))"
+    )
+    sc = json.dumps({**SCHBENCH, "hints": ["fork_affine"], "features": {"SIS_SHORT": True}})
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code, sc],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outs) == 1 and '"metric"' in next(iter(outs))
