@@ -15,20 +15,24 @@ function overlap(a: Rect, b: Rect): boolean {
 function checkInvariants(l: GridLayout, nCpus: number): void {
   expect(l.cpus).toHaveLength(nCpus);
   const bounds = { x: 0, y: 0, w: l.width, h: l.height };
+  const llcOf = new Map<number, Rect>();
+  const nodeOf = new Map<number, Rect>();
+  for (const b of l.llcs) for (const c of b.cpus) llcOf.set(c, b);
+  for (const b of l.nodes) for (const c of b.cpus) nodeOf.set(c, b);
+  // collect problems, then assert once (thousands of expect() calls are slow)
+  const problems: string[] = [];
   for (const c of l.cpus) {
-    expect(inside(c, bounds)).toBe(true);
-    expect(c.w).toBeGreaterThan(0);
-    expect(c.h).toBeGreaterThan(0);
-    const llc = l.llcs.find((b) => b.cpus.includes(c.cpu));
-    const node = l.nodes.find((b) => b.cpus.includes(c.cpu));
-    expect(llc).toBeDefined();
-    expect(node).toBeDefined();
-    if (llc && node) {
-      expect(inside(c, llc)).toBe(true);
-      expect(inside(llc, node)).toBe(true);
+    if (!inside(c, bounds)) problems.push(`cpu ${c.cpu} out of bounds`);
+    if (!(c.w > 0 && c.h > 0)) problems.push(`cpu ${c.cpu} empty`);
+    const llc = llcOf.get(c.cpu);
+    const node = nodeOf.get(c.cpu);
+    if (!llc || !node) problems.push(`cpu ${c.cpu} has no LLC or node box`);
+    else {
+      if (!inside(c, llc)) problems.push(`cpu ${c.cpu} outside its LLC`);
+      if (!inside(llc, node)) problems.push(`LLC of cpu ${c.cpu} outside its node`);
     }
   }
-  // no two CPU cells overlap (sweep by x for speed)
+  // no two CPU cells overlap (sweep by x)
   const sorted = [...l.cpus].sort((a, b) => a.x - b.x);
   for (let i = 0; i < sorted.length; i++) {
     const a = sorted[i];
@@ -36,9 +40,10 @@ function checkInvariants(l: GridLayout, nCpus: number): void {
     for (let j = i + 1; j < sorted.length; j++) {
       const b = sorted[j];
       if (!b || b.x >= a.x + a.w) break;
-      expect(overlap(a, b), `cpu ${a.cpu} overlaps cpu ${b.cpu}`).toBe(false);
+      if (overlap(a, b)) problems.push(`cpu ${a.cpu} overlaps cpu ${b.cpu}`);
     }
   }
+  expect(problems).toEqual([]);
 }
 
 describe("layoutGrid", () => {
@@ -112,7 +117,7 @@ describe("layoutGrid", () => {
     expect(chooseColumns(1, 10, 10, 1)).toBe(1);
   });
 
-  describe("real machines (hwloc sysfs dumps read by placemap-collect)", () => {
+  describe("real machines (hwloc sysfs dumps read by placemap-collect)", { timeout: 30_000 }, () => {
     it("256ppc-8n8s4t: 8 sparse nodes, SMT4, 256 CPUs", () => {
       const topo = realTopology("256ppc-8n8s4t");
       const l = layoutGrid(topo, 1100, 640);

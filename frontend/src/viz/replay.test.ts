@@ -168,4 +168,14 @@ describe("ReplayState edge rules (as backend/placemap/replay/kernel.py)", () => 
     expect(r.tasks.get(90)?.state).toBe(TaskState.Runnable);
     expect(r.runnable[0]).toBe(1);
   });
+
+  it("learns thread-group ids from cur_pid's tgid and keeps them in clones", () => {
+    const w = wake(1n, 101, 0);
+    w.cur_pid = 100;
+    w.tgid = 100;
+    const r = run([w]);
+    expect(r.tgidOf(100)).toBe(100);
+    expect(r.tgidOf(101)).toBe(-1);
+    expect(r.clone().tgidOf(100)).toBe(100);
+  });
 });

@@ -29,8 +29,6 @@ export interface TaskRec {
   /** -1 while unknown. */
   cpu: number;
   state: TaskState;
-  /** Thread-group id when a source recorded it (-1 unknown). */
-  tgid: number;
 }
 
 export interface MigrationEvent {
@@ -65,6 +63,11 @@ export class ReplayState {
   /** State includes every event with ts <= tNs. */
   tNs: number;
   lost = 0;
+  /**
+   * pid -> thread-group id, where a source recorded it (tgid is per cur_pid). Not part of GET
+   * state, so a Player hands the same map from keyframe to keyframe to keep process colors stable.
+   */
+  tgids: Map<number, number> = new Map<number, number>();
 
   constructor(nCpus: number, nLlcs: number, tNs: number) {
     this.running = new Int32Array(Math.max(1, nCpus)).fill(RUN_UNKNOWN);
@@ -93,6 +96,7 @@ export class ReplayState {
     r.runnable.set(this.runnable);
     r.llcUtil.set(this.llcUtil);
     r.lost = this.lost;
+    r.tgids = new Map(this.tgids);
     for (const [pid, t] of this.tasks) r.tasks.set(pid, { ...t });
     return r;
   }
@@ -113,7 +117,7 @@ export class ReplayState {
     if (pid <= 0) return undefined;
     let t = this.tasks.get(pid);
     if (!t) {
-      t = { pid, comm: comm ?? "", cpu: -1, state: TaskState.Sleeping, tgid: -1 };
+      t = { pid, comm: comm ?? "", cpu: -1, state: TaskState.Sleeping };
       this.tasks.set(pid, t);
     } else if (t.state === TaskState.Runnable && t.cpu >= 0) {
       this.runnable[t.cpu] = (this.runnable[t.cpu] ?? 1) - 1;
@@ -133,7 +137,7 @@ export class ReplayState {
     if (pid <= 0) return undefined;
     let t = this.tasks.get(pid);
     if (!t) {
-      t = { pid, comm: "", cpu: -1, state: TaskState.Sleeping, tgid: -1 };
+      t = { pid, comm: "", cpu: -1, state: TaskState.Sleeping };
       this.tasks.set(pid, t);
     }
     return t;
@@ -163,8 +167,8 @@ export class ReplayState {
       const ct = this.named(cp);
       const tg = cols.tgid[i] ?? -1;
       if (tg > 0) {
-        const cur = this.tasks.get(cols.curPid[i] ?? 0);
-        if (cur) cur.tgid = tg;
+        const cp = cols.curPid[i] ?? 0;
+        if (cp > 0) this.tgids.set(cp, tg);
       }
       switch (k) {
         case Kind.Switch: {
@@ -257,6 +261,10 @@ export class ReplayState {
     }
     if (to > from) this.tNs = Math.max(this.tNs, ts[to - 1] ?? this.tNs);
     return Math.max(0, to - from);
+  }
+
+  tgidOf(pid: number): number {
+    return this.tgids.get(pid) ?? -1;
   }
 
   /** Comm of the task running on cpu ("" for idle / unknown). */

@@ -222,7 +222,10 @@ export class Player {
   private installKeyframe(ps: PlacementState): void {
     const nCpus = this.topo ? this.topo.cpus.reduce((m, c) => Math.max(m, c.cpu + 1), 0) : 1;
     const nLlcs = this.topo?.llcs.length ?? 1;
+    const tgids = this.state?.tgids;
     this.state = ReplayState.fromPlacementState(ps, nCpus, nLlcs);
+    // tgids are not in GET state: keep what earlier chunks taught us
+    if (tgids) this.state.tgids = tgids;
     // first chunk that still holds rows after the keyframe
     let ci = 0;
     while (ci < this.chunks.length && (this.chunks[ci]?.t_end_ns ?? 0) <= ps.t_ns) ci++;
@@ -260,7 +263,7 @@ export class Player {
       pid: m.pid,
       from: m.from,
       to: m.to,
-      color: processColor(processKey(m.pid, t?.comm ?? "", t?.tgid ?? -1)),
+      color: processColor(processKey(m.pid, t?.comm ?? "", this.state.tgidOf(m.pid))),
       levelColor: level ? levelColor(level) : "#777",
       startMs: performance.now(),
     });

@@ -44,7 +44,7 @@ export function heatColor(u: number): string {
 
 export function taskColor(state: ReplayState, pid: number): string {
   const t = state.tasks.get(pid);
-  return processColor(processKey(pid, t?.comm ?? "", t?.tgid ?? -1));
+  return processColor(processKey(pid, t?.comm ?? "", state.tgidOf(pid)));
 }
 
 function truncate(ctx: CanvasRenderingContext2D, s: string, w: number): string {
