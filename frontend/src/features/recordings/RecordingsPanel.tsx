@@ -45,13 +45,19 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
   const [uploads, setUploads] = useState<UploadRow[]>([]);
   const [dragOver, setDragOver] = useState(false);
   const keyRef = useRef(0);
+  const listSeq = useRef(0);
 
   const refresh = useCallback(async () => {
+    // only the latest listing lands: an older one (sent before an upload finished) must not
+    // replace a list that already holds the new recording
+    const seq = ++listSeq.current;
     try {
-      setRecs(await api.listRecordings());
+      const list = await api.listRecordings();
+      if (seq !== listSeq.current) return;
+      setRecs(list);
       setListErr(null);
     } catch (e) {
-      setListErr(e instanceof Error ? e.message : String(e));
+      if (seq === listSeq.current) setListErr(e instanceof Error ? e.message : String(e));
     }
   }, []);
 
@@ -88,6 +94,7 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
         (rec) => {
           setUploads((u) => u.filter((x) => x.key !== key));
           setRecs((prev) => [rec, ...prev.filter((r) => r.id !== rec.id)]);
+          void refresh();
         },
         (e: unknown) => {
           setUploads((u) => u.map((x) => (x.key === key ? { ...x, error: e instanceof Error ? e.message : String(e) } : x)));
