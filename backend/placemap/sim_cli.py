@@ -1,0 +1,87 @@
+"""Command line for the placement simulator: `placemap sim` and `placemap calibrate`.
+
+Thin: reads files, calls placemap.sim, prints. Kept out of cli.py so the simulator's commands
+stay in one place; cli.py only registers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from placemap.sim.calibration import calibrate
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import run_scenario
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CSV = REPO.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+
+
+def _sim(args: argparse.Namespace) -> int:
+    try:
+        scenario: Any = json.loads(Path(args.scenario).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = run_scenario(scenario, wall_clock=not args.deterministic)
+    except ScenarioError as exc:
+        print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(result, sys.stdout, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        m = result["metric"]
+        mig = result["counters"]["migrations"]
+        print(f"{m['name']} = {m['value']} ({m['better']} is better)")
+        print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
+        print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    path = Path(args.csv)
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as exc:
+        print(f"placemap calibrate: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+
+    def progress(i: int, n: int, key: object) -> None:
+        if not args.json:
+            print(f"\r[{i + 1}/{n}] {key}".ljust(100)[:100], end="", file=sys.stderr, flush=True)
+
+    out = calibrate(rows, seeds=range(1, args.seeds + 1), progress=progress)
+    if not args.json:
+        print(file=sys.stderr)
+    if args.json:
+        json.dump(out, sys.stdout, sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
+    for name, t in out["tables"].items():
+        print(f"{name}: sign agreement {t['sign_agreement']} on {t['significant']} cells > 5%, "
+              f"median simulated/published {t['median_ratio']}")  # fmt: skip
+    o = out["overall"]
+    print(f"overall: sign agreement {o['sign_agreement']} on {o['significant']} cells, "
+          f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the `sim` and `calibrate` subcommands to the main parser's subparsers."""
+    sim = sub.add_parser("sim", help="run one placement-simulator scenario")
+    sim.add_argument("scenario", help="scenario JSON file")
+    sim.add_argument("--json", action="store_true", help="print the result as JSON")
+    sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")
+    sim.set_defaults(func=_sim)
+    cal = sub.add_parser("calibrate", help="compare the simulator with the published result tables")
+    cal.add_argument("--csv", default=str(DEFAULT_CSV), help="result table (default: shared/calibration)")
+    cal.add_argument("--seeds", type=int, default=1, help="seeds per cell (the metric is averaged)")
+    cal.add_argument("--json", action="store_true")
+    cal.set_defaults(func=_calibrate)

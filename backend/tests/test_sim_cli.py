@@ -1,0 +1,75 @@
+"""`placemap sim` and `placemap calibrate` from the command line (in process)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from placemap.cli import main
+
+SCENARIO = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 1, "workers": 4},
+    "hints": ["wake_affine"],
+    "seed": 3,
+    "duration_ms": 50,
+}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_sim_prints_the_issue_result_shape_byte_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, first, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    assert code == 0
+    result = json.loads(first)
+    assert result["metric"]["name"] == "p99_wakeup_latency_us" and result["metric"]["better"] == "lower"
+    assert set(result["counters"]["migrations"]["by_cause"]) == {"wakeup", "balance", "fork"}
+    assert result["sim"]["events"] > 0
+    _, second, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    assert first == second
+
+
+def test_sim_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps({**SCENARIO, "hints": ["fork_sideways"]}))
+    code, out, err = run(["sim", str(f), "--json"], capsys)
+    assert code == 2 and out == ""
+    assert "hints" in err and "fork_sideways" in err
+
+
+def test_calibrate_reports_agreement_for_a_small_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two rows of the published Stream table on the unified-LLC Intel machine: baseline and fork_spread
+    src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+    with src.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields = list(reader.fieldnames or [])
+        rows = [
+            r for r in reader if r["benchmark"] == "stream-Copy" and "Intel" in r["machine"] and r["x"] == "2"
+        ]
+    picked = [next(r for r in rows if r["config"] == c) for c in ("tip", "fork_spread")]
+    assert len(picked) == 2, "the calibration table lost its Stream rows"
+    f = tmp_path / "cal.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(picked)
+    code, out, _ = run(["calibrate", "--csv", str(f), "--json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert report["runs"] == 2
+    (table,) = report["tables"].values()
+    (cell,) = table["cells"]
+    assert cell["config"] == "fork_spread" and isinstance(cell["simulated_pct"], float)
