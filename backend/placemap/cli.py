@@ -1,4 +1,4 @@
-"""Command line: `python -m placemap serve|openapi|admin ...` (bin/placemap wraps it)."""
+"""Command line: `python -m placemap serve|openapi|admin|token ...` (bin/placemap wraps it)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from placemap.api import create_app
 from placemap.importer import import_file
 from placemap.schema.models.topology_schema import Topology
 from placemap.settings import Settings
+from placemap.sim_cli import register as register_sim
 from placemap.store import Store
+from placemap.store.live import LiveStore
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -69,6 +71,24 @@ def _admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    live = LiveStore(Store(Settings.from_env(db_path=args.db).db_path))
+    if args.action == "create":
+        tid, secret = live.create_token(args.name)
+        print(f"{tid}\t{secret}")
+        print("the token is shown once; only its sha256 is stored", file=sys.stderr)
+        return 0
+    if args.action == "list":
+        for t in live.list_tokens():
+            state = f"revoked {t.revoked_at}" if t.revoked_at else "active"
+            print(f"{t.id}\t{t.name}\t{t.created_at}\t{state}")
+        return 0
+    if not live.revoke_token(args.id):
+        print(f"no token {args.id}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="placemap", description="placemap backend")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -91,6 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     delete = actions.add_parser("delete", help="delete a recording")
     delete.add_argument("id")
     admin.set_defaults(func=_admin)
+    token = sub.add_parser("token", help="manage the ingest tokens of live collectors")
+    token.add_argument("--db", help="SQLite file (default data/placemap.db, env PLACEMAP_DB)")
+    tactions = token.add_subparsers(dest="action", required=True)
+    tcreate = tactions.add_parser("create", help="create a token; prints ID<TAB>TOKEN (shown once)")
+    tcreate.add_argument("--name", default="collector")
+    tactions.add_parser("list", help="list tokens (ids and names, never the secrets)")
+    trevoke = tactions.add_parser("revoke", help="revoke a token by id")
+    trevoke.add_argument("id")
+    token.set_defaults(func=_token)
+    register_sim(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

@@ -22,15 +22,19 @@ class Settings(BaseModel):
     max_upload_bytes: int = 2 * 1024**3
     collector: Path = Field(default_factory=lambda: REPO_ROOT / "collectors" / "bin" / "placemap-collect")
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
+    live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT from the environment, then explicit overrides."""
+        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT from the environment,
+        then explicit overrides."""
         values: dict[str, object] = {}
         if db := os.environ.get("PLACEMAP_DB"):
             values["db_path"] = Path(db)
         if collect := os.environ.get("PLACEMAP_COLLECT"):
             values["collector"] = Path(collect)
+        if live_end := os.environ.get("PLACEMAP_LIVE_END_TIMEOUT"):
+            values["live_end_timeout_s"] = float(live_end)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

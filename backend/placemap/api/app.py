@@ -13,8 +13,9 @@ from starlette.middleware.gzip import GZipMiddleware
 from placemap.api import errors
 from placemap.api.imports import ImportService
 from placemap.api.models import ErrorResponse
-from placemap.api.routes import data, frontend, meta, recordings
+from placemap.api.routes import data, frontend, ingest, meta, recordings
 from placemap.api.routes.data import ARROW_STREAM
+from placemap.live.service import LiveService
 from placemap.replay.warmup import warm_kernels
 from placemap.settings import Settings
 from placemap.store import Store
@@ -26,11 +27,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     store = Store(settings.db_path)
     store.fail_interrupted()
     imports = ImportService(store, settings.collector)
+    live = LiveService(store, settings.live_end_timeout_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         threading.Thread(target=warm_kernels, name="warm-kernels", daemon=True).start()
+        await live.start()
         yield
+        await live.stop()
         imports.shutdown()
 
     app = FastAPI(
@@ -46,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.imports = imports
+    app.state.live = live
     # JSON (state, metrics, lists) compresses well; Arrow goes out zstd as stored, or as asked
     app.add_middleware(
         GZipMiddleware,
@@ -57,5 +62,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(meta.router)
     app.include_router(recordings.router)
     app.include_router(data.router)
+    app.include_router(ingest.router)
     app.include_router(frontend.router(settings.frontend_dist))
     return app

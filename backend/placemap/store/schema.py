@@ -71,7 +71,35 @@ CREATE TABLE IF NOT EXISTS task_chunks (
     seq INTEGER NOT NULL,
     PRIMARY KEY (recording_id, pid, seq)
 ) WITHOUT ROWID;
+-- Ingest tokens of live collectors: only the sha256 of the token is kept.
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+-- One row per collector session (stable across its reconnects): the dedup key is (session_id, seq).
+CREATE TABLE IF NOT EXISTS live_sessions (
+    session_id TEXT PRIMARY KEY,
+    recording_id TEXT NOT NULL,
+    token_id TEXT,
+    last_seq INTEGER NOT NULL DEFAULT -1,
+    created_at TEXT NOT NULL
+);
+-- Batches of a live recording as committed (Arrow IPC as the collector sent it), until finalised.
+CREATE TABLE IF NOT EXISTS live_batches (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    recording_id TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    t_start_ns INTEGER,
+    t_end_ns INTEGER,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX IF NOT EXISTS live_batches_rec ON live_batches (recording_id, seq);
 """
 
 # Tables holding a recording's event data (everything but its row), cleared on failure and delete.
-DATA_TABLES = ("chunks", "derived", "tasks", "task_chunks")
+DATA_TABLES = ("chunks", "derived", "tasks", "task_chunks", "live_batches", "live_sessions")

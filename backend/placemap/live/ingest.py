@@ -1,0 +1,200 @@
+"""One collector connection on /api/ingest (schemas/jsonschema/wire.schema.json): hello -> welcome, then
+batch header + binary Arrow IPC frame -> ack after commit (or reject with a reason), heartbeats answered.
+
+A batch at or below the session's committed last_seq is acknowledged as a duplicate and not stored again;
+a seq not above the previous one on this connection is rejected; a bad batch is rejected and the
+connection carries on. The collector closing with 1000 "end" ends the recording at once; any other
+disconnect leaves it live until the service's timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from placemap.live.hub import browser_ipc
+from placemap.live.service import LiveService, status_of
+from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
+from placemap.schema.models.wire_schema import BatchHeader, Hello
+from placemap.store.live import BatchCommit
+
+log = logging.getLogger("placemap.live")
+
+HELLO_TIMEOUT_S = 15.0
+POLICY_VIOLATION = 1008
+
+
+class _ClosedError(Exception):
+    """The collector went away."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(code, reason)
+        self.code = code
+        self.reason = reason
+
+
+async def _send(ws: WebSocket, msg: dict[str, Any]) -> None:
+    await ws.send_text(json.dumps(msg))
+
+
+async def _receive(ws: WebSocket) -> str | bytes:
+    msg = await ws.receive()
+    if msg["type"] == "websocket.disconnect":
+        raise _ClosedError(int(msg.get("code", 1006)), str(msg.get("reason") or ""))
+    if msg.get("text") is not None:
+        text: str = msg["text"]
+        return text
+    data: bytes = msg.get("bytes") or b""
+    return data
+
+
+async def _error(ws: WebSocket, code: str, message: str) -> None:
+    await _send(ws, {"type": "error", "code": code, "message": message})
+
+
+async def _reject(ws: WebSocket, seq: int, reason: str) -> None:
+    await _send(ws, {"type": "reject", "seq": seq, "reason": reason})
+
+
+async def _refuse(ws: WebSocket, code: str, message: str) -> None:
+    await _error(ws, code, message)
+    await ws.close(POLICY_VIOLATION, code)
+
+
+async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
+    """Run one collector connection to its end."""
+    await ws.accept()
+    try:
+        first = await asyncio.wait_for(_receive(ws), HELLO_TIMEOUT_S)
+        hello = Hello.model_validate_json(first)
+    except (TimeoutError, ValidationError, ValueError) as exc:
+        await _refuse(ws, "bad_hello", f"the first message must be a hello (wire.schema.json): {exc}")
+        return
+    except (_ClosedError, WebSocketDisconnect):
+        return
+    token_id = await asyncio.to_thread(svc.live.check_token, hello.token)
+    if token_id is None:
+        await _refuse(
+            ws, "unauthorized", "unknown or revoked token: create one with `bin/placemap token create`"
+        )
+        return
+    known = await asyncio.to_thread(svc.live.session, hello.session_id)
+    if known is None:
+        topo = hello.topology.model_dump(mode="json", exclude_none=True)
+        tid = await asyncio.to_thread(svc.store.put_topology, topo)
+        meta = {
+            "host": hello.host,
+            "kernel_release": hello.kernel_release,
+            "collector": hello.collector_version,
+            "events": hello.events,
+        }
+        rid = await asyncio.to_thread(
+            svc.live.start_session, hello.session_id, token_id, hello.host, tid, meta
+        )
+        last_seq = -1
+    else:
+        rid, last_seq = known
+        rec = await asyncio.to_thread(svc.store.get_recording, rid)
+        if rec is None or rec.status != "live" or svc.is_finalizing(rid):
+            await _refuse(ws, "session_ended", f"the recording of session {hello.session_id} has ended")
+            return
+    conn = _Conn(ws, svc, rid, hello.session_id, BatchValidator(hello.topology))
+    svc.connected(rid, conn)
+    if svc.is_finalizing(rid):  # the end timer fired while this hello was being checked
+        svc.disconnected(rid, conn)
+        await _refuse(ws, "session_ended", f"the recording of session {hello.session_id} has ended")
+        return
+    await _send(ws, {"type": "welcome", "recording_id": rid, "last_seq": last_seq})
+    log.warning("DBG welcome rid=%s last_seq=%d", rid, last_seq)
+    ended = False
+    try:
+        await conn.loop()
+    except _ClosedError as c:
+        ended = c.code == 1000 and c.reason == "end"
+    except WebSocketDisconnect as d:
+        ended = d.code == 1000 and d.reason == "end"
+    finally:
+        svc.disconnected(rid, conn, ended=ended)
+
+
+@dataclass
+class _Conn:
+    """A collector connection after its welcome."""
+
+    ws: WebSocket
+    svc: LiveService
+    rid: str
+    session_id: str
+    validator: BatchValidator
+
+    async def loop(self) -> None:
+        ws = self.ws
+        prev_seq = -1
+        header: BatchHeader | None = None
+        while True:
+            msg = await _receive(ws)
+            if isinstance(msg, bytes):
+                if header is None:
+                    await _error(ws, "unexpected_frame", "a binary frame must follow a batch header")
+                    continue
+                h, header = header, None
+                if h.seq <= prev_seq:
+                    await _reject(ws, h.seq, f"seq {h.seq} after {prev_seq}: sequence numbers must increase")
+                    continue
+                prev_seq = h.seq
+                await self.batch(h, msg)
+                continue
+            try:
+                kind = json.loads(msg).get("type")
+            except (ValueError, AttributeError):
+                kind = None
+            if kind == "batch":
+                try:
+                    header = BatchHeader.model_validate_json(msg)
+                except ValidationError as exc:
+                    await _error(ws, "bad_message", str(exc))
+            elif kind == "heartbeat":
+                await _send(ws, {"type": "heartbeat", "ts_ns": time.monotonic_ns()})
+            else:
+                await _error(ws, "bad_message", f"unexpected message {kind!r}")
+
+    def _commit(self, seq: int, checked: CheckedBatch, data: bytes) -> bool:
+        return self.svc.live.commit_batch(
+            self.session_id,
+            self.rid,
+            BatchCommit(
+                seq=seq, rows=checked.rows, t_start_ns=checked.t_start_ns, t_end_ns=checked.t_end_ns,
+                lost_events=checked.lost_events, by_kind=checked.by_kind, data=data,
+            ),
+        )  # fmt: skip
+
+    async def batch(self, h: BatchHeader, data: bytes) -> None:
+        ws, svc, rid = self.ws, self.svc, self.rid
+        if len(data) != h.bytes:
+            await _reject(ws, h.seq, f"frame is {len(data)} bytes, header said {h.bytes}")
+            return
+        try:
+            checked = await asyncio.to_thread(self.validator.check, data, h.rows)
+        except BatchRejectedError as exc:
+            log.warning("DBG live %s: batch %d rejected: %s", rid, h.seq, exc)
+            await _reject(ws, h.seq, str(exc))
+            return
+        stored = await asyncio.to_thread(self._commit, h.seq, checked, data)
+        log.warning("DBG commit rid=%s seq=%d rows=%d stored=%s", rid, h.seq, checked.rows, stored)
+        ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
+        if not stored:
+            ack["duplicate"] = True
+        await _send(ws, ack)
+        if stored and svc.hub.has_viewers(rid) and checked.rows:
+            frame = await asyncio.to_thread(browser_ipc, checked.table)
+            svc.hub.publish(rid, frame)
+            rec = await asyncio.to_thread(svc.store.get_recording, rid)
+            if rec is not None:
+                svc.hub.status(rid, status_of(rec.status, rec.event_count, rec.lost_events, rec.t_end_ns))

@@ -1,0 +1,109 @@
+"""The live service: which collector session is connected to which live recording, the end-of-recording
+timers, and finalisation off the event loop. One per app; used from the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from placemap.live.finalize import finalize
+from placemap.live.hub import Hub
+from placemap.store import Store
+from placemap.store.live import LiveStore
+
+log = logging.getLogger("placemap.live")
+
+RESTART_GRACE_S = 30.0
+
+
+class LiveService:
+    """Tracks connected sessions; a recording whose collector went away ends after `end_timeout_s`."""
+
+    def __init__(self, store: Store, end_timeout_s: float) -> None:
+        self.store = store
+        self.live = LiveStore(store)
+        self.hub = Hub()
+        self.end_timeout_s = end_timeout_s
+        self._connected: dict[str, object] = {}  # recording id -> the connection that owns it now
+        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._finalizing: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        """At server start: live recordings left by a previous run wait for their collector again."""
+        await asyncio.to_thread(self.live.drop_finished_batches)
+        for rid in await asyncio.to_thread(self.live.live_recordings):
+            # collectors back off while the server was away: give them at least RESTART_GRACE_S to find it
+            self._timers[rid] = asyncio.create_task(
+                self._end_after(rid, max(self.end_timeout_s, RESTART_GRACE_S))
+            )
+
+    async def stop(self) -> None:
+        for t in [*self._timers.values(), *self._finalizing.values()]:
+            t.cancel()
+        for t in [*self._timers.values(), *self._finalizing.values()]:
+            with contextlib.suppress(BaseException):
+                await t
+
+    def connected(self, rid: str, conn: object) -> None:
+        """conn now feeds rid (a reconnect replaces an older connection of the same session)."""
+        timer = self._timers.pop(rid, None)
+        if timer is not None:
+            timer.cancel()
+        self._connected[rid] = conn
+
+    def is_finalizing(self, rid: str) -> bool:
+        """A collector must not join a recording being finalised: its batches would never be chunked."""
+        return rid in self._finalizing
+
+    def is_connected(self, rid: str) -> bool:
+        return rid in self._connected
+
+    def owns(self, rid: str, conn: object) -> bool:
+        return self._connected.get(rid) is conn
+
+    def disconnected(self, rid: str, conn: object | None, *, ended: bool = False) -> None:
+        """The collector left: end now (it said so) or after the timeout, unless it comes back."""
+        log.warning("DBG disconnected rid=%s ended=%s owns=%s", rid, ended, self.owns(rid, conn))
+        if conn is not None and not self.owns(rid, conn):
+            return  # an older connection of a session that has reconnected since
+        self._connected.pop(rid, None)
+        old = self._timers.pop(rid, None)
+        if old is not None:
+            old.cancel()
+        self._timers[rid] = asyncio.create_task(self._end_after(rid, 0.0 if ended else self.end_timeout_s))
+
+    async def _end_after(self, rid: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._timers.pop(rid, None)
+        await self.end(rid)
+
+    async def end(self, rid: str) -> None:
+        """Finalise rid now (idempotent); viewers get a last status frame."""
+        if rid in self._connected or rid in self._finalizing:
+            if rid in self._finalizing:
+                await self._finalizing[rid]
+            return
+        log.warning("DBG end rid=%s", rid)
+        task = asyncio.create_task(asyncio.to_thread(finalize, self.store, rid))
+        self._finalizing[rid] = task
+        try:
+            await task
+        except Exception:
+            log.exception("finalising live recording %s failed", rid)
+            await asyncio.to_thread(self.store.fail_recording, rid, "finalising the live recording failed")
+        finally:
+            self._finalizing.pop(rid, None)
+        self.publish_status(rid)
+
+    def publish_status(self, rid: str) -> None:
+        if not self.hub.has_viewers(rid):
+            return
+        rec = self.store.get_recording(rid)
+        if rec is not None:
+            self.hub.status(rid, status_of(rec.status, rec.event_count, rec.lost_events, rec.t_end_ns))
+
+
+def status_of(status: str, events: int, lost: int, t_end_ns: int | None) -> dict[str, Any]:
+    return {"status": status, "event_count": events, "lost_events": lost, "t_end_ns": t_end_ns}

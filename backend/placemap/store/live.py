@@ -1,0 +1,211 @@
+"""Store side of live ingest: hashed ingest tokens, collector sessions and the batches of live recordings.
+
+A batch is committed with its session's last_seq in one transaction, so (session_id, seq) dedup survives
+a server restart: a batch at or below last_seq is a duplicate and nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from placemap.store.store import Store, _now, new_id
+
+TOKEN_PREFIX = "pmt_"
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """An ingest token as listed (never the secret itself)."""
+
+    id: str
+    name: str
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True)
+class BatchCommit:
+    """What a committed batch adds to its recording."""
+
+    seq: int
+    rows: int
+    t_start_ns: int | None
+    t_end_ns: int | None
+    lost_events: int
+    by_kind: dict[str, int]
+    data: bytes
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class LiveStore:
+    """Tokens, sessions and live batches over the Store's SQLite database."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # --- tokens -------------------------------------------------------------------------------
+    def create_token(self, name: str) -> tuple[str, str]:
+        """A new token: (id, secret). Only the secret's sha256 is stored: show the secret once."""
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        tid = secrets.token_hex(6)  # hex: never starts with "-" on a command line
+        with self.store._tx() as c:
+            c.execute(
+                "INSERT INTO tokens (id, name, hash, created_at) VALUES (?, ?, ?, ?)",
+                (tid, name, token_hash(secret), _now()),
+            )
+        return tid, secret
+
+    def list_tokens(self) -> list[TokenRow]:
+        rows = self.store._conn().execute(
+            "SELECT id, name, created_at, revoked_at FROM tokens ORDER BY created_at, rowid"
+        )
+        return [TokenRow(*r) for r in rows]
+
+    def revoke_token(self, tid: str) -> bool:
+        """Revoke by id; False when there is no such token."""
+        with self.store._tx() as c:
+            cur = c.execute(
+                "UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", (_now(), tid)
+            )
+            return cur.rowcount > 0
+
+    def check_token(self, secret: str) -> str | None:
+        """The id of a valid (known, not revoked) token, else None."""
+        row = (
+            self.store._conn()
+            .execute("SELECT id FROM tokens WHERE hash = ? AND revoked_at IS NULL", (token_hash(secret),))
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    # --- sessions -----------------------------------------------------------------------------
+    def session(self, session_id: str) -> tuple[str, int] | None:
+        """(recording_id, last_seq) of a known session."""
+        row = (
+            self.store._conn()
+            .execute("SELECT recording_id, last_seq FROM live_sessions WHERE session_id = ?", (session_id,))
+            .fetchone()
+        )
+        return None if row is None else (str(row[0]), int(row[1]))
+
+    def start_session(
+        self, session_id: str, token_id: str, name: str, topology_id: str, meta: dict[str, Any]
+    ) -> str:
+        """A new live recording (status live, source live) and its session; returns the recording id."""
+        rid = new_id()
+        with self.store._tx() as c:
+            c.execute(
+                "INSERT INTO recordings (id, name, source, status, created_at, format, topology_id, meta)"
+                " VALUES (?, ?, 'live', 'live', ?, 'live', ?, ?)",
+                (rid, name, _now(), topology_id, json.dumps(meta)),
+            )
+            c.execute(
+                "INSERT INTO live_sessions (session_id, recording_id, token_id, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (session_id, rid, token_id, _now()),
+            )
+        return rid
+
+    def commit_batch(self, session_id: str, rid: str, b: BatchCommit) -> bool:
+        """Store a batch and raise the session's last_seq; False (nothing written) for a duplicate."""
+        with self.store._tx() as c:
+            row = c.execute(
+                "SELECT last_seq FROM live_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(session_id)
+            if b.seq <= int(row[0]):
+                return False
+            c.execute(
+                "INSERT INTO live_batches (session_id, seq, recording_id, rows, t_start_ns, t_end_ns, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, b.seq, rid, b.rows, b.t_start_ns, b.t_end_ns, b.data),
+            )
+            c.execute("UPDATE live_sessions SET last_seq = ? WHERE session_id = ?", (b.seq, session_id))
+            meta_row = c.execute("SELECT meta FROM recordings WHERE id = ?", (rid,)).fetchone()
+            meta: dict[str, Any] = json.loads(meta_row[0] or "{}")
+            counts: dict[str, int] = meta.setdefault("events_by_kind", {})
+            for k, n in b.by_kind.items():
+                counts[k] = counts.get(k, 0) + n
+            c.execute(
+                "UPDATE recordings SET event_count = event_count + ?, bytes_stored = bytes_stored + ?,"
+                " lost_events = lost_events + ?, t_start_ns = COALESCE(t_start_ns, ?),"
+                " t_end_ns = MAX(COALESCE(t_end_ns, ?), ?), meta = ? WHERE id = ?",
+                (
+                    b.rows,
+                    len(b.data),
+                    b.lost_events,
+                    b.t_start_ns,
+                    b.t_end_ns,
+                    b.t_end_ns,
+                    json.dumps(meta),
+                    rid,
+                ),
+            )
+        return True
+
+    # --- finalising ---------------------------------------------------------------------------
+    def live_recordings(self) -> list[str]:
+        return [
+            str(r[0]) for r in self.store._conn().execute("SELECT id FROM recordings WHERE status = 'live'")
+        ]
+
+    def batch_ranges(self, rid: str) -> list[tuple[int, int | None, int | None]]:
+        """(seq, t_start_ns, t_end_ns) of a recording's batches in commit order."""
+        rows = self.store._conn().execute(
+            "SELECT seq, t_start_ns, t_end_ns FROM live_batches WHERE recording_id = ? ORDER BY seq", (rid,)
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def iter_batches(self, rid: str) -> Iterator[bytes]:
+        """The batches' IPC bytes in seq order, one at a time."""
+        for seq, _, _ in self.batch_ranges(rid):
+            row = (
+                self.store._conn()
+                .execute("SELECT data FROM live_batches WHERE recording_id = ? AND seq = ?", (rid, seq))
+                .fetchone()
+            )
+            if row is not None:
+                yield bytes(row[0])
+
+    def reset_derived(self, rid: str) -> None:
+        """Before (re)building a live recording's chunks: drop any half-built ones, zero the counters
+        that the chunk writer adds up again."""
+        with self.store._tx() as c:
+            for table in ("chunks", "derived", "tasks", "task_chunks"):
+                c.execute(f"DELETE FROM {table} WHERE recording_id = ?", (rid,))
+            c.execute(
+                "UPDATE recordings SET event_count = 0, chunk_count = 0, bytes_stored = 0 WHERE id = ?",
+                (rid,),
+            )
+
+    def merge_meta(self, rid: str, extra: dict[str, Any]) -> None:
+        with self.store._tx() as c:
+            row = c.execute("SELECT meta FROM recordings WHERE id = ?", (rid,)).fetchone()
+            if row is None:
+                return
+            meta: dict[str, Any] = json.loads(row[0] or "{}")
+            meta.update(extra)
+            c.execute("UPDATE recordings SET meta = ? WHERE id = ?", (json.dumps(meta), rid))
+
+    def drop_batches(self, rid: str) -> None:
+        """After finalising: the chunks hold the events now."""
+        with self.store._tx() as c:
+            c.execute("DELETE FROM live_batches WHERE recording_id = ?", (rid,))
+
+    def drop_finished_batches(self) -> int:
+        """Batches left behind by a finalisation a server stop interrupted after its commit."""
+        with self.store._tx() as c:
+            cur = c.execute(
+                "DELETE FROM live_batches"
+                " WHERE recording_id IN (SELECT id FROM recordings WHERE status != 'live')"
+            )
+            return cur.rowcount

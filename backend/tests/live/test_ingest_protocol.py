@@ -1,0 +1,166 @@
+"""The ingest websocket against a real server, driven by a Python client speaking wire.schema.json:
+tokens (bad, revoked), a rejected batch that does not cost the connection its next good batch,
+duplicates acknowledged and not stored twice, the explicit end turning the recording ready."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from conftest import LiveServer
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+from placemap.schema.events import EVENT_SCHEMA
+
+
+@pytest.fixture(scope="module")
+def topology(collect_bin: Path) -> dict[str, Any]:
+    out = subprocess.run([str(collect_bin), "topology", "--json", "--quiet"], capture_output=True, check=True)
+    topo: dict[str, Any] = json.loads(out.stdout)
+    return topo
+
+
+def hello(token: str, topology: dict[str, Any], session: str) -> str:
+    return json.dumps(
+        {
+            "type": "hello",
+            "token": token,
+            "session_id": session,
+            "host": "test-host",
+            "kernel_release": "6.0-test",
+            "topology": topology,
+            "events": ["sched_switch"],
+        }
+    )
+
+
+def batch(ts: list[int], cpus: list[int]) -> bytes:
+    n = len(ts)
+    cols: dict[str, Any] = {f.name: [None] * n for f in EVENT_SCHEMA}
+    cols.update(
+        ts_ns=ts,
+        cpu=cpus,
+        kind=[4] * n,
+        cur_pid=[1] * n,
+        pid=[1] * n,
+        comm=["<script>"] * n,
+        prev_state=["S"] * n,
+        next_pid=[0] * n,
+        next_comm=["swapper/0"] * n,
+        next_prio=[120] * n,
+    )
+    table = pa.Table.from_pydict(cols, schema=EVENT_SCHEMA)
+    buf = io.BytesIO()
+    with pa.ipc.new_stream(buf, EVENT_SCHEMA) as w:
+        w.write_table(table)
+    return buf.getvalue()
+
+
+def send_batch(ws: ClientConnection, seq: int, data: bytes, rows: int) -> dict[str, Any]:
+    ws.send(json.dumps({"type": "batch", "seq": seq, "rows": rows, "bytes": len(data)}))
+    ws.send(data)
+    answer: dict[str, Any] = json.loads(ws.recv(timeout=30))
+    return answer
+
+
+@contextmanager
+def open_session(
+    srv: LiveServer, token: str, topology: dict[str, Any], session: str
+) -> Iterator[tuple[ClientConnection, dict[str, Any]]]:
+    with connect(f"{srv.ws}/api/ingest") as ws:
+        ws.send(hello(token, topology, session))
+        welcome: dict[str, Any] = json.loads(ws.recv(timeout=30))
+        yield ws, welcome
+
+
+def test_bad_and_revoked_tokens_are_refused(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    with open_session(live_server, "pmt_not-a-token", topology, uuid.uuid4().hex) as (ws, answer):
+        assert answer["type"] == "error" and answer["code"] == "unauthorized"
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+    tid, secret = live_server.token()
+    with open_session(live_server, secret, topology, uuid.uuid4().hex) as (ws, answer):
+        assert answer["type"] == "welcome" and answer["last_seq"] == -1
+    revoke = subprocess.run(
+        [sys.executable, "-m", "placemap", "token", "--db", str(live_server.db), "revoke", tid], check=False
+    )
+    assert revoke.returncode == 0
+    with open_session(live_server, secret, topology, uuid.uuid4().hex) as (ws, answer):
+        assert answer == {"type": "error", "code": "unauthorized", "message": answer["message"]}
+
+
+def test_token_cli_lists_hashes_only(live_server: LiveServer) -> None:
+    run = [sys.executable, "-m", "placemap", "token"]
+    created = subprocess.run([*run, "create", "--name", "web-01"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+    tid, secret = created.stdout.strip().split("\t")
+    listed = subprocess.run([*run, "list"], capture_output=True, text=True, check=True)
+    assert f"{tid}\tweb-01\t" in listed.stdout and "active" in listed.stdout
+    assert secret not in listed.stdout
+    assert secret not in live_server.db.read_bytes().decode("latin-1")  # only its sha256 is stored
+    missing = subprocess.run([*run, "revoke", "nope"], capture_output=True, check=False)
+    assert missing.returncode == 1
+
+
+def test_bad_batch_rejected_good_data_kept(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    _, secret = live_server.token()
+    session = uuid.uuid4().hex
+    cpus = [c["cpu"] for c in topology["cpus"]]
+    bad_cpu = max(cpus) + 7
+    with open_session(live_server, secret, topology, session) as (ws, welcome):
+        rid = welcome["recording_id"]
+        with live_server.client() as c:
+            assert c.get(f"/api/recordings/{rid}").json()["status"] == "live"
+        good0 = batch([100, 200, 300], [cpus[0]] * 3)
+        assert send_batch(ws, 0, good0, 3) == {"type": "ack", "seq": 0}
+        out_of_range = batch([400, 500], [cpus[0], bad_cpu])
+        rej = send_batch(ws, 1, out_of_range, 2)
+        assert rej["type"] == "reject" and rej["seq"] == 1 and f"cpu {bad_cpu}" in rej["reason"]
+        unsorted = batch([900, 800], [cpus[0]] * 2)
+        rej = send_batch(ws, 2, unsorted, 2)
+        assert rej["type"] == "reject" and "ordered" in rej["reason"]
+        wrong_rows = send_batch(ws, 3, good0, 5)
+        assert wrong_rows["type"] == "reject" and "5 rows" in wrong_rows["reason"]
+        # the same connection goes on: its next good batch is stored
+        good4 = batch([600, 700], [cpus[-1]] * 2)
+        assert send_batch(ws, 4, good4, 2) == {"type": "ack", "seq": 4}
+        # a seq that does not increase on this connection is refused
+        assert send_batch(ws, 4, good4, 2)["type"] == "reject"
+    # a reconnect of the same session learns what was committed; a resend is a duplicate, not stored twice
+    with open_session(live_server, secret, topology, session) as (ws, welcome):
+        assert welcome == {"type": "welcome", "recording_id": rid, "last_seq": 4}
+        assert send_batch(ws, 4, good4, 2) == {"type": "ack", "seq": 4, "duplicate": True}
+        ws.close(code=1000, reason="end")
+    rec = live_server.wait_status(rid, "ready")
+    assert rec["event_count"] == 5 and rec["source"] == "live" and rec["host"] == "test-host"
+    table = pa.ipc.open_stream(
+        live_server.client().get(f"/api/recordings/{rid}/events.arrow").content
+    ).read_all()
+    assert table.column("ts_ns").to_pylist() == [100, 200, 300, 600, 700]
+    assert set(table.column("comm").to_pylist()) == {"<script>"}
+    # an ended session cannot come back
+    with open_session(live_server, secret, topology, session) as (ws, answer):
+        assert answer["type"] == "error" and answer["code"] == "session_ended"
+
+
+# The websockets sync client leaves its socket to the garbage collector after a client-initiated 1001
+# close; the server side is what this test checks.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_vanished_collector_ends_after_timeout(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    _, secret = live_server.token()
+    cpu = topology["cpus"][0]["cpu"]
+    with open_session(live_server, secret, topology, uuid.uuid4().hex) as (ws, welcome):
+        assert send_batch(ws, 0, batch([10, 20], [cpu, cpu]), 2)["type"] == "ack"
+        ws.close(code=1001)  # going away, not an end: the recording waits for it, then ends
+    rec = live_server.wait_status(welcome["recording_id"], "ready", timeout_s=30)
+    assert rec["event_count"] == 2
