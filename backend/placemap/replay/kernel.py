@@ -164,6 +164,13 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 t_last[t] = ts[i]
         if k == K_SWITCH:
             c = cpu[i]
+            occ = cpu_run[c]
+            if occ > 0 and occ != pid[i]:
+                # the switch that took `occ` off c is not in the trace (real captures have such
+                # holes): it no longer runs here, and whether it slept or waits is unknown
+                ot = slot[occ]
+                if ot >= 0 and t_state[ot] == S_RUNNING and t_cpu[ot] == c:
+                    t_state[ot] = S_SLEEPING
             if t >= 0:
                 ps = pstate[i]
                 if ps == P_PREEMPTED:

@@ -28,6 +28,9 @@ class RefState:
                 self.comm[p] = name
         if k == 4:  # switch on cpu c
             c = r["cpu"]
+            occ = self.running.get(c)
+            if occ and occ != pid and self.state.get(occ) == "running" and self.cpu.get(occ) == c:
+                self.state[occ] = "sleeping"  # its switch-out is missing from the trace
             if pid:
                 ps = r["prev_state"] or ""
                 if ps.startswith("R") or ps == "0":

@@ -108,3 +108,15 @@ def test_kernel_matches_the_plain_rules_and_seek_matches_full_replay(
         seek = state_at(store, rid, t)
         assert seek.event_index == applied
         assert _as_dict(seek.state) == full, f"keyframe seek differs from full replay at t={t}"
+
+
+
+def test_a_task_whose_switch_out_is_missing_stops_running(g4_store: tuple[Store, str]) -> None:
+    store, rid = g4_store
+    # CPU 0: 319.980218 sched_switch ==> tokio-rt-worker 68; the next switch on CPU 0 (319.983310)
+    # has prev_pid=13137, not 68: the kernel's capture holds no switch-out of 68.
+    assert _task(state_at(store, rid, 319_983_309_999).state, 68) == (0, "running")
+    st = state_at(store, rid, 319_983_310_000).state
+    assert _task(st, 68) == (0, "sleeping"), "68 left CPU 0 unseen: it runs no more"
+    running = sum(1 for x in st.state if STATE_NAMES[int(x)] == "running")
+    assert running == 2, "a 2-CPU machine runs at most 2 tasks (13260 on 1, 1808 on 0)"

@@ -144,6 +144,14 @@ describe("ReplayState edge rules (as backend/placemap/replay/kernel.py)", () => 
     expect(r.runnable[1]).toBe(0);
   });
 
+  it("a switch whose prev is not the CPU's occupant ends the occupant's run (its switch-out is missing)", () => {
+    // as in vm2-hackbench-g4 CPU 0: ==> 68 at 319.980218, then a switch with prev_pid=13137
+    const r = run([sw(1n, 0, 0, "R", 68), sw(2n, 0, 13137, "R", 1808)]);
+    expect(r.tasks.get(68)).toMatchObject({ cpu: 0, state: TaskState.Sleeping });
+    expect(r.running[0]).toBe(1808);
+    expect([...r.tasks.values()].filter((t) => t.state === TaskState.Running)).toHaveLength(1);
+  });
+
   it("switching a task in on another CPU makes its old CPU's occupant unknown", () => {
     const r = run([sw(1n, 0, 0, "R", 70), sw(2n, 3, 0, "R", 70)]);
     expect(r.running[3]).toBe(70);

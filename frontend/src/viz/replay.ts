@@ -175,6 +175,13 @@ export class ReplayState {
           const c = cpu[i] ?? -1;
           if (c < 0) break;
           this.ensureCpu(c);
+          const occ = this.running[c] ?? RUN_UNKNOWN;
+          if (occ > 0 && occ !== p) {
+            // the switch that took `occ` off c is not in the trace (real captures have such holes):
+            // it no longer runs here, and whether it slept or waits is unknown
+            const ot = this.tasks.get(occ);
+            if (ot && ot.state === TaskState.Running && ot.cpu === c) this.setState(ot, c, TaskState.Sleeping);
+          }
           if (t) {
             const ps = prevStateToTaskState(str(cols.prevState, i));
             // a dead task stays dead (a late switch-out of an exited task does not revive it)
