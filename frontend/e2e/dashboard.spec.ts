@@ -14,6 +14,8 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const TRACES = join(here, "..", "..", "..", "shared", "traces");
 const G4 = join(TRACES, "vm2-hackbench-g4.ftrace.txt.gz");
+const ARTIFACTS = join(here, "..", "test-artifacts");
+const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(ARTIFACTS, `e2e-${name}.png`) });
 
 interface Rec {
   id: string;
@@ -82,6 +84,26 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   await expect(view).toBeVisible();
   await expect(page.getByTestId("loss-badge")).toContainText("lost 0");
 
+  await shot(page, "opened");
+
+  // ground truth from the kernel's own text, not from our server: the first sched_switch that
+  // switches a hackbench child in names the CPU it runs on at that instant
+  const line = gunzipSync(readFileSync(G4))
+    .toString("utf8")
+    .split("\n")
+    .find((l) => /sched_switch: .* ==> next_comm=hackbench next_pid=\d+/.test(l) && l.includes("prev_comm=npm exec"));
+  const m = line?.match(/\[(\d{3})\] \S+\s+(\d+)\.(\d{6}): sched_switch: .*next_pid=(\d+)/);
+  if (!m) throw new Error("g4 lost its first hackbench switch-in line");
+  const [, cpuText = "", secs = "", usecs = "", pidText = ""] = m;
+  await page.getByTestId("seek-input").fill(`${secs}${usecs}000`);
+  await page.getByTestId("seek-input").press("Enter");
+  await page.getByTestId("task-search").fill(pidText);
+  await page.getByTestId("task-result").filter({ hasText: pidText }).first().click();
+  await expect(page.getByTestId("selected-sentence")).toContainText(
+    `Selected task ${pidText} hackbench is on CPU ${Number(cpuText)} (LLC 0, node 0)`,
+  );
+  await shot(page, "kernel-truth-selected");
+
   // seek by an exact time in seconds (a server keyframe) ...
   await page.getByTestId("seek-input").fill("320.3s");
   await page.getByTestId("seek-input").press("Enter");
@@ -105,6 +127,7 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   const sentence = `Selected task ${task.pid} hackbench is on CPU ${task.cpu} (LLC 0, node 0)`;
   await expect(page.getByTestId("selected-sentence")).toContainText(sentence);
   await expect(page.getByTestId("task-detail")).toContainText("placements");
+  await shot(page, "seek-select");
   await expect(page).toHaveURL(new RegExp(`sel=${task.pid}`));
 
   // the URL reopens exactly this view
@@ -120,6 +143,7 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   await page.getByTestId("play").click();
   await expect(page.getByTestId("play")).toHaveAttribute("data-state", "paused");
   await expect(page).toHaveURL(/speed=0\.01/);
+  await shot(page, "played");
 
   // step to the next migration moves the playhead forward
   const before = (await stats(page))?.playheadNs ?? 0;
@@ -145,6 +169,7 @@ test("hostile comms render as text", async ({ page }) => {
   await expect(page.getByTestId("selected-sentence")).toContainText("<svg/onload=1>");
   // nothing was parsed as markup
   expect(await page.locator("svg[onload], img[onerror]").count()).toBe(0);
+  await shot(page, "hostile-comm");
   await expect(page.locator(".rec-title")).toHaveText(name);
 });
 
@@ -158,4 +183,5 @@ test("a failed import shows its error", async ({ page }) => {
   await expect(item).toHaveAttribute("data-status", "failed", { timeout: 60_000 });
   await expect(item.getByTestId("import-error")).not.toBeEmpty();
   await expect(item.getByRole("button").first()).toBeDisabled();
+  await shot(page, "failed-import");
 });
