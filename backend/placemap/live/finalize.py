@@ -47,8 +47,6 @@ def finalize(store: Store, rid: str) -> None:
     ingestor = Ingestor(store, rid, topology)
     try:
         ranges = live.batch_ranges(rid)
-        import logging
-        logging.getLogger("placemap.live").warning("DBG finalize rid=%s batches=%d seqs=%s ordered=%s", rid, len(ranges), [r[0] for r in ranges], _ordered(ranges))
         tables = (pa.ipc.open_stream(pa.py_buffer(d)).read_all() for d in live.iter_batches(rid))
         if _ordered(ranges):
             for t in tables:

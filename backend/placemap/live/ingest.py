@@ -112,7 +112,6 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
         await _refuse(ws, "session_ended", f"the recording of session {hello.session_id} has ended")
         return
     await _send(ws, {"type": "welcome", "recording_id": rid, "last_seq": last_seq})
-    log.warning("DBG welcome rid=%s last_seq=%d", rid, last_seq)
     ended = False
     try:
         await conn.loop()
@@ -183,11 +182,10 @@ class _Conn:
         try:
             checked = await asyncio.to_thread(self.validator.check, data, h.rows)
         except BatchRejectedError as exc:
-            log.warning("DBG live %s: batch %d rejected: %s", rid, h.seq, exc)
+            log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
             await _reject(ws, h.seq, str(exc))
             return
         stored = await asyncio.to_thread(self._commit, h.seq, checked, data)
-        log.warning("DBG commit rid=%s seq=%d rows=%d stored=%s", rid, h.seq, checked.rows, stored)
         ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
         if not stored:
             ack["duplicate"] = True

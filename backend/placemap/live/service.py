@@ -65,7 +65,6 @@ class LiveService:
 
     def disconnected(self, rid: str, conn: object | None, *, ended: bool = False) -> None:
         """The collector left: end now (it said so) or after the timeout, unless it comes back."""
-        log.warning("DBG disconnected rid=%s ended=%s owns=%s", rid, ended, self.owns(rid, conn))
         if conn is not None and not self.owns(rid, conn):
             return  # an older connection of a session that has reconnected since
         self._connected.pop(rid, None)
@@ -85,7 +84,6 @@ class LiveService:
             if rid in self._finalizing:
                 await self._finalizing[rid]
             return
-        log.warning("DBG end rid=%s", rid)
         task = asyncio.create_task(asyncio.to_thread(finalize, self.store, rid))
         self._finalizing[rid] = task
         try:
