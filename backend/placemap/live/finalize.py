@@ -43,6 +43,7 @@ def finalize(store: Store, rid: str) -> None:
     if rec.topology_id is not None:
         body = store.get_topology(rec.topology_id)
         topology = None if body is None else Topology.model_validate(body)
+    live.close_sessions(rid)  # before reading the batches: a later commit is refused, never lost
     live.reset_derived(rid)
     ingestor = Ingestor(store, rid, topology)
     try:

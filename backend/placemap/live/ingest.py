@@ -2,6 +2,7 @@
 batch header + binary Arrow IPC frame -> ack after commit (or reject with a reason), heartbeats answered.
 
 A batch at or below the session's committed last_seq is acknowledged as a duplicate and not stored again;
+a batch for a session that finalising has closed is refused with session_ended (never acknowledged);
 a seq not above the previous one on this connection is rejected; a bad batch is rejected and the
 connection carries on. The collector closing with 1000 "end" ends the recording at once; any other
 disconnect leaves it live until the service's timeout.
@@ -23,7 +24,7 @@ from placemap.live.hub import browser_ipc
 from placemap.live.service import LiveService, status_of
 from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
 from placemap.schema.models.wire_schema import BatchHeader, Hello
-from placemap.store.live import BatchCommit
+from placemap.store.live import BatchCommit, SessionEndedError
 
 log = logging.getLogger("placemap.live")
 
@@ -100,9 +101,9 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
         )
         last_seq = -1
     else:
-        rid, last_seq = known
+        rid, last_seq, closed = known
         rec = await asyncio.to_thread(svc.store.get_recording, rid)
-        if rec is None or rec.status != "live" or svc.is_finalizing(rid):
+        if closed or rec is None or rec.status != "live" or svc.is_finalizing(rid):
             await _refuse(ws, "session_ended", f"the recording of session {hello.session_id} has ended")
             return
     conn = _Conn(ws, svc, rid, hello.session_id, BatchValidator(hello.topology))
@@ -185,7 +186,12 @@ class _Conn:
             log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
             await _reject(ws, h.seq, str(exc))
             return
-        stored = await asyncio.to_thread(self._commit, h.seq, checked, data)
+        try:
+            stored = await asyncio.to_thread(self._commit, h.seq, checked, data)
+        except SessionEndedError as exc:
+            # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
+            await _refuse(ws, "session_ended", str(exc))
+            raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
         ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
         if not stored:
             ack["duplicate"] = True

@@ -2,6 +2,10 @@
 
 A batch is committed with its session's last_seq in one transaction, so (session_id, seq) dedup survives
 a server restart: a batch at or below last_seq is a duplicate and nothing is written twice.
+
+Finalising closes the recording's sessions (in a transaction) before it reads their batches, and a commit
+checks, in its own transaction, that its session is open and its recording live: a batch is either read by
+the finalisation or refused (never acknowledged), so an acknowledged batch can never miss the chunks.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from typing import Any
 from placemap.store.store import Store, _now, new_id
 
 TOKEN_PREFIX = "pmt_"
+
+
+class SessionEndedError(Exception):
+    """The session's recording is being or has been finalised: the batch was not stored."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,11 @@ class LiveStore:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        cols = {r[1] for r in store._conn().execute("PRAGMA table_info(live_sessions)")}
+        if "closed" not in cols:  # a database created before the column existed
+            with store._tx() as c:
+                if "closed" not in {r[1] for r in c.execute("PRAGMA table_info(live_sessions)")}:
+                    c.execute("ALTER TABLE live_sessions ADD COLUMN closed INTEGER NOT NULL DEFAULT 0")
 
     # --- tokens -------------------------------------------------------------------------------
     def create_token(self, name: str) -> tuple[str, str]:
@@ -87,14 +100,16 @@ class LiveStore:
         return None if row is None else str(row[0])
 
     # --- sessions -----------------------------------------------------------------------------
-    def session(self, session_id: str) -> tuple[str, int] | None:
-        """(recording_id, last_seq) of a known session."""
+    def session(self, session_id: str) -> tuple[str, int, bool] | None:
+        """(recording_id, last_seq, closed) of a known session."""
         row = (
             self.store._conn()
-            .execute("SELECT recording_id, last_seq FROM live_sessions WHERE session_id = ?", (session_id,))
+            .execute(
+                "SELECT recording_id, last_seq, closed FROM live_sessions WHERE session_id = ?", (session_id,)
+            )
             .fetchone()
         )
-        return None if row is None else (str(row[0]), int(row[1]))
+        return None if row is None else (str(row[0]), int(row[1]), bool(row[2]))
 
     def start_session(
         self, session_id: str, token_id: str, name: str, topology_id: str, meta: dict[str, Any]
@@ -115,15 +130,21 @@ class LiveStore:
         return rid
 
     def commit_batch(self, session_id: str, rid: str, b: BatchCommit) -> bool:
-        """Store a batch and raise the session's last_seq; False (nothing written) for a duplicate."""
+        """Store a batch and raise the session's last_seq; False (nothing written) for a duplicate.
+
+        Raises SessionEndedError (nothing written) once finalising has closed the session."""
         with self.store._tx() as c:
             row = c.execute(
-                "SELECT last_seq FROM live_sessions WHERE session_id = ?", (session_id,)
+                "SELECT s.last_seq, s.closed, r.status FROM live_sessions s"
+                " LEFT JOIN recordings r ON r.id = s.recording_id WHERE s.session_id = ?",
+                (session_id,),
             ).fetchone()
             if row is None:
                 raise KeyError(session_id)
             if b.seq <= int(row[0]):
-                return False
+                return False  # committed before: the finalisation reads (or has read) it
+            if row[1] or row[2] != "live":
+                raise SessionEndedError(f"the recording of session {session_id} has ended")
             c.execute(
                 "INSERT INTO live_batches (session_id, seq, recording_id, rows, t_start_ns, t_end_ns, data)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -153,6 +174,11 @@ class LiveStore:
         return True
 
     # --- finalising ---------------------------------------------------------------------------
+    def close_sessions(self, rid: str) -> None:
+        """From now on no batch of rid commits: what is committed is all there is to finalise."""
+        with self.store._tx() as c:
+            c.execute("UPDATE live_sessions SET closed = 1 WHERE recording_id = ?", (rid,))
+
     def live_recordings(self) -> list[str]:
         return [
             str(r[0]) for r in self.store._conn().execute("SELECT id FROM recordings WHERE status = 'live'")

@@ -85,7 +85,9 @@ CREATE TABLE IF NOT EXISTS live_sessions (
     recording_id TEXT NOT NULL,
     token_id TEXT,
     last_seq INTEGER NOT NULL DEFAULT -1,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    -- 1 once finalising began: no batch commits after this, so finalising reads every acknowledged batch
+    closed INTEGER NOT NULL DEFAULT 0
 );
 -- Batches of a live recording as committed (Arrow IPC as the collector sent it), until finalised.
 CREATE TABLE IF NOT EXISTS live_batches (

@@ -1,6 +1,7 @@
 """The ingest websocket against a real server, driven by a Python client speaking wire.schema.json:
 tokens (bad, revoked), a rejected batch that does not cost the connection its next good batch,
-duplicates acknowledged and not stored twice, the explicit end turning the recording ready."""
+duplicates acknowledged and not stored twice, the explicit end turning the recording ready, no ack for a
+batch once finalising has closed the session."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from placemap.schema.events import EVENT_SCHEMA
+from placemap.store import Store
+from placemap.store.live import LiveStore
 
 
 @pytest.fixture(scope="module")
@@ -163,4 +166,29 @@ def test_vanished_collector_ends_after_timeout(live_server: LiveServer, topology
         assert send_batch(ws, 0, batch([10, 20], [cpu, cpu]), 2)["type"] == "ack"
         ws.close(code=1001)  # going away, not an end: the recording waits for it, then ends
     rec = live_server.wait_status(welcome["recording_id"], "ready", timeout_s=30)
+    assert rec["event_count"] == 2
+
+
+def test_no_ack_once_finalising_closed_the_session(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    """The race behind lost-but-acknowledged batches: a (re)connected collector committing while the
+    recording is finalised. Finalising closes the sessions in the store before it reads their batches; a
+    batch after that is refused (no ack: the collector keeps it), never stored where no chunk will see it."""
+    _, secret = live_server.token()
+    session = uuid.uuid4().hex
+    cpu = topology["cpus"][0]["cpu"]
+    with open_session(live_server, secret, topology, session) as (ws, welcome):
+        rid = welcome["recording_id"]
+        assert send_batch(ws, 0, batch([10, 20], [cpu, cpu]), 2) == {"type": "ack", "seq": 0}
+        store = Store(live_server.db)
+        try:
+            LiveStore(store).close_sessions(rid)  # what finalize does first, from another process here
+        finally:
+            store.close()
+        answer = send_batch(ws, 1, batch([30, 40], [cpu, cpu]), 2)
+        assert answer["type"] == "error" and answer["code"] == "session_ended"
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+    with open_session(live_server, secret, topology, session) as (ws, answer):
+        assert answer["type"] == "error" and answer["code"] == "session_ended"
+    rec = live_server.wait_status(rid, "ready", timeout_s=30)
     assert rec["event_count"] == 2
