@@ -110,7 +110,6 @@ def test_kernel_matches_the_plain_rules_and_seek_matches_full_replay(
         assert _as_dict(seek.state) == full, f"keyframe seek differs from full replay at t={t}"
 
 
-
 def test_a_task_whose_switch_out_is_missing_stops_running(g4_store: tuple[Store, str]) -> None:
     store, rid = g4_store
     # CPU 0: 319.980218 sched_switch ==> tokio-rt-worker 68; the next switch on CPU 0 (319.983310)
