@@ -14,7 +14,7 @@ ends); a receiver's burst reads everything pending. Costs per message are parame
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from placemap.sim.engine import EXIT, SLEEP, Engine
 from placemap.sim.state import TASK_SLEEPING, Task
@@ -157,7 +157,7 @@ class Hackbench:
 
     metric_name = "runtime_s"
     better = "lower"
-    PARAMS = ("groups", "mode", "ipc", "loops")
+    PARAMS: ClassVar[tuple[str, ...]] = ("groups", "mode", "ipc", "loops")
 
     def __init__(self, groups: int = 1, mode: str = "process", ipc: str = "pipe", loops: int = 100) -> None:
         self.groups = groups

@@ -9,7 +9,7 @@ Defaults are schbench's classic -s 30000 -c 30000 (us); both can be set per scen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import TASK_SLEEPING, Task
@@ -79,7 +79,7 @@ class Schbench:
 
     metric_name = "p99_wakeup_latency_us"
     better = "lower"
-    PARAMS = ("messengers", "workers", "cputime_us", "sleeptime_us")
+    PARAMS: ClassVar[tuple[str, ...]] = ("messengers", "workers", "cputime_us", "sleeptime_us")
 
     def __init__(
         self, messengers: int = 1, workers: int = 16, cputime_us: int = 30000, sleeptime_us: int = 30000
