@@ -71,12 +71,17 @@ COLD_MAX_KB = 32 * 1024
 # A memory-bound thread alone streams ~15 GB/s (single-thread Stream Triad 17 GB/s on ICX,
 # Copy 28 GB/s; ~12-15 GB/s on Zen3).
 THREAD_BANDWIDTH_MBS = 15_000
-# An LLC's ceiling grows with its cores: a Zen3 CCX (8 cores) reaches ~28 GB/s through its
-# GMI link (3.5 GB/s per core); on a unified-LLC Xeon the same rule puts the ceiling above
-# the socket's, so there only the memory channels bind.
+# A split LLC reaches memory through its own link, whose ceiling grows with its cores: a Zen3
+# CCX (8 cores) reaches ~28 GB/s through its GMI link (3.5 GB/s per core). An LLC that spans
+# its whole node (a unified-LLC Xeon) has no such link: its cores sit on the same mesh as the
+# memory controllers, so there only the node's channels bind.
 LLC_BANDWIDTH_PER_CORE_MBS = 3_500
 # A socket's 8 channels of DDR4-3200 give ~150 GB/s of Stream bandwidth on Zen3 and ICX; an
-# NPS2/NPS4 node gets its share of the channels.
+# NPS2/NPS4 node gets its share of the channels. The channels are a queue: a thread's
+# bandwidth is its outstanding misses over the loaded memory latency (Little's law), and that
+# latency grows with the demand on the channels, so each added stream on a node slows the
+# others long before the ceiling (ICX Stream Copy: 28 GB/s alone, 24.5 each for 2 threads on a
+# socket, 14 each for 8). Total = demand / (1 + demand / ceiling).
 SOCKET_BANDWIDTH_MBS = 150_000
 
 # --- Scheduler overheads ------------------------------------------------------------------
@@ -90,23 +95,28 @@ STEAL_COST_NS = 1_500
 
 
 def _saturate(n: int, cap: float) -> float:
-    """Total bandwidth of n streams against a ceiling: a smooth min(n * thread, cap), so that
-    contention starts before the ceiling is reached (as Stream's sub-linear scaling shows)."""
+    """Total bandwidth of n streams through a link of ceiling cap: a smooth min(n * thread,
+    cap), so that contention starts before the ceiling is reached."""
     x = n * THREAD_BANDWIDTH_MBS
     return float(x / (1.0 + (x / cap) ** 2) ** 0.5)
 
 
-def mem_speed(n_llc: int, n_node: int, llc_cores: int, nodes_per_socket: int) -> float:
+def _queue(n: int, cap: float) -> float:
+    """Total bandwidth of n streams on memory channels of ceiling cap: the demand slowed by
+    the loaded latency, demand / (1 + demand / cap)."""
+    x = n * THREAD_BANDWIDTH_MBS
+    return float(x / (1.0 + x / cap))
+
+
+def mem_speed(n_llc: int, n_node: int, llc_cores: int, nodes_per_socket: int, node_cores: int = 0) -> float:
     """Speed factor (0..1] of a memory-bound task sharing its LLC (of llc_cores cores) with
-    n_llc and its node (1/nodes_per_socket of a socket) with n_node running memory-bound tasks,
-    itself included."""
+    n_llc and its node (1/nodes_per_socket of a socket, of node_cores cores; 0: unknown, the
+    LLC taken as split) with n_node running memory-bound tasks, itself included."""
     if n_llc <= 0 or n_node <= 0:
         return 1.0
-    per = min(
-        float(THREAD_BANDWIDTH_MBS),
-        _saturate(n_llc, LLC_BANDWIDTH_PER_CORE_MBS * llc_cores) / n_llc,
-        _saturate(n_node, SOCKET_BANDWIDTH_MBS / nodes_per_socket) / n_node,
-    )
+    per = min(float(THREAD_BANDWIDTH_MBS), _queue(n_node, SOCKET_BANDWIDTH_MBS / nodes_per_socket) / n_node)
+    if not node_cores or llc_cores < node_cores:
+        per = min(per, _saturate(n_llc, LLC_BANDWIDTH_PER_CORE_MBS * llc_cores) / n_llc)
     return per / THREAD_BANDWIDTH_MBS
 
 

@@ -19,6 +19,7 @@ class Speeds:
         self.mem_node = [0] * topo.nr_nodes
         self.mem_cpus: list[set[int]] = [set() for _ in range(topo.nr_nodes)]
         self.llc_cores = [len({topo.core_of[c] for c in cs}) for cs in topo.llc_cpus]
+        self.node_cores = [len({topo.core_of[c] for c in cs}) for cs in topo.node_cpus]
         # nodes sharing each node's socket (NPS2/NPS4 split a socket's memory channels)
         self.nps = [
             max(1, sum(1 for m in topo.node_cpus if m and topo.package_of[m[0]] == topo.package_of[cs[0]]))
@@ -38,7 +39,11 @@ class Speeds:
         if p is not None and p.membound:
             llc, node = self.topo.llc_of[cpu], self.topo.node_of[cpu]
             speed *= cost.mem_speed(
-                self.mem_llc[llc], self.mem_node[node], self.llc_cores[llc], self.nps[node]
+                self.mem_llc[llc],
+                self.mem_node[node],
+                self.llc_cores[llc],
+                self.nps[node],
+                self.node_cores[node],
             )
         return speed
 

@@ -40,3 +40,18 @@ def test_cold_cache_grows_with_the_working_set_up_to_the_cache_size() -> None:
     assert cost.cold_cache_ns("pkg", 10**7) == cost.cold_cache_ns("pkg", cost.COLD_MAX_KB)
     assert cost.cold_cache_ns("llc", 10**7) == cost.cold_cache_ns("llc", cost.L2_KB)
     assert cost.cold_cache_ns("smt", 10**7) == 0
+
+
+def test_streams_on_one_node_slow_each_other_long_before_the_ceiling() -> None:
+    # loaded latency: two streams on a node each get less than one alone, and one stream per
+    # node beats two on one node (why fork_spread helps Stream at 2 threads)
+    one = cost.mem_speed(1, 1, 32, 1, 32)
+    two = cost.mem_speed(2, 2, 32, 1, 32)
+    assert two < one <= 1.0
+    assert 2 * one > 1.05 * 2 * two
+
+
+def test_a_unified_llc_has_no_link_ceiling_of_its_own() -> None:
+    # the same 8-core LLC: as a whole node only the channels bind; as part of a bigger node
+    # (a split LLC) its link binds too
+    assert cost.mem_speed(8, 8, 8, 1, 8) > cost.mem_speed(8, 8, 8, 1, 32)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from placemap.sim.errors import ScenarioError
-from placemap.sim.scenario import run_scenario
+from placemap.sim.scenario import parse_scenario, run_scenario, simulate
 
 
 def metric(topology: str, workload: dict[str, Any], hints: list[str] | None = None, ms: int = 200) -> float:
@@ -42,6 +42,24 @@ def test_stream_on_unified_llc_gains_from_fork_spread_across_nodes() -> None:
     base = metric("icx-2s", {"kind": "stream", "threads": 8})
     spread = metric("icx-2s", {"kind": "stream", "threads": 8}, ["fork_spread"])
     assert spread > base * 1.05, "the NUMA allowance keeps 8 threads on one node's channels"
+
+
+def _stream_nodes(hints: list[str]) -> list[int]:
+    """The node of every stream thread (main included) after a short run on icx-2s."""
+    sc = {"topology": "icx-2s", "workload": {"kind": "stream", "threads": 2}, "hints": hints, "seed": 1}
+    eng, _ = simulate(parse_scenario({**sc, "duration_ms": 50}))
+    return [eng.st.topo.node_of[t.cpu] for t in eng.st.tasks]
+
+
+def test_stream_main_thread_is_one_of_the_team_so_two_threads_share_a_node_on_tip() -> None:
+    # libgomp's main thread takes a share of every loop: a 2-thread run forks one thread,
+    # which the NUMA allowance (imb_numa_nr = 8) keeps on main's node; fork_spread ignores the
+    # allowance and sends it to the other node's channels.
+    tip, spread = _stream_nodes([]), _stream_nodes(["fork_spread"])
+    assert len(tip) == 2 and tip[0] == tip[1]
+    assert spread[0] != spread[1]
+    wl = {"kind": "stream", "threads": 2}
+    assert metric("icx-2s", wl, ["fork_spread"]) > 1.05 * metric("icx-2s", wl)
 
 
 def test_schbench_wake_affine_helps_few_workers_and_overloads_the_llc_beyond_it() -> None:
