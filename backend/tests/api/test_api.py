@@ -236,6 +236,8 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
         "llcs": [{"id": c, "cpus": [c], "numa_nodes": [c]} for c in (0, 1)],
         "numa_nodes": [{"id": c, "cpus": [c]} for c in (0, 1)],
         "node_distances": [[10, 32], [32, 10]],
+        # what placemap-collect topology writes for a machine sysfs had to fill in; shown as text
+        "notes": ["CPUs 2-3 were offline when the topology was read", "<b>node 1</b> & <script>x</script>"],
     }
     r = client.post("/api/topologies", json=topo)
     assert r.status_code == 201
@@ -244,6 +246,7 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     r = client.post("/api/recordings", params={"topology_id": tid}, content=G4.read_bytes())
     rec = wait_done(client, r.json()["id"])
     assert rec["topology_id"] == tid and rec["topology_source"] == "manual"
+    assert client.get(f"/api/recordings/{rec['id']}/topology").json()["notes"] == topo["notes"]
     m = client.get(f"/api/recordings/{rec['id']}/metrics").json()
     assert m["migrations"]["by_level"] == {"smt": 0, "llc": 0, "node": 0, "cross_node": 629}
     assert len(m["llc_util"]["series"]) == 2

@@ -297,6 +297,12 @@ type Topology struct {
 	// SLIT distances, rows and columns in the order of numa_nodes.
 	NodeDistances [][]int `json:"node_distances"`
 
+	// What a reader should know about this topology, one sentence each: offline CPUs,
+	// CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and
+	// where sysfs had to be filled in (missing cache information, ...). Plain text,
+	// to be shown escaped.
+	Notes []string `json:"notes,omitempty,omitzero"`
+
 	// NumaNodes corresponds to the JSON schema field "numa_nodes".
 	NumaNodes []NumaNode `json:"numa_nodes"`
 

@@ -180,6 +180,7 @@ func (r *reader) read() error {
 		t.Cpus = append(t.Cpus, out)
 	}
 	t.Llcs = llcs
+	t.Notes = notes(t, r.warnings)
 	return nil
 }
 

@@ -872,6 +872,11 @@ export interface components {
              * @description SLIT distances, rows and columns in the order of numa_nodes.
              */
             node_distances: number[][];
+            /**
+             * Notes
+             * @description What a reader should know about this topology, one sentence each: offline CPUs, CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and where sysfs had to be filled in (missing cache information, ...). Plain text, to be shown escaped.
+             */
+            notes?: string[] | null;
         };
         /** WakeupMetrics */
         WakeupMetrics: {

@@ -20,6 +20,10 @@ export interface Topology {
    * SLIT distances, rows and columns in the order of numa_nodes.
    */
   node_distances: number[][];
+  /**
+   * What a reader should know about this topology, one sentence each: offline CPUs, CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and where sysfs had to be filled in (missing cache information, ...). Plain text, to be shown escaped.
+   */
+  notes?: string[];
 }
 /**
  * This interface was referenced by `Topology`'s JSON-Schema
@@ -367,6 +371,10 @@ export interface Topology {
    * SLIT distances, rows and columns in the order of numa_nodes.
    */
   node_distances: number[][];
+  /**
+   * What a reader should know about this topology, one sentence each: offline CPUs, CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and where sysfs had to be filled in (missing cache information, ...). Plain text, to be shown escaped.
+   */
+  notes?: string[];
 }
 /**
  * This interface was referenced by `Topology`'s JSON-Schema

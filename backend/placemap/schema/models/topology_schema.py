@@ -79,3 +79,7 @@ class Topology(BaseModel):
     node_distances: list[list[int]] = Field(
         ..., description="SLIT distances, rows and columns in the order of numa_nodes."
     )
+    notes: list[str] | None = Field(
+        None,
+        description="What a reader should know about this topology, one sentence each: offline CPUs, CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and where sysfs had to be filled in (missing cache information, ...). Plain text, to be shown escaped.",
+    )
