@@ -12,3 +12,8 @@ Entry points:
 Layers (imports point down only): topology -> domains -> state -> policy/* -> core, cost,
 speed -> engine, balancing -> workloads/* -> scenario, calibration.
 """
+
+# Run the compiled build (scripts/build-sim) when it matches these sources; see _native.py.
+from placemap.sim import _native
+
+_native.activate(__path__)
