@@ -13,9 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from placemap.settings import Settings
 from placemap.sim.calibration import calibrate
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
+from placemap.sim_record import run as run_and_save
+from placemap.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CSV = REPO.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
@@ -27,11 +30,18 @@ def _sim(args: argparse.Namespace) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
+    store = Store(Settings.from_env(db_path=args.db).db_path) if args.save else None
     try:
-        result = run_scenario(scenario, wall_clock=not args.deterministic)
+        if store is None:
+            result = run_scenario(scenario, wall_clock=not args.deterministic)
+        else:
+            result = run_and_save(scenario, store=store, wall_clock=not args.deterministic)
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if store is not None:
+            store.close()
     if args.json:
         json.dump(result, sys.stdout, sort_keys=True)
         sys.stdout.write("\n")
@@ -41,6 +51,8 @@ def _sim(args: argparse.Namespace) -> int:
         print(f"{m['name']} = {m['value']} ({m['better']} is better)")
         print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
         print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
+        if "recording_id" in result:
+            print(f"saved as recording {result['recording_id']}")
     return 0
 
 
@@ -79,6 +91,10 @@ def register(sub: Any) -> None:
     sim.add_argument("scenario", help="scenario JSON file")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")
+    sim.add_argument(
+        "--save", action="store_true", help="also store the run as a recording (source simulated) to replay"
+    )
+    sim.add_argument("--db", help="SQLite file for --save (default data/placemap.db, env PLACEMAP_DB)")
     sim.set_defaults(func=_sim)
     cal = sub.add_parser("calibrate", help="compare the simulator with the published result tables")
     cal.add_argument("--csv", default=str(DEFAULT_CSV), help="result table (default: shared/calibration)")

@@ -38,6 +38,7 @@ def recording(row: RecordingRow, store: Store) -> Recording:
             "bytes_stored": row.bytes_stored,
             "chunk_count": row.chunk_count,
             "topology_source": topology_source,
+            "scenario": meta.get("scenario"),
             "import_summary": meta.get("import_summary"),
             "error": row.error,
             "progress": row.progress if row.status == "importing" else None,

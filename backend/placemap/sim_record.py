@@ -1,0 +1,158 @@
+"""A simulator run, optionally saved as a recording (source "simulated"): what `placemap sim --save`
+and the API's simulation jobs both call.
+
+Owns the bridge between the pure simulator (placemap.sim, plain Python columns) and the store:
+the simulated events are handed to the import path's Ingestor in ~64k-row Arrow batches while
+the simulation runs, so memory stays bounded by one batch whatever the run's length. The
+recording's topology is the simulated one (the preset's, in the project's topology schema) and
+its metadata holds the scenario and the run's result JSON. Progress is simulated time over the
+scenario's duration, read off the event stream (the simulator has no other hook and stays
+untouched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from placemap.replay.ingest import Ingestor
+from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
+from placemap.schema.models.topology_schema import Topology as TopologyModel
+from placemap.sim.scenario import Scenario, parse_scenario, simulate
+from placemap.sim.trace import COLUMNS, EventLog
+from placemap.store import Store
+from placemap.store.live import LiveStore
+
+Progress = Callable[[float], None]
+
+# How often (in events) the simulated clock is read for progress: cheap, and still many updates
+# per second of wall time (the simulator does roughly 10^5 events per CPU-second).
+PROGRESS_EVERY = 1024
+TOPOLOGY_SOURCES = ("sysfs", "inferred", "preset", "manual")
+
+
+class _StreamingLog(EventLog):
+    """An EventLog that reports simulated time, and, when saving, passes every full batch of
+    rows to the Ingestor instead of keeping it."""
+
+    def __init__(self, duration_ns: int, on_progress: Progress | None, ingestor: Ingestor | None) -> None:
+        super().__init__()
+        self.duration_ns = duration_ns
+        self.on_progress = on_progress
+        self.ingestor = ingestor
+        self.total = 0
+        self._next_report = 0.0
+
+    def _row(
+        self, kind: int, ts: int, cpu: int, cur_pid: int, subject: tuple[int, str], **extra: object
+    ) -> None:
+        self.total += 1
+        if self.ingestor is not None:
+            super()._row(kind, ts, cpu, cur_pid, subject, **extra)
+            if len(self.cols["ts_ns"]) >= BATCH_ROWS:
+                self.flush()
+        if self.on_progress is not None and self.total % PROGRESS_EVERY == 0:
+            frac = min(ts / self.duration_ns, 1.0)
+            if frac >= self._next_report:  # at most ~100 reports per run
+                self._next_report = frac + 0.01
+                self.on_progress(frac)
+
+    def flush(self) -> None:
+        """Hand the rows collected so far to the Ingestor (a no-op when not saving)."""
+        if self.ingestor is not None and self.cols["ts_ns"]:
+            self.ingestor.add(events_batch(self.cols))
+        self.cols = {c: [] for c in COLUMNS}
+
+
+def events_batch(cols: Mapping[str, list[object]]) -> pa.RecordBatch:
+    """The simulator's columns as one record batch in EVENT_SCHEMA (absent columns all null)."""
+    n = len(cols["ts_ns"])
+    arrays = [
+        pa.array(cols[f.name], type=f.type) if f.name in cols else pa.nulls(n, type=f.type)
+        for f in EVENT_SCHEMA
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=EVENT_SCHEMA)
+
+
+def recording_topology(scenario: Mapping[str, Any], sc: Scenario) -> dict[str, Any]:
+    """The simulated topology in the project's schema, validated: the preset's (source "preset"),
+    or an inline topology keeping the source it was given."""
+    topo = sc.topology.to_dict()
+    inline = scenario.get("topology")
+    if isinstance(inline, Mapping):
+        src = inline.get("source")
+        topo["source"] = src if src in TOPOLOGY_SOURCES else "manual"
+        if isinstance(inline.get("kernel_release"), str):
+            topo["kernel_release"] = inline["kernel_release"]
+    return TopologyModel.model_validate(topo).model_dump(mode="json", exclude_none=True)
+
+
+def recording_name(scenario: Mapping[str, Any], sc: Scenario) -> str:
+    """A display name saying what was simulated: topology, workload, hints, seed."""
+    parts = ["sim", sc.topology.name, str(sc.workload_spec.get("kind"))]
+    hints = scenario.get("hints") or []
+    if isinstance(hints, list) and hints:
+        parts.append("+".join(str(h) for h in hints))
+    parts.append(f"seed {sc.seed}")
+    return " ".join(parts)
+
+
+def run(
+    scenario: Mapping[str, Any],
+    *,
+    store: Store | None = None,
+    wall_clock: bool = True,
+    on_progress: Progress | None = None,
+    on_recording: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Validate and run one scenario; the result JSON of `run_scenario`, plus `recording_id` when
+    saved into `store`. ScenarioError (before anything is stored) names a bad field.
+    `on_recording(rid)` is told the new recording's id before its events are stored, so whoever
+    may cancel the run can clean the half-stored recording up."""
+    sc = parse_scenario(scenario)
+    rid: str | None = None
+    ingestor: Ingestor | None = None
+    if store is not None:
+        topo = recording_topology(scenario, sc)
+        tid = store.put_topology(topo)
+        rid = store.create_recording(recording_name(scenario, sc), source="simulated", topology_id=tid)
+        if on_recording is not None:
+            on_recording(rid)
+        ingestor = Ingestor(store, rid, TopologyModel.model_validate(topo))
+    try:
+        log = _StreamingLog(sc.duration_ns, on_progress, ingestor)
+        t0 = time.perf_counter()
+        eng, wl = simulate(sc, log)
+        wall = time.perf_counter() - t0 if wall_clock else 0.0
+        end = eng.env.now
+        # the same summary as placemap.sim.scenario.run_scenario (a test holds them equal)
+        result: dict[str, Any] = {
+            "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
+            "counters": eng.counters(end),
+            "sim": {
+                "events": eng.sched_events(),
+                "wall_s": round(wall, 3),
+                "simulated_ms": round(end / 1e6, 3),
+                "complete": wl.complete(),
+            },
+        }
+        if ingestor is not None and store is not None and rid is not None:
+            log.flush()
+            ingestor.finish(None)
+            # finish() writes the ingest's own metadata; the scenario and result join it after
+            LiveStore(store).merge_meta(rid, {"scenario": dict(scenario), "sim_result": result})
+            result["recording_id"] = rid
+    except BaseException as exc:
+        if ingestor is not None and store is not None and rid is not None:
+            with contextlib.suppress(Exception):
+                ingestor.close()
+            with contextlib.suppress(Exception):
+                store.fail_recording(rid, f"the simulation could not be stored: {type(exc).__name__}: {exc}")
+        raise
+    if on_progress is not None:
+        on_progress(1.0)
+    return result
