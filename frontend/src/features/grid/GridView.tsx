@@ -1,13 +1,14 @@
 /**
  * The placement grid: a canvas the Player draws every frame, an SVG overlay with node / LLC / CPU
  * labels (re-rendered only when the layout changes), and a hover card for the CPU under the mouse.
- * Clicking a CPU selects the task running on it.
+ * Clicking a CPU selects the task running on it. Below it, the topology's notes (TopologyNotes).
  */
 import { useCallback, useEffect, useRef, useState, type MouseEvent } from "react";
 import type { Player } from "../engine/player";
 import { usePlayerField, usePlayerSnapshot } from "../engine/usePlayer";
 import { hitTestCpu, type GridLayout } from "../../viz/layout";
 import { TASK_STATE_NAMES } from "../../viz/replay";
+import { TopologyNotes } from "./TopologyNotes";
 
 interface Props {
   player: Player;
@@ -157,8 +158,9 @@ export function GridView({ player, onSelect }: Props) {
   };
 
   return (
-    <div
-      className="grid-wrap"
+    <>
+      <div
+        className="grid-wrap"
       ref={wrapRef}
       onMouseMove={onMove}
       onMouseLeave={onLeave}
@@ -170,6 +172,8 @@ export function GridView({ player, onSelect }: Props) {
       {hover && layout && <HoverCard player={player} layout={layout} hover={hover} />}
       {status === "loading" && <div className="grid-msg">loading…</div>}
       {status === "error" && <div className="grid-msg error">{error}</div>}
-    </div>
+      </div>
+      <TopologyNotes notes={status === "ready" ? player.topo?.notes : null} />
+    </>
   );
 }
