@@ -1,19 +1,25 @@
-"""Run `placemap-collect import FILE --format F --out - --json --progress` and store what it writes.
+"""Run `placemap-collect import FILE --format F --out - --chunks --json --progress` and store what it
+writes.
 
-stdout: one Arrow IPC stream in the event schema, read batch by batch into the Ingestor (never the
-whole recording in memory). stderr: progress lines {"bytes_read","bytes_total","events"}, then the
-ImportSummary JSON object; on bad input the importer exits 1 with a one-line message. Any failure
-leaves the recording failed with a readable reason and none of its data.
+stdout: the recording's chunks in their stored form before compression (65,536 rows, strings
+dictionary-encoded, one Arrow IPC stream each), as frames `"PMCK", rows u32, ipc_bytes u64` + IPC
+(collectors/internal/importer/chunkout.go). The importer cuts and encodes them in parallel goroutines;
+here the state machine reads each table straight from the frame's bytes, and the chunk writer thread
+zstd-compresses those same bytes as the stored chunk, one chunk at a time (never the whole recording
+in memory). stderr: progress lines {"bytes_read","bytes_total",
+"events"}, then the ImportSummary JSON object; on bad input the importer exits 1 with a one-line
+message. Any failure leaves the recording failed with a readable reason and none of its data.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import struct
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +33,36 @@ from placemap.schema.models.topology_schema import Topology
 from placemap.store.store import Store
 
 PROGRESS_EVERY_S = 0.25
+CHUNK_MAGIC = b"PMCK"
+_HEADER = struct.Struct("<4sIQ")  # magic, rows, ipc_bytes
+MAX_IPC_BYTES = 1 << 31  # a chunk's IPC is tens of MB at most; more means a garbled stream
+
+
+class ChunkStreamError(Exception):
+    """The importer's chunk frames are cut short or malformed."""
+
+
+def read_chunks(stream: IO[bytes]) -> Iterator[tuple[pa.Table, bytes]]:
+    """The (table, its IPC bytes) of each chunk frame on `stream`, in order."""
+    while True:
+        head = stream.read(_HEADER.size)
+        if not head:
+            return
+        if len(head) < _HEADER.size:
+            raise ChunkStreamError(f"a chunk header is cut short ({len(head)} of {_HEADER.size} bytes)")
+        magic, rows, size = _HEADER.unpack(head)
+        if magic != CHUNK_MAGIC or size > MAX_IPC_BYTES:
+            raise ChunkStreamError(f"not a chunk frame header: {head[:8]!r}")
+        ipc = stream.read(size)
+        if len(ipc) < size:
+            raise ChunkStreamError(f"a chunk is cut short ({len(ipc)} of {size} bytes)")
+        try:
+            table = pa.ipc.open_stream(pa.py_buffer(ipc)).read_all()  # no copy: views into ipc
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ChunkStreamError(f"a chunk does not decode: {exc}") from exc
+        if table.num_rows != rows:
+            raise ChunkStreamError(f"a chunk holds {table.num_rows} rows, its header says {rows}")
+        yield table, ipc
 
 
 class ImportFailedError(Exception):
@@ -112,8 +148,21 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
             f"the importer binary is missing at {collector}: build it with "
             "`cd collectors && CGO_ENABLED=0 go build -o bin/placemap-collect ./cmd/placemap-collect`"
         )
-    cmd = [str(collector), "import", str(path), "--format", fmt, "--out", "-", "--json", "--progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    cmd = [
+        str(collector),
+        "import",
+        str(path),
+        "--format",
+        fmt,
+        "--out",
+        "-",
+        "--chunks",
+        "--json",
+        "--progress",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, bufsize=1 << 20
+    )
     if on_process is not None:
         on_process(proc)
     assert proc.stdout is not None and proc.stderr is not None
@@ -123,10 +172,9 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
         stream_error: str | None = None
         try:
             try:
-                reader = pa.ipc.open_stream(proc.stdout)
-                for batch in reader:
-                    ingestor.add(batch)
-            except (pa.ArrowInvalid, OSError) as exc:
+                for table, ipc in read_chunks(proc.stdout):
+                    ingestor.add_stored(table, ipc)
+            except (ChunkStreamError, OSError) as exc:
                 stream_error = str(exc)
             rc = proc.wait()
             err.thread.join(timeout=10)
@@ -141,7 +189,7 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
             reason = err.messages[-1] if err.messages else f"the importer exited with status {rc}"
             raise ImportFailedError(reason.removeprefix("placemap-collect: "))
         if stream_error is not None:
-            raise ImportFailedError(f"the importer's output was not a valid Arrow stream: {stream_error}")
+            raise ImportFailedError(f"the importer's output was not a valid chunk stream: {stream_error}")
         summary = err.summary
         if summary is not None:
             try:

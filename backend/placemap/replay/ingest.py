@@ -64,6 +64,7 @@ class Ingestor:
         self.chunk_rows = chunk_rows
         self._pending: list[pa.RecordBatch] = []
         self._pending_rows = 0
+        self._short_stored = False  # a stored chunk shorter than chunk_rows came (only the last may)
         self.state = PlacementState()
         self.state.start_classifying()
         self.writer = ChunkWriter(store, rid)
@@ -102,10 +103,28 @@ class Ingestor:
         for b in batches:
             self.add(b)
 
+    def add_stored(self, table: pa.Table, ipc: bytes) -> None:
+        """Take one chunk already in its stored form before compression (the importer's --chunks
+        output): `table` is the IPC stream `ipc` read (EVENT_SCHEMA columns, strings possibly
+        dictionary-encoded), chunk_rows rows (fewer only for the last). `ipc` is compressed and stored
+        as it is; nothing is re-encoded."""
+        if self._pending_rows:
+            raise IngestError("a stored chunk came after batches that do not fill a chunk")
+        if self._short_stored:
+            raise IngestError(f"a stored chunk of fewer than {self.chunk_rows} rows came before the last")
+        if table.num_rows > self.chunk_rows:
+            raise IngestError(f"a stored chunk has {table.num_rows} rows, more than {self.chunk_rows}")
+        _check_stored_schema(table.schema)
+        if table.num_rows == 0:
+            return
+        self._short_stored = table.num_rows < self.chunk_rows
+        self._chunk(table, ipc)
+
     # --- per chunk --------------------------------------------------------------------------
-    def _chunk(self, table: pa.Table) -> None:
-        # dictionary-encoded once: the stored form, and what the state machine reads
-        table = dictionary_encode(to_event_schema(table).combine_chunks())
+    def _chunk(self, table: pa.Table, ipc: bytes | None = None) -> None:
+        if ipc is None:
+            # dictionary-encoded once: the stored form, and what the state machine reads
+            table = dictionary_encode(to_event_schema(table).combine_chunks())
         cols = ChunkColumns.from_table(table)
         self.set_chunk_extras(table)
         n = len(cols.ts)
@@ -128,6 +147,7 @@ class Ingestor:
                 t_end_ns=int(cols.ts[-1]),
                 first_row=self.rows,
                 events=table,
+                events_ipc=ipc,
                 keyframe=keyframe,
                 placements=self._placements_table(cols, pl),
                 pids=self._chunk_pids(int(cols.ts[0])),
@@ -356,6 +376,21 @@ class Ingestor:
         self._current_lost = table.column("lost_events").fill_null(0).to_numpy().astype(np.float64)
         self._current_llc = table.column("llc").fill_null(-1).to_numpy().astype(np.int64)
         self._current_util = table.column("util").fill_null(0).to_numpy().astype(np.float64)
+
+
+def _check_stored_schema(schema: pa.Schema) -> None:
+    """A stored chunk has EVENT_SCHEMA's columns in order; string columns may be dictionaries."""
+    names = [f.name for f in schema]
+    if names != EVENT_SCHEMA.names:
+        raise IngestError(f"a stored chunk's columns are {names}, not the event schema's")
+    for want, got in zip(EVENT_SCHEMA, schema, strict=True):
+        same = got.type == want.type or (
+            pa.types.is_string(want.type)
+            and pa.types.is_dictionary(got.type)
+            and pa.types.is_string(got.type.value_type)
+        )
+        if not same:
+            raise IngestError(f"a stored chunk's column {got.name} is {got.type}, not {want.type}")
 
 
 __all__ = ["EVENT_SCHEMA", "IngestError", "Ingestor"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from placemap.store.codec import encode_table
+from placemap.store.codec import compress_ipc, encode_table
 from placemap.store.store import ChunkWrite, Store
 
 QUEUE_CHUNKS = 2  # bounds memory: at most this many chunks wait besides the one being written
@@ -27,6 +27,7 @@ class PendingChunk:
     keyframe: pa.Table
     placements: pa.Table
     pids: list[int]
+    events_ipc: bytes | None = None  # the events' IPC stream when it came already written (importer --chunks)
 
 
 class ChunkWriter:
@@ -61,7 +62,8 @@ class ChunkWriter:
             self.store.close()
 
     def _write(self, c: PendingChunk) -> None:
-        data = encode_table(c.events)  # already dictionary-encoded by the ingest
+        # dictionary-encoded by the ingest, or written as the stored IPC by the importer
+        data = compress_ipc(c.events_ipc) if c.events_ipc is not None else encode_table(c.events)
         kf = encode_table(c.keyframe)
         pl = encode_table(c.placements)
         self.store.append_chunk(

@@ -54,9 +54,13 @@ def encode_table(table: pa.Table) -> Encoded:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=max(table.num_rows, 1))
-    raw = sink.getvalue()
+    return compress_ipc(sink.getvalue())
+
+
+def compress_ipc(raw: bytes | pa.Buffer) -> Encoded:
+    """An IPC stream already written (e.g. by the importer's --chunks output) as a stored blob."""
     data = _ZSTD.compress(raw, asbytes=True)
-    return Encoded(data=data, raw_bytes=raw.size)
+    return Encoded(data=data, raw_bytes=len(raw) if isinstance(raw, bytes) else raw.size)
 
 
 def encode_chunk(table: pa.Table) -> Encoded:

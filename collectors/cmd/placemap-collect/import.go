@@ -16,7 +16,7 @@ import (
 	"placemap/collectors/internal/tracefs/rawimport"
 )
 
-const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf|tracefs-raw|tracedat] --out X.arrow [--json] [--progress] [--instance NAME]
+const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf|tracefs-raw|tracedat] --out X.arrow [--json] [--progress] [--instance NAME] [--chunks]
 
 Reads ftrace text (cat trace / trace_pipe), trace-cmd report text or perf script text,
 plain or gzip, a raw tracefs capture directory (per_cpu/cpuN.raw + events/) or a
@@ -26,6 +26,9 @@ trace-cmd trace.dat, and writes placemap's events as an Arrow IPC stream.
   --out PATH     output file, or - for stdout (then --json goes to stderr)
   --json         print the import summary (one JSON object)
   --progress     print {"bytes_read":N,"bytes_total":M,"events":K} lines to stderr every 0.25 s
+  --chunks       with --out -: write the store's chunks (65,536 rows, dictionary-encoded
+                 strings, zstd Arrow IPC) as frames instead of one Arrow stream (the backend's
+                 import path; format in collectors/internal/importer/chunkout.go)
 `
 
 func runImport(args []string) error {
@@ -36,6 +39,7 @@ func runImport(args []string) error {
 	asJSON := fs.Bool("json", false, "")
 	progress := fs.Bool("progress", false, "")
 	instance := fs.String("instance", "", "")
+	chunks := fs.Bool("chunks", false, "")
 	// flags may come after the files: parse repeatedly
 	var files []string
 	rest := args
@@ -60,6 +64,9 @@ func runImport(args []string) error {
 	if *out == "" {
 		return usageError("import: --out is required\n%s", importUsage)
 	}
+	if *chunks && *out != "-" {
+		return usageError("import: --chunks writes to --out - only\n%s", importUsage)
+	}
 	// Binary inputs go to the ring-buffer decoder (internal/tracefs/rawimport).
 	bin := *format
 	if bin == "auto" && len(files) == 1 {
@@ -69,7 +76,19 @@ func runImport(args []string) error {
 		if len(files) != 1 {
 			return usageError("import: --format %s takes exactly one input", bin)
 		}
-		sum, err := rawimport.Run(rawimport.Options{Path: files[0], Format: bin, Out: *out, Stdout: os.Stdout, Instance: *instance})
+		var stdout io.Writer = os.Stdout
+		var conv io.WriteCloser
+		if *chunks {
+			// the decoder writes an Arrow stream; re-cut it into chunk frames
+			conv = importer.NewChunkConverter(os.Stdout)
+			stdout = conv
+		}
+		sum, err := rawimport.Run(rawimport.Options{Path: files[0], Format: bin, Out: *out, Stdout: stdout, Instance: *instance})
+		if conv != nil {
+			if cerr := conv.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -93,7 +112,7 @@ func runImport(args []string) error {
 	default:
 		return usageError("import: --format %q: want auto, ftrace, tracecmd, perf, tracefs-raw or tracedat", *format)
 	}
-	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout}
+	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout, Chunks: *chunks}
 	if *progress {
 		opts.Progress = os.Stderr
 	}

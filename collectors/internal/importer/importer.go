@@ -55,6 +55,9 @@ type Options struct {
 	Stdout   io.Writer // where "-" writes
 	Progress io.Writer // JSON progress lines, nil for none
 	Workers  int       // parse goroutines; 0 = GOMAXPROCS
+	// Chunks makes `-` carry the store's compressed chunks (chunkout.go) instead of
+	// an Arrow IPC stream; it needs Out "-".
+	Chunks bool
 }
 
 // Run imports opts.Files and returns the summary. Errors wrapping ErrFormat mean the
@@ -79,6 +82,9 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 			return nil, fmt.Errorf("%w: %s is a directory (a tracefs capture directory is a binary format; import its trace text)", ErrFormat, p)
 		}
 		total += st.Size()
+	}
+	if opts.Chunks && opts.Out != "-" {
+		return nil, errors.New("chunk output (--chunks) goes to --out - only")
 	}
 	// File output goes to OUT.partial, renamed on success; `-` streams to Stdout.
 	var f *os.File
@@ -133,7 +139,14 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 
 	var events atomic.Int64
 	stopProgress := startProgress(opts.Progress, &rd.bytesRead, total, &events)
-	ow := newOutWriter(sink)
+	var ow batchSink
+	if opts.Chunks {
+		ow = newChunkOut(sink, workers)
+	} else {
+		ow = newOutWriter(sink)
+	}
+	defer ow.abort() // a no-op once closed
+	var rc recorder  // wraps held rows for sorting
 	var m merged
 	var werr error
 	pending := map[int]*result{}
@@ -161,7 +174,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 		} else {
 			recs := make([]arrow.RecordBatch, 0, len(held))
 			for _, c := range held {
-				recs = append(recs, ow.record(c))
+				recs = append(recs, rc.record(c))
 			}
 			err := writeSorted(recs, ow)
 			for _, r := range recs {

@@ -20,10 +20,23 @@ import (
 	"placemap/collectors/internal/schema"
 )
 
-type outWriter struct {
-	bw   *bufio.Writer
-	w    *ipc.Writer
+// batchSink takes the output's rows in order, batch by batch: outWriter (an Arrow IPC
+// stream) or chunkOut (the store's compressed chunks, chunkout.go).
+type batchSink interface {
+	write(c *cols) error // c may be reused once it returns
+	close() error
+	abort() // stop without finishing the output (after an error elsewhere)
+}
+
+// recorder wraps cols as record batches; zero backs the all-null columns.
+type recorder struct {
 	zero []byte
+}
+
+type outWriter struct {
+	recorder
+	bw *bufio.Writer
+	w  *ipc.Writer
 }
 
 func newOutWriter(w io.Writer) *outWriter {
@@ -56,7 +69,7 @@ func strArr(c *strn, n int) arrow.Array {
 	return array.MakeFromData(d)
 }
 
-func (o *outWriter) nullArr(t arrow.DataType, width, n int) arrow.Array {
+func (o *recorder) nullArr(t arrow.DataType, width, n int) arrow.Array {
 	need := n*width + (n+7)/8
 	if len(o.zero) < need {
 		o.zero = make([]byte, need+need/4)
@@ -67,7 +80,7 @@ func (o *outWriter) nullArr(t arrow.DataType, width, n int) arrow.Array {
 }
 
 // record wraps c (without copying) as a record batch in schema.ArrowSchema.
-func (o *outWriter) record(c *cols) arrow.RecordBatch {
+func (o *recorder) record(c *cols) arrow.RecordBatch {
 	c.finish()
 	n := c.n
 	arrs := make([]arrow.Array, len(schema.ArrowSchema.Fields()))
@@ -117,6 +130,8 @@ func (o *outWriter) write(c *cols) error {
 	return o.w.Write(rec)
 }
 
+func (o *outWriter) abort() {}
+
 func (o *outWriter) close() error {
 	if err := o.w.Close(); err != nil {
 		return err
@@ -157,7 +172,7 @@ func resort(src *os.File, dst io.Writer) error {
 }
 
 // writeSorted writes the rows of recs to o in stable ts order.
-func writeSorted(recs []arrow.RecordBatch, o *outWriter) error {
+func writeSorted(recs []arrow.RecordBatch, o batchSink) error {
 	type ref struct {
 		ts  int64
 		rec int32

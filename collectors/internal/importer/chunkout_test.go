@@ -1,0 +1,159 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"placemap/collectors/internal/schema"
+)
+
+// chunkRows imports files with Chunks on and reads the frames back: rows per chunk,
+// the rows themselves (dictionaries undone) and each chunk's schema.
+func chunkRows(t *testing.T, files ...string) ([]int, []row, []*arrow.Schema) {
+	t.Helper()
+	var out bytes.Buffer
+	if _, err := Run(Options{Files: files, Out: "-", Stdout: &out, Chunks: true}); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var rows []row
+	var schemas []*arrow.Schema
+	b := out.Bytes()
+	for len(b) > 0 {
+		if len(b) < ChunkHeaderBytes || string(b[:4]) != ChunkMagic {
+			t.Fatalf("bad frame header %q", b[:min(len(b), ChunkHeaderBytes)])
+		}
+		n := int(binary.LittleEndian.Uint32(b[4:]))
+		size := int(binary.LittleEndian.Uint64(b[8:]))
+		rd, err := ipc.NewReader(bytes.NewReader(b[ChunkHeaderBytes : ChunkHeaderBytes+size]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for rd.Next() {
+			rec := plainRecord(t, rd.RecordBatch())
+			for i := 0; i < int(rec.NumRows()); i++ {
+				rows = append(rows, rowAt(rec, i))
+			}
+			got += int(rec.NumRows())
+			rec.Release()
+		}
+		if got != n {
+			t.Fatalf("frame says %d rows, holds %d", n, got)
+		}
+		schemas = append(schemas, rd.Schema())
+		rd.Release()
+		sizes = append(sizes, n)
+		b = b[ChunkHeaderBytes+size:]
+	}
+	return sizes, rows, schemas
+}
+
+// plainRecord replaces dictionary columns by plain strings, in schema.ArrowSchema.
+func plainRecord(t *testing.T, r arrow.RecordBatch) arrow.RecordBatch {
+	t.Helper()
+	cols := make([]arrow.Array, r.NumCols())
+	for i, c := range r.Columns() {
+		d, ok := c.(*array.Dictionary)
+		if !ok {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		dict := d.Dictionary().(*array.String)
+		for j := 0; j < d.Len(); j++ {
+			if d.IsNull(j) {
+				sb.AppendNull()
+			} else {
+				sb.Append(dict.Value(d.GetValueIndex(j)))
+			}
+		}
+		cols[i] = sb.NewArray()
+		sb.Release()
+	}
+	out := array.NewRecordBatch(schema.ArrowSchema, cols, r.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out
+}
+
+func TestChunkOutputHoldsTheStreamsRowsInFullChunks(t *testing.T) {
+	for _, f := range []string{"traces/vm2-hackbench-g4.ftrace.txt.gz", "traces/vm2-hackbench-g2.perf-script.txt.gz"} {
+		path := sharedPath(t, f)
+		_, want := importRows(t, FormatAuto, path)
+		sizes, got, schemas := chunkRows(t, path)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", f, len(got), len(want))
+		}
+		for i, n := range sizes {
+			if i < len(sizes)-1 && n != schema.BatchRows {
+				t.Fatalf("%s: chunk %d has %d rows, only the last may have fewer than %d", f, i, n, schema.BatchRows)
+			}
+		}
+		for i := range want {
+			if d := diffRow(got[i], want[i]); d != "" {
+				t.Fatalf("%s: row %d: %s", f, i, d)
+			}
+		}
+		// comm repeats in every real chunk: it is stored as a dictionary with int8 indices here
+		if ty := schemas[0].Field(schema.ColComm).Type; ty.ID() != arrow.DICTIONARY || ty.(*arrow.DictionaryType).IndexType.ID() != arrow.INT8 {
+			t.Fatalf("%s: comm stored as %v", f, ty)
+		}
+	}
+}
+
+func TestChunkDictionaryOnlyWhereValuesRepeat(t *testing.T) {
+	c := newCols()
+	c.reset(400)
+	for i := 0; i < 400; i++ {
+		e := event{kind: schema.KindSwitch, pid: int32(i), comm: []byte(fmt.Sprintf("t%d", i)), nextComm: []byte(fmt.Sprintf("n%d", i%200)), prevState: []byte("S")}
+		if i%2 == 1 {
+			e.prevState = nil // null rows stay null
+		}
+		c.add(&e)
+	}
+	c.finish()
+	e := newChunkEncoder()
+	// 400 distinct of 400: plain; 200 of 400 (2*200 is not < 400): plain; 1: int8 dictionary
+	if d := e.dictionary(&c.comm, c.n); d != nil {
+		t.Fatalf("unique comms dictionary-encoded: %v", d.DataType())
+	}
+	if d := e.dictionary(&c.nextComm, c.n); d != nil {
+		t.Fatalf("half-distinct next_comm dictionary-encoded: %v", d.DataType())
+	}
+	d := e.dictionary(&c.prevState, c.n)
+	if d == nil {
+		t.Fatal("prev_state with one value not encoded")
+	}
+	defer d.Release()
+	da := d.(*array.Dictionary)
+	if da.NullN() != 200 || da.Dictionary().Len() != 1 || da.DataType().(*arrow.DictionaryType).IndexType.ID() != arrow.INT8 {
+		t.Fatalf("prev_state: %d nulls, %d values, %v", da.NullN(), da.Dictionary().Len(), da.DataType())
+	}
+	// 199 distinct of 400 (398 < 400): int16 is not needed below 128 values, int16 above
+	c.reset(400)
+	for i := 0; i < 400; i++ {
+		c.add(&event{kind: schema.KindFork, comm: []byte(fmt.Sprintf("c%d", i%199)), childComm: []byte("x")})
+	}
+	c.finish()
+	d2 := e.dictionary(&c.comm, c.n)
+	if d2 == nil || d2.DataType().(*arrow.DictionaryType).IndexType.ID() != arrow.INT16 {
+		t.Fatalf("199 distinct of 400: %v", d2)
+	}
+	d2.Release()
+}
+
+func TestChunksNeedTheStreamOutput(t *testing.T) {
+	if _, err := Run(Options{Files: []string{sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz")}, Out: t.TempDir() + "/x.arrow", Chunks: true}); err == nil {
+		t.Fatal("Chunks with a file output accepted")
+	}
+}
