@@ -75,6 +75,7 @@ def test_collector_is_privileged_on_the_host(config: dict[str, Any]) -> None:
     assert col["profiles"] == ["collector"]
     assert col["privileged"] is True
     assert col["pid"] == "host"
+    assert col["network_mode"] == "host"  # the host's hostname names the machine, not the container id
     assert "backend" in col["depends_on"]
     assert Path(col["build"]["context"], col["build"]["dockerfile"]).is_file()
     binds = {v["target"]: v for v in col["volumes"] if isinstance(v, dict) and v.get("type") == "bind"}
@@ -92,7 +93,7 @@ def test_collector_token_comes_from_the_env_file(config: dict[str, Any]) -> None
     assert token is not None
     assert col["environment"]["PLACEMAP_TOKEN"] == token.group(1)
     cmd = col["command"]
-    assert cmd[:3] == ["live", "--server", "http://backend:8000"]
+    assert cmd[:3] == ["live", "--server", "http://127.0.0.1:8000"]  # the backend's published port
     assert "--token" not in cmd  # with the host's PID namespace, argv is visible to every host user
 
 
