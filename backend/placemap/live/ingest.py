@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from placemap.live.chunker import LiveChunker
 from placemap.live.hub import browser_ipc
 from placemap.live.service import LiveService, status_of
 from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
@@ -165,15 +166,19 @@ class _Conn:
             else:
                 await _error(ws, "bad_message", f"unexpected message {kind!r}")
 
-    def _commit(self, seq: int, checked: CheckedBatch, data: bytes) -> bool:
-        return self.svc.live.commit_batch(
-            self.session_id,
-            self.rid,
-            BatchCommit(
-                seq=seq, rows=checked.rows, t_start_ns=checked.t_start_ns, t_end_ns=checked.t_end_ns,
-                lost_events=checked.lost_events, by_kind=checked.by_kind, data=data,
-            ),
-        )  # fmt: skip
+    def _commit(self, seq: int, checked: CheckedBatch, data: bytes, chunker: LiveChunker) -> bool:
+        with chunker.lock:  # commit order is offer order; finalising waits for the lock
+            stored = self.svc.live.commit_batch(
+                self.session_id,
+                self.rid,
+                BatchCommit(
+                    seq=seq, rows=checked.rows, t_start_ns=checked.t_start_ns, t_end_ns=checked.t_end_ns,
+                    lost_events=checked.lost_events, by_kind=checked.by_kind, data=data,
+                ),
+            )  # fmt: skip
+            if stored:
+                chunker.offer(checked.table)
+        return stored
 
     async def batch(self, h: BatchHeader, data: bytes) -> None:
         ws, svc, rid = self.ws, self.svc, self.rid
@@ -186,8 +191,9 @@ class _Conn:
             log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
             await _reject(ws, h.seq, str(exc))
             return
+        chunker = await svc.chunker(rid)
         try:
-            stored = await asyncio.to_thread(self._commit, h.seq, checked, data)
+            stored = await asyncio.to_thread(self._commit, h.seq, checked, data, chunker)
         except SessionEndedError as exc:
             # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
             await _refuse(ws, "session_ended", str(exc))

@@ -1,5 +1,6 @@
 """The live service: which collector session is connected to which live recording, the end-of-recording
-timers, and finalisation off the event loop. One per app; used from the event loop."""
+timers, each live recording's chunker, and finalisation off the event loop. One per app; used from the
+event loop."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import contextlib
 import logging
 from typing import Any
 
+from placemap.live.chunker import LiveChunker
 from placemap.live.finalize import finalize
 from placemap.live.hub import Hub
+from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
 from placemap.store.live import LiveStore
 
@@ -29,11 +32,29 @@ class LiveService:
         self._connected: dict[str, object] = {}  # recording id -> the connection that owns it now
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._finalizing: dict[str, asyncio.Task[None]] = {}
+        self._chunkers: dict[str, LiveChunker] = {}
+
+    def _new_chunker(self, rid: str, resume: bool) -> LiveChunker:
+        rec = self.store.get_recording(rid)
+        body = None if rec is None or rec.topology_id is None else self.store.get_topology(rec.topology_id)
+        topology = None if body is None else Topology.model_validate(body)
+        through = self.live.last_seq(rid) if resume else None
+        return LiveChunker(self.store, rid, topology, resume_through=through)
+
+    async def chunker(self, rid: str) -> LiveChunker:
+        """rid's chunker (a new recording's, created at its first session)."""
+        ch = self._chunkers.get(rid)
+        if ch is None:
+            ch = await asyncio.to_thread(self._new_chunker, rid, False)
+            ch = self._chunkers.setdefault(rid, ch)
+        return ch
 
     async def start(self) -> None:
-        """At server start: live recordings left by a previous run wait for their collector again."""
+        """At server start: live recordings left by a previous run wait for their collector again; their
+        chunks are rebuilt from the committed batches (cut where they were cut) in the background."""
         await asyncio.to_thread(self.live.drop_finished_batches)
         for rid in await asyncio.to_thread(self.live.live_recordings):
+            self._chunkers[rid] = await asyncio.to_thread(self._new_chunker, rid, True)
             # collectors back off while the server was away: give them at least RESTART_GRACE_S to find it
             self._timers[rid] = asyncio.create_task(
                 self._end_after(rid, max(self.end_timeout_s, RESTART_GRACE_S))
@@ -45,6 +66,9 @@ class LiveService:
         for t in [*self._timers.values(), *self._finalizing.values()]:
             with contextlib.suppress(BaseException):
                 await t
+        for ch in self._chunkers.values():
+            await asyncio.to_thread(ch.close)
+        self._chunkers.clear()
 
     def connected(self, rid: str, conn: object) -> None:
         """conn now feeds rid (a reconnect replaces an older connection of the same session)."""
@@ -84,7 +108,9 @@ class LiveService:
             if rid in self._finalizing:
                 await self._finalizing[rid]
             return
-        task = asyncio.create_task(asyncio.to_thread(finalize, self.store, rid))
+        task = asyncio.create_task(
+            asyncio.to_thread(finalize, self.store, rid, self._chunkers.pop(rid, None))
+        )
         self._finalizing[rid] = task
         try:
             await task
@@ -93,6 +119,9 @@ class LiveService:
             await asyncio.to_thread(self.store.fail_recording, rid, "finalising the live recording failed")
         finally:
             self._finalizing.pop(rid, None)
+        leftover = self._chunkers.pop(rid, None)  # made by a batch that the fence then refused
+        if leftover is not None:
+            await asyncio.to_thread(leftover.close)
         self.publish_status(rid)
 
     def publish_status(self, rid: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from placemap.store.store import Store, _now, new_id
+from placemap.store.store import ChunkWrite, Store, _now, new_id
 
 TOKEN_PREFIX = "pmt_"
 
@@ -47,6 +47,15 @@ class BatchCommit:
     lost_events: int
     by_kind: dict[str, int]
     data: bytes
+
+
+class LiveChunkStore(Store):
+    """The store as a live recording's chunk writer sees it: chunks do not add to event_count and
+    bytes_stored, which count committed batches while the recording is live (settle_counts fixes both
+    from the chunks when it ends)."""
+
+    def append_chunk(self, rid: str, chunk: ChunkWrite, *, count_events: bool = False) -> None:
+        super().append_chunk(rid, chunk, count_events=count_events)
 
 
 def token_hash(token: str) -> str:
@@ -191,9 +200,11 @@ class LiveStore:
         )
         return [(int(r[0]), r[1], r[2]) for r in rows]
 
-    def iter_batches(self, rid: str) -> Iterator[bytes]:
-        """The batches' IPC bytes in seq order, one at a time."""
+    def iter_batches(self, rid: str, max_seq: int | None = None) -> Iterator[bytes]:
+        """The batches' IPC bytes in seq order (up to max_seq), one at a time."""
         for seq, _, _ in self.batch_ranges(rid):
+            if max_seq is not None and seq > max_seq:
+                return
             row = (
                 self.store._conn()
                 .execute("SELECT data FROM live_batches WHERE recording_id = ? AND seq = ?", (rid, seq))
@@ -211,6 +222,42 @@ class LiveStore:
             c.execute(
                 "UPDATE recordings SET event_count = 0, chunk_count = 0, bytes_stored = 0 WHERE id = ?",
                 (rid,),
+            )
+
+    def last_seq(self, rid: str) -> int:
+        """The highest committed batch seq of rid (-1 before any)."""
+        row = (
+            self.store._conn()
+            .execute("SELECT MAX(seq) FROM live_batches WHERE recording_id = ?", (rid,))
+            .fetchone()
+        )
+        return -1 if row is None or row[0] is None else int(row[0])
+
+    def chunk_plan(self, rid: str) -> list[int]:
+        """The row counts of rid's chunks in order: what a rebuild after a restart must cut again."""
+        rows = self.store._conn().execute(
+            "SELECT rows FROM chunks WHERE recording_id = ? ORDER BY seq", (rid,)
+        )
+        return [int(r[0]) for r in rows]
+
+    def reset_chunks(self, rid: str) -> None:
+        """Drop a live recording's chunks before rebuilding them from its batches (after a restart);
+        its event counts (committed batches) stay."""
+        with self.store._tx() as c:
+            for table in ("chunks", "derived", "tasks", "task_chunks"):
+                c.execute(f"DELETE FROM {table} WHERE recording_id = ?", (rid,))
+            c.execute("UPDATE recordings SET chunk_count = 0 WHERE id = ?", (rid,))
+
+    def settle_counts(self, rid: str) -> None:
+        """After live chunking finished: event_count and bytes_stored as an import has them (from the
+        chunks)."""
+        with self.store._tx() as c:
+            c.execute(
+                "UPDATE recordings SET"
+                " event_count = (SELECT COALESCE(SUM(rows), 0) FROM chunks WHERE recording_id = ?),"
+                " bytes_stored = (SELECT COALESCE(SUM(bytes), 0) FROM chunks WHERE recording_id = ?)"
+                " WHERE id = ?",
+                (rid, rid, rid),
             )
 
     def merge_meta(self, rid: str, extra: dict[str, Any]) -> None:

@@ -193,8 +193,11 @@ class Store:
         with self._tx() as c:
             c.execute("UPDATE recordings SET topology_id = ? WHERE id = ?", (topology_id, rid))
 
-    def append_chunk(self, rid: str, chunk: ChunkWrite) -> None:
-        """Write one chunk, its keyframe and its task index rows in one transaction."""
+    def append_chunk(self, rid: str, chunk: ChunkWrite, *, count_events: bool = True) -> None:
+        """Write one chunk, its keyframe and its task index rows in one transaction.
+
+        count_events=False leaves event_count and bytes_stored alone (a live recording counts its events
+        as batches commit, and settles both from its chunks when it ends)."""
         with self._tx() as c:
             c.execute(
                 "INSERT INTO chunks (recording_id, seq, t_start_ns, t_end_ns, first_row, rows, raw_bytes,"
@@ -223,7 +226,7 @@ class Store:
             c.execute(
                 "UPDATE recordings SET chunk_count = chunk_count + 1, bytes_stored = bytes_stored + ?,"
                 " event_count = event_count + ? WHERE id = ?",
-                (len(chunk.data), chunk.rows, rid),
+                (len(chunk.data) if count_events else 0, chunk.rows if count_events else 0, rid),
             )
 
     def finish_recording(

@@ -3,6 +3,7 @@ file that a test may kill and restart, the collector binary built from this chec
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -126,6 +128,14 @@ def collect_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def topology(collect_bin: Path) -> dict[str, Any]:
+    """This machine's topology as the collector's hello carries it."""
+    out = subprocess.run([str(collect_bin), "topology", "--json", "--quiet"], capture_output=True, check=True)
+    topo: dict[str, Any] = json.loads(out.stdout)
+    return topo
 
 
 def tracefs_reason() -> str | None:

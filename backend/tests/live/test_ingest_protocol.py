@@ -12,7 +12,6 @@ import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,13 +23,6 @@ from websockets.sync.client import ClientConnection, connect
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 from placemap.store.live import LiveStore
-
-
-@pytest.fixture(scope="module")
-def topology(collect_bin: Path) -> dict[str, Any]:
-    out = subprocess.run([str(collect_bin), "topology", "--json", "--quiet"], capture_output=True, check=True)
-    topo: dict[str, Any] = json.loads(out.stdout)
-    return topo
 
 
 def hello(token: str, topology: dict[str, Any], session: str) -> str:

@@ -124,6 +124,58 @@ def wait_recording(srv: LiveServer) -> str:
             time.sleep(0.05)
 
 
+def live_chunks(srv: LiveServer, rid: str, n: int = 1) -> list[dict[str, Any]]:
+    """The chunk list of a live recording once it has n chunks (a partial head chunk comes within
+    seconds), with each chunk's bytes as served then."""
+    deadline = time.monotonic() + 60
+    with srv.client() as c:
+        while True:
+            chunks: list[dict[str, Any]] = c.get(f"/api/recordings/{rid}/chunks").json()
+            if len(chunks) >= n:
+                for k in chunks:
+                    k["data"] = c.get(f"/api/recordings/{rid}/chunks/{k['seq']}").content
+                return chunks
+            assert c.get(f"/api/recordings/{rid}").json()["status"] == "live"
+            assert time.monotonic() < deadline, "no chunk while live"
+            time.sleep(0.2)
+
+
+def same_chunks(srv: LiveServer, rid: str, seen: list[dict[str, Any]]) -> None:
+    """The chunks read while live are, byte for byte, the first chunks of the finished recording."""
+    with srv.client() as c:
+        final = c.get(f"/api/recordings/{rid}/chunks").json()
+        assert len(final) >= len(seen)
+        for k, f in zip(seen, final, strict=False):
+            assert {**k, "data": None} == {**f, "data": None}
+            assert c.get(f"/api/recordings/{rid}/chunks/{k['seq']}").content == k["data"]
+
+
+def test_replayable_while_live(live_server: LiveServer, collect_bin: Path, tmp_path: Path) -> None:
+    """During a real run: chunks, the state at a time and the growing range read while live are what
+    the finished recording serves."""
+    _, token = live_server.token()
+    proc = start_collector(collect_bin, live_server, token, tmp_path)
+    try:
+        rid = wait_recording(live_server)
+        run_hackbench(1.0)
+        first = live_chunks(live_server, rid)
+        run_hackbench(1.0)
+        seen = live_chunks(live_server, rid, len(first) + 1)
+        assert seen[: len(first)] == first and seen[-1]["t_start_ns"] > first[-1]["t_end_ns"]
+        t_mid = (seen[-1]["t_start_ns"] + seen[-1]["t_end_ns"]) // 2
+        with live_server.client() as c:
+            live_state = c.get(f"/api/recordings/{rid}/state", params={"t_ns": t_mid}).json()
+    finally:
+        summary = stop_collector(proc, tmp_path)
+    assert summary["unacked"] == 0
+    table = stored(live_server, rid)
+    assert table.num_rows == summary["rows"]
+    same_chunks(live_server, rid, seen)
+    with live_server.client() as c:
+        assert c.get(f"/api/recordings/{rid}/state", params={"t_ns": t_mid}).json() == live_state
+    assert live_state["tasks"] and live_state["event_index"] > seen[-1]["first_row"]
+
+
 def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) -> None:
     srv = new_server(tmp_path)
     srv.start()
@@ -133,6 +185,7 @@ def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) 
         try:
             rid = wait_recording(srv)
             run_hackbench(1.5)
+            before_kill = live_chunks(srv, rid)
             srv.kill()  # SIGKILL: batches in flight are neither acknowledged nor, maybe, committed
             run_hackbench(1.5)  # the collector keeps reading the kernel meanwhile
             srv.start()
@@ -150,5 +203,7 @@ def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) 
                            kinds.tolist(), table.column("pid").to_pylist(), strict=True))  # fmt: skip
         dup = [k for k, n in keys.items() if n > 1 and k[2] < TRACED]
         assert not dup, dup[:5]
+        # the restarted server rebuilt its live chunks cut where they were: what a client read stays
+        same_chunks(srv, rid, before_kill)
     finally:
         srv.stop()

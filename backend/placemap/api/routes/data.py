@@ -75,12 +75,14 @@ def _accepts_zstd(request: Request) -> bool:
 )
 def get_chunk(request: Request, store: StoreDep, rid: str, seq: int) -> Response:
     """One chunk as an Arrow IPC stream, sent zstd-encoded as stored when the client accepts zstd."""
-    recording_or_404(store, rid, ready=True)
+    rec = recording_or_404(store, rid, ready=True)
     got = store.chunk_data(rid, seq)
     if got is None:
         raise ApiError(404, "chunk_not_found", f"recording {rid} has no chunk {seq}; list its chunks first")
     data, raw_bytes = got
-    headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
+    # a live recording's chunks are rebuilt in the rare case its chunking broke (live/chunker.py)
+    cache = IMMUTABLE if rec.status == "ready" else "no-cache"
+    headers = {"Cache-Control": cache, "Vary": "Accept-Encoding"}
     if _accepts_zstd(request):
         headers["Content-Encoding"] = "zstd"
         return Response(content=data, media_type=ARROW_STREAM, headers=headers)
