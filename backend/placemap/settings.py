@@ -23,6 +23,7 @@ class Settings(BaseModel):
     collector: Path = Field(default_factory=lambda: REPO_ROOT / "collectors" / "bin" / "placemap-collect")
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
     live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
+    sim_workers: int = 1  # simulation jobs run at once, each in its own process (CPU-bound)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

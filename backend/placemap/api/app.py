@@ -13,11 +13,12 @@ from starlette.middleware.gzip import GZipMiddleware
 from placemap.api import errors
 from placemap.api.imports import ImportService
 from placemap.api.models import ErrorResponse
-from placemap.api.routes import data, frontend, ingest, meta, recordings
+from placemap.api.routes import data, frontend, ingest, meta, recordings, sim
 from placemap.api.routes.data import ARROW_STREAM
 from placemap.live.service import LiveService
 from placemap.replay.warmup import warm_kernels
 from placemap.settings import Settings
+from placemap.sim_jobs import SimJobs
 from placemap.store import Store
 
 
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     store.fail_interrupted()
     imports = ImportService(store, settings.collector)
     live = LiveService(store, settings.live_end_timeout_s)
+    sim_jobs = SimJobs(store, settings.sim_workers)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -36,6 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         await live.stop()
         imports.shutdown()
+        sim_jobs.shutdown()
 
     app = FastAPI(
         title="placemap",
@@ -51,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = store
     app.state.imports = imports
     app.state.live = live
+    app.state.sim_jobs = sim_jobs
     # JSON (state, metrics, lists) compresses well; Arrow goes out zstd as stored, or as asked
     app.add_middleware(
         GZipMiddleware,
@@ -63,5 +67,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(recordings.router)
     app.include_router(data.router)
     app.include_router(ingest.router)
+    app.include_router(sim.router)
     app.include_router(frontend.router(settings.frontend_dist))
     return app

@@ -273,6 +273,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sim/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Jobs
+         * @description The jobs this server remembers (the last 200 finished ones and every open one), newest first.
+         */
+        get: operations["list_jobs_api_sim_jobs_get"];
+        put?: never;
+        /**
+         * Submit
+         * @description Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}.
+         */
+        post: operations["submit_api_sim_jobs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sim/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Job */
+        get: operations["get_job_api_sim_jobs__job_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel Job
+         * @description Cancel a queued or running job (its half-stored recording is deleted); a finished job is
+         *     returned unchanged.
+         */
+        delete: operations["cancel_job_api_sim_jobs__job_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -791,6 +837,164 @@ export interface components {
              * @description The stored topology this recording is laid out on.
              */
             topology_id?: string | null;
+        };
+        /** SimCounters */
+        SimCounters: {
+            migrations: components["schemas"]["SimMigrations"];
+            wakeups: components["schemas"]["SimWakeups"];
+            /** Context Switches */
+            context_switches: number;
+            /** Cpu Utilization */
+            cpu_utilization: number;
+            /** Avg Wait Us */
+            avg_wait_us: number;
+        };
+        /**
+         * SimJob
+         * @description One simulation job.
+         */
+        SimJob: {
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "done" | "failed" | "cancelled";
+            /**
+             * Progress
+             * @description simulated time / duration_ms
+             */
+            progress: number;
+            /** Save */
+            save: boolean;
+            /** Scenario */
+            scenario: {
+                [key: string]: unknown;
+            };
+            /** Created At */
+            created_at: string;
+            /** Started At */
+            started_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** @description for status done */
+            result: components["schemas"]["SimResult"] | null;
+            /**
+             * Recording Id
+             * @description the saved recording (save: true, status done)
+             */
+            recording_id: string | null;
+            /** @description for status failed */
+            error: components["schemas"]["SimJobError"] | null;
+        };
+        /** SimJobCreated */
+        SimJobCreated: {
+            /** Job Id */
+            job_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running";
+        };
+        /** SimJobError */
+        SimJobError: {
+            /**
+             * Field
+             * @description the scenario field at fault, when the scenario was the cause
+             */
+            field: string | null;
+            /** Message */
+            message: string;
+        };
+        /** SimJobList */
+        SimJobList: {
+            /** Jobs */
+            jobs: components["schemas"]["SimJob"][];
+        };
+        /**
+         * SimJobRequest
+         * @description A scenario to simulate, as `placemap sim SCENARIO.json` reads it.
+         */
+        SimJobRequest: {
+            /**
+             * Scenario
+             * @description topology (preset name or topology object), workload {kind, ...}, hints, features, seed, duration_ms; see README (The placement simulator)
+             */
+            scenario: {
+                [key: string]: unknown;
+            };
+            /**
+             * Save
+             * @description also store the run as a recording (source simulated)
+             * @default false
+             */
+            save: boolean;
+        };
+        /** SimMetric */
+        SimMetric: {
+            /** Name */
+            name: string;
+            /** Value */
+            value: number;
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "lower" | "higher";
+        };
+        /** SimMigrations */
+        SimMigrations: {
+            /** Total */
+            total: number;
+            /** By Level */
+            by_level: {
+                [key: string]: number;
+            };
+            /** By Cause */
+            by_cause: {
+                [key: string]: number;
+            };
+        };
+        /**
+         * SimResult
+         * @description The result JSON `placemap sim --json` prints (with `--save`, plus recording_id).
+         */
+        SimResult: {
+            metric: components["schemas"]["SimMetric"];
+            counters: components["schemas"]["SimCounters"];
+            sim: components["schemas"]["SimRun"];
+            /** Recording Id */
+            recording_id?: string | null;
+        };
+        /** SimRun */
+        SimRun: {
+            /**
+             * Events
+             * @description scheduler events simulated: wakeups + context switches + migrations
+             */
+            events: number;
+            /** Wall S */
+            wall_s: number;
+            /** Simulated Ms */
+            simulated_ms: number;
+            /**
+             * Complete
+             * @description the workload finished its work within duration_ms
+             */
+            complete: boolean;
+        };
+        /** SimWakeups */
+        SimWakeups: {
+            /** Total */
+            total: number;
+            /** Affine */
+            affine: number;
+            /** By Level */
+            by_level: {
+                [key: string]: number;
+            };
         };
         /** SkipCount */
         SkipCount: {
@@ -1717,6 +1921,202 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_jobs_api_sim_jobs_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimJobList"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    submit_api_sim_jobs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimJobRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimJobCreated"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_job_api_sim_jobs__job_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimJob"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancel_job_api_sim_jobs__job_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimJob"];
+                };
             };
             /** @description Unknown id */
             404: {

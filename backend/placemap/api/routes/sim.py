@@ -1,0 +1,161 @@
+"""Simulation jobs over HTTP: submit a scenario (validated at once), poll its progress and result,
+list, cancel. The jobs themselves run in worker processes (placemap.sim_jobs)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+
+from placemap.api.errors import ApiError, not_found
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import parse_scenario
+from placemap.sim_jobs import Job, QueueFullError, SimJobs
+
+router = APIRouter(prefix="/api/sim")
+
+
+def get_jobs(request: Request) -> SimJobs:
+    jobs: SimJobs = request.app.state.sim_jobs
+    return jobs
+
+
+JobsDep = Annotated[SimJobs, Depends(get_jobs)]
+
+
+class SimJobRequest(BaseModel):
+    """A scenario to simulate, as `placemap sim SCENARIO.json` reads it."""
+
+    scenario: dict[str, Any] = Field(
+        description="topology (preset name or topology object), workload {kind, ...}, hints, features, "
+        "seed, duration_ms; see README (The placement simulator)"
+    )
+    save: bool = Field(default=False, description="also store the run as a recording (source simulated)")
+
+
+class SimMetric(BaseModel):
+    name: str
+    value: float
+    better: Literal["lower", "higher"]
+
+
+class SimMigrations(BaseModel):
+    total: int
+    by_level: dict[str, int]
+    by_cause: dict[str, int]
+
+
+class SimWakeups(BaseModel):
+    total: int
+    affine: int
+    by_level: dict[str, int]
+
+
+class SimCounters(BaseModel):
+    migrations: SimMigrations
+    wakeups: SimWakeups
+    context_switches: int
+    cpu_utilization: float
+    avg_wait_us: float
+
+
+class SimRun(BaseModel):
+    events: int = Field(description="scheduler events simulated: wakeups + context switches + migrations")
+    wall_s: float
+    simulated_ms: float
+    complete: bool = Field(description="the workload finished its work within duration_ms")
+
+
+class SimResult(BaseModel):
+    """The result JSON `placemap sim --json` prints (with `--save`, plus recording_id)."""
+
+    metric: SimMetric
+    counters: SimCounters
+    sim: SimRun
+    recording_id: str | None = None
+
+
+class SimJobError(BaseModel):
+    field: str | None = Field(description="the scenario field at fault, when the scenario was the cause")
+    message: str
+
+
+class SimJob(BaseModel):
+    """One simulation job."""
+
+    id: str
+    status: Literal["queued", "running", "done", "failed", "cancelled"]
+    progress: float = Field(ge=0, le=1, description="simulated time / duration_ms")
+    save: bool
+    scenario: dict[str, Any]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    result: SimResult | None = Field(description="for status done")
+    recording_id: str | None = Field(description="the saved recording (save: true, status done)")
+    error: SimJobError | None = Field(description="for status failed")
+
+
+class SimJobCreated(BaseModel):
+    job_id: str
+    status: Literal["queued", "running"]
+
+
+class SimJobList(BaseModel):
+    jobs: list[SimJob]
+
+
+def _model(job: Job) -> SimJob:
+    return SimJob(
+        id=job.id,
+        status=job.status,
+        progress=round(job.progress, 4),
+        save=job.save,
+        scenario=job.scenario,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        result=None if job.result is None else SimResult.model_validate(job.result),
+        recording_id=job.recording_id,
+        error=None if job.error is None else SimJobError(field=job.error.field, message=job.error.message),
+    )
+
+
+@router.post("/jobs", status_code=202)
+def submit(jobs: JobsDep, body: SimJobRequest) -> SimJobCreated:
+    """Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}."""
+    try:
+        parse_scenario(body.scenario)
+    except ScenarioError as exc:
+        raise ApiError(422, "bad_scenario", str(exc)) from exc
+    try:
+        job = jobs.submit(body.scenario, body.save)
+    except QueueFullError as exc:
+        raise ApiError(429, "too_many_jobs", str(exc)) from exc
+    status: Literal["queued", "running"] = "running" if job.status == "running" else "queued"
+    return SimJobCreated(job_id=job.id, status=status)
+
+
+@router.get("/jobs")
+def list_jobs(jobs: JobsDep) -> SimJobList:
+    """The jobs this server remembers (the last 200 finished ones and every open one), newest first."""
+    return SimJobList(jobs=[_model(j) for j in jobs.list()])
+
+
+@router.get("/jobs/{job_id}")
+def get_job(jobs: JobsDep, job_id: str) -> SimJob:
+    job = jobs.get(job_id)
+    if job is None:
+        raise not_found("sim_job", job_id)
+    return _model(job)
+
+
+@router.delete("/jobs/{job_id}")
+def cancel_job(jobs: JobsDep, job_id: str) -> SimJob:
+    """Cancel a queued or running job (its half-stored recording is deleted); a finished job is
+    returned unchanged."""
+    job = jobs.cancel(job_id)
+    if job is None:
+        raise not_found("sim_job", job_id)
+    return _model(job)

@@ -1,0 +1,142 @@
+"""Simulation jobs against the real uvicorn server: validation at submit, progress while a worker
+process runs, the same result as the CLI, the saved recording, cancellation (running and queued),
+and an API that keeps answering while the simulator runs."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Server
+
+from placemap.sim.scenario import run_scenario
+
+SMALL: dict[str, Any] = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 1, "workers": 8},
+    "hints": ["fork_affine"],
+    "features": {"SIS_SHORT": True},
+    "seed": 2,
+    "duration_ms": 300,
+}
+# far longer than any test waits: only ever cancelled
+ENDLESS: dict[str, Any] = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 2, "workers": 32},
+    "seed": 1,
+    "duration_ms": 600_000,
+}
+
+
+def wait_job(
+    c: httpx.Client, jid: str, until: tuple[str, ...], timeout_s: float = 300
+) -> list[dict[str, Any]]:
+    """Poll the job until its status is one of `until`; every snapshot seen, in order."""
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        r = c.get(f"/api/sim/jobs/{jid}")
+        assert r.status_code == 200, r.text
+        seen.append(r.json())
+        if seen[-1]["status"] in until:
+            return seen
+        assert time.monotonic() < deadline, f"job {jid} stuck in {seen[-1]['status']}"
+        time.sleep(0.05)
+
+
+def test_bad_scenario_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
+    r = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "hints": ["fork_sideways"]}})
+    assert r.status_code == 422
+    assert r.json()["detail"]["code"] == "bad_scenario"
+    assert (
+        r.json()["detail"]["message"].startswith("hints[0]:")
+        and "fork_sideways" in r.json()["detail"]["message"]
+    )
+    r = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "duration_ms": 0}})
+    assert r.status_code == 422 and r.json()["detail"]["message"].startswith("duration_ms:")
+    r = client.post("/api/sim/jobs", json={"save": True})
+    assert r.status_code == 422 and "scenario" in r.json()["detail"]["message"]
+    assert client.get("/api/sim/jobs/nope").status_code == 404
+
+
+def test_saved_job_reports_progress_the_cli_result_and_its_recording(client: httpx.Client) -> None:
+    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "save": True})
+    assert r.status_code == 202, r.text
+    jid = r.json()["job_id"]
+    seen = wait_job(client, jid, ("done", "failed", "cancelled"))
+    job = seen[-1]
+    assert job["status"] == "done", job
+    progress = [s["progress"] for s in seen]
+    assert progress == sorted(progress) and all(0 <= p <= 1 for p in progress)
+    assert job["progress"] == 1.0 and job["error"] is None
+    assert {s["status"] for s in seen} <= {"queued", "running", "done"}
+    # the same result as `placemap sim --json --save` (wall time aside)
+    plain = run_scenario(SMALL, wall_clock=False)
+    result = job["result"]
+    rid = job["recording_id"]
+    assert rid and result["recording_id"] == rid
+    assert result["sim"].pop("wall_s") >= 0
+    plain["sim"].pop("wall_s")
+    assert {k: v for k, v in result.items() if k != "recording_id"} == plain
+    rec = client.get(f"/api/recordings/{rid}").json()
+    assert rec["status"] == "ready" and rec["source"] == "simulated" and rec["scenario"] == SMALL
+    assert rec["events_by_kind"]["switch"] == plain["counters"]["context_switches"]
+    assert rec["events_by_kind"]["migrate"] == plain["counters"]["migrations"]["total"]
+    listed = client.get("/api/sim/jobs").json()["jobs"]
+    assert jid in [j["id"] for j in listed]
+
+
+def test_unsaved_job_stores_nothing(client: httpx.Client) -> None:
+    before = len(client.get("/api/recordings").json())
+    r = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "seed": 9}})
+    assert r.status_code == 202
+    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert job["status"] == "done" and job["recording_id"] is None
+    assert "recording_id" not in job["result"] or job["result"]["recording_id"] is None
+    assert job["result"]["counters"] == run_scenario({**SMALL, "seed": 9}, wall_clock=False)["counters"]
+    assert len(client.get("/api/recordings").json()) == before
+
+
+def test_cancel_a_running_saved_job_and_a_queued_one(server: Server, client: httpx.Client) -> None:
+    assert server.settings.sim_workers == 1  # the second job has to wait for the first
+    first = client.post("/api/sim/jobs", json={"scenario": ENDLESS, "save": True}).json()["job_id"]
+    second = client.post("/api/sim/jobs", json={"scenario": SMALL}).json()["job_id"]
+    try:
+        # running, with simulated time moving and its recording created
+        deadline = time.monotonic() + 300
+        while True:
+            job = client.get(f"/api/sim/jobs/{first}").json()
+            if job["status"] == "running" and job["progress"] > 0 and job["recording_id"]:
+                break
+            assert job["status"] in ("queued", "running"), job
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+        rid = job["recording_id"]
+        assert client.get(f"/api/recordings/{rid}").json()["status"] == "importing"
+        # the event loop is free while the worker computes
+        assert client.get("/api/health").json()["ok"] is True
+        assert client.get(f"/api/sim/jobs/{second}").json()["status"] == "queued"
+        r = client.delete(f"/api/sim/jobs/{second}")
+        assert r.status_code == 200 and r.json()["status"] == "cancelled"
+    finally:
+        r = client.delete(f"/api/sim/jobs/{first}")
+    assert r.status_code == 200
+    job = r.json()
+    assert job["status"] == "cancelled" and job["result"] is None and job["recording_id"] is None
+    assert 0 < job["progress"] < 1
+    assert client.get(f"/api/recordings/{rid}").status_code == 404  # the half-stored run is gone
+    # a finished job stays as it was; an unknown one is 404
+    assert client.delete(f"/api/sim/jobs/{second}").json()["status"] == "cancelled"
+    assert client.delete("/api/sim/jobs/nope").status_code == 404
+    # the worker is free again
+    again = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "seed": 4}}).json()["job_id"]
+    assert wait_job(client, again, ("done", "failed", "cancelled"))[-1]["status"] == "done"
+
+
+@pytest.mark.parametrize("field", ["topology", "workload"])
+def test_missing_required_field(client: httpx.Client, field: str) -> None:
+    scenario = {k: v for k, v in SMALL.items() if k != field}
+    r = client.post("/api/sim/jobs", json={"scenario": scenario})
+    assert r.status_code == 422 and r.json()["detail"]["message"] == f"{field}: missing"
