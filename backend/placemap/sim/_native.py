@@ -8,7 +8,7 @@ shared library at the top, and MANIFEST.json with the sha256 of every source it 
 __path__ only when every source file here still hashes as in the manifest, the interpreter
 is the one it was built for and the shared library loads. Any edit to a module therefore
 falls back to pure Python until the next build, instead of running stale compiled code.
-PLACEMAP_SIM_PURE=1 forces pure Python. This module and __init__.py are never compiled.
+PLACEMAP_SIM_PURE=1 forces pure Python. NOT_COMPILED says which modules always stay pure.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 BUILD_DIR = PACKAGE_DIR.parents[1] / "build" / "sim-native"
 MANIFEST = "MANIFEST.json"
 PURE_ENV = "PLACEMAP_SIM_PURE"
-NOT_COMPILED = ("__init__.py", "_native.py")  # the top-level ones: they choose the build
+# Kept pure: __init__ and this module choose the build; trace.EventLog is subclassed by
+# interpreted code (sim_record), which a compiled class does not allow, and is off the hot path
+# unless a run is recorded.
+NOT_COMPILED = ("__init__.py", "_native.py", "trace.py")
 
 # What activate() decided, for bench output and tests: "compiled" or "pure: <why>".
 status = "pure: not activated"

@@ -1,0 +1,200 @@
+"""Simulator speed (issue 3): simulated scheduler events (wakeups + switches + migrations) per
+second, where the time goes, and the wall time of a full `placemap calibrate`.
+
+Prints side by side, measured in this run (each variant in its own process):
+  - the reference scenario (bench.REFERENCE: hackbench 8 groups on zen3-2s-nps1), events per
+    second of wall time and per CPU-second, best of --repeats, for
+      baseline: the simulator as of BASELINE_COMMIT (before the speed work; pure Python),
+      pure:     today's sources as pure Python (PLACEMAP_SIM_PURE=1),
+      compiled: today's sources compiled by scripts/build-sim (mypyc);
+  - where the time goes: a cProfile summary of the pure run (compiled code is invisible to
+    cProfile; the same functions dominate there, each several times cheaper);
+  - the full calibration (every cell of shared/calibration, seed 1): compiled, over a pool of
+    --jobs processes, wall and CPU time. Its baseline (the pre-work code, one process) takes
+    ~10 minutes, so it runs on every --subset-step-th cell only and is extrapolated by the
+    ratio of full to subset time of today's code (stated in the output).
+Run: backend/.venv/bin/python bench/sim_bench.py [--repeats 3] [--subset-step 10] [--no-build]
+Writes bench/out/sim_bench.json too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+BACKEND = ROOT / "backend"
+BASELINE_COMMIT = "9995109"  # main before the simulator speed work (pure Python, no pool)
+CSV = ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+TARGET = 1_000_000  # events per second, the issue's target
+
+MEASURE = """
+import json, sys
+from placemap.sim import bench
+try:
+    from placemap.sim import _native
+    status = _native.status
+except ImportError:
+    status = "pure (no compiled build in this version)"
+r = bench.measure(profile=sys.argv[1] == "profile", top=15)
+r["status"] = status
+print(json.dumps(r))
+"""
+
+CELLS = """
+import csv, json, resource, sys, time
+from placemap.sim import calibration as C
+from placemap.sim.scenario import run_scenario
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+keys = C.plan(rows)[:: int(sys.argv[2])]
+c0, w0 = time.process_time(), time.perf_counter()
+for k in keys:
+    run_scenario(C.scenario_for(k, 1), wall_clock=False)
+print(json.dumps({"cells": len(keys), "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}))
+"""
+
+CALIBRATE = """
+import csv, json, resource, sys, time
+from placemap.sim import _native
+from placemap.sim.calibration import calibrate, plan
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+w0 = time.perf_counter()
+out = calibrate(rows, jobs=int(sys.argv[2]))
+wall = time.perf_counter() - w0
+ru = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = sum(r.ru_utime + r.ru_stime for r in ru)
+print(json.dumps({"cells": len(plan(rows)), "runs": out["runs"], "wall_s": wall, "cpu_s": cpu,
+                  "status": _native.status, "overall": out["overall"]}))
+"""
+
+
+def baseline_tree() -> Path:
+    """The simulator as of BASELINE_COMMIT, unpacked under bench/out (once)."""
+    dst = OUT / f"sim-baseline-{BASELINE_COMMIT}"
+    if not (dst / "backend" / "placemap" / "sim" / "engine.py").exists():
+        tar = subprocess.run(
+            ["git", "archive", BASELINE_COMMIT, "backend/placemap/__init__.py", "backend/placemap/sim"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
+        with tarfile.open(fileobj=BytesIO(tar)) as tf:
+            tf.extractall(dst, filter="data")
+    return dst / "backend"
+
+
+def child(code: str, args: list[str], tree: Path, pure: bool) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PLACEMAP_SIM_PURE"}
+    env["PYTHONPATH"] = str(tree)
+    if pure:
+        env["PLACEMAP_SIM_PURE"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def best(code: str, tree: Path, pure: bool, repeats: int) -> dict[str, Any]:
+    runs = [child(code, ["plain"], tree, pure) for _ in range(repeats)]
+    r = min(runs, key=lambda x: x["cpu_s"])
+    r["events_per_wall_s"] = round(r["sched_events"] / r["wall_s"]) if r["wall_s"] else 0
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--subset-step", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-build", action="store_true", help="do not run scripts/build-sim when stale")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(BACKEND))
+    from placemap.sim import _native  # noqa: PLC0415 - after the path is set
+
+    report: dict[str, Any] = {"target_events_per_s": TARGET, "cpus": os.cpu_count(), "load": os.getloadavg()}
+    why = _native.check()
+    if why != "ok" and not args.no_build:
+        t0 = time.perf_counter()
+        subprocess.run([str(ROOT / "scripts" / "build-sim")], check=False, stdout=subprocess.DEVNULL)
+        report["build_s"] = round(time.perf_counter() - t0, 1)
+        why = _native.check()
+    report["compiled_build"] = why
+    print(f"machine: {os.cpu_count()} CPUs, load average {report['load'][0]:.1f}; compiled build: {why}")
+
+    base = baseline_tree()
+    print(f"\nreference scenario (best of {args.repeats}): {json.dumps(REFERENCE_TEXT)}")
+    print(
+        f"{'variant':<10} {'events':>8} {'cpu_s':>7} {'wall_s':>7} {'events/cpu-s':>13} {'events/wall-s':>14}"
+    )
+    variants: dict[str, dict[str, Any]] = {}
+    for name, tree, pure in (("baseline", base, True), ("pure", BACKEND, True), ("compiled", BACKEND, False)):
+        if name == "compiled" and why != "ok":
+            print(f"{name:<10} skipped: {why}")
+            continue
+        r = best(MEASURE, tree, pure, args.repeats)
+        variants[name] = r
+        print(
+            f"{name:<10} {r['sched_events']:>8} {r['cpu_s']:>7.3f} {r['wall_s']:>7.3f} "
+            f"{r['events_per_cpu_s']:>13,} {r['events_per_wall_s']:>14,}  {r['status']}"
+        )
+    b = variants["baseline"]["events_per_cpu_s"]
+    for r in variants.values():
+        r["speedup_vs_baseline_cpu"] = round(r["events_per_cpu_s"] / b, 2)
+    fastest = max(variants.values(), key=lambda r: r["events_per_cpu_s"])
+    print(
+        "speed-up per CPU-second vs baseline: "
+        + ", ".join(f"{n} x{r['speedup_vs_baseline_cpu']}" for n, r in variants.items())
+        + f"; target {TARGET:,}/s: {fastest['events_per_cpu_s'] / TARGET:.0%} of it"
+    )
+    report["reference"] = variants
+
+    prof = child(MEASURE, ["profile"], BACKEND, True)
+    print(f"\nwhere the time goes (pure Python under cProfile, {prof['cpu_s']} CPU-s; own time):")
+    for row in prof["profile"]:
+        print(f"  {row['share']:>6.1%} {row['own_s']:>7.3f}s {row['calls']:>9} {row['function']}")
+    report["profile"] = prof["profile"]
+
+    if why == "ok":
+        full = child(CALIBRATE, [str(CSV), str(args.jobs)], BACKEND, False)
+        now_sub = child(CELLS, [str(CSV), str(args.subset_step)], BACKEND, False)
+        base_sub = child(CELLS, [str(CSV), str(args.subset_step)], base, True)
+        scale = full["cpu_s"] / now_sub["cpu_s"]
+        base_full_cpu = base_sub["cpu_s"] * scale
+        print(
+            f"\nfull calibrate ({full['cells']} cells, {full['runs']} runs), compiled, "
+            f"{args.jobs} processes: wall {full['wall_s']:.1f} s, CPU {full['cpu_s']:.1f} s "
+            f"({full['status']})"
+        )
+        print(
+            f"baseline (pre-work code, one process): {base_sub['cpu_s']:.1f} CPU-s on "
+            f"{base_sub['cells']} cells (every {args.subset_step}th); today's code takes "
+            f"{now_sub['cpu_s']:.1f} CPU-s on them and "
+            f"{full['cpu_s']:.1f} on all, so the baseline's full run is ~{base_full_cpu:.0f} CPU-s "
+            f"= wall on an idle core (extrapolated, x{scale:.1f}); speed-up in wall "
+            f"~x{base_full_cpu / full['wall_s']:.1f}"
+        )
+        report["calibrate"] = {
+            "full": full,
+            "subset_now": now_sub,
+            "subset_baseline": base_sub,
+            "baseline_full_cpu_s_extrapolated": round(base_full_cpu, 1),
+        }
+    (OUT / "sim_bench.json").write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+REFERENCE_TEXT = "hackbench 8 groups x 200 loops, zen3-2s-nps1, seed 1 (placemap.sim.bench.REFERENCE)"
+
+if __name__ == "__main__":
+    sys.exit(main())
