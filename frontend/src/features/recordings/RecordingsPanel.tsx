@@ -7,6 +7,7 @@ import { useCallback, useEffect, useRef, useState, type DragEvent } from "react"
 import type { Recording } from "../../client/types";
 import { api, uploadRecording } from "../../client/http";
 import { formatDuration } from "../../viz/time";
+import { SimulatedMeta } from "./SimulatedMeta";
 
 interface Props {
   openId: string | null;
@@ -159,6 +160,7 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
           <li key={r.id} className={`rec ${r.id === openId ? "open" : ""} st-${r.status}`} data-testid="recording-item" data-status={r.status}>
             <button type="button" className="rec-open" disabled={r.status === "importing" || r.status === "failed"} onClick={() => { onOpen(r.id); }}>
               <span className="rec-name">{r.name}</span>
+              <SimulatedMeta rec={r} />
               <span className="rec-meta muted small">
                 {r.status === "ready" || r.status === "live"
                   ? `${r.event_count.toLocaleString()} events · ${r.cpus_seen.length} CPUs · ${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))}${r.format ? ` · ${r.format}` : ""}`

@@ -1,0 +1,62 @@
+/** SimulatedMeta rendered by React itself (server renderer, no DOM needed): badge, scenario parts, escaping. */
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { Recording } from "../../client/types";
+import { SimulatedMeta, scenarioSummary } from "./SimulatedMeta";
+
+const base: Recording = {
+  id: "r1",
+  name: "sim zen3-2s-nps1 schbench seed 1",
+  source: "simulated",
+  status: "ready",
+  created_at: "2026-11-22T00:00:00Z",
+  event_count: 10,
+  t_start_ns: 0,
+  t_end_ns: 1,
+  cpus_seen: [0],
+  lost_events: 0,
+  events_by_kind: {},
+  bytes_stored: 1,
+  chunk_count: 1,
+};
+const render = (rec: Recording) => renderToStaticMarkup(createElement(SimulatedMeta, { rec }));
+
+describe("SimulatedMeta", () => {
+  it("renders nothing for imported and live recordings", () => {
+    expect(render({ ...base, source: "imported", scenario: { topology: "x" } })).toBe("");
+    expect(render({ ...base, source: "live" })).toBe("");
+  });
+
+  it("shows the badge, topology, workload, hints and features", () => {
+    const html = render({
+      ...base,
+      scenario: { topology: "zen3-2s-nps1", workload: { kind: "schbench", workers: 16 }, hints: ["fork_affine", "wake_wide"], features: { SIS_SHORT: true, SIS_UTIL: false } },
+    });
+    expect(html).toContain('data-testid="sim-badge">simulated</span>');
+    expect(html).toContain(">zen3-2s-nps1 · schbench</span>");
+    expect(html).toContain(" · hints fork_affine, wake_wide</span>");
+    expect(html).toContain(" · features SIS_SHORT=on, SIS_UTIL=off</span>");
+  });
+
+  it("still marks a simulated recording without a stored scenario", () => {
+    const html = render({ ...base, scenario: null });
+    expect(html).toContain(">simulated</span>");
+    expect(html).not.toContain("hints");
+    expect(html).toContain('title="no scenario stored"');
+  });
+
+  it("escapes hostile scenario text", () => {
+    const evil = '<script>alert(1)</script> & <img src=x onerror="y">';
+    const html = render({ ...base, scenario: { topology: { machine: evil }, workload: { kind: evil }, hints: [evil], features: { [evil]: evil } } });
+    expect(html).not.toContain("<script>");
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img src=x onerror=&quot;y&quot;&gt;");
+  });
+
+  it("summarises odd shapes without throwing", () => {
+    expect(scenarioSummary("nope")).toEqual({ topology: null, workload: null, hints: [], features: [] });
+    expect(scenarioSummary({ topology: 3, workload: [], hints: "x", features: [1] })).toEqual({ topology: null, workload: null, hints: [], features: [] });
+    expect(scenarioSummary({ hints: [1, { a: 2 }] }).hints).toEqual(["1", '{"a":2}']);
+  });
+});
