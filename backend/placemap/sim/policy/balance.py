@@ -19,7 +19,7 @@ from placemap.sim.domains import (
     SD_SHARE_CPUCAPACITY,
     SD_SHARE_LLC,
 )
-from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
+from placemap.sim.features import HINT_FORK_AFFINE, HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import State, Task
@@ -31,6 +31,12 @@ CPU_NEWLY_IDLE = 2
 SYSCTL_SCHED_MIGRATION_COST_NS = 500_000  # task_hot() and the newidle avg_idle gate
 SYSCTL_SCHED_NR_MIGRATE = 32
 NUMA_IMBALANCE_MIN = 2
+# The hints that keep a task on its LLC against the balancer while the LLC has room (RFC:
+# "Load balancer is aware of the hints and will try to not migrate a task as long as the LLC
+# is not overloaded"): the wakeup hints and fork_affine, whose point is to keep children near
+# the parent ("keeping most worker task on the same LLC and only migrating necessary tasks out
+# later", the RFC's schbench reading). fork_spread asks for the opposite and holds nothing.
+HOLDING_HINTS = HINT_FORK_AFFINE | HINT_WAKE_AFFINE | HINT_WAKE_HOLD
 
 MIGRATE_TASK = 0
 MIGRATE_UTIL = 1
@@ -70,18 +76,19 @@ def task_hot(st: State, p: Task, sd_flags: int) -> bool:
     return st.now - p.last_ran_ns < SYSCTL_SCHED_MIGRATION_COST_NS
 
 
+def hint_holds(st: State, p: Task, src: int, dst: int) -> bool:
+    """The RFC's balancer respects a holding hint while the task's LLC has room."""
+    return bool(p.hints & HOLDING_HINTS) and not st.sd.share_cache(src, dst) and llc_has_capacity(st, src)
+
+
 def can_migrate_task(
     st: State, p: Task, src: int, dst: int, *, sd_flags: int, failed: int, nice_tries: int
 ) -> bool:
     rq = st.rqs[src]
     if not p.allowed(dst) or rq.curr is p:
         return False
-    if (
-        p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
-        and not st.sd.share_cache(src, dst)
-        and llc_has_capacity(st, src)
-    ):
-        return False  # the RFC's balancer respects a wakeup hint while the LLC has room
+    if hint_holds(st, p, src, dst):
+        return False
     return not task_hot(st, p, sd_flags) or failed > nice_tries
 
 
@@ -252,6 +259,7 @@ def load_balance(
             and src_rq.nr_running == 1
             and st.rqs[cpu].nr_running == 0
             and curr.allowed(cpu)
+            and not hint_holds(st, curr, src, cpu)  # the stopper's detach_one_task asks too
         ):
             failed[cpu][level] = 0
             return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE

@@ -48,9 +48,13 @@ class _Messenger:
 
 
 class _Worker:
+    """A worker first puts itself on its messenger's list and waits for a message (schbench's
+    msg_and_wait), then works cputime per message: right after the fork it sleeps, so the
+    next fork sees its CPU idle."""
+
     def __init__(self, sb: Schbench) -> None:
         self.sb = sb
-        self.running = False
+        self.running = True  # the first step is the wait for the first message
 
     def step(self, eng: Engine, p: Task) -> int:
         if self.running:

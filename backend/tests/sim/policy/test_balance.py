@@ -3,7 +3,7 @@ and NUMA_IMB_LEGACY), wakeup hints, active balance, newly idle balance and STEAL
 
 from __future__ import annotations
 
-from placemap.sim.features import HINT_WAKE_AFFINE
+from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
 from tests.sim.scaffold import fill, make_state, task
@@ -96,6 +96,24 @@ def test_wake_affine_hinted_task_is_not_pulled_off_its_llc_while_the_llc_has_roo
 
     assert case(0) == 1
     assert case(HINT_WAKE_AFFINE) == 0
+
+
+def test_fork_affine_holds_a_task_on_its_llc_while_the_llc_has_room_and_fork_spread_does_not() -> None:
+    # fork_affine keeps children near the parent: the balancer leaves them on the parent's LLC
+    # until it is overloaded (more runnable tasks than CPUs), then moves what it must
+    def case(hints: int, overloaded: bool = False) -> int:
+        st = make_state()
+        task(st, 8)
+        task(st, 8, state="queued", hints=hints)
+        task(st, 8, state="queued", hints=hints)
+        if overloaded:
+            fill(st, [*range(9, 16), *range(136, 144)])  # 18 runnable on the 16-CPU LLC
+        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
+
+    assert case(0) == 1
+    assert case(HINT_FORK_AFFINE) == 0
+    assert case(HINT_FORK_SPREAD) == 1
+    assert case(HINT_FORK_AFFINE, overloaded=True) >= 1
 
 
 def test_active_balance_pushes_the_running_task_after_repeated_failures() -> None:
