@@ -39,6 +39,15 @@ IDLE_EXIT_DEEP_NS = 20_000
 # The menu governor picks the deeper state once a CPU has been idle this long (its predicted
 # idle then exceeds C2's target residency by a wide margin).
 DEEP_IDLE_AFTER_NS = 2_000_000
+# A wakeup onto an LLC whose every CPU has been in deep idle that long: the whole LLC was
+# power-gated with its cache flushed (Zen3: a CCX whose cores are all in CC6 flushes and gates
+# its L3; a Xeon socket in package C6 likewise). On top of the core's exit, the path from the
+# wakeup to the wakee's first user instruction (the wake IPI handler, the runqueue, the
+# wakee's task_struct, kernel stack and page-table walks, the futex and data lines the waker
+# wrote) misses in a cold LLC: a few hundred lines from DRAM or the waker's LLC at ~100 ns
+# instead of L3 hits at ~12 ns, ~20 us. The RFC's schbench shows its size: a worker woken on
+# the messenger's (awake) LLC has a p99 of 17-18 us against 37 us on its own idle LLC.
+LLC_WAKE_NS = 20_000
 # Remote wakeup: the wakee is queued on the target's wake list and an IPI sent
 # (ttwu_queue_wakelist); delivery and handling cost by distance between waker and target.
 WAKE_IPI_SAME_LLC_NS = 1_000

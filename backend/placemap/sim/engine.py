@@ -178,6 +178,8 @@ class Engine:
                 delay = cost.IDLE_EXIT_NS
                 if st.now - rq.idle_since >= cost.DEEP_IDLE_AFTER_NS:
                     delay = cost.IDLE_EXIT_DEEP_NS
+                    if self._llc_asleep(cpu):
+                        delay += cost.LLC_WAKE_NS
                 if waker_cpu >= 0 and waker_cpu != cpu:
                     delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
                 self._kick(rq, delay)
@@ -191,6 +193,21 @@ class Engine:
             # the first waiter: the running task now has a slice end (check_preempt_tick)
             self._account(rq)
             self._arm(rq)
+
+    def _llc_asleep(self, cpu: int) -> bool:
+        """Every CPU of cpu's LLC idle for DEEP_IDLE_AFTER_NS or more (cost.LLC_WAKE_NS)."""
+        now = self.st.now
+        rqs = self.st.rqs
+        for c in self.st.sd.llc_span(cpu):
+            r = rqs[c]
+            if (
+                r.curr is not None
+                or r.starting
+                or r.idle_since < 0
+                or now - r.idle_since < cost.DEEP_IDLE_AFTER_NS
+            ):
+                return False
+        return True
 
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True

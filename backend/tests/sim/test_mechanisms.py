@@ -1,0 +1,52 @@
+"""The mechanisms behind the calibration (docs/calibration.md), each on a small hand-built
+case: why a wakeup onto a sleeping LLC is slow, and what a new task's utilization is."""
+
+from __future__ import annotations
+
+from placemap.sim import cost
+from placemap.sim.engine import EXIT, SLEEP, Engine
+from placemap.sim.state import Task
+from placemap.sim.topology import preset
+
+
+class Spin:
+    """Run forever in long bursts (keeps its CPU, and so its LLC, awake)."""
+
+    def step(self, eng: Engine, p: Task) -> int:
+        return 1_000_000_000
+
+
+class Sleeper:
+    """Sleep at once; once woken, remember the wakeup latency and exit."""
+
+    def __init__(self) -> None:
+        self.woken = False
+        self.latency = -1
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if not self.woken:
+            self.woken = True
+            return SLEEP
+        return EXIT
+
+
+def _wake_latency(sleeper_cpu: int) -> int:
+    """A spinning task on CPU 0 (LLC 0 of zen3-2s-nps1) wakes nobody; a timer wakes a task
+    that slept 10 ms on sleeper_cpu; the latency from the wakeup to it running."""
+    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+    eng.spawn("spin", Spin(), 0)
+    s = eng.spawn("sleeper", Sleeper(), sleeper_cpu, group=7)
+    eng.track_latency(7)
+    eng.run(1_000_000)
+    eng.wake_at(10_000_000, s)
+    eng.run(20_000_000)
+    (lat,) = eng.wake_latency[7]
+    return lat
+
+
+def test_a_wakeup_onto_an_llc_asleep_for_long_pays_its_power_up_and_cold_cache() -> None:
+    # CPU 1 shares LLC 0 with the spinning CPU 0: only the core was in deep idle. CPU 16 is in
+    # LLC 1, idle throughout: the whole CCX was power-gated and its L3 flushed.
+    same_llc, asleep_llc = _wake_latency(1), _wake_latency(16)
+    assert same_llc == cost.IDLE_EXIT_DEEP_NS
+    assert asleep_llc == cost.IDLE_EXIT_DEEP_NS + cost.LLC_WAKE_NS
