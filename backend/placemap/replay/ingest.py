@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
+from placemap.replay.accumulate import chunk_counts
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
@@ -77,6 +78,7 @@ class Ingestor:
         self.wake = np.zeros(6, dtype=np.int64)  # level (incl. unknown), same_cpu
         self.lost = 0
         self.cpus_seen: set[int] = set()
+        self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
         self.overview: AdaptiveBins | None = None  # rows: kinds, 4 migration levels, lost
         self.busy: AdaptiveBins | None = None  # rows: LLCs (switch run intervals)
         self.samples: AdaptiveBins | None = None  # rows: LLC util sums then counts (llc_util events)
@@ -184,29 +186,27 @@ class Ingestor:
     def _accumulate(self, cols: ChunkColumns, pl: Placements) -> None:
         assert self.overview is not None and self.busy is not None and self.samples is not None
         kind, ts = cols.kind, cols.ts
-        self.kind_counts += np.bincount(kind, minlength=len(KIND_NAMES))[: len(KIND_NAMES)]
-        is_mig = kind == kn.K_MIGRATE
-        lvl = pl.ev_level[is_mig].astype(np.int64)
-        cause = pl.ev_cause[is_mig].astype(np.int64)
-        self.mig += np.bincount(lvl.clip(0, 4) * 3 + cause.clip(0, 2), minlength=15).reshape(5, 3)
-        wl = pl.ev_level[kind == kn.K_WAKEUP].astype(np.int64)
-        self.wake += np.bincount(wl.clip(0, 5), minlength=6)
+        n = len(kind)
+        cpus = np.empty((4, n), dtype=np.int32)  # one array: the kernel walks them together
+        for r, arr in enumerate((cols.cpu, cols.target, cols.orig, cols.dest)):
+            cpus[r] = arr
+        top = int(cpus.max(initial=-1))
+        if top >= len(self._cpu_present):
+            grown = np.zeros(top + 1, dtype=np.bool_)
+            grown[: len(self._cpu_present)] = self._cpu_present
+            self._cpu_present = grown
+        ov = self.overview
+        if n:
+            ov._fit(int(ts[-1]))  # ts is sorted (checked in _chunk); the kernel needs the bins to cover it
+        # events by kind, migrations by level x cause, wakeups by level, overview kind + level rows
+        chunk_counts(kind, ts, pl.ev_level, pl.ev_cause, cpus, ov.t0, ov.width, ov.values, self.kind_counts,
+                     self.mig, self.wake, self._cpu_present)  # fmt: skip
+        self.cpus_seen.update(np.flatnonzero(self._cpu_present).tolist())
         is_lost = kind == 9
-        lost_counts = np.zeros(0, dtype=np.float64)
         if is_lost.any():
-            col = self._current_lost
-            lost_counts = col[is_lost]
+            lost_counts = self._current_lost[is_lost]
             self.lost += int(lost_counts.sum())
-        for arr in (cols.cpu, cols.target, cols.orig, cols.dest):
-            present = np.bincount(arr[arr >= 0])
-            self.cpus_seen.update(np.flatnonzero(present).tolist())
-        # overview: events by kind, migrations by level, lost events
-        nk = len(KIND_NAMES)
-        self.overview.add_points(kind.astype(np.int64), ts)
-        known = lvl < 4
-        self.overview.add_points(nk + lvl[known], ts[is_mig][known])
-        if is_lost.any():
-            self.overview.add_points(np.full(int(is_lost.sum()), nk + 4), ts[is_lost], lost_counts)
+            ov.add_points(np.full(int(is_lost.sum()), len(KIND_NAMES) + 4), ts[is_lost], lost_counts)
         self._accumulate_busy(cols)
 
     _current_lost: npt.NDArray[np.float64] = np.zeros(0)

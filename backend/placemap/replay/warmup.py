@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
+from placemap.replay.accumulate import chunk_counts
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.schema.events import EVENT_SCHEMA
 
@@ -53,4 +54,18 @@ def warm_kernels() -> None:
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
+    )
+    chunk_counts(
+        cols.kind,
+        cols.ts,
+        np.zeros(n, dtype=np.int8),
+        np.zeros(n, dtype=np.int8),
+        np.stack([cols.cpu, cols.target, cols.orig, cols.dest]),
+        0,
+        1024,
+        np.zeros((14, 8), dtype=np.float64),
+        np.zeros(10, dtype=np.int64),
+        np.zeros((5, 3), dtype=np.int64),
+        np.zeros(6, dtype=np.int64),
+        np.zeros(1, dtype=np.bool_),
     )

@@ -3,8 +3,10 @@
 // concatenating time-shifted copies of ../shared/traces/vm2-hackbench-g4.ftrace.txt.gz,
 // plain and gzipped, then prints labeled lines:
 //
-//	read+decompress only (the I/O ceiling), import events/s (plain, gz), and
-//	trace-cmd report per event on vm2-hackbench-mixed.trace.dat when trace-cmd exists.
+//	read+decompress only (the I/O ceiling), import events/s (plain, gz), end to end
+//	file -> stored recording (plain, gz; the backend's upload path through
+//	bench/e2e_import.py, with -e2e), and trace-cmd report per event on
+//	vm2-hackbench-mixed.trace.dat when trace-cmd exists.
 //
 // Run it through bench/import_bench.sh.
 package main
@@ -20,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -30,14 +33,15 @@ func main() {
 	out := flag.String("out", "", "bench output dir (bench/out)")
 	bin := flag.String("bin", "", "placemap-collect binary")
 	events := flag.Int("events", 10_000_000, "events in the generated trace")
+	e2e := flag.String("e2e", "", "command (space-separated) that imports a file end to end and prints JSON (bench/e2e_import.py)")
 	flag.Parse()
-	if err := run(*shared, *out, *bin, *events); err != nil {
+	if err := run(*shared, *out, *bin, *events, strings.Fields(*e2e)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-import:", err)
 		os.Exit(1)
 	}
 }
 
-func run(shared, out, bin string, want int) error {
+func run(shared, out, bin string, want int, e2e []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -71,7 +75,7 @@ func run(shared, out, bin string, want int) error {
 	fmt.Printf("read+decompress only (gz):   %6.2f s  %6.0f MB/s  %5.2f M events/s  (I/O ceiling)\n", dg.Seconds(), mbps(plain, dg), float64(n)/dg.Seconds()/1e6)
 	arrow := filepath.Join(out, "bench.arrow")
 	for _, in := range []struct{ label, path string }{{"plain", plain}, {"gz", gz}} {
-		for _, dst := range []string{arrow, "-"} {
+		for _, dst := range []string{arrow, "-", "-chunks"} {
 			// best of two: other work on the machine only ever adds time
 			r, err := importOnce(bin, in.path, dst)
 			if err != nil {
@@ -87,14 +91,40 @@ func run(shared, out, bin string, want int) error {
 				ceil = dg
 			}
 			to := "--out FILE"
-			if dst == "-" {
+			switch dst {
+			case "-":
 				to = "--out - (pipe)"
+			case "-chunks":
+				to = "--chunks (pipe)"
 			}
-			fmt.Printf("import %-5s %-15s (best of 2) %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s)  %.2fx the read-only time\n",
+			fmt.Printf("import %-5s %-16s (best of 2) %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s)  %.2fx the read-only time\n",
 				in.label, to, r.wall.Seconds(), float64(r.events)/r.wall.Seconds()/1e6, r.cpu.Seconds(), float64(r.events)/r.cpu.Seconds()/1e6, r.wall.Seconds()/ceil.Seconds())
 			if r.events != n {
 				return fmt.Errorf("import of %s wrote %d events, want %d", in.path, r.events, n)
 			}
+		}
+	}
+	if len(e2e) > 0 {
+		for _, in := range []struct{ label, path string }{{"plain", plain}, {"gz", gz}} {
+			ceil := dp
+			if in.label == "gz" {
+				ceil = dg
+			}
+			var best e2eRun
+			for i := 0; i < 2; i++ { // best of two, like the imports
+				r, err := e2eOnce(e2e, in.path)
+				if err != nil {
+					return err
+				}
+				if i == 0 || r.Wall < best.Wall {
+					best = r
+				}
+			}
+			if best.Events != n {
+				return fmt.Errorf("end-to-end import of %s stored %d events, want %d", in.path, best.Events, n)
+			}
+			fmt.Printf("END TO END %-5s file -> stored recording (best of 2) %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s; importer %4.2f s, backend %4.2f s)  %.2fx the read-only time\n",
+				in.label, best.Wall, float64(n)/best.Wall/1e6, best.CPU, float64(n)/best.CPU/1e6, best.CPUImporter, best.CPUPython, best.Wall/ceil.Seconds())
 		}
 	}
 	// what writing an output of that size to a fresh file costs on this machine
@@ -140,11 +170,17 @@ type importRun struct {
 	events    int
 }
 
+// importOnce runs one import to out: a file, "-" (an Arrow stream on a pipe) or
+// "-chunks" (the backend's chunk frames on a pipe).
 func importOnce(bin, in, out string) (importRun, error) {
 	t := time.Now()
-	cmd := exec.Command(bin, "import", in, "--out", out, "--json")
+	args := []string{"import", in, "--out", out, "--json"}
+	if out == "-chunks" {
+		args = []string{"import", in, "--out", "-", "--chunks", "--json"}
+	}
+	cmd := exec.Command(bin, args...)
 	var js bytes.Buffer
-	if out == "-" {
+	if strings.HasPrefix(out, "-") {
 		cmd.Stdout = io.Discard // a pipe the bench drains
 		cmd.Stderr = &js
 	} else {
@@ -165,6 +201,27 @@ func importOnce(bin, in, out string) (importRun, error) {
 	}
 	r.events = s.EventsTotal
 	return r, nil
+}
+
+type e2eRun struct {
+	Events      int     `json:"events"`
+	Wall        float64 `json:"wall_s"`
+	CPU         float64 `json:"cpu_s"`
+	CPUPython   float64 `json:"cpu_python_s"`
+	CPUImporter float64 `json:"cpu_importer_s"`
+}
+
+// e2eOnce runs the end-to-end command on one file; it times itself around the import.
+func e2eOnce(cmdline []string, in string) (e2eRun, error) {
+	var r e2eRun
+	cmd := exec.Command(cmdline[0], append(cmdline[1:], in)...)
+	cmd.Stderr = os.Stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("end-to-end import %s: %w", in, err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(outb), []byte("\n"))
+	return r, json.Unmarshal(lines[len(lines)-1], &r)
 }
 
 func writeZeros(p string, n int64) error {

@@ -1,0 +1,45 @@
+"""The ingest's per-chunk counting kernel against the plain numpy it replaced, on random chunks that
+include the edge values (unknown level -1 and 4, same CPU 5, no cause, no CPU, lost rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from placemap.replay.accumulate import chunk_counts
+from placemap.replay.bins import AdaptiveBins
+
+
+def test_chunk_counts_matches_numpy() -> None:
+    rng = np.random.default_rng(7)
+    n, nk = 50_000, 10
+    kind = rng.integers(0, nk, n).astype(np.uint8)
+    ts = np.sort(rng.integers(1_000, 9_000_000_000, n)).astype(np.int64)
+    level = rng.integers(-1, 6, n).astype(np.int8)
+    cause = rng.integers(-1, 3, n).astype(np.int8)
+    cpus = rng.integers(-1, 12, (4, n)).astype(np.int32)
+    cpus[2:, kind != 3] = -1
+
+    got = AdaptiveBins(nk + 5, int(ts[0]))
+    got._fit(int(ts[-1]))
+    kc, mig, wake = np.zeros(nk, np.int64), np.zeros((5, 3), np.int64), np.zeros(6, np.int64)
+    present = np.zeros(12, np.bool_)
+    chunk_counts(kind, ts, level, cause, cpus, got.t0, got.width, got.values, kc, mig, wake, present)
+
+    # the numpy this replaced (replay/ingest.py before the kernel)
+    want = AdaptiveBins(nk + 5, int(ts[0]))
+    is_mig = kind == 3
+    lvl, cs = level[is_mig].astype(np.int64), cause[is_mig].astype(np.int64)
+    want_mig = np.bincount(lvl.clip(0, 4) * 3 + cs.clip(0, 2), minlength=15).reshape(5, 3)
+    want_wake = np.bincount(level[kind == 2].astype(np.int64).clip(0, 5), minlength=6)
+    want.add_points(kind.astype(np.int64), ts)
+    known = lvl < 4
+    want.add_points(nk + lvl[known], ts[is_mig][known])
+    seen = set()
+    for arr in cpus:
+        seen.update(np.flatnonzero(np.bincount(arr[arr >= 0])).tolist())
+
+    assert (kc == np.bincount(kind, minlength=nk)).all()
+    assert (mig == want_mig).all() and mig.sum() == is_mig.sum()
+    assert (wake == want_wake).all()
+    assert got.width == want.width and np.array_equal(got.values, want.values)
+    assert set(np.flatnonzero(present).tolist()) == seen
