@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -206,16 +207,33 @@ func (c *cols) appendFrom(s *cols, from, k int) {
 }
 
 // copyBits ORs bits [sOff, sOff+k) of src into dst at dOff (dst's are clear) and
-// returns how many were set.
+// returns how many were set; whole destination bytes at a time where it can.
 func copyBits(dst []byte, dOff int, src []byte, sOff, k int) int {
 	set := 0
-	for i := 0; i < k; i++ {
+	i := 0
+	bit := func(i int) {
 		s := sOff + i
 		if src[s>>3]&(1<<(s&7)) != 0 {
 			d := dOff + i
 			dst[d>>3] |= 1 << (d & 7)
 			set++
 		}
+	}
+	for ; i < k && (dOff+i)&7 != 0; i++ {
+		bit(i)
+	}
+	for ; i+8 <= k; i += 8 {
+		s := sOff + i
+		sh := uint(s & 7)
+		v := src[s>>3] >> sh
+		if sh != 0 {
+			v |= src[s>>3+1] << (8 - sh) // bits s+1..s+7 run into the next byte, inside src
+		}
+		dst[(dOff+i)>>3] |= v
+		set += bits.OnesCount8(v)
+	}
+	for ; i < k; i++ {
+		bit(i)
 	}
 	return set
 }

@@ -157,3 +157,31 @@ func TestChunksNeedTheStreamOutput(t *testing.T) {
 		t.Fatal("Chunks with a file output accepted")
 	}
 }
+
+func TestCopyBitsAtAnyOffsets(t *testing.T) {
+	src := make([]byte, 40)
+	for i := range src {
+		src[i] = byte(i*37 + 11) // an irregular pattern
+	}
+	for sOff := 0; sOff < 17; sOff++ {
+		for dOff := 0; dOff < 17; dOff++ {
+			for _, k := range []int{0, 1, 7, 8, 9, 63, 200} {
+				dst := make([]byte, 40)
+				got := copyBits(dst, dOff, src, sOff, k)
+				want := 0
+				for i := 0; i < 320; i++ {
+					in := i >= dOff && i < dOff+k && src[(i-dOff+sOff)>>3]&(1<<((i-dOff+sOff)&7)) != 0
+					if in {
+						want++
+					}
+					if (dst[i>>3]&(1<<(i&7)) != 0) != in {
+						t.Fatalf("sOff %d dOff %d k %d: bit %d wrong", sOff, dOff, k, i)
+					}
+				}
+				if got != want {
+					t.Fatalf("sOff %d dOff %d k %d: counted %d set, want %d", sOff, dOff, k, got, want)
+				}
+			}
+		}
+	}
+}
