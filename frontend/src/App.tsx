@@ -1,7 +1,8 @@
 /**
  * The dashboard shell: recordings on the left, the grid + playback in the middle, inspector,
  * legend and the text view on the right. Keeps the URL in step with the view
- * (?rec=ID&t=NS&sel=PID&speed=S) so a reload opens the same view.
+ * (?rec=ID&t=NS&sel=PID&speed=S, &live=1 for a live view) so a reload opens the same view.
+ * A live view swaps the playback controls for the live bar and the live timeline (features/live).
  */
 import { useCallback, useEffect, useState } from "react";
 import { RecordingsPanel, LossBadge } from "./features/recordings/RecordingsPanel";
@@ -14,6 +15,8 @@ import { TaskInspector } from "./features/inspector/TaskInspector";
 import { PlacementText } from "./features/a11y/PlacementText";
 import { Legend } from "./features/Legend";
 import { formatView, parseView } from "./features/urlState";
+import { LiveBar } from "./features/live/LiveBar";
+import { LiveTimeline } from "./features/live/LiveTimeline";
 
 const initialView = parseView(window.location.search);
 
@@ -21,20 +24,30 @@ const initialView = parseView(window.location.search);
 function UrlSync({ player }: { player: Player }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
+  const liveMode = snap.live?.mode ?? null;
   useEffect(() => {
     if (!ready) return;
-    const url = formatView({ rec: player.recId, t: Math.round(snap.playhead), sel: snap.selected, speed: snap.speed });
+    // a live view following the head has no fixed time: ?live=1 without t
+    const following = liveMode === "live";
+    const url = formatView({
+      rec: player.recId,
+      t: following ? null : Math.round(snap.playhead),
+      sel: snap.selected,
+      speed: snap.speed,
+      live: liveMode !== null && liveMode !== "ended",
+    });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode]);
   return null;
 }
 
-function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: number | null) => void }) {
+function Workspace({ player, onSelect, onOpenFinished }: { player: Player; onSelect: (pid: number | null) => void; onOpenFinished: () => void }) {
   // only status and selection re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
   const selected = usePlayerField(player, "selected");
   const rec = player.rec;
   const ready = status === "ready";
+  const live = player.live;
 
   return (
     <>
@@ -42,20 +55,22 @@ function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: numbe
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
-          {rec && (
+          {rec && !live && (
             <span data-testid="loss-badge">
               <LossBadge rec={rec} />
             </span>
           )}
           {rec && (
             <span className="muted small">
-              {rec.event_count.toLocaleString()} events · {player.topo?.cpus.length ?? "?"} CPUs · {player.topo?.llcs.length ?? "?"} LLCs · {player.topo?.numa_nodes.length ?? "?"} nodes
+              {live ? `${rec.host ?? "unknown host"} · ${rec.kernel_release ?? "?"}` : `${rec.event_count.toLocaleString()} events`} · {player.topo?.cpus.length ?? "?"} CPUs · {player.topo?.llcs.length ?? "?"} LLCs · {player.topo?.numa_nodes.length ?? "?"} nodes
               {player.topo ? ` · topology ${player.topo.source}` : ""}
             </span>
           )}
         </div>
+        {ready && live && <LiveBar player={player} onOpenFinished={onOpenFinished} />}
         <GridView player={player} onSelect={onSelect} />
-        {ready && rec && (
+        {ready && live && <LiveTimeline player={player} />}
+        {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />
             <Timeline player={player} overview={player.overview} tStart={player.tStart} tEnd={player.tEnd} />
@@ -63,7 +78,8 @@ function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: numbe
         )}
       </main>
       <aside className="right">
-        {ready && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
+        {/* the inspector asks the server for task paths, which a live recording has only once it is stored */}
+        {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
         <Legend />
         <PlacementText player={player} />
       </aside>
@@ -73,14 +89,22 @@ function Workspace({ player, onSelect }: { player: Player; onSelect: (pid: numbe
 
 export function App() {
   const [recId, setRecId] = useState<string | null>(initialView.rec);
-  const [init, setInit] = useState({ t: initialView.t, speed: initialView.speed, selected: initialView.sel });
+  const [init, setInit] = useState({ t: initialView.t, speed: initialView.speed, selected: initialView.sel, live: initialView.live ?? false });
   const player = usePlayer(recId, init);
 
-  const open = useCallback((id: string) => {
-    setInit((v) => ({ t: null, speed: v.speed, selected: null }));
+  const open = useCallback((id: string, live: boolean) => {
+    setInit((v) => ({ t: null, speed: v.speed, selected: null, live }));
     setRecId(id);
-    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel: null, speed: 1 }));
+    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel: null, speed: 1, live }));
   }, []);
+  const onDeleted = useCallback(
+    (id: string) => {
+      if (id !== recId) return;
+      setRecId(null);
+      window.history.replaceState(null, "", window.location.pathname);
+    },
+    [recId],
+  );
   const onSelect = useCallback(
     (pid: number | null) => {
       player?.select(pid);
@@ -95,10 +119,15 @@ export function App() {
         <span className="muted small">where Linux puts tasks</span>
       </header>
       <aside className="left">
-        <RecordingsPanel openId={recId} onOpen={open} />
+        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} />
       </aside>
       {player ? (
-        <Workspace key={player.recId} player={player} onSelect={onSelect} />
+        <Workspace
+          key={`${player.recId}${init.live ? ":live" : ""}`}
+          player={player}
+          onSelect={onSelect}
+          onOpenFinished={() => { open(player.recId, false); }}
+        />
       ) : (
         <main className="center empty">
           <p>Open a recording on the left, or upload a trace.</p>

@@ -8,7 +8,8 @@ import { parseView } from "./features/urlState";
 
 // the first frame's requests go out before React's first render
 const view = parseView(window.location.search);
-if (view.rec) prefetchFirstFrame(view.rec, view.t);
+// (a live view waits for the hub feed instead: its keyframe is taken at the head)
+if (view.rec && !view.live) prefetchFirstFrame(view.rec, view.t);
 
 const el = document.getElementById("root");
 if (el) {

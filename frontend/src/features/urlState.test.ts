@@ -6,10 +6,16 @@ describe("URL view state", () => {
     const v = { rec: "r-1", t: 450594375123, sel: 3733, speed: 0.05 };
     const s = formatView(v);
     expect(s).toBe("?rec=r-1&t=450594375123&sel=3733&speed=0.05");
-    expect(parseView(s)).toEqual(v);
+    expect(parseView(s)).toEqual({ ...v, live: false });
+  });
+  it("carries live mode: following without t, paused at t", () => {
+    expect(formatView({ rec: "r-1", t: null, sel: null, speed: 1, live: true })).toBe("?rec=r-1&live=1");
+    expect(parseView("?rec=r-1&live=1")).toMatchObject({ rec: "r-1", t: null, live: true });
+    expect(parseView("?rec=r-1&t=5&live=1")).toMatchObject({ t: 5, live: true });
+    expect(parseView("?rec=r-1&live=yes").live).toBe(false);
   });
   it("ignores junk and clamps speed", () => {
-    expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100 });
+    expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100, live: false });
     expect(parseView("?speed=0").speed).toBe(1);
     expect(formatView({ rec: null, t: null, sel: null, speed: 1 })).toBe("");
   });

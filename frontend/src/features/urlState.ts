@@ -1,5 +1,6 @@
 /**
- * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S, so a reload (and later a share link) opens
+ * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
+ * the head, with t it is paused there), so a reload (and later a share link) opens
  * exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
@@ -9,6 +10,8 @@ export interface ViewState {
   t: number | null;
   sel: number | null;
   speed: number;
+  /** open in live mode (follow the head of a recording still being collected) */
+  live?: boolean;
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -33,6 +36,7 @@ export function parseView(search: string): ViewState {
     t: intOrNull(p.get("t")),
     sel: intOrNull(p.get("sel")),
     speed: speedRaw === null ? 1 : clampSpeed(Number(speedRaw)),
+    live: p.get("live") === "1",
   };
 }
 
@@ -42,6 +46,7 @@ export function formatView(v: ViewState): string {
   if (v.t !== null) p.set("t", String(Math.round(v.t)));
   if (v.sel !== null) p.set("sel", String(v.sel));
   if (v.speed !== 1) p.set("speed", String(v.speed));
+  if (v.live) p.set("live", "1");
   const s = p.toString();
   return s ? `?${s}` : "";
 }

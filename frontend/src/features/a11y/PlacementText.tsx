@@ -1,12 +1,16 @@
 /**
  * The accessible text view of the state at the playhead: a region "Placement state" with the
- * per-LLC task counts as a table and a sentence for the selected task. Updated from the Player's
- * throttled snapshots (a few times a second while playing), never per frame.
+ * per-LLC task counts as a table, a sentence for the selected task, and (up to PER_CPU_ROWS CPUs)
+ * what runs on each CPU. Updated from the Player's throttled snapshots (a few times a second while
+ * playing or following a live run), never per frame. Comms are rendered as text (React escapes them).
  */
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
-import { TASK_STATE_NAMES } from "../../viz/replay";
+import { RUN_IDLE, TASK_STATE_NAMES } from "../../viz/replay";
 import { formatNs } from "../../viz/time";
+
+/** Beyond this many CPUs the per-CPU table would drown the view; the LLC table stays. */
+const PER_CPU_ROWS = 64;
 
 export function PlacementText({ player }: { player: Player }) {
   const snap = usePlayerSnapshot(player);
@@ -58,6 +62,26 @@ export function PlacementText({ player }: { player: Player }) {
             ))}
           </tbody>
         </table>
+      )}
+      {st && topo && topo.cpus.length <= PER_CPU_ROWS && (
+        <>
+          <h3 className="small muted" id="cpu-list-caption">
+            Running on each CPU
+          </h3>
+          <ul className="cpu-list small" data-testid="cpu-list" aria-labelledby="cpu-list-caption">
+            {topo.cpus.map((c) => {
+              const pid = st.running[c.cpu] ?? -1;
+              const comm = pid > 0 ? (st.tasks.get(pid)?.comm ?? "") : "";
+              const waiting = st.runnable[c.cpu] ?? 0;
+              return (
+                <li key={c.cpu} data-cpu={c.cpu} data-pid={pid}>
+                  CPU {c.cpu}: <span className="mono">{pid > 0 ? `${comm} (${pid})` : pid === RUN_IDLE ? "idle" : "unknown"}</span>
+                  {waiting > 0 ? `, ${waiting} waiting` : ""}
+                </li>
+              );
+            })}
+          </ul>
+        </>
       )}
     </section>
   );

@@ -5,6 +5,10 @@
  * (one draw per frame, no React re-render per frame). React subscribes to throttled snapshots for
  * controls and the text view; per-frame DOM bits (playhead line, clock) use onFrame hooks.
  * Measured fps goes to window.__placemapStats for the benchmark.
+ *
+ * Live mode (a recording still being collected): the viewer hub's batches join the chunk walk as
+ * chunks with negative seqs (features/live/liveBuffer.ts), so following the head, scrubbing back and
+ * "jump to live" all use the same replay as a stored recording; only the source of chunks differs.
  */
 import { api } from "../../client/http";
 import { ChunkLRU } from "../../client/chunkCache";
@@ -17,6 +21,8 @@ import { nextMigrationBin } from "../../viz/overview";
 import { Kind } from "../../client/events";
 import { drawFrame, type Flight } from "../grid/renderer";
 import { clampSpeed } from "../urlState";
+import { isLiveSeq, LiveBuffer, segmentInfo } from "../live/liveBuffer";
+import { LiveFeed, liveUrl, type LiveConn, type LiveStatus } from "../live/liveFeed";
 
 export interface PlacemapStats {
   recId: string | null;
@@ -34,6 +40,11 @@ export interface PlacemapStats {
   playing: boolean;
   speed: number;
   playheadNs: number;
+  /** live view: hub frames received, their rows, ms spent decoding them, newest event time received */
+  liveFrames?: number;
+  liveRows?: number;
+  liveDecodeMs?: number;
+  liveHeadNs?: number;
 }
 
 declare global {
@@ -44,6 +55,26 @@ declare global {
 
 export type PlayerStatus = "loading" | "ready" | "error";
 
+/** What a live view shows besides the playback state. */
+export interface LiveSnapshot {
+  /** live = following the head; paused = frozen or scrubbed back (still buffering); ended = the run is over */
+  mode: "live" | "paused" | "ended";
+  conn: LiveConn;
+  connDetail: string | null;
+  retryInMs: number | null;
+  /** events and lost events of the recording so far (the hub's last status) */
+  events: number;
+  lost: number;
+  /** frames the hub dropped for this viewer, and connection drops: both leave holes in the feed */
+  skipped: number;
+  drops: number;
+  /** newest event time received */
+  head: number;
+  /** earliest time the in-memory buffer can rebuild (null before the first keyframe) */
+  bufferStart: number | null;
+  bufferedRows: number;
+}
+
 export interface PlayerSnapshot {
   status: PlayerStatus;
   error: string | null;
@@ -53,6 +84,8 @@ export interface PlayerSnapshot {
   buffering: boolean;
   selected: number | null;
   version: number;
+  /** null unless the recording is open in live mode */
+  live: LiveSnapshot | null;
 }
 
 const FLIGHT_MS = 650;
@@ -61,6 +94,8 @@ const MAX_FLIGHTS = 120;
 const LRU_ROWS = 1_600_000;
 /** Beyond this many rows ahead, a seek asks the server for a keyframe instead of replaying. */
 const FORWARD_REPLAY_LIMIT = 250_000;
+/** Rows of hub batches kept in memory for scrubbing back in a live view (older ones fold into its origin). */
+const LIVE_ROWS = 1_000_000;
 
 interface Boot {
   recId: string;
@@ -134,24 +169,43 @@ export class Player {
   private destroyed = false;
   private readonly abort = new AbortController();
 
+  // ---- live mode (null / false for a stored recording) ----
+  /** the view was opened in live mode (and the recording was live when it loaded) */
+  live = false;
+  private liveBuf: LiveBuffer | null = null;
+  private feed: LiveFeed | null = null;
+  private following = false;
+  private liveEnded = false;
+  /** hub batches the chunk walk needs were folded away while paused: rebuild from the buffer's origin */
+  private liveStale = false;
+  private liveConn: LiveConn = "connecting";
+  private liveConnDetail: string | null = null;
+  private liveRetryMs: number | null = null;
+  private liveStatus: LiveStatus | null = null;
+  private liveSkipped = 0;
+  private liveDrops = 0;
+  private resyncGen = 0;
+  private readonly decoder: Promise<typeof import("../../client/arrow")>;
+
   private listeners = new Set<() => void>();
   private snapshot: PlayerSnapshot;
   private lastNotify = 0;
   private notifyPending = false;
   private readonly frameHooks = new Set<(playhead: number) => void>();
 
-  constructor(recId: string, opts: { t: number | null; speed: number; selected: number | null }) {
+  constructor(recId: string, opts: { t: number | null; speed: number; selected: number | null; live?: boolean }) {
     this.recId = recId;
     this.speed = clampSpeed(opts.speed);
     this.selected = opts.selected;
     // apache-arrow is loaded on first use: the first frame needs only JSON (topology + keyframe)
     const decoder = import("../../client/arrow");
+    this.decoder = decoder;
     this.lru = new ChunkLRU(async (seq) => {
       const [bytes, { decodeChunk }] = await Promise.all([api.chunkBytes(recId, seq, this.abort.signal), decoder]);
       return decodeChunk(bytes);
     }, LRU_ROWS);
     this.snapshot = this.makeSnapshot();
-    void this.load(opts.t);
+    void (opts.live ? this.loadLive(opts.t) : this.load(opts.t));
     this.raf = requestAnimationFrame(this.frame);
   }
 
@@ -159,6 +213,7 @@ export class Player {
     this.destroyed = true;
     cancelAnimationFrame(this.raf);
     this.abort.abort();
+    this.feed?.close();
     this.listeners.clear();
     this.frameHooks.clear();
   }
@@ -219,9 +274,13 @@ export class Player {
     }
   }
 
-  private installKeyframe(ps: PlacementState): void {
+  private dims(): { nCpus: number; nLlcs: number } {
     const nCpus = this.topo ? this.topo.cpus.reduce((m, c) => Math.max(m, c.cpu + 1), 0) : 1;
-    const nLlcs = this.topo?.llcs.length ?? 1;
+    return { nCpus, nLlcs: this.topo?.llcs.length ?? 1 };
+  }
+
+  private installKeyframe(ps: PlacementState): void {
+    const { nCpus, nLlcs } = this.dims();
     const tgids = this.state?.tgids;
     this.state = ReplayState.fromPlacementState(ps, nCpus, nLlcs);
     // tgids are not in GET state: keep what earlier chunks taught us
@@ -234,10 +293,284 @@ export class Player {
     this.flights = [];
   }
 
+  // ---- live ---------------------------------------------------------------------------------
+
+  /** where a live view opened with ?t= should settle once its first keyframe is in */
+  private liveOpenAt: number | null = null;
+
+  /**
+   * Open a recording in live mode: recording + topology, then the hub feed. The keyframe (GET state
+   * at the head) is fetched after the feed's first status, so every batch committed after it
+   * arrives through the hub and nothing between the two is missed.
+   */
+  private async loadLive(tUrl: number | null): Promise<void> {
+    const sig = this.abort.signal;
+    boot = null;
+    try {
+      const rec = await api.recording(this.recId, sig);
+      if (rec.status !== "live") {
+        // the run is over (or never was live): open it as a stored recording
+        await this.load(tUrl);
+        return;
+      }
+      const topo = await api.topology(this.recId, sig);
+      if (this.destroyed) return;
+      this.live = true;
+      this.rec = rec;
+      this.topo = topo;
+      this.idx = cpuIndex(topo);
+      this.tStart = rec.t_start_ns ?? 0;
+      this.tEnd = rec.t_end_ns ?? this.tStart;
+      const { nCpus, nLlcs } = this.dims();
+      // nothing known until the keyframe: every CPU's occupant is unknown
+      this.state = new ReplayState(nCpus, nLlcs, this.tEnd);
+      this.playhead = this.tEnd;
+      this.chunks = [];
+      this.ci = 0;
+      this.row = -1;
+      this.liveBuf = new LiveBuffer(LIVE_ROWS);
+      this.following = tUrl === null;
+      this.liveOpenAt = tUrl;
+      this.status = "ready";
+      if (this.layout === null && this.pendingSize) this.setSize(this.pendingSize.w, this.pendingSize.h);
+      this.feed = new LiveFeed(liveUrl(this.recId), async (b) => {
+        const { decodeChunk } = await this.decoder;
+        const t = performance.now();
+        const cols = decodeChunk(b);
+        this.liveDecodeMs += performance.now() - t;
+        this.liveFrames++;
+        return cols;
+      }, {
+        onStatus: (st, first) => {
+          this.onLiveStatus(st, first);
+        },
+        onBatch: (cols) => {
+          this.onLiveBatch(cols);
+        },
+        onConn: (c, detail, ms) => {
+          if (c === "reconnecting" && this.liveConn === "open") this.liveDrops++;
+          this.liveConn = c;
+          this.liveConnDetail = detail;
+          this.liveRetryMs = ms;
+          this.notify(true);
+        },
+      });
+      this.feed.start();
+      this.draw(performance.now());
+      this.notify(true);
+    } catch (e) {
+      if (this.destroyed) return;
+      this.status = "error";
+      this.error = e instanceof Error ? e.message : String(e);
+      this.notify(true);
+    }
+  }
+
+  private connSkipped = 0;
+  private liveFrames = 0;
+  private liveDecodeMs = 0;
+
+  private onLiveStatus(s: LiveStatus, first: boolean): void {
+    const buf = this.liveBuf;
+    if (!buf) return;
+    this.liveStatus = s;
+    if (s.t_end_ns !== null) this.tEnd = Math.max(this.tEnd, s.t_end_ns);
+    if (first) {
+      this.connSkipped = s.skipped;
+      // first status of a connection: the keyframe at the head (a reconnect's feed has a hole before it)
+      void this.resync(s.t_end_ns ?? this.tEnd, buf.origin === null);
+    } else if (s.skipped > this.connSkipped) {
+      // the hub dropped frames for us (we were slow): the buffer has a hole
+      this.liveSkipped += s.skipped - this.connSkipped;
+      this.connSkipped = s.skipped;
+      void this.resync(s.t_end_ns ?? this.tEnd, false);
+    }
+    if (s.status !== "live" && !this.liveEnded) {
+      this.liveEnded = true;
+      if (this.following && Number.isFinite(buf.headTs)) this.advance(buf.headTs, false);
+      this.following = false;
+      this.playing = false;
+    }
+    this.notify(true);
+  }
+
+  /**
+   * Keyframe from the server at t. The first one starts the buffer; later ones (after a drop or
+   * skipped frames) replace it only when the server can rebuild the state at t (a non-empty state),
+   * else the buffer carries on with its hole (the next events of each task correct it).
+   */
+  private async resync(t: number, initial: boolean): Promise<void> {
+    const gen = ++this.resyncGen;
+    const sig = this.abort.signal;
+    const ps = await api.state(this.recId, t, sig).catch(() => null);
+    const buf = this.liveBuf;
+    if (gen !== this.resyncGen || this.destroyed || !buf) return;
+    if (!initial && (!ps || ps.tasks.length === 0)) return;
+    const { nCpus, nLlcs } = this.dims();
+    const st = ps ? ReplayState.fromPlacementState(ps, nCpus, nLlcs) : new ReplayState(nCpus, nLlcs, t);
+    if (this.state) for (const [k, v] of this.state.tgids) st.tgids.set(k, v);
+    buf.setOrigin(st);
+    if (this.following) this.rebuildFromOrigin(Math.max(st.tNs, buf.headTs));
+    else if (this.liveOpenAt !== null) {
+      const at = this.liveOpenAt;
+      this.liveOpenAt = null;
+      this.seekLive(at);
+    } else this.liveStale = true;
+    this.notify(true);
+  }
+
+  /** The state at target rebuilt from the buffer's origin and its batches (target >= origin). */
+  private rebuildFromOrigin(target: number): boolean {
+    const buf = this.liveBuf;
+    const o = buf?.origin;
+    if (!buf || !o) return false;
+    const tgids = this.state?.tgids;
+    this.state = o.clone();
+    if (tgids) for (const [k, v] of tgids) this.state.tgids.set(k, v);
+    this.chunks = buf.infos(o.tNs);
+    this.ci = 0;
+    this.row = -1;
+    this.liveStale = false;
+    this.flights = [];
+    this.seekGen++;
+    this.awaitingKeyframe = false;
+    this.playhead = Math.max(o.tNs, target);
+    this.advance(this.playhead, false);
+    this.dirty = true;
+    return true;
+  }
+
+  private onLiveBatch(cols: EventColumns): void {
+    const buf = this.liveBuf;
+    if (!buf) return;
+    const seg = buf.append(cols);
+    if (!seg) return;
+    const prev = this.chunks[this.chunks.length - 1];
+    this.chunks.push(segmentInfo(seg));
+    // entering the first hub batch after stored chunks: start after the state's time (no repeats)
+    if (this.ci === this.chunks.length - 1 && this.row === 0 && prev && !isLiveSeq(prev.seq)) this.row = -1;
+    this.tEnd = Math.max(this.tEnd, seg.t1);
+    const dropped = buf.trim();
+    if (dropped.length > 0) {
+      const gone = new Set(dropped.map((id) => -id));
+      const kept: ChunkInfo[] = [];
+      let before = 0;
+      let stale = false;
+      for (let k = 0; k < this.chunks.length; k++) {
+        const c = this.chunks[k];
+        if (!c) continue;
+        if (!gone.has(c.seq)) kept.push(c);
+        else if (k < this.ci) before++;
+        else stale = true;
+      }
+      this.chunks = kept;
+      this.ci -= before;
+      // the walk was inside a folded batch (paused long): rebuild from the origin when moving on
+      if (stale) this.liveStale = true;
+    }
+    if (!this.following) this.notify(false);
+  }
+
+  /** Following: apply everything received up to the head (animated), every frame. */
+  private followHead(): void {
+    const buf = this.liveBuf;
+    if (!buf || !Number.isFinite(buf.headTs)) return;
+    if (this.liveStale) this.rebuildFromOrigin(buf.headTs);
+    if (this.ci < this.chunks.length) {
+      const ta = performance.now();
+      this.advance(buf.headTs, true);
+      this.applyTimes.push(performance.now() - ta);
+      if (this.applyTimes.length > 60) this.applyTimes.shift();
+    }
+    this.playhead = Math.max(this.playhead, buf.headTs);
+  }
+
+  /** Seek in a live view: forward replay, else the buffer's origin, else a server keyframe + stored chunks. */
+  private seekLive(t: number): void {
+    const buf = this.liveBuf;
+    if (!buf || !this.state) return;
+    const target = Math.round(Math.max(this.tStart, Math.min(this.tEnd, t)));
+    if (!this.awaitingKeyframe && !this.liveStale && this.canReplayTo(target)) {
+      this.seekGen++;
+      this.playhead = target;
+      this.advance(target, false);
+      this.flights = [];
+      this.dirty = true;
+      this.notify(true);
+      return;
+    }
+    if (buf.origin && target >= buf.origin.tNs) {
+      this.rebuildFromOrigin(target);
+      this.notify(true);
+      return;
+    }
+    // before the buffer: the stored chunks (committed during the run) and a keyframe
+    const gen = ++this.seekGen;
+    this.buffering = true;
+    this.awaitingKeyframe = true;
+    this.playhead = target;
+    this.notify(true);
+    Promise.all([api.state(this.recId, target, this.abort.signal), api.chunks(this.recId, this.abort.signal)]).then(
+      ([ps, stored]) => {
+        if (gen !== this.seekGen || this.destroyed) return;
+        this.awaitingKeyframe = false;
+        const storedEnd = stored.reduce((m, c) => Math.max(m, c.t_end_ns), -Infinity);
+        this.chunks = [...stored, ...buf.infos(storedEnd)];
+        this.installKeyframe(ps);
+        this.liveStale = false;
+        this.playhead = target;
+        this.advance(target, false);
+        this.dirty = true;
+        this.prefetch();
+        this.notify(true);
+      },
+      (e: unknown) => {
+        if (gen !== this.seekGen || this.destroyed) return;
+        this.awaitingKeyframe = false;
+        this.error = e instanceof Error ? e.message : String(e);
+        this.buffering = false;
+        this.notify(true);
+      },
+    );
+  }
+
+  /** Live view: stop following (the view freezes; batches keep arriving into the buffer). */
+  pauseLive(): void {
+    if (!this.live) return;
+    this.following = false;
+    this.playing = false;
+    this.notify(true);
+  }
+
+  /** Live view: back to the head and follow it (or, once the run ended, to its end). */
+  jumpToLive(): void {
+    const buf = this.liveBuf;
+    if (!this.live || !buf || this.status !== "ready") return;
+    this.playing = false;
+    this.following = !this.liveEnded;
+    this.seekGen++;
+    const head = buf.headTs;
+    if (Number.isFinite(head)) {
+      if (!this.awaitingKeyframe && !this.liveStale && this.canReplayTo(head)) {
+        this.advance(head, false);
+        this.flights = [];
+      } else if (!this.rebuildFromOrigin(head)) this.liveStale = true;
+      this.playhead = Math.max(this.playhead, head);
+    }
+    this.awaitingKeyframe = false;
+    this.buffering = false;
+    this.dirty = true;
+    this.notify(true);
+  }
+
+  private colsOf(info: ChunkInfo): EventColumns | undefined {
+    return isLiveSeq(info.seq) ? this.liveBuf?.get(-info.seq)?.cols : this.lru.peek(info.seq);
+  }
+
   private prefetch(): void {
     for (let k = this.ci; k < Math.min(this.chunks.length, this.ci + 3); k++) {
       const info = this.chunks[k];
-      if (info && !this.lru.has(info.seq) && !this.lru.isLoading(info.seq)) {
+      if (info && !isLiveSeq(info.seq) && !this.lru.has(info.seq) && !this.lru.isLoading(info.seq)) {
         this.lru.get(info.seq).then(
           () => {
             this.dirty = true;
@@ -280,13 +613,19 @@ export class Player {
         this.buffering = false;
         return true;
       }
-      const cols = this.lru.peek(info.seq);
+      const cols = this.colsOf(info);
       if (!cols) {
         if (info.t_start_ns > target) {
           this.playhead = Math.max(this.playhead, target);
           this.buffering = false;
           this.prefetch();
           return true;
+        }
+        if (isLiveSeq(info.seq)) {
+          // a hub batch folded into the buffer's origin: only a rebuild from there can go on
+          this.liveStale = true;
+          this.buffering = false;
+          return false;
         }
         this.prefetch();
         this.playhead = Math.max(this.playhead, Math.min(target, info.t_start_ns - 1));
@@ -304,7 +643,9 @@ export class Player {
         return true;
       }
       this.ci++;
-      this.row = 0;
+      const nx = this.chunks[this.ci];
+      // the first hub batch after stored chunks may repeat rows they hold: start after the state's time
+      this.row = nx && isLiveSeq(nx.seq) && !isLiveSeq(info.seq) ? -1 : 0;
       this.prefetch();
     }
   }
@@ -328,6 +669,11 @@ export class Player {
   /** Move the playhead to t (absolute trace ns). */
   seek(t: number): void {
     if (this.status !== "ready" || !this.state) return;
+    if (this.live) {
+      this.following = false;
+      this.seekLive(t);
+      return;
+    }
     const target = Math.round(Math.max(this.tStart, Math.min(this.tEnd, t)));
     const gen = ++this.seekGen;
     if (!this.awaitingKeyframe && this.canReplayTo(target)) {
@@ -406,13 +752,18 @@ export class Player {
     const k = this.chunks.findIndex((c) => c.t_end_ns > t);
     const info = k >= 0 ? this.chunks[k] : undefined;
     if (!info) return null;
-    const data = await this.lru.get(info.seq);
-    return { data, info };
+    const data = isLiveSeq(info.seq) ? this.colsOf(info) : await this.lru.get(info.seq);
+    return data ? { data, info } : null;
   }
 
   // ---- controls -----------------------------------------------------------------------------
 
   setPlaying(p: boolean): void {
+    if (this.live && p && !this.liveEnded && this.playhead >= this.tEnd) {
+      this.jumpToLive();
+      return;
+    }
+    if (this.live) this.following = false;
     if (p && this.playhead >= this.tEnd) this.seek(this.tStart);
     this.playing = p && this.status === "ready";
     this.lastTs = 0;
@@ -500,7 +851,11 @@ export class Player {
     while (this.frameTimes.length > 0 && (this.frameTimes[0] ?? now) < now - 1000) this.frameTimes.shift();
     this.frames++;
 
-    if (this.playing && this.status === "ready") {
+    if (this.following && this.status === "ready") {
+      this.followHead();
+      this.dirty = true;
+      this.notify(false);
+    } else if (this.playing && this.status === "ready") {
       const dt = this.lastTs ? Math.min(100, now - this.lastTs) : 0;
       const target = Math.min(this.tEnd, this.playhead + dt * 1e6 * this.speed);
       const ta = performance.now();
@@ -510,6 +865,8 @@ export class Player {
       this.dirty = true;
       if (this.playhead >= this.tEnd) {
         this.playing = false;
+        // a live view that plays up to the head follows it from there
+        if (this.live && !this.liveEnded) this.following = true;
         this.notify(true);
       } else this.notify(false);
     }
@@ -553,7 +910,7 @@ export class Player {
 
   private canResume(): boolean {
     const info = this.chunks[this.ci];
-    return !info || this.lru.has(info.seq);
+    return !info || isLiveSeq(info.seq) || this.lru.has(info.seq);
   }
 
   setHover(cpu: number | null): void {
@@ -576,6 +933,14 @@ export class Player {
       playing: this.playing,
       speed: this.speed,
       playheadNs: this.playhead,
+      ...(this.liveBuf
+        ? {
+            liveFrames: this.liveFrames,
+            liveRows: this.liveBuf.receivedRows,
+            liveDecodeMs: Math.round(this.liveDecodeMs),
+            liveHeadNs: this.liveBuf.headTs,
+          }
+        : {}),
     };
   }
 
@@ -603,6 +968,25 @@ export class Player {
       buffering: this.buffering,
       selected: this.selected,
       version: (this.snapshot as PlayerSnapshot | undefined) ? this.snapshot.version + 1 : 0,
+      live: this.liveSnapshot(),
+    };
+  }
+
+  private liveSnapshot(): LiveSnapshot | null {
+    const buf = this.liveBuf;
+    if (!this.live || !buf) return null;
+    return {
+      mode: this.liveEnded ? "ended" : this.following ? "live" : "paused",
+      conn: this.liveConn,
+      connDetail: this.liveConnDetail,
+      retryInMs: this.liveRetryMs,
+      events: this.liveStatus?.event_count ?? this.rec?.event_count ?? 0,
+      lost: this.liveStatus?.lost_events ?? this.rec?.lost_events ?? 0,
+      skipped: this.liveSkipped,
+      drops: this.liveDrops,
+      head: Number.isFinite(buf.headTs) ? buf.headTs : this.tEnd,
+      bufferStart: buf.startTs,
+      bufferedRows: buf.rows,
     };
   }
 

@@ -2,23 +2,27 @@
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { Player, type PlayerSnapshot } from "./player";
 
-export function usePlayer(recId: string | null, init: { t: number | null; speed: number; selected: number | null }): Player | null {
+export function usePlayer(
+  recId: string | null,
+  init: { t: number | null; speed: number; selected: number | null; live?: boolean },
+): Player | null {
   const [player, setPlayer] = useState<Player | null>(null);
   const { t, speed, selected } = init;
+  const live = init.live ?? false;
   useEffect(() => {
     if (!recId) return;
     // the Player is an external system (fetches, rAF loop): created here so StrictMode's
     // mount/unmount/mount destroys the first one cleanly
-    const p = new Player(recId, { t, speed, selected });
+    const p = new Player(recId, { t, speed, selected, live });
     // eslint-disable-next-line react-hooks/set-state-in-effect
     setPlayer(p);
     return () => {
       p.destroy();
       setPlayer(null);
     };
-    // the initial view only matters when the recording changes
+    // the initial view only matters when the recording (or live mode) changes
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [recId]);
+  }, [recId, live]);
   return recId && player?.recId === recId ? player : null;
 }
 
@@ -31,6 +35,7 @@ const EMPTY: PlayerSnapshot = {
   buffering: false,
   selected: null,
   version: -1,
+  live: null,
 };
 const noop = (): (() => void) => () => undefined;
 

@@ -2,17 +2,29 @@
  * Recording list and upload: drag-and-drop or a file picker posts the raw file (XMLHttpRequest
  * upload progress), then the recording's import progress is polled until ready or failed.
  * Failed imports show their error; every recording shows its lost-events and skipped-lines counts.
+ * Live recordings come first with their host and counts so far (the list is polled while any is
+ * live, slowly otherwise, so new runs appear); any recording but a running one can be deleted.
  */
 import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
 import type { Recording } from "../../client/types";
 import { api, uploadRecording } from "../../client/http";
 import { formatDuration } from "../../viz/time";
+import { LiveRecordingMeta } from "../live/LiveRecordingMeta";
+import { liveFirst } from "../live/order";
+import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 
 interface Props {
   openId: string | null;
-  onOpen: (id: string) => void;
+  /** live: open it following the head (the recording is still being collected) */
+  onOpen: (id: string, live: boolean) => void;
+  /** a recording was deleted (close it if it is open) */
+  onDeleted?: (id: string) => void;
 }
+
+/** List refresh period while a recording is live (its counts grow), and otherwise (new live runs appear). */
+const LIVE_POLL_MS = 1000;
+const IDLE_POLL_MS = 5000;
 
 interface UploadRow {
   key: number;
@@ -40,7 +52,7 @@ export function LossBadge({ rec }: { rec: Recording }) {
   );
 }
 
-export function RecordingsPanel({ openId, onOpen }: Props) {
+export function RecordingsPanel({ openId, onOpen, onDeleted }: Props) {
   const [recs, setRecs] = useState<Recording[]>([]);
   const [listErr, setListErr] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadRow[]>([]);
@@ -83,6 +95,25 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
       clearInterval(timer);
     };
   }, [importingKey]);
+
+  const anyLive = recs.some((r) => r.status === "live");
+  useEffect(() => {
+    const timer = setInterval(() => {
+      void refresh();
+    }, anyLive ? LIVE_POLL_MS : IDLE_POLL_MS);
+    return () => {
+      clearInterval(timer);
+    };
+  }, [anyLive, refresh]);
+
+  const deleted = useCallback(
+    (id: string) => {
+      setRecs((prev) => prev.filter((r) => r.id !== id));
+      onDeleted?.(id);
+      void refresh();
+    },
+    [onDeleted, refresh],
+  );
 
   const upload = (files: FileList | File[]) => {
     for (const file of Array.from(files)) {
@@ -156,13 +187,16 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
       ))}
       {listErr && <div className="error small">{listErr}</div>}
       <ul className="rec-list" data-testid="recording-list">
-        {recs.map((r) => (
+        {liveFirst(recs).map((r) => (
           <li key={r.id} className={`rec ${r.id === openId ? "open" : ""} st-${r.status}`} data-testid="recording-item" data-status={r.status}>
-            <button type="button" className="rec-open" disabled={r.status === "importing" || r.status === "failed"} onClick={() => { onOpen(r.id); }}>
+            <button type="button" className="rec-open" disabled={r.status === "importing" || r.status === "failed"} onClick={() => { onOpen(r.id, r.status === "live"); }}>
               <span className="rec-name">{r.name}</span>
               <SimulatedMeta rec={r} />
+              {r.status === "live" && <LiveRecordingMeta rec={r} />}
               <span className="rec-meta muted small">
-                {r.status === "ready" || r.status === "live"
+                {r.status === "live"
+                  ? `${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))} so far`
+                  : r.status === "ready"
                   ? `${r.event_count.toLocaleString()} events · ${r.cpus_seen.length} CPUs · ${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))}${r.format ? ` · ${r.format}` : ""}`
                   : r.status}
               </span>
@@ -175,7 +209,8 @@ export function RecordingsPanel({ openId, onOpen }: Props) {
                 {r.error ?? "import failed"}
               </div>
             )}
-            {r.status !== "importing" && r.status !== "failed" && <LossBadge rec={r} />}
+            {r.status !== "importing" && r.status !== "failed" && r.status !== "live" && <LossBadge rec={r} />}
+            <DeleteRecording rec={r} onDeleted={deleted} />
           </li>
         ))}
         {recs.length === 0 && !listErr && <li className="muted small">No recordings yet.</li>}

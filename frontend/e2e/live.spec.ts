@@ -1,0 +1,227 @@
+/**
+ * The live view against real parts: the `bin/placemap serve` playwright.config.ts starts, a token
+ * from `bin/placemap token create` on the same SQLite file, the real collector
+ * (`bin/placemap-collect live`) reading this machine's tracefs, and a real load (hackbench from
+ * Debian rt-tests) plus a task whose comm is hostile markup. The browser opens the live recording
+ * from the list and must see task placement change in the accessible "Placement state" view while
+ * following the head; pause freezes it while the feed keeps buffering; scrubbing back and "jump to
+ * live" move the playhead; the lost counter is visible throughout; the end of the run turns the view
+ * into the stored recording, which can then be deleted from the list.
+ * Needs root and a working tracefs (CI and the dev machine have both); otherwise it is skipped with
+ * the reason.
+ */
+import { expect, test, type Page } from "@playwright/test";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const REPO = join(here, "..", "..");
+const PLACEMAP = join(REPO, "bin", "placemap");
+const COLLECT = join(REPO, "bin", "placemap-collect");
+// the database of the server playwright.config.ts starts (its cwd is frontend/)
+const DB = join(here, "..", "test-results", "e2e.db");
+const ARTIFACTS = join(here, "..", "test-artifacts");
+const TRACEFS = "/sys/kernel/tracing";
+const HOSTILE = "<i>x pid=1</i>"; // 14 bytes: fits a comm (15)
+const RUN_S = 45;
+
+const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(ARTIFACTS, `live-${name}.png`) });
+
+/** Why the real collector cannot run here, or null when it can. */
+function tracefsUnusable(): string | null {
+  if (typeof process.getuid === "function" && process.getuid() !== 0) return "not root: the collector needs root for tracefs";
+  if (!existsSync(join(TRACEFS, "events", "sched"))) {
+    try {
+      execFileSync("mount", ["-t", "tracefs", "nodev", TRACEFS], { stdio: "pipe" });
+    } catch (e) {
+      return `tracefs is not mounted at ${TRACEFS} and mounting it failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    if (!existsSync(join(TRACEFS, "events", "sched"))) return `no sched events under ${TRACEFS}`;
+  }
+  try {
+    accessSync(join(TRACEFS, "instances"), constants.W_OK);
+  } catch {
+    return `${TRACEFS}/instances is not writable`;
+  }
+  if (!existsSync(COLLECT)) return `${COLLECT} is not built (scripts/install)`;
+  return null;
+}
+
+function startGroup(cmd: string, args: string[]): ChildProcess {
+  // own process group, so the cleanup ends the loads' children (hackbench forks) too
+  const p = spawn(cmd, args, { detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  p.stderr.setEncoding("utf8");
+  return p;
+}
+
+function stopGroup(p: ChildProcess | null, sig: NodeJS.Signals = "SIGKILL"): void {
+  if (!p?.pid || p.exitCode !== null) return;
+  try {
+    process.kill(-p.pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+function exited(p: ChildProcess): Promise<number | null> {
+  return p.exitCode !== null ? Promise.resolve(p.exitCode) : new Promise((res) => p.once("exit", (code) => { res(code); }));
+}
+
+interface CpuRow {
+  cpu: number;
+  pid: number;
+}
+async function cpuRows(page: Page): Promise<CpuRow[]> {
+  const items = page.getByRole("region", { name: "Placement state" }).getByTestId("cpu-list").locator("li");
+  return items.evaluateAll((els) => els.map((el) => ({ cpu: Number(el.getAttribute("data-cpu")), pid: Number(el.getAttribute("data-pid")) })));
+}
+
+function playhead(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { __placemapStats?: { playheadNs: number } }).__placemapStats?.playheadNs ?? 0);
+}
+
+async function eventsSoFar(page: Page): Promise<number> {
+  const t = await page.getByTestId("live-events").innerText();
+  return Number(t.replace(/[^0-9]/g, ""));
+}
+
+test("live view follows the head of a real collector run: tasks move, pause, scrub back, jump to live, end", async ({ page, baseURL }) => {
+  test.setTimeout(180_000);
+  const why = tracefsUnusable();
+  test.skip(why !== null, `real tracefs unavailable: ${why ?? ""}`);
+
+  const [, token = ""] = execFileSync(PLACEMAP, ["token", "--db", DB, "create", "--name", "e2e-live"], { encoding: "utf8" }).trim().split("\t");
+  expect(token).not.toBe("");
+
+  let collector: ChildProcess | null = null;
+  let load: ChildProcess | null = null;
+  let hostile: ChildProcess | null = null;
+  let collectorErr = "";
+  try {
+    collector = startGroup(COLLECT, ["live", "--server", baseURL ?? "", "--token", token, "--duration", `${RUN_S}s`, "--quiet"]);
+    collector.stderr?.on("data", (d: string) => {
+      collectorErr += d;
+    });
+    // a small real load, repeated for the whole run
+    load = startGroup("bash", ["-c", `end=$((SECONDS+${RUN_S})); while [ $SECONDS -lt $end ]; do hackbench -g 2 -l 2000 >/dev/null 2>&1; sleep 0.2; done`]);
+    // a task whose comm is markup: it must come through as text
+    hostile = startGroup("bash", [
+      "-c",
+      `printf '%s' '${HOSTILE}' > /proc/$$/comm; end=$((SECONDS+${RUN_S})); while [ $SECONDS -lt $end ]; do for i in $(seq 1 300); do :; done; sleep 0.05; done`,
+    ]);
+
+    // the recordings list: the live run comes first, marked LIVE with host, events so far and lost count
+    await page.goto("/");
+    const item = page.getByTestId("recording-item").first();
+    await expect(item).toHaveAttribute("data-status", "live", { timeout: 30_000 });
+    await expect(item.getByTestId("live-rec-meta")).toContainText("LIVE");
+    await expect(item.getByTestId("live-rec-lost")).toHaveText(/^lost \d[\d,]*$/);
+    await expect(item.getByTestId("delete-recording")).toHaveCount(0); // not while it runs
+    await expect.poll(async () => Number((await item.getByTestId("live-rec-events").innerText()).replace(/[^0-9]/g, "")), { timeout: 20_000 }).toBeGreaterThan(0);
+    await shot(page, "list");
+
+    await item.locator(".rec-open").click();
+    await expect(page).toHaveURL(/[?&]live=1/);
+    const mode = page.getByTestId("live-mode");
+    await expect(mode).toHaveAttribute("data-mode", "live");
+    await expect(mode).toHaveText("LIVE");
+    const lost = page.getByTestId("live-lost");
+    await expect(lost).toBeVisible();
+    await expect(lost).toHaveText(/^lost \d[\d,]*$/);
+    await expect(page.getByTestId("live-conn")).toHaveText("connected");
+
+    // following the head: what runs on each CPU changes while we watch
+    const region = page.getByRole("region", { name: "Placement state" });
+    await expect(region.getByTestId("cpu-list").locator("li").first()).toBeVisible();
+    const seen = new Set<string>();
+    const snapshots = new Set<string>();
+    const pids = new Set<number>();
+    const t0 = await playhead(page);
+    for (let i = 0; i < 16 && (snapshots.size < 4 || pids.size < 3); i++) {
+      const rows = await cpuRows(page);
+      snapshots.add(JSON.stringify(rows));
+      for (const r of rows) {
+        if (r.pid > 0) {
+          pids.add(r.pid);
+          seen.add(`${r.cpu}:${r.pid}`);
+        }
+      }
+      await page.waitForTimeout(400);
+    }
+    expect(snapshots.size).toBeGreaterThanOrEqual(4);
+    expect(pids.size).toBeGreaterThanOrEqual(3);
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect(await playhead(page)).toBeGreaterThan(t0);
+    await expect(region).toContainText("hackbench");
+    await shot(page, "following");
+
+    // pause: the view freezes, the feed keeps arriving
+    await page.getByTestId("live-pause").click();
+    await expect(mode).toHaveAttribute("data-mode", "paused");
+    await expect(mode).toHaveText("PAUSED");
+    await expect(page).toHaveURL(/[?&]t=\d+/);
+    const pausedAt = await playhead(page);
+    const frozen = JSON.stringify(await cpuRows(page));
+    const eventsAtPause = await eventsSoFar(page);
+    await expect.poll(() => eventsSoFar(page), { timeout: 20_000 }).toBeGreaterThan(eventsAtPause);
+    expect(await playhead(page)).toBe(pausedAt);
+    expect(JSON.stringify(await cpuRows(page))).toBe(frozen);
+    await expect(lost).toBeVisible();
+    await expect(page.getByTestId("live-behind")).toContainText("behind live");
+    await shot(page, "paused");
+
+    // scrub back: a click a fifth of the way along the live timeline
+    const scrub = page.getByTestId("live-scrub");
+    const box = await scrub.boundingBox();
+    if (!box) throw new Error("no live timeline");
+    await page.mouse.click(box.x + box.width * 0.2, box.y + box.height / 2);
+    await expect.poll(() => playhead(page)).toBeLessThan(pausedAt);
+    await expect(mode).toHaveAttribute("data-mode", "paused");
+    await expect(lost).toBeVisible();
+    await shot(page, "scrubbed");
+
+    // jump to live: following again, past where we paused
+    await page.getByTestId("live-jump").click();
+    await expect(mode).toHaveAttribute("data-mode", "live");
+    await expect.poll(() => playhead(page)).toBeGreaterThan(pausedAt);
+    await expect(page).not.toHaveURL(/[?&]t=/);
+
+    // the hostile comm, selected through the URL of a live view: shown as text, never as markup
+    const id = new URL(page.url()).searchParams.get("rec") ?? "";
+    await page.goto(`/?rec=${id}&live=1&sel=${String(hostile.pid)}`);
+    await expect(mode).toHaveAttribute("data-mode", "live");
+    await expect(page.getByTestId("selected-sentence")).toContainText(`${String(hostile.pid)} ${HOSTILE}`, { timeout: 30_000 });
+    await expect(region.locator("i")).toHaveCount(0);
+    await shot(page, "hostile-comm");
+
+    // end of the run: SIGINT ends the recording; the view says so and opens the stored recording
+    stopGroup(load);
+    stopGroup(hostile);
+    stopGroup(collector, "SIGINT");
+    expect(await exited(collector), collectorErr).toBe(0);
+    await expect(mode).toHaveAttribute("data-mode", "ended", { timeout: 60_000 });
+    await expect(lost).toBeVisible();
+    await shot(page, "ended");
+    await page.getByTestId("live-open-finished").click();
+    await expect(page.getByTestId("play")).toBeVisible();
+    await expect(page).not.toHaveURL(/[?&]live=1/);
+
+    // delete it from the list (confirm step first)
+    const row = page.locator('li.open[data-testid="recording-item"]');
+    await expect(row).toHaveAttribute("data-status", "ready");
+    await row.getByTestId("delete-recording").click();
+    await expect(row.getByTestId("delete-confirm")).toBeVisible();
+    await shot(page, "delete-confirm");
+    await row.getByTestId("delete-confirm").click();
+    await expect(row).toHaveCount(0);
+    const gone = await page.request.get(`/api/recordings/${id}`);
+    expect(gone.status()).toBe(404);
+    await expect(page.locator("main.center.empty")).toBeVisible();
+  } finally {
+    stopGroup(load);
+    stopGroup(hostile);
+    stopGroup(collector);
+  }
+});
