@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -23,27 +23,36 @@ from placemap.replay.ingest import Ingestor
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology as TopologyModel
 from placemap.sim.scenario import Scenario, parse_scenario, simulate
-from placemap.sim.trace import COLUMNS, EventLog
+from placemap.sim.trace import COLUMNS, PRIO, EventLog
 from placemap.store import Store
 from placemap.store.live import LiveStore
 
 Progress = Callable[[float], None]
 
-# How often (in events) the simulated clock is read for progress: cheap, and still many updates
-# per second of wall time (the simulator does roughly 10^5 events per CPU-second).
-PROGRESS_EVERY = 1024
+# How often (in events) the simulated clock is read for progress: a report goes out only when
+# it moved by 1% of the duration, so this only bounds how stale progress can be in a sparse run.
+PROGRESS_EVERY = 64
 TOPOLOGY_SOURCES = ("sysfs", "inferred", "preset", "manual")
 
 
-class _StreamingLog(EventLog):
-    """An EventLog that reports simulated time, and, when saving, passes every full batch of
-    rows to the Ingestor instead of keeping it."""
+# _row's fixed fields, in the order of the simulator's column copy (a test holds them to it)
+FIXED = ("ts_ns", "cpu", "kind", "cur_pid", "pid", "comm", "prio")
+Row = tuple[int, int, int, int, int, str, dict[str, object]]
 
-    def __init__(self, duration_ns: int, on_progress: Progress | None, ingestor: Ingestor | None) -> None:
+
+class _StreamingLog(EventLog):
+    """An EventLog that reports simulated time and, when saving, hands every full batch of rows
+    to `sink` (the Ingestor) instead of keeping them. A row is kept as one tuple and the batch
+    transposed at once: a fifth of the cost of appending to 16 column lists per event."""
+
+    def __init__(
+        self, duration_ns: int, on_progress: Progress | None, sink: Callable[[pa.RecordBatch], None] | None
+    ) -> None:
         super().__init__()
         self.duration_ns = duration_ns
         self.on_progress = on_progress
-        self.ingestor = ingestor
+        self.sink = sink
+        self.rows: list[Row] = []
         self.total = 0
         self._next_report = 0.0
 
@@ -51,9 +60,9 @@ class _StreamingLog(EventLog):
         self, kind: int, ts: int, cpu: int, cur_pid: int, subject: tuple[int, str], **extra: object
     ) -> None:
         self.total += 1
-        if self.ingestor is not None:
-            super()._row(kind, ts, cpu, cur_pid, subject, **extra)
-            if len(self.cols["ts_ns"]) >= BATCH_ROWS:
+        if self.sink is not None:
+            self.rows.append((ts, cpu, kind, cur_pid, subject[0], subject[1], extra))
+            if len(self.rows) >= BATCH_ROWS:
                 self.flush()
         if self.on_progress is not None and self.total % PROGRESS_EVERY == 0:
             frac = min(ts / self.duration_ns, 1.0)
@@ -62,13 +71,30 @@ class _StreamingLog(EventLog):
                 self.on_progress(frac)
 
     def flush(self) -> None:
-        """Hand the rows collected so far to the Ingestor (a no-op when not saving)."""
-        if self.ingestor is not None and self.cols["ts_ns"]:
-            self.ingestor.add(events_batch(self.cols))
-        self.cols = {c: [] for c in COLUMNS}
+        """Hand the rows collected so far to the sink."""
+        if self.sink is not None and self.rows:
+            self.sink(rows_batch(self.rows))
+        self.rows = []
 
 
-def events_batch(cols: Mapping[str, list[object]]) -> pa.RecordBatch:
+def rows_batch(rows: list[Row]) -> pa.RecordBatch:
+    """_StreamingLog rows as one record batch in EVENT_SCHEMA."""
+    ts, cpu, kind, cur_pid, pid, comm, extras = zip(*rows, strict=True)
+    cols: dict[str, Sequence[object]] = {
+        "ts_ns": ts,
+        "cpu": cpu,
+        "kind": kind,
+        "cur_pid": cur_pid,
+        "pid": pid,
+        "comm": comm,
+        "prio": [PRIO] * len(rows),
+    }
+    for name in COLUMNS[len(FIXED) :]:
+        cols[name] = [e.get(name) for e in extras]
+    return events_batch(cols)
+
+
+def events_batch(cols: Mapping[str, Sequence[object]]) -> pa.RecordBatch:
     """The simulator's columns as one record batch in EVENT_SCHEMA (absent columns all null)."""
     n = len(cols["ts_ns"])
     arrays = [
@@ -124,7 +150,7 @@ def run(
             on_recording(rid)
         ingestor = Ingestor(store, rid, TopologyModel.model_validate(topo))
     try:
-        log = _StreamingLog(sc.duration_ns, on_progress, ingestor)
+        log = _StreamingLog(sc.duration_ns, on_progress, None if ingestor is None else ingestor.add)
         t0 = time.perf_counter()
         eng, wl = simulate(sc, log)
         wall = time.perf_counter() - t0 if wall_clock else 0.0
