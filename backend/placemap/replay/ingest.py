@@ -373,9 +373,18 @@ class Ingestor:
 
     def set_chunk_extras(self, table: pa.Table) -> None:
         """Columns only a few kinds use (lost_events, llc, util), read before the chunk is applied."""
-        self._current_lost = table.column("lost_events").fill_null(0).to_numpy().astype(np.float64)
-        self._current_llc = table.column("llc").fill_null(-1).to_numpy().astype(np.int64)
-        self._current_util = table.column("util").fill_null(0).to_numpy().astype(np.float64)
+        self._current_lost = _filled(table.column("lost_events"), 0, np.float64)
+        self._current_llc = _filled(table.column("llc"), -1, np.int64)
+        self._current_util = _filled(table.column("util"), 0, np.float64)
+
+
+def _filled(column: pa.ChunkedArray, null: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """A column as numpy with nulls as `null`; all-null columns (most chunks' llc, util, lost_events)
+    without a pass over them."""
+    if column.null_count == len(column):
+        return np.full(len(column), null, dtype=dtype)
+    out: npt.NDArray[Any] = column.fill_null(null).to_numpy().astype(dtype)
+    return out
 
 
 def _check_stored_schema(schema: pa.Schema) -> None:
