@@ -129,6 +129,18 @@ def mem_speed(n_llc: int, n_node: int, llc_cores: int, nodes_per_socket: int, no
     return per / THREAD_BANDWIDTH_MBS
 
 
+def initial_util(cpu_util: float, cpu_load: float) -> float:
+    """post_init_entity_util_avg(): a new task's utilization on the CPU it was placed on (not
+    its parent's): its share of that CPU's utilization by weight, capped at half the spare
+    capacity; on an idle CPU (no utilization) the whole cap, 512. A child that sleeps right
+    away leaves that much blocked utilization behind, which is what the next fork's tie-break
+    by utilization (update_pick_idlest, fork_spread) sees."""
+    cap = max(0.0, (1024.0 - cpu_util) / 2)
+    if cpu_util <= 0.0:
+        return cap
+    return min(cpu_util * 1024.0 / (cpu_load + 1.0), cap)
+
+
 def newidle_lb_cost_ns(weight: int) -> int:
     """Cost of one newly idle load_balance() over a domain of `weight` CPUs."""
     return NEWIDLE_LB_BASE_NS + NEWIDLE_LB_PER_CPU_NS * weight

@@ -100,9 +100,8 @@ class Engine:
         p.cpus_allowed = parent.cpus_allowed
         p.footprint_kb = parent.footprint_kb
         p.wss_kb = parent.wss_kb
-        util = st.cpu_util(parent.cpu)
-        p.util = min(parent.util, max(0.0, (1024.0 - util) / 2))  # post_init_entity_util_avg cap
         d = select_task_rq_fork(st, p, parent.cpu)
+        p.util = cost.initial_util(st.cpu_util(d.cpu), st.cpu_load(d.cpu))
         log = self.log
         if log is not None:
             log.fork(st.now, parent.cpu, parent, p)

@@ -50,3 +50,33 @@ def test_a_wakeup_onto_an_llc_asleep_for_long_pays_its_power_up_and_cold_cache()
     same_llc, asleep_llc = _wake_latency(1), _wake_latency(16)
     assert same_llc == cost.IDLE_EXIT_DEEP_NS
     assert asleep_llc == cost.IDLE_EXIT_DEEP_NS + cost.LLC_WAKE_NS
+
+
+def test_a_new_task_starts_with_half_the_spare_capacity_of_the_cpu_it_lands_on() -> None:
+    # post_init_entity_util_avg on the destination CPU: an idle CPU gives 512, a busy one its
+    # share by weight capped at half of what is left
+    assert cost.initial_util(0.0, 0.0) == 512.0
+    assert cost.initial_util(1024.0, 1024.0) == 0.0
+    assert cost.initial_util(400.0, 2048.0) < cost.initial_util(400.0, 1024.0) <= (1024 - 400) / 2
+
+
+def test_children_that_sleep_at_once_leave_utilization_that_the_next_fork_avoids() -> None:
+    # 8 children forked in a row that sleep at once: with the fork tie-break by utilization
+    # (update_pick_idlest, and fork_spread) they land on different LLCs, not all on the
+    # parent's most recently idled CPU
+    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+
+    class Parent:
+        n = 0
+
+        def step(self, eng: Engine, p: Task) -> int:
+            if self.n < 8:
+                self.n += 1
+                eng.fork(p, "child", Sleeper())
+                return 20_000
+            return SLEEP
+
+    eng.spawn("parent", Parent(), 0)
+    eng.run(5_000_000)
+    llcs = {eng.st.sd.llc_id[t.cpu] for t in eng.st.tasks if t.name == "child"}
+    assert len(llcs) >= 6
