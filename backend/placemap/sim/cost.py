@@ -47,6 +47,9 @@ DEEP_IDLE_AFTER_NS = 2_000_000
 # wrote) misses in a cold LLC: a few hundred lines from DRAM or the waker's LLC at ~100 ns
 # instead of L3 hits at ~12 ns, ~20 us. The RFC's schbench shows its size: a worker woken on
 # the messenger's (awake) LLC has a p99 of 17-18 us against 37 us on its own idle LLC.
+# Only split LLCs (an LLC smaller than its package, a CCX) are gated on their own; a unified
+# LLC is the whole socket's and sleeps only in package C6, which server firmware defaults
+# commonly disable (and the RFC's Xeon shows no such gap: 18 us at 1 worker, hints or not).
 LLC_WAKE_NS = 20_000
 # Remote wakeup: the wakee is queued on the target's wake list and an IPI sent
 # (ttwu_queue_wakelist); delivery and handling cost by distance between waker and target.
@@ -144,6 +147,11 @@ def initial_util(cpu_util: float, cpu_load: float) -> float:
 def newidle_lb_cost_ns(weight: int) -> int:
     """Cost of one newly idle load_balance() over a domain of `weight` CPUs."""
     return NEWIDLE_LB_BASE_NS + NEWIDLE_LB_PER_CPU_NS * weight
+
+
+def llc_wake_ns(llc_cpus: int, package_cpus: int) -> int:
+    """Extra wakeup latency onto an LLC that was asleep (see LLC_WAKE_NS)."""
+    return LLC_WAKE_NS if llc_cpus < package_cpus else 0
 
 
 def wake_transfer_ns(level: str) -> int:

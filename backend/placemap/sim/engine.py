@@ -178,7 +178,9 @@ class Engine:
                 if st.now - rq.idle_since >= cost.DEEP_IDLE_AFTER_NS:
                     delay = cost.IDLE_EXIT_DEEP_NS
                     if self._llc_asleep(cpu):
-                        delay += cost.LLC_WAKE_NS
+                        topo = st.topo
+                        llc = topo.llc_cpus[topo.llc_of[cpu]]
+                        delay += cost.llc_wake_ns(len(llc), len(topo.package_cpus(topo.package_of[cpu])))
                 if waker_cpu >= 0 and waker_cpu != cpu:
                     delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
                 self._kick(rq, delay)

@@ -30,10 +30,10 @@ class Sleeper:
         return EXIT
 
 
-def _wake_latency(sleeper_cpu: int) -> int:
-    """A spinning task on CPU 0 (LLC 0 of zen3-2s-nps1) wakes nobody; a timer wakes a task
-    that slept 10 ms on sleeper_cpu; the latency from the wakeup to it running."""
-    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+def _wake_latency(sleeper_cpu: int, topology: str = "zen3-2s-nps1") -> int:
+    """A spinning task on CPU 0 (LLC 0) wakes nobody; a timer wakes a task that slept 10 ms
+    on sleeper_cpu; the latency from the wakeup to it running."""
+    eng = Engine(preset(topology), seed=1)
     eng.spawn("spin", Spin(), 0)
     s = eng.spawn("sleeper", Sleeper(), sleeper_cpu, group=7)
     eng.track_latency(7)
@@ -50,6 +50,14 @@ def test_a_wakeup_onto_an_llc_asleep_for_long_pays_its_power_up_and_cold_cache()
     same_llc, asleep_llc = _wake_latency(1), _wake_latency(16)
     assert same_llc == cost.IDLE_EXIT_DEEP_NS
     assert asleep_llc == cost.IDLE_EXIT_DEEP_NS + cost.LLC_WAKE_NS
+
+
+def test_a_unified_llc_is_the_sockets_and_has_no_power_gating_of_its_own() -> None:
+    # icx-2s: a CPU of the other socket, whose LLC is the whole socket (package C6 only)
+    topo = preset("icx-2s")
+    far = next(c for c in topo.cpus if topo.package_of[c] != topo.package_of[0])
+    assert _wake_latency(far, "icx-2s") == cost.IDLE_EXIT_DEEP_NS
+    assert cost.llc_wake_ns(16, 128) == cost.LLC_WAKE_NS and cost.llc_wake_ns(64, 64) == 0
 
 
 def test_a_new_task_starts_with_half_the_spare_capacity_of_the_cpu_it_lands_on() -> None:
