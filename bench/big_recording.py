@@ -14,7 +14,8 @@ uvicorn) on that file and measures, for both recordings side by side:
     and its CPU per request.
 The file is deleted at the end unless --keep.
 
-Run: scripts/bench big   (or backend/.venv/bin/python bench/big_recording.py [--events N] [--keep])
+Run: scripts/bench big [--events N] [--churn] [--keep] [--reuse]
+(--churn: every copy of g4 forks new pids, as reruns of hackbench do: ~225k tasks at 100M events)
 """
 
 from __future__ import annotations
@@ -69,16 +70,38 @@ def g4_table() -> pa.Table:
     return pa.ipc.open_stream(proc.stdout).read_all()
 
 
-def build(store: Store, g4: pa.Table, events: int, name: str) -> tuple[str, float, float, int]:
-    """Store ceil(events / len(g4)) shifted copies of g4 as one recording: (rid, wall s, CPU s, rows)."""
+PID_STRIDE = 20_000  # above g4's largest pid (13275)
+PID_WRAP = 4_194_304 - PID_STRIDE  # pids stay below pid_max (4194304 on 64-bit), reused as the kernel does
+PID_COLUMNS = ("pid", "cur_pid", "next_pid", "child_pid", "old_pid", "tgid")
+
+
+def fresh_pids(table: pa.Table, forked: pa.Array, offset: int) -> pa.Table:
+    """The copy's forked tasks as new tasks (a rerun of hackbench forks new ones; the long-lived
+    tasks around it keep their pids): pids that g4 forks, shifted by offset."""
+    for name in PID_COLUMNS:
+        i = table.schema.get_field_index(name)
+        col = table.column(i)
+        shifted = pc.if_else(pc.is_in(col, value_set=forked), pc.add(col, pa.scalar(offset, pa.int32())), col)
+        table = table.set_column(i, table.schema.field(i), shifted)
+    return table
+
+
+def build(
+    store: Store, g4: pa.Table, events: int, name: str, churn: bool = False
+) -> tuple[str, float, float, int]:
+    """Store ceil(events / len(g4)) shifted copies of g4 as one recording: (rid, wall s, CPU s, rows).
+    With churn, every copy's forked tasks get new pids (hundreds of thousands of tasks at 100M events)."""
     ts = g4.column("ts_ns")
     span = pc.max(ts).as_py() - pc.min(ts).as_py() + 1_000_000
+    forked = pc.unique(g4.column("child_pid").drop_null())
     copies = max(1, -(-events // g4.num_rows))
     rid = store.create_recording(name)
     ing = Ingestor(store, rid, None)
     wall = cpu = 0.0
     for k in range(copies):
         shifted = g4.set_column(0, "ts_ns", pc.add(ts, pa.scalar(k * span, pa.int64())))
+        if churn:
+            shifted = fresh_pids(shifted, forked, k * PID_STRIDE % PID_WRAP)
         t, c = time.perf_counter(), cpu_self()
         for batch in shifted.to_batches(max_chunksize=65_536):
             ing.add(batch)
@@ -199,6 +222,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=100_000_000)
     ap.add_argument("--baseline-events", type=int, default=1_000_000)
+    ap.add_argument(
+        "--churn",
+        action="store_true",
+        help="new pids for g4's forked tasks in every copy (pid churn: 163 new tasks per 72k events)",
+    )
     ap.add_argument("--seeks", type=int, default=200)
     ap.add_argument("--fetches", type=int, default=50)
     ap.add_argument(
@@ -225,10 +253,10 @@ def main() -> None:
         warm_kernels()  # numba kernels compiled once, as the server does at start: not in the baseline's time
         g4 = g4_table()
         store = Store(db)
-        base_rid, w, c, n = build(store, g4, args.baseline_events, "baseline")
+        base_rid, w, c, n = build(store, g4, args.baseline_events, "baseline", args.churn)
         builds["baseline"] = (w, c, n)
         rss_base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        big_rid, w, c, n = build(store, g4, args.events, "big")
+        big_rid, w, c, n = build(store, g4, args.events, "big", args.churn)
         builds["big"] = (w, c, n)
         rss_big = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         store.close()
