@@ -14,6 +14,7 @@ message. Any failure leaves the recording failed with a readable reason and none
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import struct
 import subprocess
@@ -33,6 +34,7 @@ from placemap.schema.models.topology_schema import Topology
 from placemap.store.store import Store
 
 PROGRESS_EVERY_S = 0.25
+PIPE_BYTES = 1 << 20  # the default /proc/sys/fs/pipe-max-size
 CHUNK_MAGIC = b"PMCK"
 _HEADER = struct.Struct("<4sIQ")  # magic, rows, ipc_bytes
 MAX_IPC_BYTES = 1 << 31  # a chunk's IPC is tens of MB at most; more means a garbled stream
@@ -166,6 +168,9 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
     if on_process is not None:
         on_process(proc)
     assert proc.stdout is not None and proc.stderr is not None
+    with contextlib.suppress(OSError):
+        # a 1 MB pipe instead of 64 KB: ~16x fewer wake-ups for the ~80 bytes/event that pass through
+        fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     err = _Stderr(proc.stderr, lambda p: store.set_progress(rid, p))
     ingestor = Ingestor(store, rid, topology)
     try:
