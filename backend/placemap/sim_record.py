@@ -149,8 +149,18 @@ def run(
         if on_recording is not None:
             on_recording(rid)
         ingestor = Ingestor(store, rid, TopologyModel.model_validate(topo))
+
+    def report(frac: float) -> None:
+        if store is not None and rid is not None:
+            store.set_progress(rid, frac)  # the recordings list shows it like an import's
+        if on_progress is not None:
+            on_progress(frac)
+
+    wants_progress = store is not None or on_progress is not None
     try:
-        log = _StreamingLog(sc.duration_ns, on_progress, None if ingestor is None else ingestor.add)
+        log = _StreamingLog(
+            sc.duration_ns, report if wants_progress else None, None if ingestor is None else ingestor.add
+        )
         t0 = time.perf_counter()
         eng, wl = simulate(sc, log)
         wall = time.perf_counter() - t0 if wall_clock else 0.0

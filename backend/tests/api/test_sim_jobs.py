@@ -114,7 +114,9 @@ def test_cancel_a_running_saved_job_and_a_queued_one(server: Server, client: htt
             assert time.monotonic() < deadline, job
             time.sleep(0.1)
         rid = job["recording_id"]
-        assert client.get(f"/api/recordings/{rid}").json()["status"] == "importing"
+        saving = client.get(f"/api/recordings/{rid}").json()
+        assert saving["status"] == "importing" and saving["source"] == "simulated"
+        assert saving["progress"] > 0  # stored before the job hears of it
         # the event loop is free while the worker computes
         assert client.get("/api/health").json()["ok"] is True
         assert client.get(f"/api/sim/jobs/{second}").json()["status"] == "queued"
