@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -183,5 +184,28 @@ func TestCopyBitsAtAnyOffsets(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The chunk output takes the stream's ordering rules: held disorder sorted, later
+// disorder a named error; an empty input is an empty output.
+func TestChunkOutputOrdering(t *testing.T) {
+	line := func(ts, pid string) string {
+		return "            bash-1       [000] d..2.   " + ts + ": sched_wakeup: comm=a pid=" + pid + " prio=120 target_cpu=001\n"
+	}
+	in := writeFile(t, "u.txt", []byte(line("5.000003", "1")+line("5.000001", "2")+line("6.0", "3")))
+	sizes, rows, _ := chunkRows(t, in)
+	if len(sizes) != 1 || len(rows) != 3 || rows[0].pid != 2 || rows[1].pid != 1 || rows[2].pid != 3 {
+		t.Fatalf("sizes %v rows %v", sizes, rows)
+	}
+	defer func(h int) { holdRows = h }(holdRows)
+	holdRows = 1
+	in2 := writeFile(t, "v.txt", []byte(line("1.0", "4")))
+	var out bytes.Buffer
+	if _, err := Run(Options{Files: []string{in, in2}, Out: "-", Stdout: &out, Chunks: true}); err == nil || !strings.Contains(err.Error(), "--out X.arrow") {
+		t.Errorf("err %v", err)
+	}
+	if sizes, rows, _ := chunkRows(t, writeFile(t, "empty.txt", nil)); len(sizes) != 0 || len(rows) != 0 {
+		t.Errorf("empty input: %v chunks", sizes)
 	}
 }
