@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def test_to_dict_round_trips() -> None:
 
 
 def _fields(t: Any) -> dict[str, Any]:
-    return {f: getattr(t, f) for f in t.__slots__}
+    return {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}  # no __slots__ when compiled
 
 
 def test_unknown_preset_names_the_field() -> None:
