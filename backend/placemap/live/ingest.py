@@ -180,31 +180,49 @@ class _Conn:
                 chunker.offer(checked.table)
         return stored
 
+    def _process(self, h: BatchHeader, data: bytes, chunker: LiveChunker, viewers: bool) -> _Outcome:
+        """Validate, commit and (for viewers) encode one batch, in one worker-thread hop: on a loaded
+        host every hop waits for the scheduler, and those waits were most of the event-to-viewer time."""
+        checked = self.validator.check(data, h.rows)
+        stored = self._commit(h.seq, checked, data, chunker)
+        if not (stored and viewers and checked.rows):
+            return _Outcome(stored)
+        rec = self.svc.store.get_recording(self.rid)
+        status = (
+            None if rec is None else status_of(rec.status, rec.event_count, rec.lost_events, rec.t_end_ns)
+        )
+        return _Outcome(stored, browser_ipc(checked.table), status)
+
     async def batch(self, h: BatchHeader, data: bytes) -> None:
         ws, svc, rid = self.ws, self.svc, self.rid
         if len(data) != h.bytes:
             await _reject(ws, h.seq, f"frame is {len(data)} bytes, header said {h.bytes}")
             return
+        chunker = await svc.chunker(rid)
         try:
-            checked = await asyncio.to_thread(self.validator.check, data, h.rows)
+            out = await asyncio.to_thread(self._process, h, data, chunker, svc.hub.has_viewers(rid))
         except BatchRejectedError as exc:
             log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
             await _reject(ws, h.seq, str(exc))
             return
-        chunker = await svc.chunker(rid)
-        try:
-            stored = await asyncio.to_thread(self._commit, h.seq, checked, data, chunker)
         except SessionEndedError as exc:
             # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
             await _refuse(ws, "session_ended", str(exc))
             raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
         ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
-        if not stored:
+        if not out.stored:
             ack["duplicate"] = True
         await _send(ws, ack)
-        if stored and svc.hub.has_viewers(rid) and checked.rows:
-            frame = await asyncio.to_thread(browser_ipc, checked.table)
-            svc.hub.publish(rid, frame)
-            rec = await asyncio.to_thread(svc.store.get_recording, rid)
-            if rec is not None:
-                svc.hub.status(rid, status_of(rec.status, rec.event_count, rec.lost_events, rec.t_end_ns))
+        if out.frame is not None:
+            svc.hub.publish(rid, out.frame)
+        if out.status is not None:
+            svc.hub.status(rid, out.status)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one batch did: stored (False for a duplicate), and what its viewers get."""
+
+    stored: bool
+    frame: bytes | None = None
+    status: dict[str, Any] | None = None

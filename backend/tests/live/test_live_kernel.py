@@ -207,3 +207,48 @@ def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) 
         same_chunks(srv, rid, before_kill)
     finally:
         srv.stop()
+
+
+def test_spill_cap_drops_are_reported_as_lost(collect_bin: Path, tmp_path: Path) -> None:
+    """With the backend away the spill file stops at its cap (--spill-mb); the batches beyond it are
+    dropped, and once the backend is back their events arrive as lost records: nothing disappears
+    unseen."""
+    srv = new_server(tmp_path)  # not started yet: the collector spills
+    token = srv.token()[1]
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    cmd = [str(collect_bin), "live", "--server", srv.ws, "--token", token, "--stats-out",
+           str(tmp_path / "stats.json"), "--spill-dir", str(spill_dir), "--mem-mb", "1", "--spill-mb", "1",
+           "--compress=false", "--drain-timeout", "60s"]  # fmt: skip
+    with (tmp_path / "collector.log").open("wb") as log:
+        proc = subprocess.Popen(cmd, stderr=log)
+    try:
+        deadline = time.monotonic() + 120
+        spilled = 0
+        while spilled < 1 << 20:  # fill the spill file to its cap, then some more
+            assert proc.poll() is None, (tmp_path / "collector.log").read_text()
+            assert time.monotonic() < deadline, f"spill file at {spilled} bytes"
+            run_hackbench(1.0)
+            sizes = [p.stat().st_size for p in spill_dir.glob("placemap-spill-*")]
+            spilled = max(sizes, default=0) + 65536  # within a batch of the cap: the next ones drop
+        run_hackbench(2.0)
+        assert max(p.stat().st_size for p in spill_dir.glob("placemap-spill-*")) <= 1 << 20
+        srv.start()
+        rid = wait_recording(srv)
+        run_hackbench(1.0)
+    finally:
+        summary = stop_collector(proc, tmp_path)
+    try:
+        assert summary["spill_dropped"] > 0 and summary["spill_dropped_events"] > 0
+        assert summary["unacked"] == 0
+        table = stored(srv, rid)
+        kinds = table.column("kind").to_numpy()
+        lost = int(table.column("lost_events").to_numpy(zero_copy_only=False)[kinds == 9].sum())
+        kernel_lost = sum(c["overrun"] + c["dropped"] for c in summary["cpus"])
+        read = sum(c["read"] for c in summary["cpus"])
+        assert lost == kernel_lost + summary["spill_dropped_events"]
+        # every record the collector read is stored or reported lost
+        assert int((kinds < TRACED).sum()) + summary["spill_dropped_events"] == read
+        assert table.num_rows == summary["rows"] - summary["spill_dropped_rows"]
+    finally:
+        srv.stop()

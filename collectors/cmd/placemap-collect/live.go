@@ -26,6 +26,7 @@ func runLive(args []string) error {
 	bufKB := fs.Int("buffer-kb", 8192, "per-CPU ring-buffer size of the collector's tracefs instance, KiB")
 	spill := fs.String("spill-dir", os.TempDir(), "where batches wait on disk while the backend is away")
 	memMB := fs.Int("mem-mb", 64, "unacknowledged batches kept in memory before spilling, MiB")
+	spillMB := fs.Int("spill-mb", 1024, "cap of the spill file, MiB: beyond it batches are dropped and sent as lost records once the backend is back")
 	statsOut := fs.String("stats-out", "", "write the final per-CPU kernel stats and what was sent (JSON) to FILE")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long to wait at the end for the backend to acknowledge everything")
 	compress := fs.Bool("compress", true, "zstd-compress the Arrow IPC batches on the wire")
@@ -63,7 +64,7 @@ func runLive(args []string) error {
 	}
 	sum, err := live.Run(ctx, live.Options{
 		Server: *server, Token: *token, Events: evs, Duration: *duration, BufferKB: *bufKB,
-		SpillDir: *spill, MemLimit: int64(*memMB) << 20, DrainTimeout: *drain, StatsOut: *statsOut,
+		SpillDir: *spill, MemLimit: int64(*memMB) << 20, SpillLimit: int64(*spillMB) << 20, DrainTimeout: *drain, StatsOut: *statsOut,
 		Compress: *compress, Log: logf,
 		Started: func(in *live.Instance) {
 			logf("tracing %d CPUs in %s (%s), sending to %s", len(in.CPUs), in.Dir, strings.Join(in.Events, ","), live.NormalizeURL(*server))

@@ -18,6 +18,11 @@ type Batch struct {
 	Seq  int
 	Rows int
 	Data []byte
+	// Lost is what dropping this batch would lose, by recording CPU: its traced events
+	// plus the counts of its lost records (the outbox reports them as lost if it must
+	// drop the batch).
+	Lost   map[int32]int64
+	Traced int64 // rows of traced events (kinds 0..7)
 }
 
 // Batcher accumulates events into batches.
@@ -27,11 +32,13 @@ type Batcher struct {
 	buf     *bytes.Buffer
 	sink    *tracefs.ArrowSink
 	rows    int
-	started int64 // MonoNow() of the first row of the open batch
+	started int64 // the first (oldest) row's timestamp: a batch is cut by how long its events have waited
 	next    int
 	ByKind  [10]int64
 	ByCPU   map[int32]int64 // traced events (kinds 0..7) per recording CPU
 	Rows    int64
+	lost    map[int32]int64 // the open batch's Batch.Lost
+	traced  int64
 }
 
 // NewBatcher numbers batches from 0; opts are extra IPC writer options (compression).
@@ -44,7 +51,7 @@ func (b *Batcher) Add(ev *tracefs.Event) (*Batch, error) {
 	if b.sink == nil {
 		b.buf = &bytes.Buffer{}
 		b.sink = tracefs.NewArrowSink(b.buf, b.opts...)
-		b.started = MonoNow()
+		b.started = ev.TsNs
 	}
 	if err := b.sink.Add(ev); err != nil {
 		return nil, err
@@ -55,13 +62,25 @@ func (b *Batcher) Add(ev *tracefs.Event) (*Batch, error) {
 	if ev.Kind <= schema.KindExec {
 		b.ByCPU[ev.CPU]++
 	}
+	if b.lost == nil {
+		b.lost = map[int32]int64{}
+	}
+	switch {
+	case ev.Kind <= schema.KindExec:
+		b.lost[ev.CPU]++
+		b.traced++
+	case ev.Kind == schema.KindLost && ev.LostEvents > 0:
+		b.lost[ev.CPU] += ev.LostEvents
+	}
 	if b.rows >= b.MaxRows {
 		return b.Flush()
 	}
 	return nil, nil
 }
 
-// Age is how long the open batch has been collecting (0 when none is open).
+// Age is how long the open batch's oldest event has waited since it was recorded (0
+// when none is open): the batch is cut on event age, not on how long the batch has been
+// open, so time an event spent in the kernel buffer or the merge counts.
 func (b *Batcher) Age() int64 {
 	if b.sink == nil {
 		return 0
@@ -79,7 +98,8 @@ func (b *Batcher) Flush() (*Batch, error) {
 	if err := s.Close(); err != nil {
 		return nil, err
 	}
-	out := &Batch{Seq: b.next, Rows: b.rows, Data: b.buf.Bytes()}
+	out := &Batch{Seq: b.next, Rows: b.rows, Data: b.buf.Bytes(), Lost: b.lost, Traced: b.traced}
+	b.lost, b.traced = nil, 0
 	b.next++
 	b.rows = 0
 	b.buf = nil

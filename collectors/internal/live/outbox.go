@@ -3,7 +3,9 @@ package live
 // outbox.go owns the batches the backend has not acknowledged yet: in memory up to a
 // byte limit, beyond it appended to a spill file (the backend is away or slow), so the
 // collector keeps draining the kernel's buffers whatever the network does. A batch
-// leaves the outbox when the backend acknowledges (committed) or rejects it.
+// leaves the outbox when the backend acknowledges (committed) or rejects it. The spill
+// file is capped: a batch that would grow it past the cap is dropped, counted, and what
+// it held is handed back (TakeDropped) to be sent as lost records once there is room.
 
 import (
 	"fmt"
@@ -28,28 +30,71 @@ type Outbox struct {
 	dir      string
 	spill    *os.File
 	spillEnd int64
+	spillCap int64 // bytes; 0: no cap
+	dropped  map[int32]int64
 	notify   chan struct{}
 
-	Spilled  int // batches that went to the spill file
-	Rejected int // batches the backend refused
-	RejRows  int
-	Reasons  []string
+	Spilled int // batches that went to the spill file
+	// Batches dropped because the spill file was at its cap, their rows, and the
+	// traced events they held (reported as lost records; the kernel losses their lost
+	// records carried are reported again too, but counted by the kernel already).
+	Dropped, DroppedRows int
+	DroppedEvents        int64
+	Rejected             int // batches the backend refused
+	RejRows              int
+	Reasons              []string
 }
 
-// NewOutbox keeps up to memLimit bytes in memory and spills the rest under dir.
-func NewOutbox(memLimit int64, dir string) *Outbox {
-	return &Outbox{memLimit: memLimit, dir: dir, notify: make(chan struct{}, 1)}
+// NewOutbox keeps up to memLimit bytes in memory and spills the rest under dir, into
+// a file of at most spillCap bytes (0: no cap).
+func NewOutbox(memLimit int64, dir string, spillCap int64) *Outbox {
+	return &Outbox{memLimit: memLimit, dir: dir, spillCap: spillCap, dropped: map[int32]int64{}, notify: make(chan struct{}, 1)}
+}
+
+// TakeDropped returns, by recording CPU, the events of dropped batches not yet taken
+// (to be sent as lost records), and forgets them.
+func (o *Outbox) TakeDropped() map[int32]int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.dropped) == 0 {
+		return nil
+	}
+	d := o.dropped
+	o.dropped = map[int32]int64{}
+	return d
+}
+
+// SpillBytes is the spill file's current size.
+func (o *Outbox) SpillBytes() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.spillEnd
 }
 
 // Notify is signalled when a batch is added.
 func (o *Outbox) Notify() <-chan struct{} { return o.notify }
 
 // Add queues a batch (in seq order).
-func (o *Outbox) Add(b *Batch) error {
+func (o *Outbox) Add(b *Batch) error { return o.add(b, true) }
+
+// AddPastCap queues a batch that must not be dropped whatever the spill cap: the run's
+// last one, carrying the lost records of the batches dropped before (a few rows).
+func (o *Outbox) AddPastCap(b *Batch) error { return o.add(b, false) }
+
+func (o *Outbox) add(b *Batch, capped bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e := entry{seq: b.Seq, rows: b.Rows, data: b.Data}
 	if o.memBytes+int64(len(b.Data)) > o.memLimit {
+		if capped && o.spillCap > 0 && o.spillEnd+int64(len(b.Data)) > o.spillCap {
+			o.Dropped++
+			o.DroppedRows += b.Rows
+			o.DroppedEvents += b.Traced
+			for cpu, n := range b.Lost {
+				o.dropped[cpu] += n
+			}
+			return nil
+		}
 		if o.spill == nil {
 			f, err := os.CreateTemp(o.dir, "placemap-spill-*.arrows")
 			if err != nil {

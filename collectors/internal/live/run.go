@@ -33,6 +33,7 @@ type Options struct {
 	BufferKB     int
 	SpillDir     string
 	MemLimit     int64 // bytes of unacknowledged batches kept in memory
+	SpillLimit   int64 // bytes the spill file may grow to (0: 1 GiB); beyond, batches are dropped and reported as lost
 	BatchRows    int
 	BatchAge     time.Duration
 	DrainTimeout time.Duration // how long to wait for the last acks at the end
@@ -72,6 +73,9 @@ type Summary struct {
 	RejectedRows  int               `json:"rejected_rows"`
 	RejectReasons []string          `json:"reject_reasons"`
 	Spilled       int               `json:"spilled"`
+	SpillDropped  int               `json:"spill_dropped"`        // batches dropped at the spill cap
+	DroppedRows   int               `json:"spill_dropped_rows"`   // their rows
+	DroppedEvents int64             `json:"spill_dropped_events"` // their traced events, sent as lost records
 	Reconnects    int               `json:"reconnects"`
 	OutOfOrder    int               `json:"out_of_order"`
 	Skipped       map[string]int    `json:"skipped"`
@@ -125,6 +129,9 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	if o.MemLimit <= 0 {
 		o.MemLimit = 64 << 20
 	}
+	if o.SpillLimit <= 0 {
+		o.SpillLimit = 1 << 30
+	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 30 * time.Second
 	}
@@ -157,7 +164,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	host, _ := os.Hostname()
 	ver := "placemap-collect " + runtime.Version()
 	sum = &Summary{Instance: in.Name, SessionID: sessionID(), Events: in.Events, SentByKind: map[string]int64{}, Skipped: map[string]int{}}
-	out := NewOutbox(o.MemLimit, o.SpillDir)
+	out := NewOutbox(o.MemLimit, o.SpillDir, o.SpillLimit)
 	defer out.Close()
 	up := &Uplink{URL: NormalizeURL(o.Server), Out: out, Log: logf, Hello: schema.Hello{
 		Token: o.Token, SessionID: sum.SessionID, Host: host, KernelRelease: kr,
@@ -226,6 +233,14 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			return err
 		}
 		hostEvs = lost.Update(now, st, hostEvs)
+		// Batches the spill cap dropped: their events go out as lost records of their CPUs.
+		if d := out.TakeDropped(); d != nil {
+			for _, c := range in.CPUs {
+				if n := d[int32(c)]; n > 0 {
+					hostEvs = append(hostEvs, tracefs.Event{TsNs: now, CPU: int32(c), Kind: schema.KindLost, LostEvents: n})
+				}
+			}
+		}
 		evs := append([]tracefs.Event(nil), hostEvs...)
 		wm := now
 		if final {
@@ -238,6 +253,9 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		return sum, err
 	}
 	emit := func() error {
+		// The host source records only at its 10 Hz ticks, each at MonoNow(): it can vouch for
+		// now, so the merge does not wait up to a tick for it.
+		m.Push(host0, nil, MonoNow(), nil)
 		if err := m.Emit(func(ev *tracefs.Event) error {
 			b, err := bat.Add(ev)
 			if err != nil || b == nil {
@@ -336,6 +354,25 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			return sum, err
 		}
 	}
+	// What the spill cap dropped since the last host records: one last small batch of lost
+	// records, kept past the cap, so every dropped event is reported.
+	if d := out.TakeDropped(); d != nil {
+		now := MonoNow()
+		for _, c := range in.CPUs {
+			if n := d[int32(c)]; n > 0 {
+				if _, err := bat.Add(&tracefs.Event{TsNs: now, CPU: int32(c), Kind: schema.KindLost, LostEvents: n}); err != nil {
+					return sum, err
+				}
+			}
+		}
+		if b, err := bat.Flush(); err != nil {
+			return sum, err
+		} else if b != nil {
+			if err := out.AddPastCap(b); err != nil {
+				return sum, err
+			}
+		}
+	}
 	for i, c := range in.CPUs {
 		r := readers[i]
 		cs := CPUSummary{CPU: c, Entries: st[i].Entries, Overrun: st[i].Overrun, Dropped: st[i].Dropped, Read: st[i].Read,
@@ -371,6 +408,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	sum.RecordingID = up.RecordingID()
 	sum.Unacked = out.Len()
 	sum.Rejected, sum.RejectedRows, sum.RejectReasons, sum.Spilled, sum.Reconnects = out.Rejected, out.RejRows, out.Reasons, out.Spilled, up.Reconnects
+	sum.SpillDropped, sum.DroppedRows, sum.DroppedEvents = out.Dropped, out.DroppedRows, out.DroppedEvents
 	if o.StatsOut != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		if werr := os.WriteFile(o.StatsOut, append(b, '\n'), 0o644); werr != nil {
