@@ -54,10 +54,10 @@ type chunkOut struct {
 	cur   *cols
 	jobs  chan *chunkJob // to the encoders
 	order chan *chunkJob // to the emitter, in chunk order
-	pool  sync.Pool      // *cols
-	bufs  sync.Pool      // *bytes.Buffer frames
-	wg    sync.WaitGroup // encoders
-	emit  chan struct{}  // closed when the emitter has returned
+	pool  *freeList[*cols]
+	bufs  *freeList[*bytes.Buffer] // frames
+	wg    sync.WaitGroup           // encoders
+	emit  chan struct{}            // closed when the emitter has returned
 	mu    sync.Mutex
 	err   error
 	shut  bool
@@ -70,15 +70,15 @@ func newChunkOut(w io.Writer, workers int) *chunkOut {
 		order: make(chan *chunkJob, workers+2),
 		emit:  make(chan struct{}),
 	}
-	o.pool.New = func() any { return newCols() }
-	o.bufs.New = func() any { return new(bytes.Buffer) }
+	o.pool = newFreeList(newCols, 2*workers+4)
+	o.bufs = newFreeList(func() *bytes.Buffer { return new(bytes.Buffer) }, 2*workers+4)
 	for i := 0; i < workers; i++ {
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()
 			e := newChunkEncoder()
 			for j := range o.jobs {
-				j.frame = o.bufs.Get().(*bytes.Buffer)
+				j.frame = o.bufs.get()
 				j.err = e.encode(j.c, j.frame)
 				close(j.done)
 			}
@@ -96,8 +96,8 @@ func (o *chunkOut) emitter() {
 		if err == nil && o.failed() == nil {
 			_, err = o.bw.Write(j.frame.Bytes())
 		}
-		o.pool.Put(j.c)
-		o.bufs.Put(j.frame)
+		o.pool.put(j.c)
+		o.bufs.put(j.frame)
 		if err != nil {
 			o.fail(err)
 		}
@@ -133,7 +133,7 @@ func (o *chunkOut) write(c *cols) error {
 	c.finish()
 	for from := 0; from < c.n; {
 		if o.cur == nil {
-			o.cur = o.pool.Get().(*cols)
+			o.cur = o.pool.get()
 			o.cur.reset(schema.BatchRows)
 		}
 		k := min(c.n-from, o.cur.rows-o.cur.n)
@@ -172,6 +172,33 @@ func (o *chunkOut) close() error {
 func (o *chunkOut) abort() {
 	o.fail(errors.New("aborted"))
 	o.stop()
+}
+
+// freeList keeps up to cap(free) items for reuse. Unlike a sync.Pool it survives GCs:
+// the importer's buffers are megabytes each, and a fresh one costs its pages in faults.
+type freeList[T any] struct {
+	free  chan T
+	fresh func() T
+}
+
+func newFreeList[T any](fresh func() T, n int) *freeList[T] {
+	return &freeList[T]{free: make(chan T, n), fresh: fresh}
+}
+
+func (f *freeList[T]) get() T {
+	select {
+	case x := <-f.free:
+		return x
+	default:
+		return f.fresh()
+	}
+}
+
+func (f *freeList[T]) put(x T) {
+	select {
+	case f.free <- x:
+	default: // full: left to the GC
+	}
 }
 
 // appendFrom appends rows [from, from+k) of s (finished) to c; c has room for them.
@@ -240,9 +267,19 @@ func copyBits(dst []byte, dOff int, src []byte, sOff, k int) int {
 
 // chunkEncoder turns one chunk into a frame; one per encoding goroutine.
 type chunkEncoder struct {
-	rec  recorder
-	seen map[string]int32
-	idx  []int32
+	rec     recorder
+	seen    map[string]int32
+	idx     []int32
+	scratch [schema.ColLostEvents + 1]dictScratch // per column, reused chunk after chunk
+}
+
+// dictScratch backs one column's dictionary arrays while a chunk is encoded.
+type dictScratch struct {
+	off  []int32
+	data []byte
+	i8   []int8
+	i16  []int16
+	i32  []int32
 }
 
 func newChunkEncoder() *chunkEncoder {
@@ -265,7 +302,7 @@ func (e *chunkEncoder) encode(c *cols, frame *bytes.Buffer) error {
 		}
 	}()
 	for col, s := range strs {
-		if d := e.dictionary(s, n); d != nil {
+		if d := e.dictionary(s, n, &e.scratch[col]); d != nil {
 			made = append(made, d)
 			fields[col] = arrow.Field{Name: fields[col].Name, Type: d.DataType(), Nullable: fields[col].Nullable}
 			arrs[col] = d
@@ -291,16 +328,17 @@ func (e *chunkEncoder) encode(c *cols, frame *bytes.Buffer) error {
 	return nil
 }
 
-// dictionary returns s as a dictionary array when it pays (see the file comment), else nil.
-func (e *chunkEncoder) dictionary(s *strn, n int) arrow.Array {
+// dictionary returns s as a dictionary array when it pays (see the file comment), else
+// nil. The array's buffers are sc's: valid until sc is used again.
+func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 	if n == 0 {
 		return nil
 	}
 	clear(e.seen)
 	e.idx = grow32(e.idx, n)
-	var dOff []int32
-	var dData []byte
-	dOff = append(dOff, 0)
+	dOff := append(sc.off[:0], 0)
+	dData := sc.data[:0]
+	defer func() { sc.off, sc.data = dOff, dData }()
 	var last []byte
 	lastIdx := int32(-1)
 	for i := 0; i < n; i++ {
@@ -339,20 +377,20 @@ func (e *chunkEncoder) dictionary(s *strn, n int) arrow.Array {
 	var ib *memory.Buffer
 	switch {
 	case distinct <= 127:
-		b := make([]int8, n)
+		sc.i8 = growN(sc.i8, n)
 		for i, x := range e.idx[:n] {
-			b[i] = int8(x)
+			sc.i8[i] = int8(x)
 		}
-		it, ib = arrow.PrimitiveTypes.Int8, memory.NewBufferBytes(arrow.Int8Traits.CastToBytes(b))
+		it, ib = arrow.PrimitiveTypes.Int8, memory.NewBufferBytes(arrow.Int8Traits.CastToBytes(sc.i8))
 	case distinct <= 32_767:
-		b := make([]int16, n)
+		sc.i16 = growN(sc.i16, n)
 		for i, x := range e.idx[:n] {
-			b[i] = int16(x)
+			sc.i16[i] = int16(x)
 		}
-		it, ib = arrow.PrimitiveTypes.Int16, memory.NewBufferBytes(arrow.Int16Traits.CastToBytes(b))
+		it, ib = arrow.PrimitiveTypes.Int16, memory.NewBufferBytes(arrow.Int16Traits.CastToBytes(sc.i16))
 	default:
-		b := append([]int32(nil), e.idx[:n]...)
-		it, ib = arrow.PrimitiveTypes.Int32, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(b))
+		sc.i32 = append(sc.i32[:0], e.idx[:n]...)
+		it, ib = arrow.PrimitiveTypes.Int32, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(sc.i32))
 	}
 	dd := array.NewData(arrow.BinaryTypes.String, distinct, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(dOff)), memory.NewBufferBytes(dData)}, nil, 0, 0)
 	dict := array.MakeFromData(dd)
@@ -363,6 +401,13 @@ func (e *chunkEncoder) dictionary(s *strn, n int) arrow.Array {
 	indices := array.MakeFromData(id)
 	defer indices.Release()
 	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: it, ValueType: arrow.BinaryTypes.String}, indices, dict)
+}
+
+func growN[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // NewChunkConverter returns a writer that takes an Arrow IPC stream in the event

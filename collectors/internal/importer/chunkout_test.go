@@ -125,13 +125,13 @@ func TestChunkDictionaryOnlyWhereValuesRepeat(t *testing.T) {
 	c.finish()
 	e := newChunkEncoder()
 	// 400 distinct of 400: plain; 200 of 400 (2*200 is not < 400): plain; 1: int8 dictionary
-	if d := e.dictionary(&c.comm, c.n); d != nil {
+	if d := e.dictionary(&c.comm, c.n, &dictScratch{}); d != nil {
 		t.Fatalf("unique comms dictionary-encoded: %v", d.DataType())
 	}
-	if d := e.dictionary(&c.nextComm, c.n); d != nil {
+	if d := e.dictionary(&c.nextComm, c.n, &dictScratch{}); d != nil {
 		t.Fatalf("half-distinct next_comm dictionary-encoded: %v", d.DataType())
 	}
-	d := e.dictionary(&c.prevState, c.n)
+	d := e.dictionary(&c.prevState, c.n, &dictScratch{})
 	if d == nil {
 		t.Fatal("prev_state with one value not encoded")
 	}
@@ -146,7 +146,7 @@ func TestChunkDictionaryOnlyWhereValuesRepeat(t *testing.T) {
 		c.add(&event{kind: schema.KindFork, comm: []byte(fmt.Sprintf("c%d", i%199)), childComm: []byte("x")})
 	}
 	c.finish()
-	d2 := e.dictionary(&c.comm, c.n)
+	d2 := e.dictionary(&c.comm, c.n, &dictScratch{})
 	if d2 == nil || d2.DataType().(*arrow.DictionaryType).IndexType.ID() != arrow.INT16 {
 		t.Fatalf("199 distinct of 400: %v", d2)
 	}

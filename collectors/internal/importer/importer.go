@@ -122,8 +122,10 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	var rdone sync.WaitGroup
 	rdone.Add(1)
 	go func() { defer rdone.Done(); rerr = rd.run(ctx, chunks) }()
-	colsPool := sync.Pool{New: func() any { return newCols() }}
-	getCols := func(rows int) *cols { c := colsPool.Get().(*cols); c.reset(rows); return c }
+	// a free list, not a sync.Pool: a pool is emptied at every GC, and each fresh
+	// batch then costs its megabytes again in page faults
+	colsPool := newFreeList(newCols, 4*workers+8)
+	getCols := func(rows int) *cols { c := colsPool.get(); c.reset(rows); return c }
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -160,7 +162,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	hasFrontier, frontier := false, int64(0)
 	recycle := func(cs []*cols) {
 		for _, c := range cs {
-			colsPool.Put(c)
+			colsPool.put(c)
 		}
 	}
 	flushHeld := func() error {
