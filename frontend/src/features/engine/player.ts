@@ -96,6 +96,14 @@ const LRU_ROWS = 1_600_000;
 const FORWARD_REPLAY_LIMIT = 250_000;
 /** Rows of hub batches kept in memory for scrubbing back in a live view (older ones fold into its origin). */
 const LIVE_ROWS = 1_000_000;
+/**
+ * Following eases the playhead toward the head with this time constant (ms) instead of jumping
+ * with each hub batch (~16k rows): a batch's migrations animate in turn and the LLC heat steps
+ * through its 10 Hz llc_util samples, at the cost of about one batch interval of extra latency.
+ */
+const FOLLOW_TAU_MS = 250;
+/** Further behind than this (trace ns), following jumps instead of easing. */
+const FOLLOW_MAX_LAG_NS = 3e9;
 
 interface Boot {
   recId: string;
@@ -471,18 +479,22 @@ export class Player {
     if (!this.following) this.notify(false);
   }
 
-  /** Following: apply everything received up to the head (animated), every frame. */
-  private followHead(): void {
+  /** Following: move toward the head (at least at 1x trace time), applying what was received, animated. */
+  private followHead(now: number): void {
     const buf = this.liveBuf;
     if (!buf || !Number.isFinite(buf.headTs)) return;
-    if (this.liveStale) this.rebuildFromOrigin(buf.headTs);
-    if (this.ci < this.chunks.length) {
-      const ta = performance.now();
-      this.advance(buf.headTs, true);
-      this.applyTimes.push(performance.now() - ta);
-      if (this.applyTimes.length > 60) this.applyTimes.shift();
-    }
-    this.playhead = Math.max(this.playhead, buf.headTs);
+    const head = buf.headTs;
+    if (this.liveStale) this.rebuildFromOrigin(head);
+    const dt = this.lastTs ? Math.min(100, now - this.lastTs) : 0;
+    const lag = head - this.playhead;
+    let target = head;
+    if (lag > 0 && lag < FOLLOW_MAX_LAG_NS) target = Math.min(head, this.playhead + Math.max(dt * 1e6, lag * Math.min(1, dt / FOLLOW_TAU_MS)));
+    if (target <= this.playhead) return;
+    const ta = performance.now();
+    this.advance(target, true);
+    this.applyTimes.push(performance.now() - ta);
+    if (this.applyTimes.length > 60) this.applyTimes.shift();
+    this.playhead = Math.max(this.playhead, target);
   }
 
   /** Seek in a live view: forward replay, else the buffer's origin, else a server keyframe + stored chunks. */
@@ -852,7 +864,7 @@ export class Player {
     this.frames++;
 
     if (this.following && this.status === "ready") {
-      this.followHead();
+      this.followHead(now);
       this.dirty = true;
       this.notify(false);
     } else if (this.playing && this.status === "ready") {
