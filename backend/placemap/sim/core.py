@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-URGENT = 0  # before anything else at the same instant (a CPU's own events)
-NORMAL = 1  # timers, ticks
+URGENT: Final = 0  # before anything else at the same instant (a CPU's own events)
+NORMAL: Final = 1  # timers, ticks
 
 Callback = Callable[[Any, Any], None]
+# Final: compiled code calls them without a module attribute lookup per event
+_push: Final = heapq.heappush
+_pop: Final = heapq.heappop
 
 
 class Environment:
@@ -34,8 +37,8 @@ class Environment:
     def schedule(self, time_ns: int, priority: int, fn: Callback, a: Any = None, b: Any = None) -> None:
         """Call fn(a, b) at time_ns (never in the past)."""
         time_ns = max(time_ns, self.now)
-        self._seq += 1
-        heapq.heappush(self._heap, (time_ns, priority, self._seq, fn, a, b))
+        seq = self._seq = self._seq + 1
+        _push(self._heap, (time_ns, priority, seq, fn, a, b))
 
     def stop(self) -> None:
         """End run() after the current event."""
@@ -44,7 +47,7 @@ class Environment:
     def run(self, until_ns: int) -> None:
         """Process events up to and including until_ns, or until stop()."""
         heap = self._heap
-        pop = heapq.heappop
+        pop = _pop
         n = 0
         while heap and heap[0][0] <= until_ns and not self.stopped:
             t, _prio, _seq, fn, a, b = pop(heap)

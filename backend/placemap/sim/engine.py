@@ -12,11 +12,11 @@ load balancing runs from a periodic tick per domain interval, and when a CPU goe
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from typing import Final, Protocol
 
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
-from placemap.sim.core import NORMAL, URGENT, Environment
+from placemap.sim.core import NORMAL, URGENT, Callback, Environment
 from placemap.sim.features import Features
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
@@ -26,9 +26,9 @@ from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, Rq, State,
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
 
-SLEEP = 0
-EXIT = -1
-LEVELS = ("smt", "llc", "pkg", "numa")
+SLEEP: Final = 0
+EXIT: Final = -1
+LEVELS: Final = ("smt", "llc", "pkg", "numa")
 
 
 class Behavior(Protocol):
@@ -69,6 +69,11 @@ class Engine:
         self.nr_waits = 0
         self.wake_latency: dict[int, list[int]] = {}  # group -> samples (ns), groups that ask
         self.latency_after: dict[int, int] = {}  # group -> time from which samples count
+        # event callbacks bound once, so that scheduling an event allocates no method object
+        self._cb_cpu: Callback = self._on_cpu
+        self._cb_start: Callback = self._on_start
+        self._cb_resched: Callback = self._on_resched
+        self._cb_timer: Callback = self._on_timer
 
     # -- task creation -----------------------------------------------------------------
 
@@ -162,7 +167,7 @@ class Engine:
 
     def wake_at(self, time_ns: int, p: Task) -> None:
         """A timer that wakes p at time_ns (on the CPU p sleeps on)."""
-        self.env.schedule(time_ns, NORMAL, self._on_timer, p, None)
+        self.env.schedule(time_ns, NORMAL, self._cb_timer, p, None)
 
     def _on_timer(self, p: Task, _b: object) -> None:
         self.wake(p)
@@ -189,7 +194,7 @@ class Engine:
             and rq.curr.vruntime + (st.now - rq.run_start) - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS
         ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
-            self.env.schedule(self.env.now, URGENT, self._on_resched, rq, None)
+            self.env.schedule(self.env.now, URGENT, self._cb_resched, rq, None)
         elif len(rq.queue) == 1 and rq.curr is not self.stepping:
             # the first waiter: the running task now has a slice end (check_preempt_tick)
             self._account(rq)
@@ -213,7 +218,7 @@ class Engine:
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True
         rq.gen += 1
-        self.env.schedule(self.env.now + delay, URGENT, self._on_start, rq, rq.gen)
+        self.env.schedule(self.env.now + delay, URGENT, self._cb_start, rq, rq.gen)
 
     def _on_start(self, rq: Rq, gen: int) -> None:
         if gen != rq.gen:
@@ -256,7 +261,7 @@ class Engine:
         end = self.env.now + max(1, int(p.work_ns / rq.speed + 0.999))
         if rq.queue and rq.slice_end < end:
             end = max(rq.slice_end, self.env.now + 1)
-        self.env.schedule(end, URGENT, self._on_cpu, rq, rq.gen)
+        self.env.schedule(end, URGENT, self._cb_cpu, rq, rq.gen)
 
     def _sibling_speed(self, cpu: int) -> None:
         """An SMT sibling of `cpu` started or stopped running: re-time the others."""

@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Final
 
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
 from placemap.sim.topology import Topology
 
-SCHED_CAPACITY_SCALE = 1024
-NICE_0_LOAD = 1024
-PELT_HALFLIFE_NS = 32 * 1024 * 1000  # 32 periods of 1024 us
-_K = math.log(2) / PELT_HALFLIFE_NS
+SCHED_CAPACITY_SCALE: Final = 1024
+NICE_0_LOAD: Final = 1024
+PELT_HALFLIFE_NS: Final = 32 * 1024 * 1000  # 32 periods of 1024 us
+_K: Final = math.log(2) / PELT_HALFLIFE_NS
 
 # Task states
-TASK_NEW = 0
-TASK_RUNNABLE = 1  # queued or running
-TASK_SLEEPING = 2
-TASK_DEAD = 3
+TASK_NEW: Final = 0
+TASK_RUNNABLE: Final = 1  # queued or running
+TASK_SLEEPING: Final = 2
+TASK_DEAD: Final = 3
 
 
 def decay(dt_ns: int) -> float:
