@@ -69,7 +69,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"\r[{i + 1}/{n}] {key}".ljust(100)[:100], end="", file=sys.stderr, flush=True)
 
-    out = calibrate(rows, seeds=range(1, args.seeds + 1), progress=progress)
+    out = calibrate(rows, seeds=range(1, args.seeds + 1), progress=progress, jobs=args.jobs)
     if not args.json:
         print(file=sys.stderr)
     if args.json:
@@ -100,4 +100,7 @@ def register(sub: Any) -> None:
     cal.add_argument("--csv", default=str(DEFAULT_CSV), help="result table (default: shared/calibration)")
     cal.add_argument("--seeds", type=int, default=1, help="seeds per cell (the metric is averaged)")
     cal.add_argument("--json", action="store_true")
+    cal.add_argument(
+        "--jobs", type=int, default=0, help="worker processes (default: one per CPU; same results for any)"
+    )
     cal.set_defaults(func=_calibrate)

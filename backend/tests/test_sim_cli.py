@@ -73,3 +73,6 @@ def test_calibrate_reports_agreement_for_a_small_table(
     (table,) = report["tables"].values()
     (cell,) = table["cells"]
     assert cell["config"] == "fork_spread" and isinstance(cell["simulated_pct"], float)
+    # the same report from one process as from the pool
+    code, one, _ = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
+    assert code == 0 and one == out
