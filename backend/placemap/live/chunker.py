@@ -13,6 +13,9 @@ recording whose time range grows.
   before, so a chunk a client has already read is the same chunk.
 
 One worker thread per live recording; batches are offered in commit order (commits hold `lock`).
+Chunking yields to the live feed: while the service reports batches in flight (validated, committed and
+sent to viewers on the event loop's worker threads), the chunker waits, up to DEFER_BATCHES queued batches
+or DEFER_S, so a host short of CPU spends it on the viewers' latency first and chunks in the gaps.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ HEAD_FLUSH_S = 2.0  # wall time an unchunked event may wait before a partial hea
 REORDER_NS = 500_000_000  # trace time events are held back behind the newest one, for late batches
 QUEUE_BATCHES = 256  # offers beyond this wait (back-pressure on ingest) instead of growing memory
 IDLE_POLL_S = 0.25
+DEFER_BATCHES = 128  # chunk at once beyond this many waiting batches, busy or not
+DEFER_S = 10.0  # ... or once the oldest waiting batch has waited this long
+BUSY_POLL_S = 0.01
 
 
 class ChunkingBrokenError(Exception):
@@ -65,12 +71,14 @@ class LiveChunker:
         *,
         resume_through: int | None = None,
         head_flush_s: float = HEAD_FLUSH_S,
+        busy: Callable[[], bool] | None = None,
     ) -> None:
         """resume_through: after a restart, rebuild from the committed batches with seq <= it first."""
         self.rid = rid
         self.lock = threading.Lock()  # a commit holds it across its transaction and its offer
         self.broken: str | None = None
         self.head_flush_s = head_flush_s
+        self._busy = busy
         self._store = LiveChunkStore(store.path)
         self._live = LiveStore(self._store)
         self._topology = topology
@@ -131,12 +139,21 @@ class LiveChunker:
                 if isinstance(item, _Finish):
                     self._finish(item.done)
                     return
+                self._yield_to_feed()
                 self._guard(functools.partial(self._add, item))
                 self._guard(self._head_flush)
         finally:
             with contextlib.suppress(Exception):
                 self._ing.close()
             self._store.close()
+
+    def _yield_to_feed(self) -> None:
+        """Wait while batches are in flight (bounded: DEFER_BATCHES waiting, or DEFER_S)."""
+        if self._busy is None:
+            return
+        until = time.monotonic() + DEFER_S
+        while self._busy() and self._q.qsize() < DEFER_BATCHES and time.monotonic() < until:
+            time.sleep(BUSY_POLL_S)
 
     def _guard(self, fn: Callable[[], None]) -> None:
         if self.broken is not None:

@@ -199,6 +199,7 @@ class _Conn:
             await _reject(ws, h.seq, f"frame is {len(data)} bytes, header said {h.bytes}")
             return
         chunker = await svc.chunker(rid)
+        svc.inflight += 1
         try:
             out = await asyncio.to_thread(self._process, h, data, chunker, svc.hub.has_viewers(rid))
         except BatchRejectedError as exc:
@@ -209,6 +210,8 @@ class _Conn:
             # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
             await _refuse(ws, "session_ended", str(exc))
             raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
+        finally:
+            svc.inflight -= 1
         ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
         if not out.stored:
             ack["duplicate"] = True

@@ -33,13 +33,18 @@ class LiveService:
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._finalizing: dict[str, asyncio.Task[None]] = {}
         self._chunkers: dict[str, LiveChunker] = {}
+        self.inflight = 0  # batches between receipt and ack/fan-out (chunkers yield to them)
 
     def _new_chunker(self, rid: str, resume: bool) -> LiveChunker:
         rec = self.store.get_recording(rid)
         body = None if rec is None or rec.topology_id is None else self.store.get_topology(rec.topology_id)
         topology = None if body is None else Topology.model_validate(body)
         through = self.live.last_seq(rid) if resume else None
-        return LiveChunker(self.store, rid, topology, resume_through=through)
+        return LiveChunker(self.store, rid, topology, resume_through=through, busy=self.busy)
+
+    def busy(self) -> bool:
+        """Batches are in flight (read from chunker threads: an int read is atomic)."""
+        return self.inflight > 0
 
     async def chunker(self, rid: str) -> LiveChunker:
         """rid's chunker (a new recording's, created at its first session)."""
