@@ -4,6 +4,9 @@ and an API that keeps answering while the simulator runs."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import time
 from typing import Any
 
@@ -142,3 +145,30 @@ def test_missing_required_field(client: httpx.Client, field: str) -> None:
     scenario = {k: v for k, v in SMALL.items() if k != field}
     r = client.post("/api/sim/jobs", json={"scenario": scenario})
     assert r.status_code == 422 and r.json()["detail"]["message"] == f"{field}: missing"
+
+
+def test_a_worker_killed_from_outside_fails_its_job_and_recording(client: httpx.Client) -> None:
+    # the server runs in this process (uvicorn on a thread), so its workers are our children
+    jid = client.post("/api/sim/jobs", json={"scenario": ENDLESS, "save": True}).json()["job_id"]
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            job = client.get(f"/api/sim/jobs/{jid}").json()
+            if job["status"] == "running" and job["recording_id"]:
+                break
+            assert job["status"] in ("queued", "running"), job
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+        (worker,) = [p for p in multiprocessing.active_children() if p.name == f"sim-job-{jid}"]
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGKILL)  # as the OOM killer would
+        job = wait_job(client, jid, ("done", "failed", "cancelled"))[-1]
+    finally:
+        client.delete(f"/api/sim/jobs/{jid}")
+    assert job["status"] == "failed" and job["result"] is None
+    assert job["error"] == {
+        "field": None,
+        "message": "the simulation worker exited with code -9 before reporting",
+    }
+    rec = client.get(f"/api/recordings/{job['recording_id']}").json()
+    assert rec["status"] == "failed" and "exit code -9" in rec["error"] and rec["event_count"] == 0
