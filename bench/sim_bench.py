@@ -6,7 +6,8 @@ Prints side by side, measured in this run (each variant in its own process):
     second of wall time and per CPU-second, best of --repeats, for
       baseline: the simulator as of BASELINE_COMMIT (before the speed work; pure Python),
       pure:     today's sources as pure Python (PLACEMAP_SIM_PURE=1),
-      compiled: today's sources compiled by scripts/build-sim (mypyc);
+      compiled: today's sources compiled by scripts/build-sim (mypyc; when the repo's build
+                is stale, a snapshot of the sources under bench/out/sim-now is compiled);
   - where the time goes: a cProfile summary of the pure run (compiled code is invisible to
     cProfile; the same functions dominate there, each several times cheaper);
   - the full calibration (every cell of shared/calibration, seed 1): compiled, over a pool of
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -92,6 +94,25 @@ def baseline_tree() -> Path:
     return dst / "backend"
 
 
+CHECK = """
+import json
+from placemap.sim import _native
+print(json.dumps({"check": _native.check()}))
+"""
+
+
+def snapshot() -> Path:
+    """A copy of today's simulator sources under bench/out (with their own build directory)."""
+    dst = OUT / "sim-now" / "backend"
+    shutil.rmtree(dst / "placemap", ignore_errors=True)
+    (dst / "placemap").mkdir(parents=True)
+    shutil.copy2(BACKEND / "placemap" / "__init__.py", dst / "placemap" / "__init__.py")
+    shutil.copytree(
+        BACKEND / "placemap" / "sim", dst / "placemap" / "sim", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return dst
+
+
 def child(code: str, args: list[str], tree: Path, pure: bool) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "PLACEMAP_SIM_PURE"}
     env["PYTHONPATH"] = str(tree)
@@ -123,14 +144,24 @@ def main() -> int:
     from placemap.sim import _native  # noqa: PLC0415 - after the path is set
 
     report: dict[str, Any] = {"target_events_per_s": TARGET, "cpus": os.cpu_count(), "load": os.getloadavg()}
+    tree = BACKEND
     why = _native.check()
     if why != "ok" and not args.no_build:
+        # compile a snapshot, so that edits made meanwhile (others work in this tree) cannot
+        # leave the build stale before it is measured
+        tree = snapshot()
         t0 = time.perf_counter()
-        subprocess.run([str(ROOT / "scripts" / "build-sim")], check=False, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(ROOT / "scripts" / "build-sim"), str(tree)], check=False, stdout=subprocess.DEVNULL
+        )
         report["build_s"] = round(time.perf_counter() - t0, 1)
-        why = _native.check()
+        why = child(CHECK, [], tree, False)["check"]
     report["compiled_build"] = why
-    print(f"machine: {os.cpu_count()} CPUs, load average {report['load'][0]:.1f}; compiled build: {why}")
+    report["sources"] = str(tree)
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {report['load'][0]:.1f}; sources {tree}; "
+        f"compiled build: {why}"
+    )
 
     base = baseline_tree()
     print(f"\nreference scenario (best of {args.repeats}): {json.dumps(REFERENCE_TEXT)}")
@@ -138,11 +169,11 @@ def main() -> int:
         f"{'variant':<10} {'events':>8} {'cpu_s':>7} {'wall_s':>7} {'events/cpu-s':>13} {'events/wall-s':>14}"
     )
     variants: dict[str, dict[str, Any]] = {}
-    for name, tree, pure in (("baseline", base, True), ("pure", BACKEND, True), ("compiled", BACKEND, False)):
+    for name, src, pure in (("baseline", base, True), ("pure", tree, True), ("compiled", tree, False)):
         if name == "compiled" and why != "ok":
             print(f"{name:<10} skipped: {why}")
             continue
-        r = best(MEASURE, tree, pure, args.repeats)
+        r = best(MEASURE, src, pure, args.repeats)
         variants[name] = r
         print(
             f"{name:<10} {r['sched_events']:>8} {r['cpu_s']:>7.3f} {r['wall_s']:>7.3f} "
@@ -159,15 +190,15 @@ def main() -> int:
     )
     report["reference"] = variants
 
-    prof = child(MEASURE, ["profile"], BACKEND, True)
+    prof = child(MEASURE, ["profile"], tree, True)
     print(f"\nwhere the time goes (pure Python under cProfile, {prof['cpu_s']} CPU-s; own time):")
     for row in prof["profile"]:
         print(f"  {row['share']:>6.1%} {row['own_s']:>7.3f}s {row['calls']:>9} {row['function']}")
     report["profile"] = prof["profile"]
 
     if why == "ok":
-        full = child(CALIBRATE, [str(CSV), str(args.jobs)], BACKEND, False)
-        now_sub = child(CELLS, [str(CSV), str(args.subset_step)], BACKEND, False)
+        full = child(CALIBRATE, [str(CSV), str(args.jobs)], tree, False)
+        now_sub = child(CELLS, [str(CSV), str(args.subset_step)], tree, False)
         base_sub = child(CELLS, [str(CSV), str(args.subset_step)], base, True)
         scale = full["cpu_s"] / now_sub["cpu_s"]
         base_full_cpu = base_sub["cpu_s"] * scale

@@ -1,6 +1,6 @@
 """Compile the placement simulator (backend/placemap/sim) with mypyc into backend/build/sim-native.
 
-Called by scripts/build-sim. Compiles a snapshot of the sources (so that edits made while gcc
+Called by scripts/build-sim [BACKEND_DIR]. Compiles a snapshot of the sources (so that edits made while gcc
 runs cannot end up in a build labelled with older hashes), then swaps the new build in whole.
 placemap/sim/_native.py decides at import whether the build is fresh enough to use.
 """
@@ -15,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-BACKEND = Path(__file__).resolve().parents[1] / "backend"
+# the backend directory whose placemap/sim to compile: this repo's, or a copy (bench/sim_bench.py)
+REPO_BACKEND = Path(__file__).resolve().parents[1] / "backend"
+BACKEND = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else REPO_BACKEND
 sys.path.insert(0, str(BACKEND))
 os.environ["PLACEMAP_SIM_PURE"] = "1"  # import the pure modules here, never a build being replaced
 
