@@ -105,14 +105,15 @@ func run(shared, out, bin string, want int, e2e []string) error {
 		}
 	}
 	if len(e2e) > 0 {
-		for _, in := range []struct{ label, path string }{{"plain", plain}, {"gz", gz}} {
+		runs := []struct{ label, path, via string }{{"plain", plain, "chunks"}, {"gz", gz, "chunks"}, {"plain", plain, "arrow"}}
+		for _, in := range runs {
 			ceil := dp
 			if in.label == "gz" {
 				ceil = dg
 			}
 			var best e2eRun
 			for i := 0; i < 2; i++ { // best of two, like the imports
-				r, err := e2eOnce(e2e, in.path)
+				r, err := e2eOnce(append(e2e, "--via", in.via), in.path)
 				if err != nil {
 					return err
 				}
@@ -123,8 +124,12 @@ func run(shared, out, bin string, want int, e2e []string) error {
 			if best.Events != n {
 				return fmt.Errorf("end-to-end import of %s stored %d events, want %d", in.path, best.Events, n)
 			}
-			fmt.Printf("END TO END %-5s file -> stored recording (best of 2) %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s; importer %4.2f s, backend %4.2f s)  %.2fx the read-only time\n",
-				in.label, best.Wall, float64(n)/best.Wall/1e6, best.CPU, float64(n)/best.CPU/1e6, best.CPUImporter, best.CPUPython, best.Wall/ceil.Seconds())
+			what := "END TO END " + in.label + " file -> stored recording"
+			if in.via == "arrow" {
+				what = "  baseline: " + in.label + ", Arrow stream + chunks encoded in Python (the path before --chunks)"
+			}
+			fmt.Printf("%s (best of 2)  %6.2f s  %5.2f M events/s  cpu %5.2f s (%4.2f M events/cpu-s; importer %4.2f s, backend %4.2f s)  %.2fx the read-only time\n",
+				what, best.Wall, float64(n)/best.Wall/1e6, best.CPU, float64(n)/best.CPU/1e6, best.CPUImporter, best.CPUPython, best.Wall/ceil.Seconds())
 		}
 	}
 	// what writing an output of that size to a fresh file costs on this machine
