@@ -23,12 +23,12 @@ class Settings(BaseModel):
     collector: Path = Field(default_factory=lambda: REPO_ROOT / "collectors" / "bin" / "placemap-collect")
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
     live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
-    sim_workers: int = 1  # simulation jobs run at once, each in its own process (CPU-bound)
+    sim_workers: int = Field(default=1, ge=1, le=8)  # simulation jobs at once, one process each (CPU-bound)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT from the environment,
-        then explicit overrides."""
+        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT / PLACEMAP_SIM_WORKERS
+        from the environment, then explicit overrides."""
         values: dict[str, object] = {}
         if db := os.environ.get("PLACEMAP_DB"):
             values["db_path"] = Path(db)
@@ -36,6 +36,8 @@ class Settings(BaseModel):
             values["collector"] = Path(collect)
         if live_end := os.environ.get("PLACEMAP_LIVE_END_TIMEOUT"):
             values["live_end_timeout_s"] = float(live_end)
+        if sim_workers := os.environ.get("PLACEMAP_SIM_WORKERS"):
+            values["sim_workers"] = int(sim_workers)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

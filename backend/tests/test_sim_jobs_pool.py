@@ -1,0 +1,46 @@
+"""SimJobs without HTTP: `workers` bounds the worker processes running at once, the rest queue in
+order, and shutdown cancels everything (real spawned processes, real SQLite)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from placemap.sim_jobs import Job, SimJobs
+from placemap.store import Store
+
+ENDLESS = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 2, "workers": 32},
+    "duration_ms": 600_000,
+}
+
+
+def job(jobs: SimJobs, jid: str) -> Job:
+    j = jobs.get(jid)
+    assert j is not None
+    return j
+
+
+def test_two_workers_run_two_jobs_and_queue_the_third(tmp_path: Path) -> None:
+    store = Store(tmp_path / "p.db")
+    jobs = SimJobs(store, workers=2)
+    try:
+        ids = [jobs.submit(ENDLESS, save=False).id for _ in range(3)]
+        assert [job(jobs, i).status for i in ids] == ["running", "running", "queued"]
+        procs = [job(jobs, i).proc for i in ids[:2]]
+        assert all(p is not None and p.is_alive() for p in procs)
+        # the first one cancelled: the queued one takes its place
+        cancelled = jobs.cancel(ids[0])
+        assert cancelled is not None and cancelled.status == "cancelled"
+        deadline = time.monotonic() + 60
+        while job(jobs, ids[2]).status != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert job(jobs, ids[1]).status == "running"
+    finally:
+        jobs.shutdown()
+    assert [job(jobs, i).status for i in ids] == ["cancelled"] * 3
+    assert all(p is not None and not p.is_alive() for p in procs)
+    assert store.list_recordings() == []
+    store.close()
