@@ -126,7 +126,7 @@ function stringColumn(vec: Vector | null, n: number): StrColumn {
       const bytes = d.values as Uint8Array;
       for (let i = 0; i < d.length; i++, row++) {
         if (!isValid(d, i)) continue;
-        b.set(row, decodeUtf8(bytes, Number(offs[i] ?? 0), Number(offs[i + 1] ?? 0)));
+        b.setUtf8(row, bytes, Number(offs[i] ?? 0), Number(offs[i + 1] ?? 0), decodeUtf8);
       }
     } else {
       // any other string-like encoding (e.g. utf8 view): go through the generic accessor

@@ -68,6 +68,47 @@ export class StrColumnBuilder {
     }
     this.idx[i] = k;
   }
+  // interning straight from UTF-8 bytes (plain utf8 Arrow columns): no string is built for a
+  // value already seen, which is most rows (a few hundred comms per chunk, 16k-65k rows)
+  private readonly byHash = new Map<number, number[]>();
+  private readonly raw: (Uint8Array | undefined)[] = [];
+
+  /** Like set(), for the UTF-8 bytes [start, end) of `bytes`; decode runs only for a new value. */
+  setUtf8(i: number, bytes: Uint8Array, start: number, end: number, decode: (b: Uint8Array, s: number, e: number) => string): void {
+    let h = 0x811c9dc5;
+    for (let k = start; k < end; k++) h = Math.imul(h ^ (bytes[k] ?? 0), 0x01000193);
+    const len = end - start;
+    const cands = this.byHash.get(h);
+    if (cands) {
+      for (const k of cands) {
+        const r = this.raw[k];
+        if (!r || r.length !== len) continue;
+        let same = true;
+        for (let j = 0; j < len; j++) {
+          if (r[j] !== bytes[start + j]) {
+            same = false;
+            break;
+          }
+        }
+        if (same) {
+          this.idx[i] = k;
+          return;
+        }
+      }
+    }
+    const s = decode(bytes, start, end);
+    let k = this.map.get(s);
+    if (k === undefined) {
+      k = this.dict.length;
+      this.dict.push(s);
+      this.map.set(s, k);
+    }
+    this.raw[k] = bytes.slice(start, end);
+    if (cands) cands.push(k);
+    else this.byHash.set(h, [k]);
+    this.idx[i] = k;
+  }
+
   build(): StrColumn {
     return { dict: this.dict, idx: this.idx };
   }
