@@ -212,8 +212,13 @@ def main() -> int:
             f"{base_sub['cells']} cells (every {args.subset_step}th); today's code takes "
             f"{now_sub['cpu_s']:.1f} CPU-s on them and "
             f"{full['cpu_s']:.1f} on all, so the baseline's full run is ~{base_full_cpu:.0f} CPU-s "
-            f"= wall on an idle core (extrapolated, x{scale:.1f}); speed-up in wall "
-            f"~x{base_full_cpu / full['wall_s']:.1f}"
+            f"(extrapolated, x{scale:.1f}), its wall time on an idle core the same"
+        )
+        load = os.getloadavg()[0]
+        print(
+            f"CPU-s baseline / today: x{base_full_cpu / full['cpu_s']:.1f}; today's wall time with the "
+            f"machine to itself: about {full['cpu_s'] / args.jobs:.0f} s (CPU-s / {args.jobs} processes); "
+            f"measured here {full['wall_s']:.0f} s at load average {load:.1f} on {os.cpu_count()} CPUs"
         )
         report["calibrate"] = {
             "full": full,
