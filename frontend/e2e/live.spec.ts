@@ -5,7 +5,9 @@
  * Debian rt-tests) plus a task whose comm is hostile markup. The browser opens the live recording
  * from the list and must see task placement change in the accessible "Placement state" view while
  * following the head; pause freezes it while the feed keeps buffering; scrubbing back and "jump to
- * live" move the playhead; the lost counter is visible throughout; the end of the run turns the view
+ * live" move the playhead; a dropped hub connection is shown and reconnected (the drop is made by
+ * closing the browser's side of the real socket through Playwright's WebSocket route, which
+ * otherwise passes frames through untouched); the lost counter is visible throughout; the end of the run turns the view
  * into the stored recording, which can then be deleted from the list.
  * Needs root and a working tracefs (CI and the dev machine have both); otherwise it is skipped with
  * the reason.
@@ -25,7 +27,7 @@ const DB = join(here, "..", "test-results", "e2e.db");
 const ARTIFACTS = join(here, "..", "test-artifacts");
 const TRACEFS = "/sys/kernel/tracing";
 const HOSTILE = "<i>x pid=1</i>"; // 14 bytes: fits a comm (15)
-const RUN_S = 90; // longer than the test needs even on a loaded machine: it ends the run itself (SIGINT)
+const RUN_S = 240; // longer than the test needs even on a loaded machine: it ends the run itself (SIGINT)
 
 const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(ARTIFACTS, `live-${name}.png`) });
 
@@ -88,7 +90,7 @@ async function eventsSoFar(page: Page): Promise<number> {
 }
 
 test("live view follows the head of a real collector run: tasks move, pause, scrub back, jump to live, end", async ({ page, baseURL }) => {
-  test.setTimeout(180_000);
+  test.setTimeout(300_000);
   const why = tracefsUnusable();
   test.skip(why !== null, `real tracefs unavailable: ${why ?? ""}`);
 
@@ -111,6 +113,16 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
       "-c",
       `printf '%s' '${HOSTILE}' > /proc/$$/comm; end=$((SECONDS+${RUN_S})); while [ $SECONDS -lt $end ]; do for i in $(seq 1 300); do :; done; sleep 0.05; done`,
     ]);
+
+    // every hub socket passes through untouched; hub.drop() cuts the current one from the browser's side
+    const hub: { drop: (() => Promise<void>) | null } = { drop: null };
+    await page.routeWebSocket(/\/api\/recordings\/[^/]+\/live$/, (ws) => {
+      const server = ws.connectToServer();
+      hub.drop = async () => {
+        await ws.close({ code: 4000, reason: "e2e drop" });
+        await server.close();
+      };
+    });
 
     // the recordings list: the live run comes first, marked LIVE with host, events so far and lost count
     await page.goto("/");
@@ -157,6 +169,30 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     await expect(region).toContainText("hackbench");
     await shot(page, "following");
 
+    // the hostile comm, selected through the URL of a live view: shown as text, never as markup
+    const id = new URL(page.url()).searchParams.get("rec") ?? "";
+    await page.goto(`/?rec=${id}&live=1&sel=${String(hostile.pid)}`);
+    await expect(mode).toHaveAttribute("data-mode", "live");
+    await expect(page.getByTestId("selected-sentence")).toContainText(`${String(hostile.pid)} ${HOSTILE}`, { timeout: 30_000 });
+    await expect(region.locator("i")).toHaveCount(0);
+    await shot(page, "hostile-comm");
+
+    // the hub connection drops: shown, then reconnected with backoff, counted as a gap in the feed
+    const sawReconnecting = page.waitForFunction(
+      () => (document.querySelector('[data-testid="live-conn"]')?.textContent ?? "").includes("reconnecting"),
+      null,
+      { polling: "raf", timeout: 30_000 },
+    );
+    if (!hub.drop) throw new Error("the live socket did not go through the route");
+    await hub.drop();
+    await sawReconnecting;
+    await shot(page, "reconnecting");
+    await expect(page.getByTestId("live-conn")).toHaveText("connected", { timeout: 30_000 });
+    await expect(page.getByTestId("live-holes")).toHaveText("1 feed gap");
+    await expect(mode).toHaveAttribute("data-mode", "live");
+    const afterDrop = await playhead(page);
+    await expect.poll(() => playhead(page), { timeout: 30_000 }).toBeGreaterThan(afterDrop);
+
     // pause: the view freezes, the feed keeps arriving
     await page.getByTestId("live-pause").click();
     await expect(mode).toHaveAttribute("data-mode", "paused");
@@ -187,14 +223,6 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     await expect(mode).toHaveAttribute("data-mode", "live");
     await expect.poll(() => playhead(page)).toBeGreaterThan(pausedAt);
     await expect(page).not.toHaveURL(/[?&]t=/);
-
-    // the hostile comm, selected through the URL of a live view: shown as text, never as markup
-    const id = new URL(page.url()).searchParams.get("rec") ?? "";
-    await page.goto(`/?rec=${id}&live=1&sel=${String(hostile.pid)}`);
-    await expect(mode).toHaveAttribute("data-mode", "live");
-    await expect(page.getByTestId("selected-sentence")).toContainText(`${String(hostile.pid)} ${HOSTILE}`, { timeout: 30_000 });
-    await expect(region.locator("i")).toHaveCount(0);
-    await shot(page, "hostile-comm");
 
     // end of the run: SIGINT ends the recording; the view says so and opens the stored recording
     stopGroup(load);
