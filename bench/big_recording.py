@@ -193,14 +193,17 @@ def serve_figures(client: Client, pid: int, rids: dict[str, str], seeks: int, fe
             for name in rids:
                 path, headers = path_of(key, name)
                 c = proc_cpu(pid)
-                res[name][key].append(client.get(path, headers)[0])
+                ms, body = client.get(path, headers)
+                res[name][key].append(ms)
+                res[name].setdefault("bytes", {}).setdefault(key, []).append(float(len(body)))
                 res[name]["cpu"][key] += (proc_cpu(pid) - c) * 1000 / n
     for name in rids:
         res[name]["n_chunks"] = len(chunks[name])
     return res
 
 
-def disk(db: Path, rid: str) -> tuple[int, int, int, int]:
+def disk(db: Path, rid: str) -> tuple[int, int, int, int, int]:
+    """Event, keyframe and placement-table bytes, events, and tasks of one recording."""
     conn = sqlite3.connect(db)
     try:
         row = conn.execute(
@@ -208,9 +211,10 @@ def disk(db: Path, rid: str) -> tuple[int, int, int, int]:
             " FROM chunks WHERE recording_id = ?",
             (rid,),
         ).fetchone()
+        tasks = conn.execute("SELECT count(*) FROM tasks WHERE recording_id = ?", (rid,)).fetchone()[0]
     finally:
         conn.close()
-    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(tasks)
 
 
 def remove_db(db: Path) -> None:
@@ -303,7 +307,7 @@ def main() -> None:
         server.wait(timeout=30)
 
     names = ("baseline", "big")
-    recs: dict[str, tuple[int, int, int, int]] = {}
+    recs: dict[str, tuple[int, int, int, int, int]] = {}
     for name, rid in zip(names, (base_rid, big_rid), strict=True):
         recs[name] = disk(db, rid)
     print(f"{'':38} {'baseline':>14} {'big':>14} {'big/baseline':>13}")
@@ -315,6 +319,8 @@ def main() -> None:
 
     row("events", lambda k: float(recs[k][3]), "{:>14,.0f}")
     row("chunks", lambda k: float(figs[k]["n_chunks"]), "{:>14,.0f}")
+    # every task a seek returns is in each keyframe and GET state: these grow with pid churn
+    row("tasks", lambda k: float(recs[k][4]), "{:>14,.0f}")
     row("bytes/event: event chunks", lambda k: recs[k][0] / recs[k][3])
     row("bytes/event: keyframes", lambda k: recs[k][1] / recs[k][3])
     row("bytes/event: placement tables", lambda k: recs[k][2] / recs[k][3])
@@ -336,6 +342,9 @@ def main() -> None:
         if key in ("state", "chunk", "recording"):
             row(f"{label} p95 ms", lambda k: pct(lat[k], 95))  # noqa: B023
         row(f"{label} server CPU ms", lambda k: cpu[k])  # noqa: B023
+        if key in ("state", "chunks"):
+            size: dict[str, list[float]] = {k: figs[k]["bytes"][key] for k in names}
+            row(f"{label} response KB p50", lambda k: pct(size[k], 50) / 1024)  # noqa: B023
     print(
         f"whole SQLite file: {db_bytes / 1e9:.2f} GB"
         f" = {db_bytes / (recs['baseline'][3] + recs['big'][3]):.2f} B/event"
