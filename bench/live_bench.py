@@ -129,12 +129,16 @@ def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Calla
     col = Collector(bin_, url, token, tmp, own_session)
     rid = ""
     deadline = time.monotonic() + 60
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
-        while not rid:  # the collector's hello may take a moment on a loaded machine
-            assert time.monotonic() < deadline, "no live recording"
-            live = [r["id"] for r in c.get("/api/recordings").json() if r["status"] == "live"]
-            rid = live[0] if live else ""
-            time.sleep(0.1)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
+            while not rid:  # the collector's hello may take a moment on a loaded machine
+                assert time.monotonic() < deadline, "no live recording"
+                live = [r["id"] for r in c.get("/api/recordings").json() if r["status"] == "live"]
+                rid = live[0] if live else ""
+                time.sleep(0.1)
+    except BaseException:
+        col.stop()  # never leave a collector (and its tracefs instance) behind
+        raise
     lat: list[int] = []
 
     def view() -> None:
