@@ -168,6 +168,9 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     expect(await playhead(page)).toBeGreaterThan(t0);
     await expect(region).toContainText("hackbench");
     await shot(page, "following");
+    // figures for the report (not asserted: they depend on the machine's load)
+    const st0 = await page.evaluate(() => (window as unknown as { __placemapStats?: Record<string, unknown> }).__placemapStats ?? null);
+    console.log(`live view after following: ${JSON.stringify(st0)}`);
 
     // the hostile comm, selected through the URL of a live view: shown as text, never as markup
     const id = new URL(page.url()).searchParams.get("rec") ?? "";

@@ -45,6 +45,7 @@ export interface PlacemapStats {
   liveRows?: number;
   liveDecodeMs?: number;
   liveHeadNs?: number;
+  liveFilled?: number;
 }
 
 declare global {
@@ -376,6 +377,8 @@ export class Player {
 
   private connSkipped = 0;
   private liveFrames = 0;
+  /** events between a keyframe and the feed, filled in from stored chunks */
+  private liveFilled = 0;
   private liveDecodeMs = 0;
 
   private onLiveStatus(s: LiveStatus, first: boolean): void {
@@ -411,9 +414,15 @@ export class Player {
     const gen = ++this.resyncGen;
     const sig = this.abort.signal;
     const ps = await api.state(this.recId, t, sig).catch(() => null);
+    // which events the keyframe covers: a live recording's state stops at its last chunk (docs/api.md)
+    const stored = ps ? await api.chunks(this.recId, sig).catch(() => null) : null;
     const buf = this.liveBuf;
     if (gen !== this.resyncGen || this.destroyed || !buf) return;
     if (!initial && (!ps || ps.tasks.length === 0)) return;
+    if (ps && stored) {
+      const cov = stored.find((c) => c.first_row + c.rows === ps.event_index);
+      void this.fillGap(gen, cov ? Math.min(ps.t_ns, cov.t_end_ns) : ps.t_ns);
+    }
     const { nCpus, nLlcs } = this.dims();
     const st = ps ? ReplayState.fromPlacementState(ps, nCpus, nLlcs) : new ReplayState(nCpus, nLlcs, t);
     if (this.state) for (const [k, v] of this.state.tgids) st.tgids.set(k, v);
@@ -425,6 +434,47 @@ export class Player {
       this.seekLive(at);
     } else this.liveStale = true;
     this.notify(true);
+  }
+
+  /**
+   * The keyframe covers events up to `from` (the last chunk when it was taken); the hub feed starts
+   * with the first batch committed after we subscribed. The events between are committed but not
+   * yet chunked: wait (a live recording chunks them within ~3 s), then apply them from the stored
+   * chunks to the origin and rebuild, so the view holds every event from the keyframe on.
+   */
+  private async fillGap(gen: number, from: number): Promise<void> {
+    const sig = this.abort.signal;
+    // chunking may lag further on a host short of CPU (it yields to the feed): keep trying for 30 s
+    for (let tries = 0; tries < 30; tries++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const buf = this.liveBuf;
+      if (gen !== this.resyncGen || this.destroyed || !buf) return;
+      const o = buf.origin;
+      const seg0 = buf.segments[0];
+      if (!o || !seg0) continue;
+      const to = seg0.t0; // rows before it are not in the feed
+      if (to <= from + 1) return;
+      const stored = await api.chunks(this.recId, sig).catch(() => null);
+      if (!stored || stored.reduce((m, c) => Math.max(m, c.t_end_ns), -Infinity) < to) continue;
+      const need = stored.filter((c) => c.t_end_ns > from && c.t_start_ns < to).sort((a, b) => a.first_row - b.first_row);
+      let parts: EventColumns[];
+      try {
+        parts = await Promise.all(need.map((c) => this.lru.get(c.seq)));
+      } catch {
+        continue;
+      }
+      // the buffer moved on meanwhile (a newer keyframe, or its first batch folded away): not ours to fill
+      if (gen !== this.resyncGen || sig.aborted || buf.origin !== o || buf.segments[0] !== seg0) return;
+      const st = o.clone();
+      let n = 0;
+      for (const cols of parts) n += st.apply(cols, upperBound(cols.ts, from), upperBound(cols.ts, to - 1));
+      this.liveFilled += n;
+      buf.setOrigin(st);
+      if (this.following) this.rebuildFromOrigin(this.playhead);
+      else this.liveStale = true;
+      this.notify(true);
+      return;
+    }
   }
 
   /** The state at target rebuilt from the buffer's origin and its batches (target >= origin). */
@@ -951,6 +1001,7 @@ export class Player {
             liveRows: this.liveBuf.receivedRows,
             liveDecodeMs: Math.round(this.liveDecodeMs),
             liveHeadNs: this.liveBuf.headTs,
+            liveFilled: this.liveFilled,
           }
         : {}),
     };
