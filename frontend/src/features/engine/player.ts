@@ -105,6 +105,8 @@ const LIVE_ROWS = 1_000_000;
 const FOLLOW_TAU_MS = 250;
 /** Further behind than this (trace ns), following jumps instead of easing. */
 const FOLLOW_MAX_LAG_NS = 3e9;
+/** Skipped hub frames within this many ms share one resync keyframe. */
+const RESYNC_COALESCE_MS = 1000;
 
 interface Boot {
   recId: string;
@@ -223,6 +225,7 @@ export class Player {
     cancelAnimationFrame(this.raf);
     this.abort.abort();
     this.feed?.close();
+    if (this.resyncTimer !== null) clearTimeout(this.resyncTimer);
     this.listeners.clear();
     this.frameHooks.clear();
   }
@@ -376,6 +379,7 @@ export class Player {
   }
 
   private connSkipped = 0;
+  private resyncTimer: ReturnType<typeof setTimeout> | null = null;
   private liveFrames = 0;
   /** events between a keyframe and the feed, filled in from stored chunks */
   private liveFilled = 0;
@@ -391,10 +395,14 @@ export class Player {
       // first status of a connection: the keyframe at the head (a reconnect's feed has a hole before it)
       void this.resync(s.t_end_ns ?? this.tEnd, buf.origin === null);
     } else if (s.skipped > this.connSkipped) {
-      // the hub dropped frames for us (we were slow): the buffer has a hole
+      // the hub dropped frames for us (we were slow): the buffer has a hole. One keyframe per
+      // burst of skips (a slow view skips many in a row; each resync costs the server a state)
       this.liveSkipped += s.skipped - this.connSkipped;
       this.connSkipped = s.skipped;
-      void this.resync(s.t_end_ns ?? this.tEnd, false);
+      this.resyncTimer ??= setTimeout(() => {
+        this.resyncTimer = null;
+        if (!this.destroyed) void this.resync(this.liveStatus?.t_end_ns ?? this.tEnd, false);
+      }, RESYNC_COALESCE_MS);
     }
     if (s.status !== "live" && !this.liveEnded) {
       this.liveEnded = true;
