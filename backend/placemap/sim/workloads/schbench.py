@@ -1,7 +1,9 @@
-"""schbench -m M -t W: M messenger threads, each forking W workers. Every sleeptime a
-messenger wakes its sleeping workers through a futex (not a sync wakeup); a woken worker
-runs cputime of work and sleeps again. Metric: p99 wakeup latency in us (lower is better),
-from the futex wake to the worker running, over the workers' wakeups after the warmup.
+"""schbench -m M -t W: M messenger threads, each forking W workers. A worker puts itself on
+its messenger's list, posts the messenger and waits; the messenger, once posted, sleeps
+sleeptime (plus up to a quarter of jitter) and then wakes every worker on its list through a
+futex (not a sync wakeup); a woken worker runs cputime of work and goes back on the list.
+Metric: p99 wakeup latency in us (lower is better), from the wake loop's single timestamp (as
+schbench takes it) to the worker running, over the workers' wakeups after the warmup.
 
 Defaults are schbench's classic -s 30000 -c 30000 (us); both can be set per scenario.
 """
@@ -12,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from placemap.sim.engine import SLEEP, Engine
-from placemap.sim.state import TASK_SLEEPING, Task
+from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, int_param
 
 WORKER_GROUP = 1  # task group whose wakeup latencies are measured
@@ -23,46 +25,88 @@ WARMUP_NS = 100_000_000  # samples before this are dropped (workers still being 
 
 
 class _Messenger:
+    """schbench's run_msg_thread: wake every worker on the message list (one gtod for the
+    whole list), wait on its own futex until a worker posts it (a worker that finished its
+    work and put itself back on the list), then usleep(sleeptime + jitter) and loop. So a
+    round starts only after a worker has finished, and by then the others have finished too:
+    every round wakes the whole herd at once."""
+
     def __init__(self, sb: Schbench) -> None:
         self.sb = sb
         self.workers: list[Task] = []
-        self.phase = 0  # 0 forking, 1 waking, 2 sleeping
+        self.waiting: list[Task] = []  # the message list (xlist), in posting order
+        self.posted = False  # the messenger's futex: a worker posted since FUTEX_BLOCKED
+        self.in_fwait = False  # blocked on its futex (a post wakes it), not in usleep
+        self.batch: list[Task] = []  # the spliced list the wake loop goes through, from its end
+        self.stamp = 0  # the wake loop's gtod: every wakee's wake_time
+        self.loop_sizes: list[int] = []  # workers on the list at each wake loop
+        self.loop_spans: list[int] = []  # ns from each loop's stamp to its end (preemption shows)
+        self.phase = 0  # 0 forking, 1 wake loop start, 4 waking one by one, 2 fwait, 3 usleep
+
+    def post(self, eng: Engine, worker: Task, p: Task) -> None:
+        """A worker's msg_and_wait: xlist_add then fpost(&msg_thread->futex)."""
+        self.waiting.append(worker)  # xlist_add prepends: the loop wakes the last poster first
+        self.posted = True
+        if self.in_fwait:
+            self.in_fwait = False
+            eng.wake(p, worker, sync=False)
 
     def step(self, eng: Engine, p: Task) -> int:
         sb = self.sb
         if self.phase == 0:
             if len(self.workers) < sb.workers:
-                self.workers.append(eng.fork(p, "schbench-worker", _Worker(sb), group=WORKER_GROUP))
+                self.workers.append(eng.fork(p, "schbench-worker", _Worker(sb, self, p), group=WORKER_GROUP))
                 return CLONE_NS
             self.phase = 1
         if self.phase == 1:
+            # td->futex = FUTEX_BLOCKED, then xlist_wake_all: splice the list, one gtod
+            self.posted = False
+            self.batch, self.waiting = self.waiting, []
+            self.stamp = eng.env.now
+            self.loop_sizes.append(len(self.batch))
+            self.phase = 4
+        if self.phase == 4:
+            # One futex wake per step: the loop takes n wakes of time, and a wakee that
+            # preempted the messenger would hold up the rest of the loop. schbench charges
+            # every wakee from the loop's single gtod, taken "to detect when the scheduler is
+            # just preempting the waker and giving away the rest of its timeslice".
+            while self.batch:
+                w = self.batch.pop()
+                if eng.wake(w, p, sync=False):
+                    w.woken_at = self.stamp
+                    return FUTEX_WAKE_NS
+            self.loop_spans.append(eng.env.now - self.stamp)
             self.phase = 2
-            n = 0
-            for w in self.workers:
-                if w.state == TASK_SLEEPING and eng.wake(w, p, sync=False):
-                    n += 1
-            return max(1, n) * FUTEX_WAKE_NS
+        if self.phase == 2:
+            self.phase = 3
+            if not self.posted:  # fwait returns at once when a worker posted meanwhile
+                self.in_fwait = True
+                return SLEEP
+        # woken by a post (or it came during the loop): usleep(sleeptime + rand % (sleeptime/4))
         self.phase = 1
-        eng.wake_at(eng.env.now + sb.sleeptime_ns, p)
+        jitter = eng.rng.randrange(max(1, sb.sleeptime_ns // 4))
+        eng.wake_at(eng.env.now + sb.sleeptime_ns + jitter, p)
         return SLEEP
 
 
 class _Worker:
-    """A worker first puts itself on its messenger's list and waits for a message (schbench's
-    msg_and_wait), then works cputime per message: right after the fork it sleeps, so the
-    next fork sees its CPU idle."""
+    """schbench's worker_thread: msg_and_wait (put itself on its messenger's list, post the
+    messenger, wait for a message), then work cputime, and again. Right after the fork it
+    waits, so the next fork sees its CPU idle."""
 
-    def __init__(self, sb: Schbench) -> None:
+    def __init__(self, sb: Schbench, msg: _Messenger, msg_task: Task) -> None:
         self.sb = sb
+        self.msg = msg
+        self.msg_task = msg_task
         self.running = True  # the first step is the wait for the first message
 
     def step(self, eng: Engine, p: Task) -> int:
         if self.running:
             self.running = False
+            self.msg.post(eng, p, self.msg_task)
             return SLEEP
         self.running = True
-        jitter = eng.rng.uniform(0.9, 1.1)  # run-to-run variation of the think time
-        return int(self.sb.cputime_ns * jitter)
+        return self.sb.cputime_ns
 
 
 class _Main:

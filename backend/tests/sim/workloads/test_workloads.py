@@ -9,6 +9,7 @@ import pytest
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import parse_scenario, run_scenario, simulate
+from placemap.sim.workloads.schbench import FUTEX_WAKE_NS
 
 
 def metric(topology: str, workload: dict[str, Any], hints: list[str] | None = None, ms: int = 200) -> float:
@@ -65,8 +66,46 @@ def test_stream_main_thread_is_one_of_the_team_so_two_threads_share_a_node_on_ti
 def test_schbench_wake_affine_helps_few_workers_and_overloads_the_llc_beyond_it() -> None:
     wl = {"kind": "schbench", "messengers": 1, "workers": 4}
     assert metric("zen3-2s-nps1", wl, ["wake_affine"], 600) < metric("zen3-2s-nps1", wl, None, 600)
-    wl32 = {**wl, "workers": 32}
-    assert metric("zen3-2s-nps1", wl32, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl32, None, 600)
+    # 16 workers and their messenger no longer fit the 16-CPU LLC: the turning point
+    wl16 = {**wl, "workers": 16}
+    assert metric("zen3-2s-nps1", wl16, ["wake_affine"], 600) > metric("zen3-2s-nps1", wl16, None, 600)
+    wl64 = {**wl, "workers": 64}
+    assert metric("zen3-2s-nps1", wl64, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl64, None, 600)
+
+
+def test_schbench_messenger_waits_for_a_post_so_every_round_wakes_the_whole_herd() -> None:
+    # schbench's messenger sleeps only after the first worker posts it (a worker that finished
+    # its cputime), so by the time it wakes the list every worker is back on it: each round is
+    # a herd of all the workers at once, one futex wake after another.
+    sc = {
+        "topology": "zen3-2s-nps1",
+        "workload": {"kind": "schbench", "messengers": 1, "workers": 16},
+        "seed": 1,
+    }
+    eng, _ = simulate(parse_scenario({**sc, "duration_ms": 400}))
+    msg = [t.behavior for t in eng.st.tasks if t.name == "schbench-msg"]
+    assert len(msg) == 1
+    sizes = msg[0].loop_sizes  # type: ignore[attr-defined]
+    assert len(sizes) >= 4 and sizes[1:] == [16] * (len(sizes) - 1)
+
+
+def test_schbench_charges_every_wakee_from_the_loop_stamp_and_queues_the_herd_beyond_the_cpus() -> None:
+    # schbench stamps once for the whole wake loop and wakes the list one futex at a time: a
+    # wakee's latency counts from the stamp, so it includes the wakes before its own. With more
+    # workers than CPUs (one 20-CPU LLC, 48 workers) the wakees left without an idle CPU queue
+    # behind a worker running its cputime: p99 in milliseconds, while the loop itself stays short.
+    def run(workers: int) -> tuple[list[int], list[int], float]:
+        sc = {"topology": "bdw-1s-20", "workload": {"kind": "schbench", "messengers": 1, "workers": workers}}
+        eng, wl = simulate(parse_scenario({**sc, "seed": 1, "duration_ms": 400}))
+        msg = next(t.behavior for t in eng.st.tasks if t.name == "schbench-msg")
+        return msg.loop_sizes, msg.loop_spans, wl.metric(eng, 400_000_000)  # type: ignore[attr-defined]
+
+    sizes, spans, fit_p99 = run(8)
+    assert sizes[1:] == [8] * (len(sizes) - 1)
+    assert min(spans[1:]) >= 8 * FUTEX_WAKE_NS and max(spans[1:]) < 100_000
+    assert fit_p99 * 1000 >= min(spans[1:]) and fit_p99 < 200
+    _, over_spans, over_p99 = run(48)
+    assert max(over_spans[1:]) < 1_000_000 and over_p99 > 1000
 
 
 def test_tbench_fork_affine_costs_throughput_with_8_clients() -> None:
