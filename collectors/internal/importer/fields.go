@@ -14,6 +14,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"placemap/collectors/internal/schema"
@@ -63,11 +64,52 @@ func lit(b []byte, i int, s string) (int, bool) {
 	return i + len(s), true
 }
 
-// keyInt parses `key` immediately followed by an int32 at b[i:]. It is the hottest
-// helper, so the literal check and the digits loop are written out (one call, not three).
-func keyInt(b []byte, i int, key string) (int32, int, bool) {
-	j := i + len(key)
-	if j > len(b) || string(b[i:j]) != key {
+// fieldKey is a field key (` pid=`) prepared for keyInt: its first and last 8 bytes
+// (4 for keys shorter than 8) as little-endian words, so the match is two loads and
+// two compares instead of a call into memequal (keys are 5-12 bytes).
+type fieldKey struct {
+	n      int
+	lo, hi uint64
+}
+
+func mkKey(s string) fieldKey {
+	if len(s) < 4 {
+		panic("fieldKey: keys have at least 4 bytes")
+	}
+	b := []byte(s)
+	if len(s) >= 8 {
+		return fieldKey{len(s), binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:])}
+	}
+	return fieldKey{len(s), uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))}
+}
+
+var (
+	kPid       = mkKey(" pid=")
+	kPrio      = mkKey(" prio=")
+	kTargetCPU = mkKey(" target_cpu=")
+	kOrigCPU   = mkKey(" orig_cpu=")
+	kDestCPU   = mkKey(" dest_cpu=")
+	kPrevPid   = mkKey(" prev_pid=")
+	kPrevPrio  = mkKey(" prev_prio=")
+	kNextPid   = mkKey(" next_pid=")
+	kNextPrio  = mkKey(" next_prio=")
+	kChildPid  = mkKey(" child_pid=")
+	kOldPid    = mkKey(" old_pid=")
+	kCPU       = mkKey(" CPU:")
+)
+
+// keyInt parses key immediately followed by an int32 at b[i:]. It is the hottest
+// helper, so the key check and the digits loop are written out (one call, not three).
+func keyInt(b []byte, i int, key fieldKey) (int32, int, bool) {
+	j := i + key.n
+	if i < 0 || j > len(b) {
+		return 0, i, false
+	}
+	if key.n >= 8 {
+		if binary.LittleEndian.Uint64(b[i:]) != key.lo || binary.LittleEndian.Uint64(b[j-8:]) != key.hi {
+			return 0, i, false
+		}
+	} else if uint64(binary.LittleEndian.Uint32(b[i:])) != key.lo || uint64(binary.LittleEndian.Uint32(b[j-4:])) != key.hi {
 		return 0, i, false
 	}
 	neg := j < len(b) && b[j] == '-'
@@ -155,11 +197,11 @@ func wakeKernel(b []byte, e *event) (ok, annotated bool) {
 
 // wakeKernelAt validates ` pid=N prio=N [success=N] [target_cpu=N]` at b[p:].
 func wakeKernelAt(b []byte, c0, p int, e *event) (int, bool) {
-	pid, i, ok := keyInt(b, p, " pid=")
+	pid, i, ok := keyInt(b, p, kPid)
 	if !ok {
 		return 0, false
 	}
-	prio, i, ok := keyInt(b, i, " prio=")
+	prio, i, ok := keyInt(b, i, kPrio)
 	if !ok || !atEnd(b, i) {
 		return 0, false
 	}
@@ -170,7 +212,7 @@ func wakeKernelAt(b []byte, c0, p int, e *event) (int, bool) {
 		i = j
 	}
 	e.hasA = false
-	if t, j, ok := keyInt(b, i, " target_cpu="); ok && atEnd(b, j) {
+	if t, j, ok := keyInt(b, i, kTargetCPU); ok && atEnd(b, j) {
 		e.a, e.hasA, i = t, true, j
 	}
 	e.comm, e.pid, e.prio, e.hasPrio = b[c0:p], pid, prio, true
@@ -184,19 +226,19 @@ func migrateKernel(b []byte, e *event) (ok, annotated bool) {
 		return false, false
 	}
 	found := candidates(b, c0, ' ', func(p int) bool {
-		pid, i, ok := keyInt(b, p, " pid=")
+		pid, i, ok := keyInt(b, p, kPid)
 		if !ok {
 			return false
 		}
-		prio, i, ok := keyInt(b, i, " prio=")
+		prio, i, ok := keyInt(b, i, kPrio)
 		if !ok {
 			return false
 		}
-		o, i, ok := keyInt(b, i, " orig_cpu=")
+		o, i, ok := keyInt(b, i, kOrigCPU)
 		if !ok {
 			return false
 		}
-		d, i, ok := keyInt(b, i, " dest_cpu=")
+		d, i, ok := keyInt(b, i, kDestCPU)
 		if !ok || !atEnd(b, i) {
 			return false
 		}
@@ -233,11 +275,11 @@ func switchKernel(b []byte, e *event) (ok, annotated bool) {
 
 // switchKernelAt validates the fields after a prev_comm that ends at p.
 func switchKernelAt(b []byte, c0, p int, e *event) (int, bool) {
-	pid, i, ok := keyInt(b, p, " prev_pid=")
+	pid, i, ok := keyInt(b, p, kPrevPid)
 	if !ok {
 		return 0, false
 	}
-	prio, i, ok := keyInt(b, i, " prev_prio=")
+	prio, i, ok := keyInt(b, i, kPrevPrio)
 	if !ok {
 		return 0, false
 	}
@@ -278,11 +320,11 @@ func switchKernelAt(b []byte, c0, p int, e *event) (int, bool) {
 
 // switchNextAt validates ` next_pid=N next_prio=N` after a next_comm that ends at q.
 func switchNextAt(b []byte, n0, q int, e *event) (int, bool) {
-	np, j, ok := keyInt(b, q, " next_pid=")
+	np, j, ok := keyInt(b, q, kNextPid)
 	if !ok {
 		return 0, false
 	}
-	nprio, j, ok := keyInt(b, j, " next_prio=")
+	nprio, j, ok := keyInt(b, j, kNextPrio)
 	if !ok || !atEnd(b, j) {
 		return 0, false
 	}
@@ -297,7 +339,7 @@ func forkKernel(b []byte, e *event) (ok, annotated bool) {
 		return false, false
 	}
 	found := candidates(b, c0, ' ', func(p int) bool {
-		pid, i, ok := keyInt(b, p, " pid=")
+		pid, i, ok := keyInt(b, p, kPid)
 		if !ok {
 			return false
 		}
@@ -307,7 +349,7 @@ func forkKernel(b []byte, e *event) (ok, annotated bool) {
 		}
 		var end int
 		if !candidates(b, k0, ' ', func(q int) bool {
-			cp, j, ok := keyInt(b, q, " child_pid=")
+			cp, j, ok := keyInt(b, q, kChildPid)
 			if !ok || !atEnd(b, j) {
 				return false
 			}
@@ -330,11 +372,11 @@ func exitKernel(b []byte, e *event) (ok, annotated bool) {
 		return false, false
 	}
 	found := candidates(b, c0, ' ', func(p int) bool {
-		pid, i, ok := keyInt(b, p, " pid=")
+		pid, i, ok := keyInt(b, p, kPid)
 		if !ok {
 			return false
 		}
-		prio, i, ok := keyInt(b, i, " prio=")
+		prio, i, ok := keyInt(b, i, kPrio)
 		if !ok || !atEnd(b, i) {
 			return false
 		}
@@ -368,10 +410,10 @@ func execKernel(b []byte, e *event) (ok, annotated bool) {
 			return false, false
 		}
 		p += f0
-		pid, i, ok := keyInt(b, p, " pid=")
+		pid, i, ok := keyInt(b, p, kPid)
 		if ok {
 			var old int32
-			if old, i, ok = keyInt(b, i, " old_pid="); ok && atEnd(b, i) {
+			if old, i, ok = keyInt(b, i, kOldPid); ok && atEnd(b, i) {
 				e.filename, e.pid, e.oldPid, e.hasPrio = b[f0:p], pid, old, false
 				return true, trailing(b, i)
 			}
@@ -406,25 +448,34 @@ func parseBody(k schema.Kind, b []byte, e *event) (ok, annotated bool) {
 	return false, false
 }
 
-// sched event names -> kinds.
+// sched event names -> kinds. The names are 12-18 bytes, so each is matched as its
+// first and last 8 bytes (two word loads) after a switch on the length: a string
+// switch would binary-search with calls into the runtime's string compare per line.
+var kindNames = [...]struct {
+	key  fieldKey
+	kind schema.Kind
+}{
+	{mkKey("sched_switch"), schema.KindSwitch},
+	{mkKey("sched_waking"), schema.KindWaking},
+	{mkKey("sched_wakeup"), schema.KindWakeup},
+	{mkKey("sched_wakeup_new"), schema.KindWakeupNew},
+	{mkKey("sched_migrate_task"), schema.KindMigrate},
+	{mkKey("sched_process_fork"), schema.KindFork},
+	{mkKey("sched_process_exit"), schema.KindExit},
+	{mkKey("sched_process_exec"), schema.KindExec},
+}
+
 func kindOf(name []byte) (schema.Kind, bool) {
-	switch string(name) {
-	case "sched_wakeup_new":
-		return schema.KindWakeupNew, true
-	case "sched_waking":
-		return schema.KindWaking, true
-	case "sched_wakeup":
-		return schema.KindWakeup, true
-	case "sched_migrate_task":
-		return schema.KindMigrate, true
-	case "sched_switch":
-		return schema.KindSwitch, true
-	case "sched_process_fork":
-		return schema.KindFork, true
-	case "sched_process_exit":
-		return schema.KindExit, true
-	case "sched_process_exec":
-		return schema.KindExec, true
+	n := len(name)
+	if n != 12 && n != 16 && n != 18 {
+		return 0, false
+	}
+	lo, hi := binary.LittleEndian.Uint64(name), binary.LittleEndian.Uint64(name[n-8:])
+	for i := range kindNames {
+		k := &kindNames[i].key
+		if k.n == n && k.lo == lo && k.hi == hi {
+			return kindNames[i].kind, true
+		}
 	}
 	return 0, false
 }

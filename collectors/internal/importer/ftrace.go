@@ -32,6 +32,9 @@ func skipSpaces(b []byte, i int) int {
 	return i
 }
 
+// pow10[n] is 10^n: scales a fraction of 9-n digits to nanoseconds in one multiply.
+var pow10 = [10]int64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000}
+
 // parseTs reads `secs[.frac]:` at b[i:] into nanoseconds (frac of 1..9 digits; 6 =
 // usecs, 9 = nsecs) or, without a decimal point, the raw counter value.
 func parseTs(b []byte, i int) (ts int64, raw bool, j int, ok bool) {
@@ -46,10 +49,7 @@ func parseTs(b []byte, i int) (ts int64, raw bool, j int, ok bool) {
 		if !ok || nd > 9 || secs > (1<<63-1)/1_000_000_000-1 {
 			return 0, false, i, false
 		}
-		for d := nd; d < 9; d++ {
-			frac *= 10
-		}
-		ts, j = secs*1_000_000_000+frac, k
+		ts, j = secs*1_000_000_000+frac*pow10[9-nd], k
 	} else {
 		ts, raw = secs, true
 	}

@@ -43,7 +43,7 @@ func wakeTracecmdPrio(b []byte, e *event, needPrio bool) (ok, annotated bool) {
 			i = j
 		}
 		e.hasA = false
-		if t, j, ok := keyInt(b, i, " CPU:"); ok && atEnd(b, j) {
+		if t, j, ok := keyInt(b, i, kCPU); ok && atEnd(b, j) {
 			e.a, e.hasA, i = t, true, j
 		}
 		e.comm, e.pid = b[:p], pid
