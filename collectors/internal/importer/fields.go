@@ -68,19 +68,19 @@ func lit(b []byte, i int, s string) (int, bool) {
 // (4 for keys shorter than 8) as little-endian words, so the match is two loads and
 // two compares instead of a call into memequal (keys are 5-12 bytes).
 type fieldKey struct {
-	n      int
-	lo, hi uint64
+	n           int
+	lo, hi, mid uint64 // mid: the 8 bytes around the middle, for keys of 17-24 bytes
 }
 
 func mkKey(s string) fieldKey {
-	if len(s) < 4 {
-		panic("fieldKey: keys have at least 4 bytes")
+	if len(s) < 4 || len(s) > 24 {
+		panic("fieldKey: keys have 4 to 24 bytes")
 	}
 	b := []byte(s)
 	if len(s) >= 8 {
-		return fieldKey{len(s), binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:])}
+		return fieldKey{len(s), binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:]), binary.LittleEndian.Uint64(b[len(b)/2-4:])}
 	}
-	return fieldKey{len(s), uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))}
+	return fieldKey{n: len(s), lo: uint64(binary.LittleEndian.Uint32(b)), hi: uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))}
 }
 
 var (
@@ -100,6 +100,7 @@ var (
 
 // keyInt parses key immediately followed by an int32 at b[i:]. It is the hottest
 // helper, so the key check and the digits loop are written out (one call, not three).
+// Keys here are at most 16 bytes, which the first and last words cover.
 func keyInt(b []byte, i int, key fieldKey) (int32, int, bool) {
 	j := i + key.n
 	if i < 0 || j > len(b) {
@@ -449,8 +450,9 @@ func parseBody(k schema.Kind, b []byte, e *event) (ok, annotated bool) {
 }
 
 // sched event names -> kinds. The names are 12-18 bytes, so each is matched as its
-// first and last 8 bytes (two word loads) after a switch on the length: a string
-// switch would binary-search with calls into the runtime's string compare per line.
+// first, middle and last 8 bytes (three word loads, which cover up to 24 bytes) after a
+// check of the length: a string switch would binary-search with calls into the
+// runtime's string compare per line.
 var kindNames = [...]struct {
 	key  fieldKey
 	kind schema.Kind
@@ -470,10 +472,10 @@ func kindOf(name []byte) (schema.Kind, bool) {
 	if n != 12 && n != 16 && n != 18 {
 		return 0, false
 	}
-	lo, hi := binary.LittleEndian.Uint64(name), binary.LittleEndian.Uint64(name[n-8:])
+	lo, hi, mid := binary.LittleEndian.Uint64(name), binary.LittleEndian.Uint64(name[n-8:]), binary.LittleEndian.Uint64(name[n/2-4:])
 	for i := range kindNames {
 		k := &kindNames[i].key
-		if k.n == n && k.lo == lo && k.hi == hi {
+		if k.n == n && k.lo == lo && k.hi == hi && k.mid == mid {
 			return kindNames[i].kind, true
 		}
 	}

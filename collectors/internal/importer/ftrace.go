@@ -10,6 +10,11 @@ package importer
 // and keeping the first one that is followed by a complete prefix. FLAGS is the
 // irq-info column (4 or 5 characters, absent when options/irq-info is off).
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // prefix is what precedes the event body.
 type prefix struct {
 	ts      int64
@@ -59,14 +64,29 @@ func parseTs(b []byte, i int) (ts int64, raw bool, j int, ok bool) {
 	return ts, raw, j + 1, true
 }
 
+// toSpace returns the index of the first byte <= ' ' at or after b[i:], or len(b). It
+// tests eight bytes per step: a byte below 0x21 borrows in x - 0x21... and keeps its
+// top bit in ^x; bytes above the first such byte may be flagged by the borrow too,
+// so only the lowest flag is used, and it is exact.
+func toSpace(b []byte, i int) int {
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := (x - 0x2121212121212121) & ^x & 0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(b) && b[i] > ' ' {
+		i++
+	}
+	return i
+}
+
 // eventName reads `name:` followed by a space or the end of the line at b[i:]; names
 // hold no spaces. For perf, names carry their subsystem (`sched:sched_switch`), so the
 // name ends at the last `:` before the first space.
 func eventName(b []byte, i int) (name []byte, j int) {
-	k := i
-	for k < len(b) && b[k] > ' ' {
-		k++
-	}
+	k := toSpace(b, i)
 	if k == i || b[k-1] != ':' || (k < len(b) && b[k] != ' ' && b[k] != '\t') {
 		return nil, i
 	}

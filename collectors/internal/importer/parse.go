@@ -7,6 +7,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"placemap/collectors/internal/schema"
 )
@@ -289,12 +290,16 @@ func (w *worker) line(l []byte, perf, tracecmd bool, cpuLimit int32, st *stats, 
 
 // ascii reports whether s is 7-bit (the common case: nothing to escape).
 func ascii(s []byte) bool {
-	for _, c := range s {
-		if c >= 0x80 {
-			return false
-		}
+	// top bits of eight bytes at a time
+	var acc uint64
+	for len(s) >= 8 {
+		acc |= binary.LittleEndian.Uint64(s)
+		s = s[8:]
 	}
-	return true
+	for _, c := range s {
+		acc |= uint64(c)
+	}
+	return acc&0x8080808080808080 == 0
 }
 
 // escape rewrites the text fields of w.e that are not UTF-8 (see escapeInto).
