@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from placemap.api.models import CpuState, LlcState, PlacementState, TaskState
+from placemap.api.models import CpuState, LlcState, PlacementState
 from placemap.replay import kernel as kn
 from placemap.replay.seek import StateAt
 from placemap.replay.topo import LevelMap
@@ -47,7 +47,14 @@ def recording(row: RecordingRow, store: Store) -> Recording:
     )
 
 
-def placement_state(at: StateAt, levels: LevelMap, topology_cpus: list[int]) -> PlacementState:
+def placement_state(
+    at: StateAt, levels: LevelMap, topology_cpus: list[int], include_dead: bool = False
+) -> PlacementState:
+    """The state at `at`; dead tasks are counted in `dead_tasks` and left out unless include_dead
+    (on recordings with pid churn they are nearly all tasks, and were most of GET state's cost).
+
+    Tasks go in as plain dicts validated in one model_validate call: in pydantic-core that is ~2x
+    faster than a TaskState(...) per task and ~4x faster than model_construct (pure Python)."""
     st = at.state
     live = st.state != kn.S_DEAD
     active = (st.state == kn.S_RUNNABLE) | (st.state == kn.S_RUNNING)
@@ -66,10 +73,17 @@ def placement_state(at: StateAt, levels: LevelMap, topology_cpus: list[int]) -> 
                 runnable=int(runnable[c]) if c < len(runnable) else 0,
             )
         )
+    keep = np.ones(len(st.pids), dtype=bool) if include_dead else live
+    dead_left_out = int(len(st.pids) - int(keep.sum()))
+    names = kn.STATE_NAMES
     tasks = [
-        TaskState(pid=int(p), comm=str(m), cpu=int(c) if c >= 0 else None, state=kn.STATE_NAMES[int(s)])
+        {"pid": p, "comm": m, "cpu": c if c >= 0 else None, "state": names[s]}
         for p, c, s, m in zip(
-            st.pids.tolist(), st.cpu.tolist(), st.state.tolist(), st.comm.tolist(), strict=True
+            st.pids[keep].tolist(),
+            st.cpu[keep].tolist(),
+            st.state[keep].tolist(),
+            st.comm[keep].tolist(),
+            strict=True,
         )
     ]
     llc_of_task = levels.cpu_llc(st.cpu.astype(np.int32))
@@ -85,4 +99,13 @@ def placement_state(at: StateAt, levels: LevelMap, topology_cpus: list[int]) -> 
                 running=int((here & (st.state == kn.S_RUNNING)).sum()),
             )
         )
-    return PlacementState(t_ns=at.t_ns, event_index=at.event_index, cpus=cpus, tasks=tasks, llcs=llcs)
+    return PlacementState.model_validate(
+        {
+            "t_ns": at.t_ns,
+            "event_index": at.event_index,
+            "cpus": cpus,
+            "tasks": tasks,
+            "dead_tasks": dead_left_out,
+            "llcs": llcs,
+        }
+    )

@@ -69,7 +69,12 @@ class PlacementState(BaseModel):
     t_ns: int
     event_index: int = Field(description="Number of events with ts_ns <= t_ns (the state is after them).")
     cpus: list[CpuState]
-    tasks: list[TaskState]
+    tasks: list[TaskState] = Field(
+        description="Tasks named by some event so far; dead ones only with include_dead=true."
+    )
+    dead_tasks: int = Field(
+        description="Dead tasks left out of `tasks` (0 with include_dead=true, where they are listed)."
+    )
     llcs: list[LlcState]
 
 

@@ -109,8 +109,26 @@ def test_state_at_t(client: httpx.Client, g4: dict[str, Any]) -> None:
     assert cpus[1]["runnable"] == sum(
         1 for t in s["tasks"] if t["cpu"] == 1 and t["state"] in ("runnable", "running")
     )
-    assert s["event_index"] == 11
+    assert s["event_index"] == 11 and s["dead_tasks"] == 0
     assert [llc["llc"] for llc in s["llcs"]] == [0]
+
+
+def test_state_leaves_out_dead_tasks(client: httpx.Client, g4: dict[str, Any]) -> None:
+    # Late in g4 most hackbench workers of the run have exited (sched_process_exit then a final
+    # switch-out with prev_state X/Z): by default they are counted, not listed.
+    rid, t = g4["id"], g4["t_end_ns"]
+    full = client.get(f"/api/recordings/{rid}/state", params={"t_ns": t, "include_dead": "true"}).json()
+    lean = client.get(f"/api/recordings/{rid}/state", params={"t_ns": t}).json()
+    dead = [x for x in full["tasks"] if x["state"] == "dead"]
+    assert len(dead) >= 160, "hackbench forks and exits 160+ tasks"
+    assert full["dead_tasks"] == 0, "include_dead lists them, so none is left out"
+    assert lean["dead_tasks"] == len(dead)
+    assert all(x["state"] != "dead" for x in lean["tasks"])
+    assert lean["tasks"] == [x for x in full["tasks"] if x["state"] != "dead"], "live tasks: same, same order"
+    assert lean["cpus"] == full["cpus"] and lean["llcs"] == full["llcs"]
+    assert lean["event_index"] == full["event_index"] == g4["event_count"]
+    bad = client.get(f"/api/recordings/{rid}/state", params={"t_ns": t, "include_dead": "maybe"})
+    assert bad.status_code == 422
 
 
 def test_overview_and_metrics(client: httpx.Client, g4: dict[str, Any]) -> None:

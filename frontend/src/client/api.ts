@@ -736,8 +736,16 @@ export interface components {
             event_index: number;
             /** Cpus */
             cpus: components["schemas"]["CpuState"][];
-            /** Tasks */
+            /**
+             * Tasks
+             * @description Tasks named by some event so far; dead ones only with include_dead=true.
+             */
             tasks: components["schemas"]["TaskState"][];
+            /**
+             * Dead Tasks
+             * @description Dead tasks left out of `tasks` (0 with include_dead=true, where they are listed).
+             */
+            dead_tasks: number;
             /** Llcs */
             llcs: components["schemas"]["LlcState"][];
         };
@@ -1655,6 +1663,8 @@ export interface operations {
         parameters: {
             query: {
                 t_ns: number;
+                /** @description List dead tasks too (by default only counted in dead_tasks). */
+                include_dead?: boolean;
             };
             header?: never;
             path: {

@@ -76,6 +76,41 @@ describe("ReplayState on a real 2-CPU hackbench trace", () => {
     }
   });
 
+  it("seeded without its dead tasks (GET state's default), replays to the same live state", () => {
+    const full = new ReplayState(2, 1, 0);
+    full.apply(cols, 0, cols.length);
+    let leftOut = 0;
+    for (const frac of [0.05, 0.3, 0.6, 0.9, 0.99]) {
+      const k = upperBound(cols.ts, cols.ts[Math.floor(cols.length * frac)] ?? 0);
+      const a = new ReplayState(2, 1, 0);
+      a.apply(cols, 0, k);
+      const key = a.toPlacementState(cpuToLlc, 1, k);
+      const live = key.tasks.filter((t) => t.state !== "dead");
+      const lean = { ...key, tasks: live, dead_tasks: key.tasks.length - live.length };
+      leftOut += lean.dead_tasks;
+      const b = ReplayState.fromPlacementState(JSON.parse(JSON.stringify(lean)) as typeof lean, 2, 1);
+      expect(b.deadLeftOut).toBe(lean.dead_tasks);
+      // replayed on in lockstep with the full replay, compared every `step` rows and at the end
+      const step = 1499;
+      for (let i = k; i < cols.length; i += step) {
+        const j = Math.min(cols.length, i + step);
+        a.apply(cols, i, j);
+        b.apply(cols, i, j);
+        const want = a.toPlacementState(cpuToLlc, 1, j);
+        const got = b.toPlacementState(cpuToLlc, 1, j);
+        // every task b knows is exactly as in the full replay; the ones it lacks are dead there
+        const wantByPid = new Map(want.tasks.map((t) => [t.pid, t]));
+        for (const t of got.tasks) expect(t).toEqual(wantByPid.get(t.pid));
+        const gotPids = new Set(got.tasks.map((t) => t.pid));
+        for (const t of want.tasks) if (!gotPids.has(t.pid)) expect(t.state).toBe("dead");
+        expect(got.cpus).toEqual(want.cpus);
+        expect(got.llcs).toEqual(want.llcs);
+      }
+    }
+    expect(full.toPlacementState(cpuToLlc, 1, 0).tasks.length).toBeGreaterThan(160);
+    expect(leftOut).toBeGreaterThan(100); // hackbench's exited workers: the check above had work to do
+  });
+
   it("maps prev_state", () => {
     expect(prevStateToTaskState("R")).toBe(TaskState.Runnable);
     expect(prevStateToTaskState("R+")).toBe(TaskState.Runnable);
@@ -157,6 +192,36 @@ describe("ReplayState edge rules (as backend/placemap/replay/kernel.py)", () => 
     expect(r.running[3]).toBe(70);
     expect(r.running[0]).toBe(-1);
     expect(r.toPlacementState([0, 0, 0, 0], 1, 2).cpus[0]?.running_pid).toBeNull();
+  });
+
+  it("seeded without dead tasks: a late X switch-out keeps a task dead, a fork reusing its pid makes a new one", () => {
+    const seed = {
+      t_ns: 10,
+      event_index: 5,
+      cpus: [
+        { cpu: 0, running_pid: 90, running_comm: "exiting", runnable: 0 },
+        { cpu: 1, running_pid: 0, running_comm: null, runnable: 0 },
+      ],
+      tasks: [{ pid: 7, comm: "parent", cpu: 1, state: "sleeping" as const }],
+      dead_tasks: 2, // 90 (exited, still on CPU 0) and 91 (gone)
+      llcs: [{ llc: 0, tasks: 1, runnable: 0, running: 0 }],
+    };
+    const r = ReplayState.fromPlacementState(seed, 2, 1);
+    expect(r.tasks.get(90)).toMatchObject({ cpu: 0, state: TaskState.Dead, comm: "exiting" });
+    expect(r.tasks.has(91)).toBe(false);
+    const fork = emptyRow(13n, 1, Kind.Fork, 7);
+    fork.pid = 7;
+    fork.comm = "parent";
+    fork.child_pid = 91;
+    fork.child_comm = "child";
+    const c = decodeChunk(rowsToIPC([sw(11n, 0, 90, "D", 0), sw(12n, 1, 91, "X", 0), fork]));
+    r.apply(c, 0, 2);
+    expect(r.tasks.get(90)?.state).toBe(TaskState.Dead); // final switch-out in D: still dead
+    expect(r.tasks.get(91)).toMatchObject({ state: TaskState.Dead, comm: "t91" });
+    expect(r.running[0]).toBe(0);
+    r.apply(c, 2, 3);
+    expect(r.tasks.get(91)).toMatchObject({ state: TaskState.New, comm: "child", cpu: -1 });
+    expect(r.llcCounts([0, 0], 1).tasks[0]).toBe(1);
   });
 
   it("exec by a non-leader thread takes over the leader's place", () => {

@@ -68,6 +68,13 @@ export class ReplayState {
    * state, so a Player hands the same map from keyframe to keyframe to keep process colors stable.
    */
   tgids: Map<number, number> = new Map<number, number>();
+  /**
+   * Dead tasks the seeding GET state left out (its dead_tasks). A pid not in `tasks` may then be
+   * one of them, so "unknown pid" is not "not appeared yet". Replay needs no more than this: an
+   * event naming a left-out pid later is a late switch-out with prev_state X/Z (dead again) or a
+   * fork reusing the pid (a new task), both of which a fresh record gets right.
+   */
+  deadLeftOut = 0;
 
   constructor(nCpus: number, nLlcs: number, tNs: number) {
     this.running = new Int32Array(Math.max(1, nCpus)).fill(RUN_UNKNOWN);
@@ -86,7 +93,14 @@ export class ReplayState {
       if (t.pid === 0) continue;
       r.setTask(t.pid, t.cpu ?? -1, stateFromName(t.state), t.comm);
     }
-    for (const c of ps.cpus) r.running[c.cpu] = c.running_pid ?? RUN_UNKNOWN;
+    for (const c of ps.cpus) {
+      const rp = c.running_pid;
+      r.running[c.cpu] = rp ?? RUN_UNKNOWN;
+      // every task not listed is dead (GET state lists all others): one still running here has
+      // exited and not yet switched out, and its final switch-out (prev_state S/D) must not revive it
+      if (rp !== null && rp > 0 && !r.tasks.has(rp)) r.setTask(rp, c.cpu, TaskState.Dead, c.running_comm ?? "");
+    }
+    r.deadLeftOut = ps.dead_tasks;
     return r;
   }
 
@@ -96,6 +110,7 @@ export class ReplayState {
     r.runnable.set(this.runnable);
     r.llcUtil.set(this.llcUtil);
     r.lost = this.lost;
+    r.deadLeftOut = this.deadLeftOut;
     r.tgids = new Map(this.tgids);
     for (const [pid, t] of this.tasks) r.tasks.set(pid, { ...t });
     return r;
@@ -300,7 +315,10 @@ export class ReplayState {
     return { running, runnable, tasks };
   }
 
-  /** Snapshot in the server's PlacementState shape (for tests and the text view). */
+  /**
+   * Snapshot in the server's PlacementState shape (for tests and the text view), every task listed
+   * as with include_dead=true (so dead_tasks is 0).
+   */
   toPlacementState(cpuToLlc: ArrayLike<number>, nLlcs: number, eventIndex: number): PlacementState {
     const counts = this.llcCounts(cpuToLlc, nLlcs);
     // per CPU, like the backend: runnable counts tasks runnable or running there
@@ -329,6 +347,6 @@ export class ReplayState {
       runnable: counts.runnable[l] ?? 0,
       running: counts.running[l] ?? 0,
     }));
-    return { t_ns: this.tNs, event_index: eventIndex, cpus, tasks, llcs };
+    return { t_ns: this.tNs, event_index: eventIndex, cpus, tasks, dead_tasks: 0, llcs };
   }
 }

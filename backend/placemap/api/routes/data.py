@@ -115,11 +115,19 @@ def events_arrow(
 
 
 @router.get("/state")
-def get_state(store: StoreDep, rid: str, t_ns: int) -> PlacementState:
+def get_state(
+    store: StoreDep,
+    rid: str,
+    t_ns: int,
+    include_dead: Annotated[
+        bool, Query(description="List dead tasks too (by default only counted in dead_tasks).")
+    ] = False,
+) -> PlacementState:
     rec = recording_or_404(store, rid, ready=True)
     topology = _topology(store, rec)
     cpus = [] if topology is None else [c.cpu for c in topology.cpus]
-    return convert.placement_state(state_at(store, rid, t_ns), LevelMap(topology), cpus)
+    # FastAPI takes the model instance as is (no revalidation) and dumps it in pydantic-core
+    return convert.placement_state(state_at(store, rid, t_ns), LevelMap(topology), cpus, include_dead)
 
 
 @router.get("/overview")

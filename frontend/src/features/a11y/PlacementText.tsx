@@ -1,13 +1,14 @@
 /**
  * The accessible text view of the state at the playhead: a region "Placement state" with the
- * per-LLC task counts as a table, a sentence for the selected task, and (up to PER_CPU_ROWS CPUs)
- * what runs on each CPU. Updated from the Player's throttled snapshots (a few times a second while
+ * per-LLC task counts as a table, a sentence for the selected task (selectedSentence.ts), and (up
+ * to PER_CPU_ROWS CPUs) what runs on each CPU. Updated from the Player's throttled snapshots (a few times a second while
  * playing or following a live run), never per frame. Comms are rendered as text (React escapes them).
  */
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
-import { RUN_IDLE, TASK_STATE_NAMES } from "../../viz/replay";
+import { RUN_IDLE } from "../../viz/replay";
 import { formatNs } from "../../viz/time";
+import { selectedSentence } from "./selectedSentence";
 
 /** Beyond this many CPUs the per-CPU table would drown the view; the LLC table stays. */
 const PER_CPU_ROWS = 64;
@@ -18,17 +19,7 @@ export function PlacementText({ player }: { player: Player }) {
   const topo = player.topo;
   const nLlcs = topo?.llcs.length ?? 0;
   const counts = st && topo ? st.llcCounts(player.idx?.llc ?? [], nLlcs) : null;
-  let sentence = "No task selected.";
-  if (snap.selected !== null && st) {
-    const t = st.tasks.get(snap.selected);
-    if (!t) sentence = `Selected task ${snap.selected} has not appeared yet.`;
-    else if (t.cpu < 0) sentence = `Selected task ${t.pid} ${t.comm} is not on a CPU yet (${TASK_STATE_NAMES[t.state] ?? "?"}).`;
-    else {
-      const llc = player.idx?.llc[t.cpu] ?? -1;
-      const node = player.idx?.node[t.cpu] ?? -1;
-      sentence = `Selected task ${t.pid} ${t.comm} is on CPU ${t.cpu} (LLC ${llc < 0 ? "unknown" : llc}, node ${node < 0 ? "unknown" : node}). State: ${TASK_STATE_NAMES[t.state] ?? "?"}.`;
-    }
-  }
+  const sentence = snap.selected !== null && st ? selectedSentence(st, snap.selected, player.idx) : "No task selected.";
   return (
     <section role="region" aria-label="Placement state" className="panel a11y" data-testid="placement-state">
       <h2>Placement state</h2>
