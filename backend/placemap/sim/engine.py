@@ -22,7 +22,7 @@ from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
 from placemap.sim.speed import Speeds
-from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, Rq, State, Task
+from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, TASK_WAKING, Rq, State, Task
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
 
@@ -74,6 +74,7 @@ class Engine:
         self._cb_start: Callback = self._on_start
         self._cb_resched: Callback = self._on_resched
         self._cb_timer: Callback = self._on_timer
+        self._cb_ttwu: Callback = self._on_ttwu
 
     # -- task creation -----------------------------------------------------------------
 
@@ -133,8 +134,27 @@ class Engine:
         if p.state != TASK_SLEEPING:
             return False
         st = self.st
-        now = st.now = self.env.now
+        st.now = self.env.now
         this_cpu = waker.cpu if waker is not None else (cpu if cpu >= 0 else p.cpu)
+        prq = st.rqs[p.cpu]
+        if prq.leaving is p:
+            # p blocked but its CPU is still balancing before the switch: p is on_cpu, and
+            # try_to_wake_up() waits for that (smp_cond_load_acquire(&p->on_cpu, !VAL)) before
+            # choosing a CPU, so the wakeup happens at the switch-out (_switched_out)
+            p.state = TASK_WAKING
+            prq.wake_list.append((p, waker, this_cpu, sync))
+            return True
+        self._ttwu(p, waker, this_cpu, sync)
+        return True
+
+    def _on_ttwu(self, p: Task, w: tuple[Task | None, int, bool]) -> None:
+        self.st.now = self.env.now
+        p.state = TASK_SLEEPING
+        self._ttwu(p, w[0], w[1], w[2])
+
+    def _ttwu(self, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> None:
+        st = self.st
+        now = st.now
         d = select_task_rq_wake(st, p, waker, this_cpu, sync)
         target = d.cpu
         self.wakeups += 1
@@ -163,7 +183,6 @@ class Engine:
         p.vruntime = max(p.vruntime, floor)
         p.woken_at = now
         self._enqueue(p, target, waker_cpu=this_cpu)
-        return True
 
     def wake_at(self, time_ns: int, p: Task) -> None:
         """A timer that wakes p at time_ns (on the CPU p sleeps on)."""
@@ -378,6 +397,8 @@ class Engine:
                 spent += cost.STEAL_COST_NS
         if mv is not None:
             self.balancer.apply(mv, "balance")
+            if self.prev_state[cpu] == "S":
+                rq.leaving = self.prev_task[cpu]  # on_cpu until the switch to the pulled task
             self._kick(rq, spent)
             return
         rq.idle_since = st.now
@@ -385,6 +406,7 @@ class Engine:
         self.switches += 1
         if self.log is not None:
             self._log_switch(cpu, 0, idle_comm(cpu))
+        self._switched_out(rq)
         self.prev_task[cpu] = None
         self.prev_state[cpu] = "R"
         llc = st.sd.llc_id[cpu]
@@ -412,6 +434,7 @@ class Engine:
         self.switches += 1
         if self.log is not None:
             self._log_switch(rq.cpu, p.pid, p.name)
+        self._switched_out(rq)
         self.wait_ns += now - p.wait_start
         self.nr_waits += 1
         if p.woken_at >= 0:
@@ -432,6 +455,16 @@ class Engine:
         else:
             p.work_ns += cost.CONTEXT_SWITCH_NS
             self._arm(rq)
+
+    def _switched_out(self, rq: Rq) -> None:
+        """finish_task_switch(): the task that blocked here is off the CPU (on_cpu = 0); the
+        wakeups that waited for it go on, as events at this instant (after the switch)."""
+        if rq.leaving is None:
+            return
+        rq.leaving = None
+        for p, waker, this_cpu, sync in rq.wake_list:
+            self.env.schedule(self.st.now, URGENT, self._cb_ttwu, p, (waker, this_cpu, sync))
+        rq.wake_list.clear()
 
     def _log_switch(self, cpu: int, next_pid: int, next_comm: str) -> None:
         assert self.log is not None

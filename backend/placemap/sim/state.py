@@ -33,6 +33,7 @@ TASK_NEW: Final = 0
 TASK_RUNNABLE: Final = 1  # queued or running
 TASK_SLEEPING: Final = 2
 TASK_DEAD: Final = 3
+TASK_WAKING: Final = 4  # woken while still on_cpu where it slept: the wakeup waits for the switch-out
 
 
 def decay(dt_ns: int) -> float:
@@ -131,6 +132,7 @@ class Rq:
         "gen",
         "idle_since",
         "idle_stamp",
+        "leaving",
         "load",
         "min_vruntime",
         "need_resched",
@@ -143,6 +145,7 @@ class Rq:
         "speed",
         "starting",
         "util",
+        "wake_list",
     )
 
     def __init__(self, cpu: int, nr_levels: int) -> None:
@@ -164,6 +167,10 @@ class Rq:
         self.need_resched = False
         self.idle_since = 0  # -1 while not idle
         self.next_balance = [0] * nr_levels
+        # the task that blocked here and is still on_cpu (newidle balancing before the switch),
+        # and the wakeups of it that wait for its switch-out: (wakee, waker, waker's CPU, sync)
+        self.leaving: Task | None = None
+        self.wake_list: list[tuple[Task, Task | None, int, bool]] = []
 
 
 class State:
