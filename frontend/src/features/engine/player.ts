@@ -426,7 +426,8 @@ export class Player {
     const stored = ps ? await api.chunks(this.recId, sig).catch(() => null) : null;
     const buf = this.liveBuf;
     if (gen !== this.resyncGen || this.destroyed || !buf) return;
-    if (!initial && (!ps || ps.tasks.length === 0)) return;
+    // dead tasks are only counted in a state (docs/api.md), so an all-exited state is not empty
+    if (!initial && (!ps || ps.tasks.length + ps.dead_tasks === 0)) return;
     if (ps && stored) {
       const cov = stored.find((c) => c.first_row + c.rows === ps.event_index);
       void this.fillGap(gen, cov ? Math.min(ps.t_ns, cov.t_end_ns) : ps.t_ns);
