@@ -584,23 +584,13 @@ export class Player {
     Promise.all([api.state(this.recId, target, this.abort.signal), api.chunks(this.recId, this.abort.signal)]).then(
       ([ps, stored]) => {
         if (gen !== this.seekGen || this.destroyed) return;
-        this.awaitingKeyframe = false;
         const storedEnd = stored.reduce((m, c) => Math.max(m, c.t_end_ns), -Infinity);
         this.chunks = [...stored, ...buf.infos(storedEnd)];
-        this.installKeyframe(ps);
         this.liveStale = false;
-        this.playhead = target;
-        this.advance(target, false);
-        this.dirty = true;
-        this.prefetch();
-        this.notify(true);
+        this.landKeyframe(ps, target);
       },
       (e: unknown) => {
-        if (gen !== this.seekGen || this.destroyed) return;
-        this.awaitingKeyframe = false;
-        this.error = e instanceof Error ? e.message : String(e);
-        this.buffering = false;
-        this.notify(true);
+        this.keyframeFailed(gen, e);
       },
     );
   }
@@ -761,23 +751,32 @@ export class Player {
     this.notify(true);
     api.state(this.recId, target, this.abort.signal).then(
       (ps) => {
-        if (gen !== this.seekGen || this.destroyed) return;
-        this.awaitingKeyframe = false;
-        this.installKeyframe(ps);
-        this.playhead = target;
-        this.advance(target, false);
-        this.dirty = true;
-        this.prefetch();
-        this.notify(true);
+        if (gen === this.seekGen && !this.destroyed) this.landKeyframe(ps, target);
       },
       (e: unknown) => {
-        if (gen !== this.seekGen || this.destroyed) return;
-        this.awaitingKeyframe = false;
-        this.error = e instanceof Error ? e.message : String(e);
-        this.buffering = false;
-        this.notify(true);
+        this.keyframeFailed(gen, e);
       },
     );
+  }
+
+  /** A seek's keyframe arrived: start from it and replay up to the target. */
+  private landKeyframe(ps: PlacementState, target: number): void {
+    this.awaitingKeyframe = false;
+    this.installKeyframe(ps);
+    this.playhead = target;
+    this.advance(target, false);
+    this.dirty = true;
+    this.prefetch();
+    this.notify(true);
+  }
+
+  /** A seek's keyframe request failed (ignored when a newer seek replaced it). */
+  private keyframeFailed(gen: number, e: unknown): void {
+    if (gen !== this.seekGen || this.destroyed) return;
+    this.awaitingKeyframe = false;
+    this.error = e instanceof Error ? e.message : String(e);
+    this.buffering = false;
+    this.notify(true);
   }
 
   /** Jump to the next migration after the playhead (and animate it). */
