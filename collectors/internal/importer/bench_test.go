@@ -19,9 +19,8 @@ func cpuNow(b *testing.B) int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// BenchmarkParseChunk measures the parse worker alone (no I/O) on the real
-// vm2-hackbench-g4 ftrace text; bench/import_bench.sh measures end to end.
-func BenchmarkParseChunk(b *testing.B) {
+// g4Text is the real vm2-hackbench-g4 ftrace text, uncompressed, as one parse chunk.
+func g4Text(b *testing.B) *chunk {
 	f, err := os.Open(sharedPath(b, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
 	if err != nil {
 		b.Fatal(err)
@@ -35,7 +34,14 @@ func BenchmarkParseChunk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ck := &chunk{data: data, startLine: 1, format: FormatFtrace, nrCpus: 2, lines: bytes.Count(data, []byte{'\n'})}
+	return &chunk{data: data, startLine: 1, format: FormatFtrace, nrCpus: 2, lines: bytes.Count(data, []byte{'\n'})}
+}
+
+// BenchmarkParseChunk measures the parse worker alone (no I/O) on the real
+// vm2-hackbench-g4 ftrace text; bench/import_bench.sh measures end to end.
+func BenchmarkParseChunk(b *testing.B) {
+	ck := g4Text(b)
+	data := ck.data
 	w := &worker{}
 	pool := []*cols{}
 	get := func(rows int) *cols {

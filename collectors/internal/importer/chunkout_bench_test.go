@@ -2,9 +2,6 @@ package importer
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
 	"testing"
 
 	"placemap/collectors/internal/schema"
@@ -26,20 +23,7 @@ func BenchmarkChunkEncode(b *testing.B) {
 }
 
 func g4Chunk(b *testing.B) *cols {
-	f, err := os.Open(sharedPath(b, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ck := &chunk{data: data, startLine: 1, format: FormatFtrace, nrCpus: 2, lines: bytes.Count(data, []byte{'\n'})}
+	ck := g4Text(b)
 	r := (&worker{}).parse(ck, func(rows int) *cols { c := newCols(); c.reset(rows); return c })
 	c := newCols()
 	c.reset(schema.BatchRows)
