@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -11,19 +10,12 @@ from dataclasses import dataclass
 import httpx
 import pytest
 import uvicorn
-from collector import collector_binary
+from collector import collector_binary, free_port
 
 from placemap.api import create_app
 from placemap.settings import Settings
 
 UPLOAD_LIMIT = 1_000_000  # bytes: vm2-hackbench-g4.ftrace.txt.gz (552,818) fits, 1.5 MB does not
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -44,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         collector=collector_binary(tmp),
         frontend_dist=tmp / "dist",
     )
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws="none")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, name="uvicorn", daemon=True)

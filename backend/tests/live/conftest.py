@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,19 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from collector import build_collector, free_port
 
-from placemap.settings import REPO_ROOT
 from placemap.store import Store
 from placemap.store.live import LiveStore
 
 END_TIMEOUT_S = 3.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -105,7 +97,7 @@ class LiveServer:
 
 
 def new_server(tmp: Path) -> LiveServer:
-    return LiveServer(db=tmp / "placemap.db", port=_free_port(), log=tmp / "server.log")
+    return LiveServer(db=tmp / "placemap.db", port=free_port(), log=tmp / "server.log")
 
 
 @pytest.fixture(scope="module")
@@ -120,14 +112,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 @pytest.fixture(scope="session")
 def collect_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """placemap-collect built from this checkout (a prebuilt binary may predate `live`)."""
-    out = tmp_path_factory.mktemp("bin") / "placemap-collect"
-    subprocess.run(
-        ["go", "build", "-o", str(out), "./cmd/placemap-collect"],
-        cwd=REPO_ROOT / "collectors",
-        env={**os.environ, "CGO_ENABLED": "0"},
-        check=True,
-    )
-    return out
+    return build_collector(tmp_path_factory.mktemp("bin") / "placemap-collect")
 
 
 @pytest.fixture(scope="module")
