@@ -22,7 +22,7 @@ import pyarrow as pa
 from placemap.replay.ingest import Ingestor
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology as TopologyModel
-from placemap.sim.scenario import Scenario, parse_scenario, simulate
+from placemap.sim.scenario import Scenario, parse_scenario, simulate, summarize
 from placemap.sim.trace import COLUMNS, PRIO, EventLog
 from placemap.store import Store
 from placemap.store.live import LiveStore
@@ -163,19 +163,7 @@ def run(
         )
         t0 = time.perf_counter()
         eng, wl = simulate(sc, log)
-        wall = time.perf_counter() - t0 if wall_clock else 0.0
-        end = eng.env.now
-        # the same summary as placemap.sim.scenario.run_scenario (a test holds them equal)
-        result: dict[str, Any] = {
-            "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
-            "counters": eng.counters(end),
-            "sim": {
-                "events": eng.sched_events(),
-                "wall_s": round(wall, 3),
-                "simulated_ms": round(end / 1e6, 3),
-                "complete": wl.complete(),
-            },
-        }
+        result = summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
         if ingestor is not None and store is not None and rid is not None:
             log.flush()
             ingestor.finish(None)

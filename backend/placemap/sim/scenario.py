@@ -82,14 +82,18 @@ def run_scenario(scenario: Mapping[str, Any], *, wall_clock: bool = True) -> dic
     sc = parse_scenario(scenario)
     t0 = time.perf_counter()
     eng, wl = simulate(sc)
-    wall = time.perf_counter() - t0 if wall_clock else 0.0
+    return summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
+
+
+def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
+    """The result JSON of a finished run: the workload's metric, the counters, the run's size."""
     end = eng.env.now
     return {
         "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
         "counters": eng.counters(end),
         "sim": {
             "events": eng.sched_events(),
-            "wall_s": round(wall, 3),
+            "wall_s": round(wall_s, 3),
             "simulated_ms": round(end / 1e6, 3),
             "complete": wl.complete(),
         },
