@@ -42,6 +42,8 @@ import pyarrow.compute as pc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "backend"))
 
+from backend_bench import build_collector  # noqa: E402 - bench/ is the script's directory
+
 from placemap.replay.ingest import Ingestor  # noqa: E402 - after the sys.path line
 from placemap.replay.topo import inferred_topology  # noqa: E402 - after the sys.path line
 from placemap.replay.warmup import warm_kernels  # noqa: E402 - after the sys.path line
@@ -59,13 +61,7 @@ def cpu_self() -> float:
 
 
 def g4_table() -> pa.Table:
-    if not COLLECT.is_file():
-        subprocess.run(
-            ["go", "build", "-o", str(COLLECT), "./cmd/placemap-collect"],
-            cwd=ROOT / "collectors",
-            env={**os.environ, "CGO_ENABLED": "0"},
-            check=True,
-        )
+    build_collector()
     proc = subprocess.run([str(COLLECT), "import", str(G4), "--out", "-"], capture_output=True, check=True)
     return pa.ipc.open_stream(proc.stdout).read_all()
 
