@@ -4,6 +4,10 @@
  * on the simulated machine's grid (the preset's LLCs and nodes in the placement text view).
  */
 import { expect, test } from "@playwright/test";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 
 const SCENARIO = {
   topology: "zen3-2s-nps1",
@@ -53,5 +57,5 @@ test("simulated recording: badge and scenario in the list, the preset's grid", a
     await expect(rows.nth(i).locator("td").nth(0)).toHaveText(l.numa_nodes.join(","));
     await expect(rows.nth(i).locator("td").nth(1)).toHaveText(String(l.cpus.length));
   }
-  await page.screenshot({ path: "test-results/sim-recording.png" });
+  await page.screenshot({ path: join(ARTIFACTS, "sim-recording.png") });
 });

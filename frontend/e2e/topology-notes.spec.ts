@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = join(here, "..", "test-artifacts");
 const G4 = join(here, "..", "..", "..", "shared", "traces", "vm2-hackbench-g4.ftrace.txt.gz");
 const HOSTILE = '<img src=x onerror="window.__xss=1"> & <script>window.__xss=2</script>';
 
@@ -40,6 +41,7 @@ test("topology notes: collapsed line, opened on click, escaped", async ({ page, 
   await expect(notes.locator("li").first()).toBeHidden();
   await notes.locator("summary").click();
   await expect(notes).toHaveAttribute("open");
+  await page.screenshot({ path: join(ARTIFACTS, "topology-notes-open.png") });
   await expect(notes.locator("li")).toHaveText(["CPUs 2-3 were offline when the topology was read", HOSTILE]);
   expect(await notes.locator("img, script").count()).toBe(0);
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
