@@ -17,6 +17,7 @@ import { Legend } from "./features/Legend";
 import { formatView, parseView } from "./features/urlState";
 import { LiveBar } from "./features/live/LiveBar";
 import { LiveTimeline } from "./features/live/LiveTimeline";
+import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 
 const initialView = parseView(window.location.search);
 
@@ -78,7 +79,9 @@ function Workspace({ player, onSelect, onOpenFinished }: { player: Player; onSel
         )}
       </main>
       <aside className="right">
-        {/* the inspector asks the server for task paths, which a live recording has only once it is stored */}
+        {/* the stored inspector asks the server for task paths, which a live recording has only once it
+            is stored: a live view's inspector works from the events the browser holds */}
+        {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}
         {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
         <Legend />
         <PlacementText player={player} />
@@ -92,10 +95,10 @@ export function App() {
   const [init, setInit] = useState({ t: initialView.t, speed: initialView.speed, selected: initialView.sel, live: initialView.live ?? false });
   const player = usePlayer(recId, init);
 
-  const open = useCallback((id: string, live: boolean) => {
-    setInit((v) => ({ t: null, speed: v.speed, selected: null, live }));
+  const open = useCallback((id: string, live: boolean, sel: number | null = null) => {
+    setInit((v) => ({ t: null, speed: v.speed, selected: sel, live }));
     setRecId(id);
-    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel: null, speed: 1, live }));
+    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel, speed: 1, live }));
   }, []);
   const onDeleted = useCallback(
     (id: string) => {
@@ -126,7 +129,10 @@ export function App() {
           key={`${player.recId}${init.live ? ":live" : ""}`}
           player={player}
           onSelect={onSelect}
-          onOpenFinished={() => { open(player.recId, false); }}
+          onOpenFinished={() => {
+            // the task followed live stays selected in the stored recording's inspector
+            open(player.recId, false, player.getSnapshot().selected);
+          }}
         />
       ) : (
         <main className="center empty">

@@ -23,6 +23,8 @@ import { drawFrame, type Flight } from "../grid/renderer";
 import { clampSpeed } from "../urlState";
 import { isLiveSeq, LiveBuffer, segmentInfo } from "../live/liveBuffer";
 import { LiveFeed, liveUrl, type LiveConn, type LiveStatus } from "../live/liveFeed";
+import { TaskTrail } from "../live/liveTrail";
+import { LiveDecoder, startDecodeWorker, type DecodeMode } from "../live/liveDecoder";
 
 export interface PlacemapStats {
   recId: string | null;
@@ -40,10 +42,16 @@ export interface PlacemapStats {
   playing: boolean;
   speed: number;
   playheadNs: number;
-  /** live view: hub frames received, their rows, ms spent decoding them, newest event time received */
+  /**
+   * live view: hub frames received, their rows, main-thread ms spent decoding them (posting to and
+   * receiving from the decode worker, or the whole decode without one), the worker's ms, where
+   * frames are decoded, newest event time received
+   */
   liveFrames?: number;
   liveRows?: number;
   liveDecodeMs?: number;
+  liveWorkerMs?: number;
+  liveDecodeMode?: DecodeMode;
   liveHeadNs?: number;
   liveFilled?: number;
 }
@@ -196,6 +204,8 @@ export class Player {
   private liveSkipped = 0;
   private liveDrops = 0;
   private resyncGen = 0;
+  /** live view: the selected task's path over the held batches (the live inspector's data) */
+  private trail: TaskTrail | null = null;
   private readonly decoder: Promise<typeof import("../../client/arrow")>;
 
   private listeners = new Set<() => void>();
@@ -225,6 +235,7 @@ export class Player {
     cancelAnimationFrame(this.raf);
     this.abort.abort();
     this.feed?.close();
+    this.liveDecoder?.close();
     if (this.resyncTimer !== null) clearTimeout(this.resyncTimer);
     this.listeners.clear();
     this.frameHooks.clear();
@@ -341,18 +352,14 @@ export class Player {
       this.ci = 0;
       this.row = -1;
       this.liveBuf = new LiveBuffer(LIVE_ROWS);
+      this.trail = this.selected !== null ? TaskTrail.build(this.selected, this.liveBuf, this.idx) : null;
       this.following = tUrl === null;
       this.liveOpenAt = tUrl;
       this.status = "ready";
       if (this.layout === null && this.pendingSize) this.setSize(this.pendingSize.w, this.pendingSize.h);
-      this.feed = new LiveFeed(liveUrl(this.recId), async (b) => {
-        const { decodeChunk } = await this.decoder;
-        const t = performance.now();
-        const cols = decodeChunk(b);
-        this.liveDecodeMs += performance.now() - t;
-        this.liveFrames++;
-        return cols;
-      }, {
+      const dec = new LiveDecoder(startDecodeWorker(), async () => (await this.decoder).decodeChunk);
+      this.liveDecoder = dec;
+      this.feed = new LiveFeed(liveUrl(this.recId), (b) => dec.decode(b), {
         onStatus: (st, first) => {
           this.onLiveStatus(st, first);
         },
@@ -380,10 +387,9 @@ export class Player {
 
   private connSkipped = 0;
   private resyncTimer: ReturnType<typeof setTimeout> | null = null;
-  private liveFrames = 0;
+  private liveDecoder: LiveDecoder | null = null;
   /** events between a keyframe and the feed, filled in from stored chunks */
   private liveFilled = 0;
-  private liveDecodeMs = 0;
 
   private onLiveStatus(s: LiveStatus, first: boolean): void {
     const buf = this.liveBuf;
@@ -518,6 +524,10 @@ export class Player {
     if (this.ci === this.chunks.length - 1 && this.row === 0 && prev && !isLiveSeq(prev.seq)) this.row = -1;
     this.tEnd = Math.max(this.tEnd, seg.t1);
     const dropped = buf.trim();
+    if (this.trail) {
+      this.trail.update(buf);
+      if (dropped.length > 0) this.trail.prune(buf.segments[0]?.t0 ?? -Infinity);
+    }
     if (dropped.length > 0) {
       const gone = new Set(dropped.map((id) => -id));
       const kept: ChunkInfo[] = [];
@@ -847,8 +857,19 @@ export class Player {
 
   select(pid: number | null): void {
     this.selected = pid;
+    if (this.liveBuf && pid !== this.trail?.pid) this.trail = pid === null ? null : TaskTrail.build(pid, this.liveBuf, this.idx);
     this.dirty = true;
     this.notify(true);
+  }
+
+  /** Live view: the selected task's path over the batches held in memory (null when none is selected). */
+  liveTrail(): TaskTrail | null {
+    return this.trail;
+  }
+
+  /** Live view: the in-memory buffer (its held batches and origin), null for a stored recording. */
+  get liveBuffer(): LiveBuffer | null {
+    return this.liveBuf;
   }
 
   getPlayhead(): number {
@@ -1005,9 +1026,11 @@ export class Player {
       playheadNs: this.playhead,
       ...(this.liveBuf
         ? {
-            liveFrames: this.liveFrames,
+            liveFrames: this.liveDecoder?.frames ?? 0,
             liveRows: this.liveBuf.receivedRows,
-            liveDecodeMs: Math.round(this.liveDecodeMs),
+            liveDecodeMs: Math.round((this.liveDecoder?.mainMs ?? 0) * 100) / 100,
+            liveWorkerMs: Math.round(this.liveDecoder?.workerMs ?? 0),
+            liveDecodeMode: this.liveDecoder?.mode ?? "main",
             liveHeadNs: this.liveBuf.headTs,
             liveFilled: this.liveFilled,
           }

@@ -25,7 +25,8 @@ const W = 284;
 const H = 170;
 const M = { l: 34, r: 6, t: 6, b: 18 };
 
-function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath; topo: Topology | null; tStart: number; tEnd: number; player: Player }) {
+/** A task path as a small D3 chart (also drawn by the live inspector, features/live). */
+export function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath; topo: Topology | null; tStart: number; tEnd: number; player: Player }) {
   const headRef = useRef<SVGLineElement>(null);
   // y: CPUs in (node, LLC, cpu) order so LLC bands are contiguous
   const { yOf, bands, nRows } = useMemo(() => {

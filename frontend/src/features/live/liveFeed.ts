@@ -4,9 +4,12 @@
  * handed on in arrival order. When the socket drops while the recording is still live it reconnects
  * with backoff (features/live/backoff.ts) and reports the drop, because the hub only sends what is
  * committed after a viewer subscribes: the events of the gap are not in the feed.
+ * A binary frame's decode starts when it arrives (in the decode worker several run ahead, see
+ * liveDecoder.ts) and frames are handed on in arrival order (inOrder.ts).
  */
 import type { EventColumns } from "../../viz/columns";
 import { Backoff } from "./backoff";
+import { InOrder } from "./inOrder";
 
 export type LiveConn = "connecting" | "open" | "reconnecting" | "ended" | "error";
 
@@ -62,8 +65,8 @@ export class LiveFeed {
   private closed = false;
   private ended = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** frames are decoded in order: binary decoding waits for the lazily loaded Arrow decoder */
-  private chain: Promise<void> = Promise.resolve();
+  /** frames are handed on in arrival order, whatever order their decodes finish in */
+  private readonly order = new InOrder();
   private firstOfConn = true;
 
   constructor(
@@ -102,33 +105,43 @@ export class LiveFeed {
     };
     ws.onmessage = (ev: MessageEvent) => {
       const data: unknown = ev.data;
-      this.chain = this.chain.then(async () => {
-        if (this.closed) return;
-        if (typeof data === "string") {
-          const m = parseStatus(data);
-          if (!m) return;
-          if (m.kind === "error") {
-            this.ended = true;
-            this.h.onConn("error", m.message, null);
-            return;
-          }
-          this.backoff.reset();
-          const first = this.firstOfConn;
-          this.firstOfConn = false;
-          if (m.s.status !== "live") this.ended = true;
-          this.h.onStatus(m.s, first);
-        } else if (data instanceof ArrayBuffer) {
-          this.backoff.reset();
-          try {
-            this.h.onBatch(await this.decode(new Uint8Array(data)));
-          } catch (e) {
+      if (typeof data === "string") {
+        this.order.push(
+          Promise.resolve(data),
+          (text) => {
+            if (this.closed) return;
+            const m = parseStatus(text);
+            if (!m) return;
+            if (m.kind === "error") {
+              this.ended = true;
+              this.h.onConn("error", m.message, null);
+              return;
+            }
+            this.backoff.reset();
+            const first = this.firstOfConn;
+            this.firstOfConn = false;
+            if (m.s.status !== "live") this.ended = true;
+            this.h.onStatus(m.s, first);
+          },
+          () => undefined,
+        );
+      } else if (data instanceof ArrayBuffer) {
+        this.order.push(
+          this.decode(new Uint8Array(data)),
+          (cols) => {
+            if (this.closed) return;
+            this.backoff.reset();
+            this.h.onBatch(cols);
+          },
+          (e: unknown) => {
+            if (this.closed) return;
             this.h.onConn("error", `a live batch could not be decoded: ${e instanceof Error ? e.message : String(e)}`, null);
-          }
-        }
-      });
+          },
+        );
+      }
     };
     ws.onclose = (ev: CloseEvent) => {
-      void this.chain.then(() => {
+      void this.order.idle().then(() => {
         if (this.closed || this.ws !== ws) return;
         this.ws = null;
         if (this.ended) {
