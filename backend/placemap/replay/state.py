@@ -33,10 +33,46 @@ _NONE_I32 = np.zeros(0, dtype=np.int32)
 _NONE_I64 = np.zeros(0, dtype=np.int64)
 
 
-def _ints(column: pa.ChunkedArray | pa.Array, null: int) -> I32:
-    arr = column.fill_null(null) if column.null_count else column
-    out: I32 = np.ascontiguousarray(arr.to_numpy(), dtype=np.int32)
+def _one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
+
+
+def _valid(arr: pa.Array) -> npt.NDArray[np.bool_]:
+    """arr's validity bitmap as one bool per row (arr has nulls, so the bitmap exists)."""
+    bitmap = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    bits = np.unpackbits(bitmap, count=arr.offset + len(arr), bitorder="little")
+    out: npt.NDArray[np.bool_] = bits[arr.offset :].view(np.bool_)
     return out
+
+
+def _values(arr: pa.Array) -> npt.NDArray[Any]:
+    """A fixed-width integer array's values buffer as numpy, whatever sits under its nulls."""
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    out: npt.NDArray[Any] = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))
+    return out[arr.offset :]
+
+
+def _ints(column: pa.ChunkedArray | pa.Array, null: int) -> I32:
+    """An integer column as int32 with nulls as `null`. Read from the buffers: pyarrow's fill_null
+    cost ~0.6 ms per 65,536-row column (~7 per chunk), this ~0.1 ms."""
+    arr = _one_array(column)
+    if arr.null_count == 0:
+        out: I32 = np.ascontiguousarray(arr.to_numpy(), dtype=np.int32)
+        return out
+    if arr.null_count == len(arr):
+        return np.full(len(arr), null, dtype=np.int32)
+    return np.where(_valid(arr), _values(arr), null).astype(np.int32)
+
+
+def _ints_where(column: pa.ChunkedArray | pa.Array, rows: npt.NDArray[np.bool_]) -> I32:
+    """An integer column as int32 on `rows`, 0 elsewhere and for nulls."""
+    arr = _one_array(column)
+    if arr.null_count == len(arr):
+        return np.zeros(len(arr), dtype=np.int32)
+    keep = rows & _valid(arr) if arr.null_count else rows
+    return np.where(keep, _values(arr), 0).astype(np.int32)
 
 
 def prev_state_codes(column: pa.ChunkedArray | pa.Array) -> U8:
@@ -55,6 +91,28 @@ def prev_state_codes(column: pa.ChunkedArray | pa.Array) -> U8:
             codes[j] = kn.P_SLEEP
     idx = _ints(enc.indices, len(enc.dictionary))
     out: U8 = codes[idx]
+    return out
+
+
+def _strings_at(column: pa.ChunkedArray, rows: I32) -> npt.NDArray[np.object_]:
+    """column[rows] as Python str (None for nulls). A dictionary column converts each distinct value
+    once instead of once per row."""
+    arr = _one_array(column)
+    if not pa.types.is_dictionary(arr.type):
+        taken: list[str | None] = arr.take(pa.array(rows)).to_pylist()
+        return np.array(taken, dtype=object)
+    if arr.null_count == len(arr):
+        return np.full(len(rows), None, dtype=object)
+    idx = _values(arr.indices)[rows]
+    valid = _valid(arr.indices)[rows] if arr.null_count else None
+    if valid is not None:
+        idx = np.where(valid, idx, 0)  # whatever sits under a null is no index
+    used, inv = np.unique(idx, return_inverse=True)
+    values = np.empty(len(used), dtype=object)
+    values[:] = arr.dictionary.take(pa.array(used)).to_pylist()
+    out: npt.NDArray[np.object_] = values[inv]
+    if valid is not None:
+        out[~valid] = None
     return out
 
 
@@ -77,11 +135,10 @@ class ChunkColumns:
     @classmethod
     def from_table(cls, table: pa.Table) -> ChunkColumns:
         kind = np.ascontiguousarray(table.column("kind").to_numpy(), dtype=np.uint8)
-        pid = _ints(table.column("pid"), 0)
         # llc_util and lost rows name no task
-        pid = np.where(kind >= 8, 0, pid).astype(np.int32)
-        opid = _ints(table.column("old_pid"), 0)
-        opid = np.where((kind == kn.K_EXEC) & (opid != pid), opid, 0).astype(np.int32)
+        pid = _ints_where(table.column("pid"), kind < 8)
+        opid = _ints_where(table.column("old_pid"), kind == kn.K_EXEC)
+        opid[opid == pid] = 0
         return cls(
             ts=np.ascontiguousarray(table.column("ts_ns").to_numpy(), dtype=np.int64),
             kind=kind,
@@ -91,8 +148,8 @@ class ChunkColumns:
             orig=_ints(table.column("orig_cpu"), -1),
             dest=_ints(table.column("dest_cpu"), -1),
             pstate=prev_state_codes(table.column("prev_state")),
-            npid=np.where(kind == kn.K_SWITCH, _ints(table.column("next_pid"), 0), 0).astype(np.int32),
-            cpid=np.where(kind == kn.K_FORK, _ints(table.column("child_pid"), 0), 0).astype(np.int32),
+            npid=_ints_where(table.column("next_pid"), kind == kn.K_SWITCH),
+            cpid=_ints_where(table.column("child_pid"), kind == kn.K_FORK),
             opid=opid,
         )
 
@@ -245,8 +302,7 @@ class PlacementState:
         for s, name in enumerate(("comm", "next_comm", "child_comm")):
             sel = touched[t_csrc[touched] == s]
             if len(sel):
-                names = table.column(name).take(pa.array(t_crow[sel])).to_pylist()
-                self.comm[sel] = np.array(names, dtype=object)
+                self.comm[sel] = _strings_at(table.column(name), t_crow[sel])
 
     # --- keyframes --------------------------------------------------------------------------
     def keyframe_table(self) -> pa.Table:
