@@ -9,8 +9,16 @@
     their own session, as a service, a collector started from its own shell and a workload would be),
   - loss: hackbench -g 4/8/16/24 steps with the collector's default buffer, events/s and lost per step,
     and the highest sustained rate with 0 lost,
-  - the collector's CPU time per event (getrusage of the collector process).
+  - the collector's CPU time per event (getrusage of the collector process),
+  - where the latency goes, per stage (per event; CLOCK_MONOTONIC everywhere, the instance's trace clock):
+    event ts -> the collector cuts its batch -> sends it -> the server receives it -> publishes it to the
+    viewers -> the viewer receives it (collector --timing-out, server $PLACEMAP_LIVE_TIMING), p50/p99 of
+    each stage and each stage's mean over the slowest 1% of events; commit and ack follow the publish,
+  - with --baseline REV, the same latency runs against a server built from REV's backend/ (git archive),
+    run alternately with this checkout's server in each layout, so both see the same load; "thread" is
+    this checkout with PLACEMAP_LIVE_CHUNKER=thread (live chunking in the server process, as before).
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
+       [--skip-loss] [--baseline REV] [--layouts one,own]
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pyarrow as pa
@@ -71,6 +80,7 @@ def free_port() -> int:
 class Collector:
     def __init__(self, bin_: Path, url: str, token: str, tmp: Path, own_session: bool = False) -> None:
         self.stats = tmp / f"stats-{time.monotonic_ns()}.json"
+        self.timing = tmp / f"timing-{time.monotonic_ns()}.jsonl"
         self.cpu_s = 0.0
         self.proc = subprocess.Popen(
             [
@@ -85,6 +95,8 @@ class Collector:
                 str(self.stats),
                 "--spill-dir",
                 str(tmp),
+                "--timing-out",
+                str(self.timing),
             ],
             start_new_session=own_session,
         )
@@ -109,6 +121,14 @@ def pct(v: list[int], q: float) -> float:
 
 
 @dataclass
+class Frame:
+    """One binary frame as the viewer got it."""
+
+    recv_ns: int
+    ts: list[int]
+
+
+@dataclass
 class Run:
     """One streamed run: what the kernel recorded and lost, what the viewer saw and when."""
 
@@ -117,14 +137,47 @@ class Run:
     lost: int
     collector_cpu_s: float
     lat: list[int]
+    stages: dict[str, list[int]] | None = None  # stage -> per-event ns, in the same event order
 
     @property
     def rate(self) -> float:
         return self.events / self.span_s
 
 
+STAGES = ("ts->cut", "cut->sent", "sent->recv", "recv->pub", "pub->viewer")
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def breakdown(frames: list[Frame], collector: Path, server: Path, rid: str) -> dict[str, list[int]] | None:
+    """Per event of every frame the viewer got: the time spent in each stage (None without the server's
+    timing: a baseline server may predate it)."""
+    col = {(b["first_ts"], b["rows"]): b for b in jsonl(collector)}
+    srv = {b["seq"]: b for b in jsonl(server) if b.get("rid") == rid}
+    if not srv:
+        return None
+    out: dict[str, list[int]] = {k: [] for k in ("total", *STAGES)}
+    for f in frames:
+        c = col.get((f.ts[0], len(f.ts)))
+        s = None if c is None else srv.get(c["seq"])
+        if c is None or s is None or not c["sent_ns"]:
+            continue  # a resent batch, or one cut in a way the timing file missed: left out
+        for t in f.ts:
+            out["total"].append(f.recv_ns - t)
+            out["ts->cut"].append(c["cut_ns"] - t)
+            out["cut->sent"].append(c["sent_ns"] - c["cut_ns"])
+            out["sent->recv"].append(s["recv_ns"] - c["sent_ns"])
+            out["recv->pub"].append(s["pub_ns"] - s["recv_ns"])
+            out["pub->viewer"].append(f.recv_ns - s["pub_ns"])
+    return out
+
+
 def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Callable[[], object],
-          own_session: bool) -> Run:  # fmt: skip
+          own_session: bool, server_timing: Path | None = None) -> Run:  # fmt: skip
     """Run work under a streaming collector with one subscribed viewer."""
     col = Collector(bin_, url, token, tmp, own_session)
     rid = ""
@@ -139,15 +192,15 @@ def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Calla
     except BaseException:
         col.stop()  # never leave a collector (and its tracefs instance) behind
         raise
-    lat: list[int] = []
+    frames: list[Frame] = []
 
     def view() -> None:
         with connect(f"{url}/api/recordings/{rid}/live", max_size=None) as ws:
             for msg in ws:
                 now = time.monotonic_ns()  # the collector's instance uses trace_clock=mono
                 if isinstance(msg, bytes):
-                    ts = pa.ipc.open_stream(msg).read_all().column("ts_ns").to_numpy()
-                    lat.extend((now - ts).tolist())
+                    ts = pa.ipc.open_stream(msg).read_all().column("ts_ns").to_pylist()
+                    frames.append(Frame(now, ts))
                 elif json.loads(msg).get("status") != "live":
                     return
 
@@ -162,8 +215,9 @@ def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Calla
     assert isinstance(cpus, list)
     traced = sum(int(c["events"]) for c in cpus)
     lost = sum(int(c["overrun"]) + int(c["dropped"]) for c in cpus)
-    lat.sort()
-    return Run(traced, span, lost, col.cpu_s, lat)
+    lat = sorted(f.recv_ns - t for f in frames for t in f.ts)
+    stages = None if server_timing is None else breakdown(frames, col.timing, server_timing, rid)
+    return Run(traced, span, lost, col.cpu_s, lat, stages)
 
 
 def describe(label: str, r: Run) -> None:
@@ -173,7 +227,24 @@ def describe(label: str, r: Run) -> None:
           f"({len(r.lat)} events), collector {per_cpu_s:.2f} M ev/cpu-s")  # fmt: skip
 
 
-def start_server(db: Path, port: int, own_session: bool) -> subprocess.Popen[bytes]:
+def describe_stages(r: Run) -> None:
+    """p50/p99 of each stage over events, and each stage's mean over the slowest 1% (by total)."""
+    st = r.stages
+    if not st or not st["total"]:
+        return
+    n = len(st["total"])
+    slow = sorted(range(n), key=st["total"].__getitem__)[int(n * 0.99) :]
+    parts = []
+    for k in ("total", *STAGES):
+        v = sorted(st[k])
+        tail = statistics.fmean(st[k][i] for i in slow) / 1e6
+        parts.append(f"{k} {pct(v, 0.5):.0f}/{pct(v, 0.99):.0f}/{tail:.0f}")
+    print(f"    stages ms p50/p99/slowest-1%-mean ({n} events): " + ", ".join(parts))
+
+
+def start_server(
+    db: Path, port: int, own_session: bool, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     serve = [
         sys.executable,
         "-m",
@@ -185,7 +256,7 @@ def start_server(db: Path, port: int, own_session: bool) -> subprocess.Popen[byt
         str(port),
     ]
     server = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=own_session)  # fmt: skip
+                              start_new_session=own_session, env={**os.environ, **(env or {})})  # fmt: skip
     with httpx.Client(timeout=1) as c:
         while True:
             try:
@@ -206,6 +277,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--loops", type=int, default=200)
     ap.add_argument("--skip-overhead", action="store_true", help="latency and loss only")
+    ap.add_argument("--skip-loss", action="store_true", help="no loss steps")
+    ap.add_argument("--baseline", metavar="REV", help="also measure latency with REV's backend (git rev)")
+    ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
+    ap.add_argument("--modes", default="new,thread", help="servers beside the baseline: new (chunk worker "
+                    "process), thread (this checkout with the in-process chunker)")  # fmt: skip
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("live bench: needs root (tracefs instances)", file=sys.stderr)
@@ -258,28 +334,41 @@ def main() -> int:
         finally:
             stop_server(server)
 
-    # latency: idle and under -g 8, in both layouts, side by side
+    # latency: idle and under -g 8, in both layouts, this checkout beside the baseline (alternating)
+    servers: dict[str, dict[str, str]] = {"new": {}, "thread": {"PLACEMAP_LIVE_CHUNKER": "thread"}}
+    servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
+    if args.baseline:
+        base_dir = tmp / "baseline"
+        base_dir.mkdir()
+        archive = subprocess.run(["git", "archive", args.baseline, "backend/placemap"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive, check=True)
+        servers["baseline"] = {"PYTHONPATH": str(base_dir / "backend")}
+        rev = sh(["git", "rev-parse", "--short", args.baseline], cwd=ROOT).stdout.strip()
+        print(f"baseline: backend/placemap of {rev}")
     print(f"event ts -> viewer latency (load average now {os.getloadavg()[0]:.1f}):")
-    for own in (False, True):
+    for layout_key in args.layouts.split(","):
+        own = layout_key == "own"
         layout = "own sessions" if own else "one session"
-        server = start_server(db, port, own_session=own)
-        try:
-            idle = watch(
-                bin_,
-                url,
-                token,
-                tmp,
-                port=port,
-                work=lambda: time.sleep(3.0),
-                own_session=own,
-            )
-            describe(f"{layout}, no workload, 3 s", idle)
-            g8 = watch(bin_, url, token, tmp, port=port, own_session=own,
-                       work=functools.partial(repeat, 3, 8, args.loops, own))  # fmt: skip
-            describe(f"{layout}, hackbench -g 8 -l {args.loops} x3", g8)
-        finally:
-            stop_server(server)
+        for name, env in servers.items():
+            timing = tmp / f"server-timing-{name}-{layout_key}.jsonl"
+            server = start_server(db, port, own_session=own, env={**env, "PLACEMAP_LIVE_TIMING": str(timing)})
+            try:
+                idle = watch(bin_, url, token, tmp, port=port, work=lambda: time.sleep(3.0), own_session=own,
+                             server_timing=timing)  # fmt: skip
+                describe(f"{name}, {layout}, no workload, 3 s", idle)
+                describe_stages(idle)
+                load0 = os.getloadavg()[0]
+                g8 = watch(bin_, url, token, tmp, port=port, own_session=own, server_timing=timing,
+                           work=functools.partial(repeat, 3, 8, args.loops, own))  # fmt: skip
+                describe(f"{name}, {layout}, hackbench -g 8 -l {args.loops} x3", g8)
+                describe_stages(g8)
+                print(f"    load average before/after: {load0:.1f}/{os.getloadavg()[0]:.1f}")
+            finally:
+                stop_server(server)
 
+    if args.skip_loss:
+        return 0
     # loss: step the load with the default buffer; the highest rate that lost nothing
     print("loss with the default buffer (own sessions), hackbench -g G -l L x2 per step:")
     server = start_server(db, port, own_session=True)

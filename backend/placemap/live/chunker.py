@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +50,17 @@ IDLE_POLL_S = 0.25
 DEFER_BATCHES = 128  # chunk at once beyond this many waiting batches, busy or not
 DEFER_S = 10.0  # ... or once the oldest waiting batch has waited this long
 BUSY_POLL_S = 0.01
+
+
+class Chunker(Protocol):
+    """What the ingest, service and finalisation need of a recording's chunker (LiveChunker here, or
+    chunkproc.ProcChunker in its own process)."""
+
+    lock: threading.Lock
+
+    def offer(self, table: pa.Table) -> None: ...
+    def finish(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class ChunkingBrokenError(Exception):

@@ -15,12 +15,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from placemap.live.chunker import ChunkingBrokenError, LiveChunker
+from placemap.live.chunker import Chunker, ChunkingBrokenError
 from placemap.replay import seek
 from placemap.replay.ingest import Ingestor
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
-from placemap.store.live import LiveStore
+from placemap.store.live import LIVE_META, LiveStore
 
 log = logging.getLogger("placemap.live")
 
@@ -44,15 +44,13 @@ def _forget_decoded(store: Store, rid: str) -> None:
             del seek._cache[key]
 
 
-def finalize(store: Store, rid: str, chunker: LiveChunker | None = None) -> None:
+def finalize(store: Store, rid: str, chunker: Chunker | None = None) -> None:
     """Finish the recording's chunks from its live batches and mark it ready."""
     live = LiveStore(store)
     rec = store.get_recording(rid)
     if rec is None or rec.status != "live":
         return
-    keep: dict[str, Any] = {
-        k: rec.meta[k] for k in ("host", "kernel_release", "collector", "events") if k in rec.meta
-    }
+    keep: dict[str, Any] = {k: rec.meta[k] for k in LIVE_META if k in rec.meta}
     topology = None
     if rec.topology_id is not None:
         body = store.get_topology(rec.topology_id)

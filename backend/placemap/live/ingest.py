@@ -1,6 +1,12 @@
 """One collector connection on /api/ingest (schemas/jsonschema/wire.schema.json): hello -> welcome, then
 batch header + binary Arrow IPC frame -> ack after commit (or reject with a reason), heartbeats answered.
 
+The live feed waits for nothing it does not need: a batch is validated and fanned out to the viewers as
+it arrives, on the event loop, and then queued to the connection's committer, which commits it (SQLite,
+in a worker thread) and acknowledges it, in seq order. A viewer may see a batch whose commit then fails:
+it is not acknowledged, the collector resends it and the (session, seq) dedup keeps the store right; a
+batch is shown to the viewers once per server process (the session's highest published seq).
+
 A batch at or below the session's committed last_seq is acknowledged as a duplicate and not stored again;
 a batch for a session that finalising has closed is refused with session_ended (never acknowledged);
 a seq not above the previous one on this connection is rejected; a bad batch is rejected and the
@@ -11,16 +17,17 @@ disconnect leaves it live until the service's timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from placemap.live.chunker import LiveChunker
+from placemap.live.chunker import Chunker
 from placemap.live.hub import browser_ipc
 from placemap.live.service import LiveService, status_of
 from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
@@ -125,17 +132,53 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
         svc.disconnected(rid, conn, ended=ended)
 
 
+COMMIT_QUEUE = 32  # validated batches waiting for their commit; beyond, the connection stops reading
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A validated (and published) batch on its way to the store."""
+
+    h: BatchHeader
+    checked: CheckedBatch
+    data: bytes
+    recv_ns: int
+    pub_ns: int
+
+
 @dataclass
 class _Conn:
-    """A collector connection after its welcome."""
+    """A collector connection after its welcome: the receive loop (validate, publish) and its committer
+    (commit, ack), joined by a bounded queue."""
 
     ws: WebSocket
     svc: LiveService
     rid: str
     session_id: str
     validator: BatchValidator
+    _pending: asyncio.Queue[_Pending | None] = field(default_factory=lambda: asyncio.Queue(COMMIT_QUEUE))
+    _failure: BaseException | None = None
 
     async def loop(self) -> None:
+        main = asyncio.current_task()
+        assert main is not None
+        committer = asyncio.create_task(self._commit_loop(main))
+        try:
+            await self._receive_loop()
+        except asyncio.CancelledError:
+            if self._failure is None:
+                raise
+            main.uncancel()
+            raise self._failure from None
+        finally:
+            # Batches not committed yet are not acknowledged: the collector resends them.
+            while not self._pending.empty():
+                self._pending.get_nowait()
+            self._pending.put_nowait(None)
+            with contextlib.suppress(BaseException):
+                await committer
+
+    async def _receive_loop(self) -> None:
         ws = self.ws
         prev_seq = -1
         header: BatchHeader | None = None
@@ -166,66 +209,85 @@ class _Conn:
             else:
                 await _error(ws, "bad_message", f"unexpected message {kind!r}")
 
-    def _commit(self, seq: int, checked: CheckedBatch, data: bytes, chunker: LiveChunker) -> bool:
+    async def batch(self, h: BatchHeader, data: bytes) -> None:
+        """Validate and publish now (on the loop: a thread hop waits for the scheduler on a loaded host),
+        then queue the commit."""
+        recv_ns = time.monotonic_ns()
+        ws, svc, rid = self.ws, self.svc, self.rid
+        if len(data) != h.bytes:
+            await _reject(ws, h.seq, f"frame is {len(data)} bytes, header said {h.bytes}")
+            return
+        svc.inflight += 1
+        try:
+            try:
+                checked = self.validator.check(data, h.rows)
+            except BatchRejectedError as exc:
+                log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
+                await _reject(ws, h.seq, str(exc))
+                return
+            if checked.rows and svc.first_publish(self.session_id, h.seq) and svc.hub.has_viewers(rid):
+                svc.hub.publish(rid, browser_ipc(checked.table))
+        finally:
+            svc.inflight -= 1
+        await self._pending.put(_Pending(h, checked, data, recv_ns, time.monotonic_ns()))
+
+    async def _commit_loop(self, main: asyncio.Task[None]) -> None:
+        """Commit and acknowledge queued batches in order; a failure ends the connection (via main)."""
+        ws, svc, rid = self.ws, self.svc, self.rid
+        try:
+            chunker = await svc.chunker(rid)
+            while (p := await self._pending.get()) is not None:
+                try:
+                    out = await asyncio.to_thread(self._commit, p, chunker, svc.hub.has_viewers(rid))
+                except SessionEndedError as exc:
+                    # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
+                    await _refuse(ws, "session_ended", str(exc))
+                    raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
+                ack: dict[str, Any] = {"type": "ack", "seq": p.h.seq}
+                if not out.stored:
+                    ack["duplicate"] = True
+                await _send(ws, ack)
+                if out.status is not None:
+                    svc.hub.status(rid, out.status)
+                if svc.timing.on:
+                    svc.timing.write(
+                        rid=rid, seq=p.h.seq, rows=p.checked.rows, first_ts=p.checked.t_start_ns,
+                        recv_ns=p.recv_ns, pub_ns=p.pub_ns, commit_ns=out.commit_ns,
+                        ack_ns=time.monotonic_ns(),
+                    )  # fmt: skip
+        except BaseException as exc:
+            if not isinstance(exc, asyncio.CancelledError):
+                self._failure = exc
+                main.cancel()
+            raise
+
+    def _commit(self, p: _Pending, chunker: Chunker, viewers: bool) -> _Outcome:
+        checked = p.checked
         with chunker.lock:  # commit order is offer order; finalising waits for the lock
             stored = self.svc.live.commit_batch(
                 self.session_id,
                 self.rid,
                 BatchCommit(
-                    seq=seq, rows=checked.rows, t_start_ns=checked.t_start_ns, t_end_ns=checked.t_end_ns,
-                    lost_events=checked.lost_events, by_kind=checked.by_kind, data=data,
+                    seq=p.h.seq, rows=checked.rows, t_start_ns=checked.t_start_ns, t_end_ns=checked.t_end_ns,
+                    lost_events=checked.lost_events, by_kind=checked.by_kind, data=p.data,
                 ),
             )  # fmt: skip
             if stored:
                 chunker.offer(checked.table)
-        return stored
-
-    def _process(self, h: BatchHeader, data: bytes, chunker: LiveChunker, viewers: bool) -> _Outcome:
-        """Validate, commit and (for viewers) encode one batch, in one worker-thread hop: on a loaded
-        host every hop waits for the scheduler, and those waits were most of the event-to-viewer time."""
-        checked = self.validator.check(data, h.rows)
-        stored = self._commit(h.seq, checked, data, chunker)
+        commit_ns = time.monotonic_ns()
         if not (stored and viewers and checked.rows):
-            return _Outcome(stored)
+            return _Outcome(stored, commit_ns)
         rec = self.svc.store.get_recording(self.rid)
         status = (
             None if rec is None else status_of(rec.status, rec.event_count, rec.lost_events, rec.t_end_ns)
         )
-        return _Outcome(stored, browser_ipc(checked.table), status)
-
-    async def batch(self, h: BatchHeader, data: bytes) -> None:
-        ws, svc, rid = self.ws, self.svc, self.rid
-        if len(data) != h.bytes:
-            await _reject(ws, h.seq, f"frame is {len(data)} bytes, header said {h.bytes}")
-            return
-        chunker = await svc.chunker(rid)
-        svc.inflight += 1
-        try:
-            out = await asyncio.to_thread(self._process, h, data, chunker, svc.hub.has_viewers(rid))
-        except BatchRejectedError as exc:
-            log.warning("live %s: batch %d rejected: %s", rid, h.seq, exc)
-            await _reject(ws, h.seq, str(exc))
-            return
-        except SessionEndedError as exc:
-            # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
-            await _refuse(ws, "session_ended", str(exc))
-            raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
-        finally:
-            svc.inflight -= 1
-        ack: dict[str, Any] = {"type": "ack", "seq": h.seq}
-        if not out.stored:
-            ack["duplicate"] = True
-        await _send(ws, ack)
-        if out.frame is not None:
-            svc.hub.publish(rid, out.frame)
-        if out.status is not None:
-            svc.hub.status(rid, out.status)
+        return _Outcome(stored, commit_ns, status)
 
 
 @dataclass(frozen=True)
 class _Outcome:
-    """What one batch did: stored (False for a duplicate), and what its viewers get."""
+    """What one commit did: stored (False for a duplicate), when, and the status its viewers get."""
 
     stored: bool
-    frame: bytes | None = None
+    commit_ns: int
     status: dict[str, Any] | None = None

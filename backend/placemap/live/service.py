@@ -9,9 +9,11 @@ import contextlib
 import logging
 from typing import Any
 
-from placemap.live.chunker import LiveChunker
+from placemap.live.chunker import Chunker, LiveChunker
+from placemap.live.chunkproc import ProcChunker, in_process
 from placemap.live.finalize import finalize
 from placemap.live.hub import Hub
+from placemap.live.timing import Timing
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
 from placemap.store.live import LiveStore
@@ -32,21 +34,33 @@ class LiveService:
         self._connected: dict[str, object] = {}  # recording id -> the connection that owns it now
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._finalizing: dict[str, asyncio.Task[None]] = {}
-        self._chunkers: dict[str, LiveChunker] = {}
-        self.inflight = 0  # batches between receipt and ack/fan-out (chunkers yield to them)
+        self._chunkers: dict[str, Chunker] = {}
+        self.inflight = 0  # batches between receipt and fan-out (chunkers yield to them)
+        self._published: dict[str, int] = {}  # session id -> the highest seq shown to viewers
+        self.timing = Timing()
 
-    def _new_chunker(self, rid: str, resume: bool) -> LiveChunker:
+    def _new_chunker(self, rid: str, resume: bool) -> Chunker:
+        if not in_process():
+            return ProcChunker(self.store, rid, resume=resume)
         rec = self.store.get_recording(rid)
         body = None if rec is None or rec.topology_id is None else self.store.get_topology(rec.topology_id)
         topology = None if body is None else Topology.model_validate(body)
         through = self.live.last_seq(rid) if resume else None
         return LiveChunker(self.store, rid, topology, resume_through=through, busy=self.busy)
 
+    def first_publish(self, session_id: str, seq: int) -> bool:
+        """True once per (session, seq) in this process: a batch resent after a reconnect (published,
+        not yet committed when the connection dropped) is not shown to the viewers twice."""
+        if seq <= self._published.get(session_id, -1):
+            return False
+        self._published[session_id] = seq
+        return True
+
     def busy(self) -> bool:
         """Batches are in flight (read from chunker threads: an int read is atomic)."""
         return self.inflight > 0
 
-    async def chunker(self, rid: str) -> LiveChunker:
+    async def chunker(self, rid: str) -> Chunker:
         """rid's chunker (a new recording's, created at its first session)."""
         ch = self._chunkers.get(rid)
         if ch is None:
@@ -74,6 +88,7 @@ class LiveService:
         for ch in self._chunkers.values():
             await asyncio.to_thread(ch.close)
         self._chunkers.clear()
+        self.timing.close()
 
     def connected(self, rid: str, conn: object) -> None:
         """conn now feeds rid (a reconnect replaces an older connection of the same session)."""

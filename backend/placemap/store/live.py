@@ -49,13 +49,23 @@ class BatchCommit:
     data: bytes
 
 
+LIVE_META = ("host", "kernel_release", "collector", "events")  # a live recording's meta that finishing keeps
+
+
 class LiveChunkStore(Store):
     """The store as a live recording's chunk writer sees it: chunks do not add to event_count and
-    bytes_stored, which count committed batches while the recording is live (settle_counts fixes both
-    from the chunks when it ends)."""
+    bytes_stored, which count committed batches while the recording is live; finishing sets both from the
+    chunks and keeps the hello's meta before the recording turns ready (the chunk worker finishes in
+    another process than the finalisation that waits for it)."""
 
     def append_chunk(self, rid: str, chunk: ChunkWrite, *, count_events: bool = False) -> None:
         super().append_chunk(rid, chunk, count_events=count_events)
+
+    def finish_recording(self, rid: str, *, meta: dict[str, Any], **kw: Any) -> None:
+        row = self._conn().execute("SELECT meta FROM recordings WHERE id = ?", (rid,)).fetchone()
+        old: dict[str, Any] = json.loads(row[0] or "{}") if row is not None else {}
+        LiveStore(self).settle_counts(rid)
+        super().finish_recording(rid, meta={**meta, **{k: old[k] for k in LIVE_META if k in old}}, **kw)
 
 
 def token_hash(token: str) -> str:
@@ -212,6 +222,15 @@ class LiveStore:
             )
             if row is not None:
                 yield bytes(row[0])
+
+    def batches_after(self, rid: str, after: int, limit: int = -1) -> list[tuple[int, bytes]]:
+        """(seq, IPC bytes) of up to limit committed batches with seq > after, in seq order (the chunk
+        worker's read; batches commit in seq order, so nothing lands below what it has read)."""
+        rows = self.store._conn().execute(
+            "SELECT seq, data FROM live_batches WHERE recording_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (rid, after, limit),
+        )
+        return [(int(r[0]), bytes(r[1])) for r in rows]
 
     def reset_derived(self, rid: str) -> None:
         """Before (re)building a live recording's chunks: drop any half-built ones, zero the counters

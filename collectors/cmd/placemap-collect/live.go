@@ -28,9 +28,11 @@ func runLive(args []string) error {
 	memMB := fs.Int("mem-mb", 64, "unacknowledged batches kept in memory before spilling, MiB")
 	spillMB := fs.Int("spill-mb", 1024, "cap of the spill file, MiB: beyond it batches are dropped and sent as lost records once the backend is back")
 	statsOut := fs.String("stats-out", "", "write the final per-CPU kernel stats and what was sent (JSON) to FILE")
+	timingOut := fs.String("timing-out", "", "write each batch's cut and send times (JSON lines, CLOCK_MONOTONIC) to FILE, for benchmarks")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long to wait at the end for the backend to acknowledge everything")
 	compress := fs.Bool("compress", true, "zstd-compress the Arrow IPC batches on the wire")
 	quiet := fs.Bool("quiet", false, "only print errors")
+	nice := fs.Int("nice", live.DefaultNice, "scheduling nice value of the collector (needs root below 0): it must keep up with the events while the workload keeps the CPUs busy")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(os.Stderr, "usage: placemap-collect live --server URL --token T [--events LIST] [--duration D] [--buffer-kb N] [--spill-dir DIR] [--stats-out FILE]")
@@ -54,6 +56,9 @@ func runLive(args []string) error {
 			fmt.Fprintf(os.Stderr, "placemap-collect: live: "+format+"\n", a...)
 		}
 	}
+	if err := live.SetNice(*nice); err != nil {
+		logf("could not set the collector's priority (%v): its events may reach the viewers late while the CPUs are busy", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	var evs []string
@@ -65,7 +70,8 @@ func runLive(args []string) error {
 	sum, err := live.Run(ctx, live.Options{
 		Server: *server, Token: *token, Events: evs, Duration: *duration, BufferKB: *bufKB,
 		SpillDir: *spill, MemLimit: int64(*memMB) << 20, SpillLimit: int64(*spillMB) << 20, DrainTimeout: *drain, StatsOut: *statsOut,
-		Compress: *compress, Log: logf,
+		TimingOut: *timingOut,
+		Compress:  *compress, Log: logf,
 		Started: func(in *live.Instance) {
 			logf("tracing %d CPUs in %s (%s), sending to %s", len(in.CPUs), in.Dir, strings.Join(in.Events, ","), live.NormalizeURL(*server))
 		},

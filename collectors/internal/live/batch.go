@@ -23,6 +23,9 @@ type Batch struct {
 	// drop the batch).
 	Lost   map[int32]int64
 	Traced int64 // rows of traced events (kinds 0..7)
+	// FirstTs is the first (oldest) event's timestamp and CutNs when the batch was closed
+	// (CLOCK_MONOTONIC), for --timing-out.
+	FirstTs, CutNs int64
 }
 
 // Batcher accumulates events into batches.
@@ -98,7 +101,8 @@ func (b *Batcher) Flush() (*Batch, error) {
 	if err := s.Close(); err != nil {
 		return nil, err
 	}
-	out := &Batch{Seq: b.next, Rows: b.rows, Data: b.buf.Bytes(), Lost: b.lost, Traced: b.traced}
+	out := &Batch{Seq: b.next, Rows: b.rows, Data: b.buf.Bytes(), Lost: b.lost, Traced: b.traced,
+		FirstTs: b.started, CutNs: MonoNow()}
 	b.lost, b.traced = nil, 0
 	b.next++
 	b.rows = 0

@@ -33,6 +33,7 @@ type Outbox struct {
 	spillCap int64 // bytes; 0: no cap
 	dropped  map[int32]int64
 	notify   chan struct{}
+	timing   *Timing // nil unless --timing-out
 
 	Spilled int // batches that went to the spill file
 	// Batches dropped because the spill file was at its cap, their rows, and the
@@ -112,6 +113,7 @@ func (o *Outbox) add(b *Batch, capped bool) error {
 		o.memBytes += int64(len(b.Data))
 	}
 	o.entries = append(o.entries, e)
+	o.timing.Cut(b)
 	select {
 	case o.notify <- struct{}{}:
 	default:

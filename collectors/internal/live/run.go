@@ -38,6 +38,7 @@ type Options struct {
 	BatchAge     time.Duration
 	DrainTimeout time.Duration // how long to wait for the last acks at the end
 	StatsOut     string        // write the final Summary here (JSON)
+	TimingOut    string        // write each batch's cut and send times here (JSON lines, benches)
 	Compress     bool          // zstd IPC body compression
 	Log          func(format string, args ...any)
 	// Started, if set, is called once the instance is tracing (tests, benches).
@@ -166,6 +167,9 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	sum = &Summary{Instance: in.Name, SessionID: sessionID(), Events: in.Events, SentByKind: map[string]int64{}, Skipped: map[string]int{}}
 	out := NewOutbox(o.MemLimit, o.SpillDir, o.SpillLimit)
 	defer out.Close()
+	if o.TimingOut != "" {
+		out.timing = NewTiming()
+	}
 	up := &Uplink{URL: NormalizeURL(o.Server), Out: out, Log: logf, Hello: schema.Hello{
 		Token: o.Token, SessionID: sum.SessionID, Host: host, KernelRelease: kr,
 		Topology: t, Events: in.Events, CollectorVersion: &ver,
@@ -414,6 +418,9 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if werr := os.WriteFile(o.StatsOut, append(b, '\n'), 0o644); werr != nil {
 			uerr = errors.Join(uerr, werr)
 		}
+	}
+	if werr := out.timing.Write(o.TimingOut); werr != nil {
+		uerr = errors.Join(uerr, werr)
 	}
 	if readErr != nil {
 		return sum, readErr

@@ -230,6 +230,7 @@ func (u *Uplink) session(ctx context.Context) (done bool, err error) {
 			if err != nil {
 				return false, err
 			}
+			u.Out.timing.Sent(b.Seq)
 			sent = b.Seq
 		}
 		if u.isFinishing() && u.Out.Len() == 0 {

@@ -1,0 +1,147 @@
+"""Live chunking in its own process: the server's GIL and event loop are left to the live feed.
+
+The server starts one worker per live recording (`python -m placemap.live.chunkproc`), at a lower
+priority (nice CHUNKER_NICE: chunks serve replay, the viewers' feed comes first). The worker reads the
+recording's committed batches from the SQLite database (WAL: the server keeps writing while it reads) in
+seq order and runs the same LiveChunker on them, so its chunks are those the in-process chunker cuts.
+Commands on its stdin, one line each: `finish` (chunk everything committed, write the derived data,
+answer `ok` or `broken <reason>` on stdout) and `close` (stop now). It stops at once when its stdin
+closes (the server went away: a restarted server rebuilds the chunks from the batches); a lock file held
+for its lifetime makes a newer worker of the same recording wait until an older one has stopped.
+
+ProcChunker is the server's handle, with LiveChunker's interface (lock, offer, finish, close).
+PLACEMAP_LIVE_CHUNKER=thread keeps the chunker in the server process (the earlier design, for benches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import select
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+
+from placemap.live.chunker import ChunkingBrokenError, LiveChunker
+from placemap.schema.models.topology_schema import Topology
+from placemap.store import Store
+from placemap.store.live import LiveStore
+
+CHUNKER_NICE = 10
+POLL_S = 0.1  # how often the worker looks for new committed batches
+READ_BATCHES = 64  # batches read from the database at a time
+ENV = "PLACEMAP_LIVE_CHUNKER"
+
+
+def in_process() -> bool:
+    return os.environ.get(ENV, "process") == "thread"
+
+
+class ProcChunker:
+    """The server's handle on one recording's chunk worker."""
+
+    def __init__(self, store: Store, rid: str, *, resume: bool) -> None:
+        self.rid = rid
+        self.lock = threading.Lock()  # a commit holds it across its transaction (finalising waits for it)
+        cmd = [sys.executable, "-m", "placemap.live.chunkproc", "--db", str(store.path), "--rid", rid,
+               "--nice", str(CHUNKER_NICE)]  # fmt: skip
+        cmd += ["--resume"] if resume else []
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def offer(self, table: pa.Table) -> None:
+        """Nothing to hand over: the worker reads the committed batch from the database."""
+
+    def _say(self, cmd: str) -> bool:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(cmd + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        return True
+
+    def finish(self) -> None:
+        """Chunk every committed batch and write the derived data (call after the sessions are closed).
+        Raises ChunkingBrokenError when the worker's chunking stopped (the caller rebuilds)."""
+        assert self._proc.stdout is not None
+        answer = self._proc.stdout.readline() if self._say("finish") else ""
+        self._proc.wait()
+        if answer.strip() != "ok":
+            raise ChunkingBrokenError(answer.strip() or f"the chunk worker exited ({self._proc.returncode})")
+
+    def close(self) -> None:
+        """Stop without finishing."""
+        if self._proc.poll() is None:
+            self._say("close")
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+            self._proc.wait()
+
+
+def _topology(store: Store, rid: str) -> Topology | None:
+    rec = store.get_recording(rid)
+    body = None if rec is None or rec.topology_id is None else store.get_topology(rec.topology_id)
+    return None if body is None else Topology.model_validate(body)
+
+
+def _work(db: Path, rid: str, resume: bool) -> None:
+    store = Store(db)
+    live = LiveStore(store)
+    through = live.last_seq(rid) if resume else None
+    ch = LiveChunker(store, rid, _topology(store, rid), resume_through=through)
+    last = -1 if through is None else through
+
+    def catch_up() -> None:
+        nonlocal last
+        while got := live.batches_after(rid, last, limit=READ_BATCHES):
+            for seq, data in got:
+                ch.offer(pa.ipc.open_stream(pa.py_buffer(data)).read_all())
+                last = seq
+
+    buf = b""
+    while True:
+        ready, _, _ = select.select([sys.stdin.fileno()], [], [], POLL_S)
+        catch_up()
+        if not ready:
+            continue
+        got = os.read(sys.stdin.fileno(), 4096)
+        if not got:  # the server went away
+            os._exit(0)
+        buf += got
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if line == b"close":
+                os._exit(0)  # a later worker rebuilds from the batches; nothing half-written is kept
+            if line == b"finish":
+                catch_up()  # the sessions are closed: this is every batch there will be
+                try:
+                    ch.finish()
+                except ChunkingBrokenError as exc:
+                    print(f"broken {exc}", flush=True)
+                else:
+                    print("ok", flush=True)
+                return
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--db", type=Path, required=True)
+    ap.add_argument("--rid", required=True)
+    ap.add_argument("--resume", action="store_true", help="rebuild from the committed batches first")
+    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by N")
+    args = ap.parse_args()
+    os.nice(args.nice)
+    lock_path = Path(f"{args.db}.chunker-{args.rid}.lock")
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # an older worker of this recording has stopped writing
+        _work(args.db, args.rid, args.resume)
+        lock_path.unlink(missing_ok=True)  # finished: no later worker of this recording
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
