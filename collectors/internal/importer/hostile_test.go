@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -351,5 +352,50 @@ func TestIrqInfoOffAndDropped(t *testing.T) {
 	}
 	if rows[3].kind != schema.KindLost || rows[3].lost != nil || rows[3].cpu != 1 || rows[3].ts != 100000002000 {
 		t.Errorf("unknown-count drop %s", fmtRow(rows[3]))
+	}
+}
+
+// TestMappedEqualsRead imports every text trace twice, plain (mapped, mmap_unix.go) and
+// gzip (read and decompressed), with chunks of a few KB so that both cut each file in
+// many places: the rows and the summary must be the same.
+func TestMappedEqualsRead(t *testing.T) {
+	defer func(a, b int64) { minChunk, initialChunk = a, b }(minChunk, initialChunk)
+	minChunk, initialChunk = 2<<10, 5<<10
+	dir := t.TempDir()
+	long := "      x-1 [000] .... 1.000000: sched_waking: comm=" + strings.Repeat("y", 9000) + " pid=2 prio=120 target_cpu=000\n"
+	inputs := map[string][]byte{
+		// a line longer than a chunk is split, in both paths; the last line has no newline
+		"long": []byte("      x-1 [000] .... 0.500000: sched_waking: comm=a pid=3 prio=120 target_cpu=000\n" + long + long[:60]),
+	}
+	for _, tr := range textTraces {
+		inputs[filepath.Base(tr.path)] = readText(t, sharedPath(t, tr.path))
+	}
+	for name, text := range inputs {
+		plain := filepath.Join(dir, name+".plain")
+		gz := filepath.Join(dir, name+".gz")
+		if err := os.WriteFile(plain, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var zb bytes.Buffer
+		zw := gzip.NewWriter(&zb)
+		zw.Write(text)
+		zw.Close()
+		if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sm, rm := importRows(t, FormatAuto, plain)
+		sg, rg := importRows(t, FormatAuto, gz)
+		sm.Files, sg.Files = nil, nil
+		jm, _ := json.Marshal(sm)
+		jg, _ := json.Marshal(sg)
+		if !bytes.Equal(jm, jg) {
+			t.Errorf("%s: summaries differ:\nmapped %s\nread   %s", name, jm, jg)
+		}
+		if !reflect.DeepEqual(rm, rg) {
+			t.Errorf("%s: rows differ (%d mapped, %d read)", name, len(rm), len(rg))
+		}
+		if len(rm) == 0 {
+			t.Errorf("%s: no rows", name)
+		}
 	}
 }

@@ -253,6 +253,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 		}
 	}
 	rdone.Wait()
+	rd.release() // every chunk is parsed: no row points into a mapped file
 	stopProgress()
 	if werr != nil {
 		return nil, werr // the reader then only reports the cancellation

@@ -19,10 +19,14 @@ import (
 )
 
 const (
-	sniffSize    = 256 << 10
-	minChunk     = 256 << 10
-	maxChunk     = 32 << 20
-	initialChunk = 8 << 20
+	sniffSize = 256 << 10
+	maxChunk  = 32 << 20
+)
+
+// Chunk sizes in bytes; variables so tests can cut small files into many chunks.
+var (
+	minChunk     int64 = 256 << 10
+	initialChunk int64 = 8 << 20
 )
 
 type countingReader struct {
@@ -47,6 +51,15 @@ type reader struct {
 	infos      []*fileInfo
 	warnings   []string
 	formatErr  error
+	maps       [][]byte // mapped files (mmap_unix.go), unmapped by release
+}
+
+// release unmaps the mapped files; call it once no chunk of them is parsed any more.
+func (rd *reader) release() {
+	for _, m := range rd.maps {
+		unmap(m)
+	}
+	rd.maps = nil
 }
 
 func (rd *reader) getBuf(n int) []byte {
@@ -61,6 +74,9 @@ func (rd *reader) getBuf(n int) []byte {
 }
 
 func (rd *reader) putBuf(b []byte) {
+	if cap(b) == 0 {
+		return // a chunk of a mapped file
+	}
 	select {
 	case rd.bufs <- b:
 	default:
@@ -85,6 +101,10 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 		return err
 	}
 	defer f.Close()
+	if m := mapPlain(f); m != nil {
+		rd.maps = append(rd.maps, m)
+		return rd.mapped(ctx, fi, path, m, out, seq, line)
+	}
 	raw := bufio.NewReaderSize(countingReader{f, &rd.bytesRead}, 1<<20)
 	var src io.Reader = raw
 	magic, _ := raw.Peek(2)
@@ -102,20 +122,16 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 	if perr != nil && perr != io.EOF && !(gz && errors.Is(perr, io.ErrUnexpectedEOF)) && !errors.Is(perr, bufio.ErrBufferFull) {
 		return fmt.Errorf("%s: %w", path, perr)
 	}
-	info, err := detect(path, sniff, rd.want)
+	info, err := rd.detect(fi, path, sniff)
 	if err != nil {
 		return err
 	}
-	if fi > 0 && info.format != rd.infos[0].format {
-		return fmt.Errorf("%w: %s is %s but %s is %s; import files of one format together", ErrFormat, path, info.format, rd.paths[0], rd.infos[0].format)
-	}
-	rd.infos = append(rd.infos, info)
 	var carry []byte
 	first := true
 	for {
 		target := int(rd.chunkBytes.Load())
-		if target < len(carry)+minChunk {
-			target = len(carry) + minChunk
+		if target < len(carry)+int(minChunk) {
+			target = len(carry) + int(minChunk)
 		}
 		select {
 		case rd.tokens <- struct{}{}:
@@ -172,6 +188,69 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 			return ctx.Err()
 		}
 		if end {
+			return nil
+		}
+	}
+}
+
+// detect finds file fi's format from its first bytes; every file must have the first's.
+func (rd *reader) detect(fi int, path string, sniff []byte) (*fileInfo, error) {
+	info, err := detect(path, sniff, rd.want)
+	if err != nil {
+		return nil, err
+	}
+	if fi > 0 && info.format != rd.infos[0].format {
+		return nil, fmt.Errorf("%w: %s is %s but %s is %s; import files of one format together", ErrFormat, path, info.format, rd.paths[0], rd.infos[0].format)
+	}
+	rd.infos = append(rd.infos, info)
+	return info, nil
+}
+
+// mapped cuts a mapped plain file into chunks the way file cuts what it reads (the
+// same targets, cuts after the last newline, a longer line split), without copying.
+func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out chan<- *chunk, seq, line *int) error {
+	info, err := rd.detect(fi, path, m[:min(len(m), sniffSize)])
+	if err != nil {
+		return err
+	}
+	pos, covered := 0, 0 // next chunk's first byte; bytes handed out so far (cut or carried)
+	for first := true; ; first = false {
+		target := max(int(rd.chunkBytes.Load()), covered-pos+int(minChunk))
+		select {
+		case rd.tokens <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		end := min(pos+target, len(m))
+		rd.bytesRead.Add(int64(end - covered))
+		covered = end
+		ck := &chunk{seq: *seq, startLine: *line, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
+		if first {
+			ck.headerLost = info.lost
+		}
+		last := end == len(m)
+		if last {
+			ck.data, ck.lastOfFile = m[pos:], true
+		} else {
+			cut := bytes.LastIndexByte(m[pos:end], '\n')
+			if cut < 0 {
+				cut = end - pos - 1 // a line longer than a chunk: split it
+			}
+			ck.data = m[pos : pos+cut+1]
+		}
+		pos += len(ck.data)
+		ck.lines = bytes.Count(ck.data, []byte{'\n'})
+		if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
+			ck.lines++
+		}
+		*line += ck.lines
+		*seq++
+		select {
+		case out <- ck:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if last {
 			return nil
 		}
 	}

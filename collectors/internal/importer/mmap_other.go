@@ -1,0 +1,10 @@
+//go:build !unix
+
+package importer
+
+import "os"
+
+// mapPlain never maps here: every file is read through the reader.
+func mapPlain(*os.File) []byte { return nil }
+
+func unmap([]byte) {}
