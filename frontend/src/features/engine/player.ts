@@ -222,7 +222,10 @@ export class Player {
     const decoder = import("../../client/arrow");
     this.decoder = decoder;
     this.lru = new ChunkLRU(async (seq) => {
-      const [bytes, { decodeChunk }] = await Promise.all([api.chunkBytes(recId, seq, this.abort.signal), decoder]);
+      const bytes = await api.chunkBytes(recId, seq, this.abort.signal);
+      // a live view decodes stored chunks (its gap fill, scrubbing before the buffer) in its decode worker too
+      if (this.liveDecoder) return this.liveDecoder.decode(bytes, false);
+      const { decodeChunk } = await decoder;
       return decodeChunk(bytes);
     }, LRU_ROWS);
     this.snapshot = this.makeSnapshot();

@@ -26,7 +26,22 @@ const H = 170;
 const M = { l: 34, r: 6, t: 6, b: 18 };
 
 /** A task path as a small D3 chart (also drawn by the live inspector, features/live). */
-export function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath; topo: Topology | null; tStart: number; tEnd: number; player: Player }) {
+export function PathChart({
+  path,
+  topo,
+  tStart,
+  tEnd,
+  player,
+  t0 = tStart,
+}: {
+  path: TaskPath;
+  topo: Topology | null;
+  tStart: number;
+  tEnd: number;
+  player: Player;
+  /** time the axis labels count from (the recording's start; the chart may show a later window) */
+  t0?: number;
+}) {
   const headRef = useRef<SVGLineElement>(null);
   // y: CPUs in (node, LLC, cpu) order so LLC bands are contiguous
   const { yOf, bands, nRows } = useMemo(() => {
@@ -72,12 +87,6 @@ export function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath
           )}
         </g>
       ))}
-      {rowH >= 9 &&
-        [...yOf.entries()].map(([cpu, row]) => (
-          <text key={`c${cpu}`} x={W - M.r - 2} y={y(row + 0.5) + 3} className="axis-lbl" textAnchor="end">
-            cpu {cpu}
-          </text>
-        ))}
       {segs.map(({ p, x0, x1, y: yy, yNext, next }, i) => (
         <g key={i}>
           <line x1={x0} x2={x1} y1={yy} y2={yy} className="path-seg" strokeWidth={Math.max(1.5, Math.min(4, rowH))} />
@@ -85,16 +94,23 @@ export function PathChart({ path, topo, tStart, tEnd, player }: { path: TaskPath
             <line x1={x1} x2={x1} y1={yy} y2={yNext} stroke={next.level ? levelColor(next.level) : "#888"} strokeWidth={1.5} />
           )}
           <circle cx={x0} cy={yy} r={2.2} fill={p.level ? levelColor(p.level) : "#555"}>
-            <title>{`${p.kind} → CPU ${p.cpu} (LLC ${p.llc ?? "?"}, node ${p.numa_node ?? "?"})${p.level ? `, ${p.level}` : ""}${p.cause ? `, ${p.cause}` : ""} at +${formatDuration(p.ts_ns - tStart)}`}</title>
+            <title>{`${p.kind} → CPU ${p.cpu} (LLC ${p.llc ?? "?"}, node ${p.numa_node ?? "?"})${p.level ? `, ${p.level}` : ""}${p.cause ? `, ${p.cause}` : ""} at +${formatDuration(p.ts_ns - t0)}`}</title>
           </circle>
         </g>
       ))}
+      {/* after the path, with a halo, so the path never hides which row is which CPU */}
+      {rowH >= 9 &&
+        [...yOf.entries()].map(([cpu, row]) => (
+          <text key={`c${cpu}`} x={W - M.r - 2} y={y(row + 0.5) - 3} className="axis-lbl halo" textAnchor="end">
+            cpu {cpu}
+          </text>
+        ))}
       <line ref={headRef} y1={M.t} y2={H - M.b} className="playhead" />
       <text x={M.l} y={H - 4} className="axis-lbl">
-        +0
+        {tStart === t0 ? "+0" : `+${formatDuration(tStart - t0)}`}
       </text>
       <text x={W - M.r} y={H - 4} className="axis-lbl" textAnchor="end">
-        +{formatDuration(tEnd - tStart)}
+        +{formatDuration(tEnd - t0)}
       </text>
     </svg>
   );

@@ -11,7 +11,7 @@ import type { TaskPlacement } from "../../client/types";
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
 import { PathChart } from "../inspector/TaskInspector";
-import { LEVELS } from "../../viz/colors";
+import { classifyMigration, LEVELS } from "../../viz/colors";
 import { TASK_STATE_NAMES, TaskState, type TaskRec } from "../../viz/replay";
 import { formatDuration } from "../../viz/time";
 import { TRAIL_MAX } from "./liveTrail";
@@ -63,7 +63,9 @@ export function LiveTaskInspector({ player, onSelect }: Props) {
   const placements = trail && trail.pid === selected ? trail.placements : [];
   const head = buf && Number.isFinite(buf.headTs) ? buf.headTs : player.tEnd;
   const capped = placements.length >= TRAIL_MAX;
-  const winFrom = Math.max(buf?.segments[0]?.t0 ?? head, capped ? (placements[0]?.ts_ns ?? head) : -Infinity);
+  // the trail's own reach (it outlives the buffer's restarts at resyncs), never past the head
+  const winFrom = Math.min(trail && Number.isFinite(trail.since) ? trail.since : head, head);
+  const holes = live ? live.skipped + live.drops : 0;
   const path = useMemo(
     () => (trail && selected !== null && trail.pid === selected ? trail.toPath() : null),
     // the trail is mutated in place as batches arrive: a new snapshot is when to copy it
@@ -135,7 +137,7 @@ export function LiveTaskInspector({ player, onSelect }: Props) {
               </>
             )}
           </div>
-          {path && path.placements.length > 0 && <PathChart path={path} topo={player.topo} tStart={winFrom} tEnd={Math.max(head, winFrom + 1)} player={player} />}
+          {path && path.placements.length > 0 && <PathChart path={path} topo={player.topo} tStart={winFrom} tEnd={Math.max(head, winFrom + 1)} t0={player.tStart} player={player} />}
           {moves.length > 0 && (
             <ol className="live-moves small" data-testid="live-path-moves" aria-label="Recent moves, newest first">
               {moves.map(({ p, from }) => (
@@ -143,8 +145,9 @@ export function LiveTaskInspector({ player, onSelect }: Props) {
                   <span className="mono">+{formatDuration(p.ts_ns - player.tStart)}</span> CPU {from} → CPU {p.cpu}
                   <span className="muted">
                     {" "}
-                    · {p.level ?? "level ?"} · {p.kind}
-                    {p.cause ? ` (${p.cause})` : ""}
+                    {/* the level of this move (a placement's own level counts from the CPU its waking named) */}
+                    · {(idx && classifyMigration(idx, from, p.cpu)) ?? "level unknown"} · {p.kind.replace("_", " ")}
+                    {p.kind === "migrate" && p.cause ? ` (${p.cause})` : ""}
                   </span>
                 </li>
               ))}
@@ -152,7 +155,7 @@ export function LiveTaskInspector({ player, onSelect }: Props) {
           )}
           <p className="muted small live-window" data-testid="live-inspector-window">
             {buf && buf.segments.length > 0
-              ? `From the events this browser has received since the live view opened: the last ${formatDuration(Math.max(0, head - winFrom))} (${buf.rows.toLocaleString()} events held${capped ? `, newest ${TRAIL_MAX.toLocaleString()} placements` : ""}). Older events are not in this panel; the full path is shown once the recording is stored.`
+              ? `From the events this browser has received since the live view opened: the last ${formatDuration(Math.max(0, head - winFrom))}${capped ? ` (the newest ${TRAIL_MAX.toLocaleString()} placements)` : ""}. Older events are not in this panel${holes > 0 ? `, nor the moves inside the ${holes.toLocaleString()} feed ${holes === 1 ? "gap" : "gaps"}` : ""}; the full path is shown once the recording is stored.`
               : "No live events received yet: the path starts with the first batch this browser receives."}
           </p>
         </div>

@@ -70,6 +70,10 @@ describe("LiveDecoder without a worker (Node has none: the main-thread fallback)
     expect(got.map(digest)).toEqual(frames.map((f) => digest(decodeChunk(f))));
     expect(dec.frames).toBe(frames.length);
     expect(dec.mainMs).toBeGreaterThan(0);
+    // a stored chunk is decoded the same way but is not a hub frame in the stats
+    const chunk = await dec.decode(frames[0] ?? new Uint8Array(), false);
+    expect(chunk.length).toBe(16384);
+    expect(dec.frames).toBe(frames.length);
     await expect(dec.decode(new Uint8Array([1, 2, 3]))).rejects.toBeInstanceOf(ArrowDecodeError);
   });
 });

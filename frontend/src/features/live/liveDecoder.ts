@@ -16,6 +16,8 @@ export type DecodeMode = "starting" | "worker" | "main";
 const START_TIMEOUT_MS = 5000;
 
 interface Pending {
+  /** a hub frame (counted in the stats), not a stored chunk */
+  frame: boolean;
   resolve: (c: EventColumns) => void;
   reject: (e: Error) => void;
   /** kept until the worker is ready (then transferred to it) */
@@ -65,12 +67,13 @@ export class LiveDecoder {
     }
   }
 
-  decode(bytes: Uint8Array): Promise<EventColumns> {
-    if (this.mode === "main") return this.decodeMain(bytes);
+  /** Decode one Arrow IPC stream; frame=false for a stored chunk (decoded the same way, not counted). */
+  decode(bytes: Uint8Array, frame = true): Promise<EventColumns> {
+    if (this.mode === "main") return this.decodeMain(bytes, frame);
     const id = ++this.nextId;
     return new Promise<EventColumns>((resolve, reject) => {
       const starting = this.mode === "starting";
-      this.pending.set(id, { resolve, reject, bytes: starting ? bytes : null });
+      this.pending.set(id, { frame, resolve, reject, bytes: starting ? bytes : null });
       if (!starting) this.post(id, bytes);
     });
   }
@@ -82,12 +85,14 @@ export class LiveDecoder {
     this.pending.clear();
   }
 
-  private async decodeMain(bytes: Uint8Array): Promise<EventColumns> {
+  private async decodeMain(bytes: Uint8Array, frame: boolean): Promise<EventColumns> {
     const decode = await this.loadMain();
     const t0 = performance.now();
     const cols = decode(bytes);
-    this.mainMs += performance.now() - t0;
-    this.frames++;
+    if (frame) {
+      this.mainMs += performance.now() - t0;
+      this.frames++;
+    }
     return cols;
   }
 
@@ -120,10 +125,12 @@ export class LiveDecoder {
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
-    this.frames++;
     if (m.type === "decoded") {
-      this.workerMs += m.ms;
-      this.mainMs += performance.now() - t0;
+      if (p.frame) {
+        this.frames++;
+        this.workerMs += m.ms;
+        this.mainMs += performance.now() - t0;
+      }
       p.resolve(m.cols);
     } else {
       const e = new Error(m.message);
@@ -145,7 +152,7 @@ export class LiveDecoder {
     this.pending.clear();
     for (const p of waiting) {
       // frames already handed to the worker are gone with it: their batches are a hole in the feed
-      if (p.bytes) this.decodeMain(p.bytes).then(p.resolve, p.reject);
+      if (p.bytes) this.decodeMain(p.bytes, p.frame).then(p.resolve, p.reject);
       else p.reject(new Error(`the decode worker failed: ${why}`));
     }
   }

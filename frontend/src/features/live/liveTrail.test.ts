@@ -94,6 +94,8 @@ describe("TaskTrail on a real hackbench capture", () => {
     expect(tr.placements.every((p) => p.ts_ns >= from)).toBe(true);
     expect(tr.placements).toEqual(full.placements.filter((p) => p.ts_ns >= from));
     expect(tr.dropped).toBe(full.placements.length - tr.placements.length);
+    // what the panel says it covers: from the first batch still held
+    expect(tr.since).toBe(from);
   });
 
   it("starts from the task as the buffer's origin knows it (a keyframe in the middle of the run)", () => {
@@ -109,6 +111,11 @@ describe("TaskTrail on a real hackbench capture", () => {
     const full = TaskTrail.build(busy, bufferOf(batches), IDX);
     // same placements after the keyframe, levels included (it knew the task's CPU from the origin)
     expect(tr.placements).toEqual(full.placements.filter((p) => p.ts_ns > kt));
+    expect(tr.since).toBe(origin.tNs);
+    // without an origin yet (a view opened with sel=), it covers from the first row it read
+    const early = new LiveBuffer(1e9);
+    for (const b of batches.slice(k)) early.append(b);
+    expect(TaskTrail.build(busy, early, IDX).since).toBe(batches[k]?.ts[0]);
   });
 
   it("keeps a hostile comm intact and caps the placements it keeps", () => {
@@ -131,6 +138,7 @@ describe("TaskTrail on a real hackbench capture", () => {
       const big = TaskTrail.build(many, bufferOf(batches), IDX);
       expect(big.placements.length).toBe(TRAIL_MAX);
       expect(big.dropped).toBeGreaterThan(0);
+      expect(big.since).toBe(big.placements[0]?.ts_ns);
     } else {
       expect(TaskTrail.build(many, bufferOf(batches), IDX).placements.length).toBeGreaterThanOrEqual(n);
     }

@@ -36,6 +36,12 @@ export class TaskTrail {
   rowsSeen = 0;
   /** whether the task exited within the scanned rows */
   exited = false;
+  /**
+   * The trail holds every placement after this time (the origin's time or its first batch, later
+   * the first batch still held), bar feed gaps. It outlives a resync: the buffer restarts from
+   * the new keyframe, while the batches this trail read before it stay read.
+   */
+  since = Infinity;
   private cpu = -1;
   private running = false;
   private waking = false;
@@ -52,6 +58,7 @@ export class TaskTrail {
     const tr = new TaskTrail(pid, idx);
     const o = src.origin;
     const t = o?.tasks.get(pid);
+    if (o) tr.since = o.tNs;
     if (t) {
       tr.comm = t.comm;
       tr.cpu = t.cpu;
@@ -73,6 +80,7 @@ export class TaskTrail {
 
   /** Drop placements before t (their batches were folded out of the buffer). */
   prune(t: number): void {
+    if (t > this.since) this.since = t;
     let k = 0;
     while (k < this.placements.length && (this.placements[k]?.ts_ns ?? Infinity) < t) k++;
     if (k > 0) {
@@ -100,12 +108,14 @@ export class TaskTrail {
     if (this.placements.length > TRAIL_MAX) {
       this.placements.shift();
       this.dropped++;
+      this.since = Math.max(this.since, this.placements[0]?.ts_ns ?? this.since);
     }
   }
 
   private scan(seg: LiveSegment, from: number): void {
     this.lastSeg = Math.max(this.lastSeg, seg.id);
     const c = seg.cols;
+    if (this.since === Infinity && from < c.length) this.since = c.ts[from] ?? Infinity;
     this.rowsSeen += c.length - from;
     this.scanRows(c, from, c.length);
   }
