@@ -341,14 +341,21 @@ func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 	defer func() { sc.off, sc.data = dOff, dData }()
 	var last []byte
 	lastIdx := int32(-1)
+	idx := e.idx[:n]
 	for i := 0; i < n; i++ {
+		if i&63 == 0 && i+64 <= n && binary.LittleEndian.Uint64(s.valid[i>>3:]) == 0 {
+			// 64 null rows (most rows of child_comm, filename; many of next_comm)
+			clear(idx[i : i+64])
+			i += 63
+			continue
+		}
 		if s.valid[i>>3]&(1<<(i&7)) == 0 {
-			e.idx[i] = 0
+			idx[i] = 0
 			continue
 		}
 		v := s.data[s.off[i]:s.off[i+1]]
-		if lastIdx >= 0 && bytes.Equal(v, last) {
-			e.idx[i] = lastIdx
+		if lastIdx >= 0 && sameShort(v, last) {
+			idx[i] = lastIdx
 			continue
 		}
 		j, ok := e.seen[string(v)]
@@ -361,7 +368,7 @@ func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 			dData = append(dData, v...)
 			dOff = append(dOff, int32(len(dData)))
 		}
-		e.idx[i] = j
+		idx[i] = j
 		last, lastIdx = v, j
 	}
 	distinct := len(dOff) - 1
@@ -401,6 +408,24 @@ func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 	indices := array.MakeFromData(id)
 	defer indices.Release()
 	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: it, ValueType: arrow.BinaryTypes.String}, indices, dict)
+}
+
+// sameShort reports whether a and b are equal: strings of up to 16 bytes (task names)
+// as two word compares each, without a call into memequal.
+func sameShort(a, b []byte) bool {
+	n := len(a)
+	if n != len(b) {
+		return false
+	}
+	switch {
+	case n >= 8 && n <= 16:
+		return binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) &&
+			binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4 && n < 8:
+		return binary.LittleEndian.Uint32(a) == binary.LittleEndian.Uint32(b) &&
+			binary.LittleEndian.Uint32(a[n-4:]) == binary.LittleEndian.Uint32(b[n-4:])
+	}
+	return bytes.Equal(a, b)
 }
 
 func growN[T any](s []T, n int) []T {

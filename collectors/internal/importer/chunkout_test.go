@@ -209,3 +209,22 @@ func TestChunkOutputOrdering(t *testing.T) {
 		t.Errorf("empty input: %v chunks", sizes)
 	}
 }
+
+// sameShort equals bytes.Equal for every length up to 20 and a change of any one byte.
+func TestSameShortIsBytesEqual(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		a := []byte("abcdefghijklmnopqrstuvwxyz")[:n]
+		for _, b := range [][]byte{append([]byte(nil), a...), a[:max(n-1, 0)], append(append([]byte(nil), a...), 'x')} {
+			if got, want := sameShort(a, b), bytes.Equal(a, b); got != want {
+				t.Fatalf("sameShort(%q, %q) = %v", a, b, got)
+			}
+		}
+		for i := 0; i < n; i++ {
+			b := append([]byte(nil), a...)
+			b[i] ^= 0x40
+			if sameShort(a, b) {
+				t.Fatalf("sameShort(%q, %q) = true", a, b)
+			}
+		}
+	}
+}
