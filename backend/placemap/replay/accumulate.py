@@ -53,3 +53,25 @@ def chunk_counts(  # noqa: PLR0917 - numba kernel
             c = cpus[r, i]
             if c >= 0:
                 cpu_present[c] = True
+
+
+@njit(cache=True)
+def interval_bins(series: Arr, a: Arr, b: Arr, t0: int, width: int, values: Arr) -> None:  # noqa: PLR0917
+    """Add the length of each [a, b) (b > a, inside the bins) to the bins of values[series] it
+    overlaps, split exactly at bin edges. One pass instead of ~15 numpy passes and five bincounts over
+    the ~25k switch intervals of a chunk (busy time); sums of integer ns in float64 are exact."""
+    for i in range(a.shape[0]):
+        ra = a[i] - t0
+        rb = b[i] - t0
+        if rb <= ra:
+            continue
+        s = series[i]
+        ia = ra // width
+        ib = (rb - 1) // width
+        if ia == ib:
+            values[s, ia] += rb - ra
+            continue
+        values[s, ia] += (ia + 1) * width - ra
+        values[s, ib] += rb - ib * width
+        for j in range(ia + 1, ib):
+            values[s, j] += width

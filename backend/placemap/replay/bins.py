@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from placemap.replay.accumulate import interval_bins
+
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
@@ -42,32 +44,11 @@ class AdaptiveBins:
     def add_intervals(self, series: npt.NDArray[np.integer], a: I64, b: I64) -> None:
         """Add the length of each [a, b) to the bins it overlaps, split exactly at bin edges."""
         keep = b > a
-        series, a, b = series[keep].astype(np.int64), a[keep], b[keep]
-        if len(a) == 0:
+        if not keep.any():
             return
-        self._fit(int(b.max()) - 1)
-        w, nb = self.width, self.n_bins
-        ra, rb = a - self.t0, b - self.t0
-        ia, ib = ra // w, (rb - 1) // w  # first and last bin touched
-        shape_size = self.values.size
-        same = ia == ib
-        # float zeros first: bincount of an empty selection is int64 even with weights
-        add = np.zeros(shape_size, dtype=np.float64)
-        add += np.bincount(series[same] * nb + ia[same], weights=(rb - ra)[same], minlength=shape_size)
-        s, ia2, ib2, ra2, rb2 = series[~same], ia[~same], ib[~same], ra[~same], rb[~same]
-        add += np.bincount(s * nb + ia2, weights=((ia2 + 1) * w - ra2), minlength=shape_size)
-        add += np.bincount(s * nb + ib2, weights=(rb2 - ib2 * w), minlength=shape_size)
-        # full bins strictly between: +w from ia+1 to ib-1, as a difference array
-        diff = np.bincount(
-            s * (nb + 1) + ia2 + 1,
-            weights=np.full(len(s), float(w)),
-            minlength=self.values.shape[0] * (nb + 1),
-        )
-        diff -= np.bincount(
-            s * (nb + 1) + ib2, weights=np.full(len(s), float(w)), minlength=self.values.shape[0] * (nb + 1)
-        )
-        full = np.cumsum(diff.reshape(self.values.shape[0], nb + 1), axis=1)[:, :nb]
-        self.values += add.reshape(self.values.shape) + full
+        self._fit(int(b[keep].max()) - 1)
+        interval_bins(series.astype(np.int64), a.astype(np.int64), b.astype(np.int64), self.t0, self.width,
+                      self.values)  # fmt: skip
 
     def used_bins(self, t_end: int) -> int:
         """Bins up to and including the one holding t_end."""

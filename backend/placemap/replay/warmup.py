@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import chunk_counts
+from placemap.replay.accumulate import chunk_counts, interval_bins
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.schema.events import EVENT_SCHEMA
 
@@ -69,3 +69,5 @@ def warm_kernels() -> None:
         np.zeros(6, dtype=np.int64),
         np.zeros(1, dtype=np.bool_),
     )
+    one = np.zeros(1, dtype=np.int64)
+    interval_bins(one, one, one + 1, 0, 1024, np.zeros((1, 8), dtype=np.float64))
