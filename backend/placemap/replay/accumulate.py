@@ -75,3 +75,23 @@ def interval_bins(series: Arr, a: Arr, b: Arr, t0: int, width: int, values: Arr)
         values[s, ib] += rb - ib * width
         for j in range(ia + 1, ib):
             values[s, j] += width
+
+
+@njit(cache=True)
+def fill_ints(  # noqa: PLR0917 - numba kernel
+    values: Arr, bitmap: Arr, offset: int, kind: Arr, k_lo: int, k_hi: int, null: int, out: Arr
+) -> None:
+    """out[i] = values[i] where row i is valid (bit offset+i of the Arrow validity bitmap; an empty
+    bitmap: every row) and, when kind is given, k_lo <= kind[i] < k_hi; else null. One pass instead of
+    unpacking the bitmap, a where and a cast per column."""
+    has_bitmap = bitmap.shape[0] > 0
+    has_kind = kind.shape[0] > 0
+    for i in range(out.shape[0]):
+        ok = True
+        if has_kind:
+            k = kind[i]
+            ok = k_lo <= k < k_hi
+        if ok and has_bitmap:
+            j = i + offset
+            ok = (bitmap[j >> 3] >> (j & 7)) & 1 == 1
+        out[i] = values[i] if ok else null

@@ -29,9 +29,12 @@ def test_ints_equal_fill_null(null_share: float, dtype: pa.DataType, offset: int
         got = _ints(column, -1)
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, want, err_msg="nulls are -1, other values unchanged")
-        rows = RNG.random(len(arr)) < 0.5
-        want_where = np.where(rows, arr.fill_null(0).to_numpy(zero_copy_only=False), 0)
-        np.testing.assert_array_equal(_ints_where(column, rows), want_where, err_msg="0 off rows, on nulls")
+        kind = RNG.integers(0, 10, len(arr)).astype(np.uint8)
+        for lo, hi in ((0, 8), (4, 5), (7, 8)):
+            rows = (kind >= lo) & (kind < hi)
+            want_where = np.where(rows, arr.fill_null(0).to_numpy(zero_copy_only=False), 0)
+            got_where = _ints_where(column, kind, lo, hi)
+            np.testing.assert_array_equal(got_where, want_where, err_msg="0 off the kinds, on nulls")
 
 
 @pytest.mark.parametrize("dictionary", [True, False])
