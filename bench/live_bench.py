@@ -12,13 +12,15 @@
   - the collector's CPU time per event (getrusage of the collector process),
   - where the latency goes, per stage (per event; CLOCK_MONOTONIC everywhere, the instance's trace clock):
     event ts -> the collector cuts its batch -> sends it -> the server receives it -> publishes it to the
-    viewers -> the viewer receives it (collector --timing-out, server $PLACEMAP_LIVE_TIMING), p50/p99 of
+    viewers' hub -> has written it to the viewer's websocket -> the viewer receives it (collector
+    --timing-out, server $PLACEMAP_LIVE_TIMING), p50/p99 of
     each stage and each stage's mean over the slowest 1% of events; commit and ack follow the publish,
   - with --baseline REV, the same latency runs against a server built from REV's backend/ (git archive),
     run alternately with this checkout's server in each layout, so both see the same load; "thread" is
-    this checkout with PLACEMAP_LIVE_CHUNKER=thread (live chunking in the server process, as before).
+    this checkout with PLACEMAP_LIVE_CHUNKER=thread (live chunking in the server process, as before),
+    "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too).
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
-       [--skip-loss] [--baseline REV] [--layouts one,own]
+       [--skip-loss] [--baseline REV] [--layouts one,own] [--modes new,thread,nice0] [--reps N]
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def free_port() -> int:
 
 
 class Collector:
-    def __init__(self, bin_: Path, url: str, token: str, tmp: Path, own_session: bool = False) -> None:
+    def __init__(self, bin_: Path, url: str, token: str, tmp: Path, *, own_session: bool = False,
+                 extra: tuple[str, ...] = ()) -> None:  # fmt: skip
         self.stats = tmp / f"stats-{time.monotonic_ns()}.json"
         self.timing = tmp / f"timing-{time.monotonic_ns()}.jsonl"
         self.cpu_s = 0.0
@@ -97,6 +100,7 @@ class Collector:
                 str(tmp),
                 "--timing-out",
                 str(self.timing),
+                *extra,
             ],
             start_new_session=own_session,
         )
@@ -144,7 +148,7 @@ class Run:
         return self.events / self.span_s
 
 
-STAGES = ("ts->cut", "cut->sent", "sent->recv", "recv->pub", "pub->viewer")
+STAGES = ("ts->cut", "cut->sent", "sent->recv", "recv->pub", "pub->ws", "ws->viewer")
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:
@@ -157,14 +161,17 @@ def breakdown(frames: list[Frame], collector: Path, server: Path, rid: str) -> d
     """Per event of every frame the viewer got: the time spent in each stage (None without the server's
     timing: a baseline server may predate it)."""
     col = {(b["first_ts"], b["rows"]): b for b in jsonl(collector)}
-    srv = {b["seq"]: b for b in jsonl(server) if b.get("rid") == rid}
+    lines = [b for b in jsonl(server) if b.get("rid") == rid]
+    srv = {b["seq"]: b for b in lines if "recv_ns" in b}
+    ws_sent = {b["seq"]: b["view_sent_ns"] for b in lines if "view_sent_ns" in b}
     if not srv:
         return None
     out: dict[str, list[int]] = {k: [] for k in ("total", *STAGES)}
     for f in frames:
         c = col.get((f.ts[0], len(f.ts)))
         s = None if c is None else srv.get(c["seq"])
-        if c is None or s is None or not c["sent_ns"]:
+        w = None if c is None else ws_sent.get(c["seq"])
+        if c is None or s is None or w is None or not c["sent_ns"]:
             continue  # a resent batch, or one cut in a way the timing file missed: left out
         for t in f.ts:
             out["total"].append(f.recv_ns - t)
@@ -172,14 +179,16 @@ def breakdown(frames: list[Frame], collector: Path, server: Path, rid: str) -> d
             out["cut->sent"].append(c["sent_ns"] - c["cut_ns"])
             out["sent->recv"].append(s["recv_ns"] - c["sent_ns"])
             out["recv->pub"].append(s["pub_ns"] - s["recv_ns"])
-            out["pub->viewer"].append(f.recv_ns - s["pub_ns"])
+            out["pub->ws"].append(w - s["pub_ns"])
+            out["ws->viewer"].append(f.recv_ns - w)
     return out
 
 
 def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Callable[[], object],
-          own_session: bool, server_timing: Path | None = None) -> Run:  # fmt: skip
+          own_session: bool, server_timing: Path | None = None,
+          extra: tuple[str, ...] = ()) -> Run:  # fmt: skip
     """Run work under a streaming collector with one subscribed viewer."""
-    col = Collector(bin_, url, token, tmp, own_session)
+    col = Collector(bin_, url, token, tmp, own_session=own_session, extra=extra)
     rid = ""
     deadline = time.monotonic() + 60
     try:
@@ -279,9 +288,10 @@ def main() -> int:
     ap.add_argument("--skip-overhead", action="store_true", help="latency and loss only")
     ap.add_argument("--skip-loss", action="store_true", help="no loss steps")
     ap.add_argument("--baseline", metavar="REV", help="also measure latency with REV's backend (git rev)")
+    ap.add_argument("--reps", type=int, default=1, help="latency runs per mode and layout (alternating)")
     ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
-    ap.add_argument("--modes", default="new,thread", help="servers beside the baseline: new (chunk worker "
-                    "process), thread (this checkout with the in-process chunker)")  # fmt: skip
+    ap.add_argument("--modes", default="new,thread,nice0", help="runs beside the baseline: new (chunk worker "
+                    "process), thread (in-process chunker), nice0 (new, collector at --nice 0)")  # fmt: skip
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("live bench: needs root (tracefs instances)", file=sys.stderr)
@@ -335,7 +345,13 @@ def main() -> int:
             stop_server(server)
 
     # latency: idle and under -g 8, in both layouts, this checkout beside the baseline (alternating)
-    servers: dict[str, dict[str, str]] = {"new": {}, "thread": {"PLACEMAP_LIVE_CHUNKER": "thread"}}
+    # mode -> (server environment, collector arguments)
+    nice0 = ("--nice", "0")
+    servers: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+        "new": ({}, ()),
+        "thread": ({"PLACEMAP_LIVE_CHUNKER": "thread"}, ()),
+        "nice0": ({}, nice0),
+    }
     servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
     if args.baseline:
         base_dir = tmp / "baseline"
@@ -343,29 +359,39 @@ def main() -> int:
         archive = subprocess.run(["git", "archive", args.baseline, "backend/placemap"], cwd=ROOT,
                                  capture_output=True, check=True).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive, check=True)
-        servers["baseline"] = {"PYTHONPATH": str(base_dir / "backend")}
+        servers["baseline"] = ({"PYTHONPATH": str(base_dir / "backend")}, nice0)
         rev = sh(["git", "rev-parse", "--short", args.baseline], cwd=ROOT).stdout.strip()
         print(f"baseline: backend/placemap of {rev}")
     print(f"event ts -> viewer latency (load average now {os.getloadavg()[0]:.1f}):")
     for layout_key in args.layouts.split(","):
         own = layout_key == "own"
         layout = "own sessions" if own else "one session"
-        for name, env in servers.items():
-            timing = tmp / f"server-timing-{name}-{layout_key}.jsonl"
-            server = start_server(db, port, own_session=own, env={**env, "PLACEMAP_LIVE_TIMING": str(timing)})
-            try:
-                idle = watch(bin_, url, token, tmp, port=port, work=lambda: time.sleep(3.0), own_session=own,
-                             server_timing=timing)  # fmt: skip
-                describe(f"{name}, {layout}, no workload, 3 s", idle)
-                describe_stages(idle)
-                load0 = os.getloadavg()[0]
-                g8 = watch(bin_, url, token, tmp, port=port, own_session=own, server_timing=timing,
-                           work=functools.partial(repeat, 3, 8, args.loops, own))  # fmt: skip
-                describe(f"{name}, {layout}, hackbench -g 8 -l {args.loops} x3", g8)
-                describe_stages(g8)
-                print(f"    load average before/after: {load0:.1f}/{os.getloadavg()[0]:.1f}")
-            finally:
-                stop_server(server)
+        p99s: dict[str, list[float]] = {name: [] for name in servers}
+        for rep in range(args.reps):  # modes alternate, so each sees the machine's load alike
+            for name, (env, extra) in servers.items():
+                timing = tmp / f"server-timing-{name}-{layout_key}-{rep}.jsonl"
+                server = start_server(db, port, own_session=own,
+                                      env={**env, "PLACEMAP_LIVE_TIMING": str(timing)})  # fmt: skip
+                try:
+                    idle = watch(bin_, url, token, tmp, port=port, work=lambda: time.sleep(3.0),
+                                 own_session=own, server_timing=timing, extra=extra)  # fmt: skip
+                    describe(f"{name}, {layout}, no workload, 3 s", idle)
+                    describe_stages(idle)
+                    load0 = os.getloadavg()[0]
+                    work = functools.partial(repeat, 3, 8, args.loops, own)
+                    g8 = watch(bin_, url, token, tmp, port=port, own_session=own, server_timing=timing,
+                               extra=extra, work=work)  # fmt: skip
+                    describe(f"{name}, {layout}, hackbench -g 8 -l {args.loops} x3", g8)
+                    describe_stages(g8)
+                    print(f"    load average before/after: {load0:.1f}/{os.getloadavg()[0]:.1f}")
+                    if g8.lat:
+                        p99s[name].append(pct(g8.lat, 0.99))
+                finally:
+                    stop_server(server)
+        for name, v in p99s.items():
+            if v:
+                print(f"  {name}, {layout}, -g 8: p99 median of {len(v)} runs {statistics.median(v):.0f} ms "
+                      f"({', '.join(f'{x:.0f}' for x in v)})")  # fmt: skip
 
     if args.skip_loss:
         return 0

@@ -132,7 +132,10 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
         svc.disconnected(rid, conn, ended=ended)
 
 
-COMMIT_QUEUE = 32  # validated batches waiting for their commit; beyond, the connection stops reading
+# Bytes of validated batches (wire + decoded) waiting for their commit; beyond, the connection stops reading.
+# Large, so a slow commit (a loaded host, the chunk worker holding SQLite's write lock) delays acks, not the
+# viewers' feed; bounded, so a stalled store cannot grow the server without end.
+COMMIT_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,10 @@ class _Pending:
     recv_ns: int
     pub_ns: int
 
+    @property
+    def size(self) -> int:
+        return len(self.data) + int(self.checked.table.nbytes)
+
 
 @dataclass
 class _Conn:
@@ -156,7 +163,9 @@ class _Conn:
     rid: str
     session_id: str
     validator: BatchValidator
-    _pending: asyncio.Queue[_Pending | None] = field(default_factory=lambda: asyncio.Queue(COMMIT_QUEUE))
+    _pending: asyncio.Queue[_Pending | None] = field(default_factory=asyncio.Queue)
+    _pending_bytes: int = 0
+    _room: asyncio.Event = field(default_factory=asyncio.Event)
     _failure: BaseException | None = None
 
     async def loop(self) -> None:
@@ -226,10 +235,20 @@ class _Conn:
                 await _reject(ws, h.seq, str(exc))
                 return
             if checked.rows and svc.first_publish(self.session_id, h.seq) and svc.hub.has_viewers(rid):
-                svc.hub.publish(rid, browser_ipc(checked.table))
+                frame = browser_ipc(checked.table)
+                svc.timing.published(rid, h.seq, frame)
+                svc.hub.publish(rid, frame)
         finally:
             svc.inflight -= 1
-        await self._pending.put(_Pending(h, checked, data, recv_ns, time.monotonic_ns()))
+        p = _Pending(h, checked, data, recv_ns, time.monotonic_ns())
+        self._pending.put_nowait(p)
+        self._pending_bytes += p.size
+        # Let the viewers' senders run now: with frames already buffered, receiving the next one does not
+        # yield to the loop, and a backlog would hold every viewer's frame until it was drained.
+        await asyncio.sleep(0)
+        if self._pending_bytes > COMMIT_BYTES:
+            self._room.clear()
+            await self._room.wait()
 
     async def _commit_loop(self, main: asyncio.Task[None]) -> None:
         """Commit and acknowledge queued batches in order; a failure ends the connection (via main)."""
@@ -243,6 +262,9 @@ class _Conn:
                     # Finalising began (the store refused the commit): no ack, the collector keeps the batch.
                     await _refuse(ws, "session_ended", str(exc))
                     raise _ClosedError(POLICY_VIOLATION, "session_ended") from exc
+                self._pending_bytes -= p.size
+                if self._pending_bytes <= COMMIT_BYTES:
+                    self._room.set()
                 ack: dict[str, Any] = {"type": "ack", "seq": p.h.seq}
                 if not out.stored:
                     ack["duplicate"] = True

@@ -45,27 +45,35 @@ async def live_view(ws: WebSocket, recording_id: str) -> None:
         }
     )
 
+    main = asyncio.current_task()
+    assert main is not None
+    gone = False
+
     async def watch() -> None:  # the viewer sends nothing; this notices it leaving
+        nonlocal gone
         with contextlib.suppress(WebSocketDisconnect):
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
+        gone = True
+        main.cancel()
 
     watcher = asyncio.create_task(watch())
     try:
+        # One await per frame (no task per frame): a published frame is sent at the loop's next turn.
         while rec.status == "live":
-            getter = asyncio.create_task(viewer.queue.get())
-            done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
-            if watcher in done:
-                getter.cancel()
-                return
-            frame = getter.result()
+            frame = await viewer.queue.get()
             if isinstance(frame, bytes):
                 await ws.send_bytes(frame)
+                svc.timing.view_sent(frame)
             else:
                 await ws.send_text(frame)
                 if '"status": "live"' not in frame:
                     break
         await ws.close(1000)
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        main.uncancel()
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
