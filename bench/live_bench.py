@@ -18,7 +18,8 @@
   - with --baseline REV, the same latency runs against a server built from REV's backend/ (git archive),
     run alternately with this checkout's server in each layout, so both see the same load; "thread" is
     this checkout with PLACEMAP_LIVE_CHUNKER=thread (live chunking in the server process, as before),
-    "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too).
+    "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too),
+    "loopnice" this checkout with the server's event loop thread at nice -10 (PLACEMAP_LIVE_LOOP_NICE).
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
        [--skip-loss] [--baseline REV] [--layouts one,own] [--modes new,thread,nice0] [--reps N]
 """
@@ -351,6 +352,7 @@ def main() -> int:
         "new": ({}, ()),
         "thread": ({"PLACEMAP_LIVE_CHUNKER": "thread"}, ()),
         "nice0": ({}, nice0),
+        "loopnice": ({"PLACEMAP_LIVE_LOOP_NICE": "-10"}, ()),
     }
     servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
     if args.baseline:

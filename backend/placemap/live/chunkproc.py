@@ -1,9 +1,11 @@
 """Live chunking in its own process: the server's GIL and event loop are left to the live feed.
 
-The server starts one worker per live recording (`python -m placemap.live.chunkproc`), at a lower
-priority (nice CHUNKER_NICE: chunks serve replay, the viewers' feed comes first). The worker reads the
-recording's committed batches from the SQLite database (WAL: the server keeps writing while it reads) in
-seq order and runs the same LiveChunker on them, so its chunks are those the in-process chunker cuts.
+The server starts one worker per live recording (`python -m placemap.live.chunkproc`), in its own session
+at a lower priority (nice CHUNKER_NICE, for the process and its autogroup: chunks serve replay, the
+viewers' feed comes first; in the server's autogroup its CPU use would delay the server's wakeups).
+The worker reads the recording's committed batches from the SQLite database (WAL: the server keeps
+writing while it reads) in seq order and runs the same LiveChunker on them, so its chunks are those the
+in-process chunker cuts.
 Commands on its stdin, one line each: `finish` (chunk everything committed, write the derived data,
 answer `ok` or `broken <reason>` on stdout) and `close` (stop now). It stops at once when its stdin
 closes (the server went away: a restarted server rebuilds the chunks from the batches); a lock file held
@@ -16,6 +18,7 @@ PLACEMAP_LIVE_CHUNKER=thread keeps the chunker in the server process (the earlie
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import select
@@ -50,7 +53,11 @@ class ProcChunker:
         cmd = [sys.executable, "-m", "placemap.live.chunkproc", "--db", str(store.path), "--rid", rid,
                "--nice", str(CHUNKER_NICE)]  # fmt: skip
         cmd += ["--resume"] if resume else []
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        # Its own session, so its own autogroup (see main): a busy chunker in the server's autogroup would
+        # spend the group's fair share, and the server's event loop would then wait for turns on wakeup.
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
 
     def offer(self, table: pa.Table) -> None:
         """Nothing to hand over: the worker reads the committed batch from the database."""
@@ -135,6 +142,8 @@ def main() -> int:
     ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by N")
     args = ap.parse_args()
     os.nice(args.nice)
+    with contextlib.suppress(OSError):  # the autogroup of this session (no autogroups: nice alone)
+        Path("/proc/self/autogroup").write_text(f"{args.nice}\n")
     lock_path = Path(f"{args.db}.chunker-{args.rid}.lock")
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # an older worker of this recording has stopped writing

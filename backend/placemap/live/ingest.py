@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -31,6 +32,7 @@ from placemap.live.chunker import Chunker
 from placemap.live.hub import browser_ipc
 from placemap.live.service import LiveService, status_of
 from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
+from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.wire_schema import BatchHeader, Hello
 from placemap.store.live import BatchCommit, SessionEndedError
 
@@ -136,6 +138,7 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
 # Large, so a slow commit (a loaded host, the chunk worker holding SQLite's write lock) delays acks, not the
 # viewers' feed; bounded, so a stalled store cannot grow the server without end.
 COMMIT_BYTES = 64 << 20
+_EMPTY = EVENT_SCHEMA.empty_table()
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class _Pending:
     """A validated (and published) batch on its way to the store."""
 
     h: BatchHeader
-    checked: CheckedBatch
+    checked: CheckedBatch  # its table only when an in-process chunker takes it (else an empty one)
     data: bytes
     recv_ns: int
     pub_ns: int
@@ -240,6 +243,8 @@ class _Conn:
                 svc.hub.publish(rid, frame)
         finally:
             svc.inflight -= 1
+        if not svc.chunker_takes_tables:  # the chunk worker reads the committed bytes: hold only those
+            checked = dataclasses.replace(checked, table=_EMPTY)
         p = _Pending(h, checked, data, recv_ns, time.monotonic_ns())
         self._pending.put_nowait(p)
         self._pending_bytes += p.size

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import threading
 from typing import Any
 
 from placemap.live.chunker import Chunker, LiveChunker
@@ -21,6 +23,7 @@ from placemap.store.live import LiveStore
 log = logging.getLogger("placemap.live")
 
 RESTART_GRACE_S = 30.0
+LOOP_NICE_ENV = "PLACEMAP_LIVE_LOOP_NICE"
 
 
 class LiveService:
@@ -38,6 +41,7 @@ class LiveService:
         self.inflight = 0  # batches between receipt and fan-out (chunkers yield to them)
         self._published: dict[str, int] = {}  # session id -> the highest seq shown to viewers
         self.timing = Timing()
+        self.chunker_takes_tables = in_process()  # LiveChunker.offer takes tables; the worker reads the db
 
     def _new_chunker(self, rid: str, resume: bool) -> Chunker:
         if not in_process():
@@ -71,6 +75,13 @@ class LiveService:
     async def start(self) -> None:
         """At server start: live recordings left by a previous run wait for their collector again; their
         chunks are rebuilt from the committed batches (cut where they were cut) in the background."""
+        if nice := os.environ.get(LOOP_NICE_ENV):
+            # Opt-in (root): the event loop thread, which carries the live feed, at this nice value.
+            # Threads it starts later inherit it, so it is off by default.
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), int(nice))
+            except (OSError, ValueError) as exc:
+                log.warning("%s=%s: %s", LOOP_NICE_ENV, nice, exc)
         await asyncio.to_thread(self.live.drop_finished_batches)
         for rid in await asyncio.to_thread(self.live.live_recordings):
             self._chunkers[rid] = await asyncio.to_thread(self._new_chunker, rid, True)

@@ -1,7 +1,8 @@
 """The ingest websocket against a real server, driven by a Python client speaking wire.schema.json:
 tokens (bad, revoked), a rejected batch that does not cost the connection its next good batch,
 duplicates acknowledged and not stored twice, the explicit end turning the recording ready, no ack for a
-batch once finalising has closed the session."""
+batch once finalising has closed the session, a viewer shown each valid batch once (not a rejected one,
+not a resend after a reconnect)."""
 
 from __future__ import annotations
 
@@ -184,3 +185,33 @@ def test_no_ack_once_finalising_closed_the_session(live_server: LiveServer, topo
         assert answer["type"] == "error" and answer["code"] == "session_ended"
     rec = live_server.wait_status(rid, "ready", timeout_s=30)
     assert rec["event_count"] == 2
+
+
+def test_viewer_sees_each_valid_batch_once(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    """The feed shows a batch as soon as it is validated (before its commit); a rejected batch never, and
+    a batch resent on a new connection of the same session (a duplicate) not a second time."""
+    _, secret = live_server.token()
+    session = uuid.uuid4().hex
+    cpus = [c["cpu"] for c in topology["cpus"]]
+    bad_cpu = max(cpus) + 7
+    b0 = batch([10, 20], [cpus[0]] * 2)
+    with open_session(live_server, secret, topology, session) as (ws, welcome):
+        rid = welcome["recording_id"]
+        with connect(f"{live_server.ws}/api/recordings/{rid}/live") as view:
+            assert json.loads(view.recv(timeout=30))["type"] == "status"
+            assert send_batch(ws, 0, b0, 2) == {"type": "ack", "seq": 0}
+            assert send_batch(ws, 1, batch([30, 40], [cpus[0], bad_cpu]), 2)["type"] == "reject"
+            # the session reconnects (the old connection still open) and resends what it sent
+            with open_session(live_server, secret, topology, session) as (ws2, again):
+                assert again["last_seq"] == 0
+                assert send_batch(ws2, 0, b0, 2) == {"type": "ack", "seq": 0, "duplicate": True}
+                assert send_batch(ws2, 2, batch([50, 60], [cpus[-1]] * 2), 2) == {"type": "ack", "seq": 2}
+                shown: list[list[int]] = []
+                while not shown or shown[-1] != [50, 60]:
+                    msg = view.recv(timeout=30)
+                    if isinstance(msg, bytes):
+                        shown.append(pa.ipc.open_stream(msg).read_all().column("ts_ns").to_pylist())
+                assert shown == [[10, 20], [50, 60]]
+                ws2.close(code=1000, reason="end")
+    rec = live_server.wait_status(rid, "ready")
+    assert rec["event_count"] == 4
