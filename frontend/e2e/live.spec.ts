@@ -12,7 +12,7 @@
  * Needs root and a working tracefs (CI and the dev machine have both); otherwise it is skipped with
  * the reason.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Browser, type Page } from "@playwright/test";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -84,12 +84,63 @@ function playhead(page: Page): Promise<number> {
   return page.evaluate(() => (window as unknown as { __placemapStats?: { playheadNs: number } }).__placemapStats?.playheadNs ?? 0);
 }
 
+interface DecodeStats {
+  liveFrames?: number;
+  liveDecodeMs?: number;
+  liveWorkerMs?: number;
+  liveDecodeMode?: string;
+  frameWorkMs?: number;
+  fps?: number;
+}
+function decodeStats(page: Page): Promise<DecodeStats> {
+  return page.evaluate(() => (window as unknown as { __placemapStats?: DecodeStats }).__placemapStats ?? {});
+}
+
+/**
+ * The same live feed decoded in the worker (this page) and on the main thread (a second page
+ * whose Worker is taken away, the decoder's fallback): the main thread's ms per hub frame of each,
+ * one after the other over 10 s each (a second window puts the first in the background, where
+ * Chrome runs it slower), printed for the report (not asserted: they depend on the machine's load).
+ */
+async function decodeSideBySide(page: Page, browser: Browser, url: string, baseURL: string | undefined): Promise<void> {
+  const per = (a: DecodeStats, b: DecodeStats, k: "liveDecodeMs" | "liveWorkerMs"): string => {
+    const n = (b.liveFrames ?? 0) - (a.liveFrames ?? 0);
+    return n > 0 ? `${(((b[k] ?? 0) - (a[k] ?? 0)) / n).toFixed(3)} ms/frame over ${String(n)} frames` : "no frames";
+  };
+  const w0 = await decodeStats(page);
+  await page.waitForTimeout(10_000);
+  const w1 = await decodeStats(page);
+  expect(w1.liveDecodeMode).toBe("worker");
+  const ctx = await browser.newContext(baseURL ? { baseURL } : {});
+  try {
+    await ctx.addInitScript(() => {
+      Object.defineProperty(window, "Worker", { value: undefined, configurable: true });
+    });
+    const main = await ctx.newPage();
+    await main.goto(url);
+    await expect(main.getByTestId("live-mode")).toHaveAttribute("data-mode", "live");
+    await expect.poll(async () => (await decodeStats(main)).liveFrames ?? 0, { timeout: 30_000 }).toBeGreaterThan(0);
+    const m0 = await decodeStats(main);
+    await main.waitForTimeout(10_000);
+    const m1 = await decodeStats(main);
+    expect(m1.liveDecodeMode).toBe("main");
+    expect((m1.liveFrames ?? 0) - (m0.liveFrames ?? 0)).toBeGreaterThan(0);
+    console.log(
+      `live decode, main-thread time per hub frame, same feed, 10 s each: worker ${per(w0, w1, "liveDecodeMs")} (worker itself ${per(w0, w1, "liveWorkerMs")}), ` +
+        `frame work ${String(w1.frameWorkMs)} ms at ${String(w1.fps)} fps; main-thread decode ${per(m0, m1, "liveDecodeMs")}, frame work ${String(m1.frameWorkMs)} ms at ${String(m1.fps)} fps`,
+    );
+  } finally {
+    await ctx.close();
+    await page.bringToFront();
+  }
+}
+
 async function eventsSoFar(page: Page): Promise<number> {
   const t = await page.getByTestId("live-events").innerText();
   return Number(t.replace(/[^0-9]/g, ""));
 }
 
-test("live view follows the head of a real collector run: tasks move, pause, scrub back, jump to live, end", async ({ page, baseURL }) => {
+test("live view follows the head of a real collector run: tasks move, pause, scrub back, jump to live, end", async ({ page, baseURL, browser }) => {
   test.setTimeout(300_000);
   const why = tracefsUnusable();
   test.skip(why !== null, `real tracefs unavailable: ${why ?? ""}`);
@@ -227,6 +278,32 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     await expect.poll(() => playhead(page)).toBeGreaterThan(pausedAt);
     await expect(page).not.toHaveURL(/[?&]t=/);
 
+    // the live inspector (the task selected through the URL above), from the events the browser
+    // holds: the task's comm as text, its CPU with core / LLC / node, and its path, which grows as
+    // its wakeups arrive. After the feed-gap count above, which these seconds must not disturb
+    const insp = page.getByTestId("live-inspector");
+    await expect(insp.getByTestId("live-task-comm")).toHaveText(HOSTILE);
+    await expect(insp.locator("i")).toHaveCount(0);
+    await expect(insp.getByTestId("live-task-now")).toContainText(/CPU \d+ · core \d+ · LLC \d+ · node \d+ · (running|runnable|sleeping)/);
+    const placed = async (): Promise<number> => Number(await insp.getByTestId("live-path-count").getAttribute("data-placements"));
+    await expect.poll(placed, { timeout: 30_000 }).toBeGreaterThan(0);
+    const placedBefore = await placed();
+    await expect.poll(placed, { timeout: 30_000 }).toBeGreaterThan(placedBefore);
+    await expect(insp.locator("svg.path-chart")).toBeVisible();
+    await expect(insp.getByTestId("live-inspector-window")).toContainText("since the live view opened");
+    await shot(page, "inspector");
+    // another task, picked from the live search: the URL carries it
+    await insp.getByTestId("task-search").fill("hackbench");
+    await insp.getByTestId("task-result").first().click();
+    await expect(page).toHaveURL(/[?&]sel=\d+/);
+    await expect(insp.getByTestId("live-task-comm")).toHaveText("hackbench");
+    await expect(insp.getByTestId("live-task-now")).toBeVisible();
+    await shot(page, "inspector-hackbench");
+
+    // hub frames are decoded in the Web Worker, and the main-thread fallback decodes the same feed
+    expect((await decodeStats(page)).liveDecodeMode).toBe("worker");
+    await decodeSideBySide(page, browser, page.url(), baseURL);
+
     // end of the run: SIGINT ends the recording; the view says so and opens the stored recording
     stopGroup(load);
     stopGroup(hostile);
@@ -238,6 +315,10 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     await page.getByTestId("live-open-finished").click();
     await expect(page.getByTestId("play")).toBeVisible();
     await expect(page).not.toHaveURL(/[?&]live=1/);
+    // the stored inspector takes over, with the task followed live still selected
+    await expect(page.getByTestId("live-inspector")).toHaveCount(0);
+    await expect(page).toHaveURL(/[?&]sel=\d+/);
+    await expect(page.getByTestId("task-detail")).toContainText("placements", { timeout: 30_000 });
 
     // delete it from the list (confirm step first)
     const row = page.locator('li.open[data-testid="recording-item"]');
