@@ -99,7 +99,7 @@ function decodeStats(page: Page): Promise<DecodeStats> {
 /**
  * The same live feed decoded in the worker (this page) and on the main thread (a second page
  * whose Worker is taken away, the decoder's fallback): the main thread's ms per hub frame of each,
- * one after the other over 10 s each (a second window puts the first in the background, where
+ * one after the other over 6 s each (a second window puts the first in the background, where
  * Chrome runs it slower), printed for the report (not asserted: they depend on the machine's load).
  */
 async function decodeSideBySide(page: Page, browser: Browser, url: string, baseURL: string | undefined): Promise<void> {
@@ -107,8 +107,13 @@ async function decodeSideBySide(page: Page, browser: Browser, url: string, baseU
     const n = (b.liveFrames ?? 0) - (a.liveFrames ?? 0);
     return n > 0 ? `${(((b[k] ?? 0) - (a[k] ?? 0)) / n).toFixed(3)} ms/frame over ${String(n)} frames` : "no frames";
   };
+  // the run lasts RUN_S: on a slow machine it may be over by now, and an ended run is opened stored
+  if ((await page.getByTestId("live-mode").getAttribute("data-mode")) !== "live") {
+    console.log("live decode figures skipped: the run is no longer live");
+    return;
+  }
   const w0 = await decodeStats(page);
-  await page.waitForTimeout(10_000);
+  await page.waitForTimeout(6_000);
   const w1 = await decodeStats(page);
   expect(w1.liveDecodeMode).toBe("worker");
   const ctx = await browser.newContext(baseURL ? { baseURL } : {});
@@ -118,15 +123,19 @@ async function decodeSideBySide(page: Page, browser: Browser, url: string, baseU
     });
     const main = await ctx.newPage();
     await main.goto(url);
-    await expect(main.getByTestId("live-mode")).toHaveAttribute("data-mode", "live");
+    await expect(main.getByTestId("live-mode").or(main.getByTestId("play"))).toBeVisible({ timeout: 30_000 });
+    if ((await main.getByTestId("live-mode").count()) === 0) {
+      console.log("live decode figures for the main-thread fallback skipped: the run ended meanwhile");
+      return;
+    }
     await expect.poll(async () => (await decodeStats(main)).liveFrames ?? 0, { timeout: 30_000 }).toBeGreaterThan(0);
     const m0 = await decodeStats(main);
-    await main.waitForTimeout(10_000);
+    await main.waitForTimeout(6_000);
     const m1 = await decodeStats(main);
     expect(m1.liveDecodeMode).toBe("main");
     expect((m1.liveFrames ?? 0) - (m0.liveFrames ?? 0)).toBeGreaterThan(0);
     console.log(
-      `live decode, main-thread time per hub frame, same feed, 10 s each: worker ${per(w0, w1, "liveDecodeMs")} (worker itself ${per(w0, w1, "liveWorkerMs")}), ` +
+      `live decode, main-thread time per hub frame, same feed, 6 s each: worker ${per(w0, w1, "liveDecodeMs")} (worker itself ${per(w0, w1, "liveWorkerMs")}), ` +
         `frame work ${String(w1.frameWorkMs)} ms at ${String(w1.fps)} fps; main-thread decode ${per(m0, m1, "liveDecodeMs")}, frame work ${String(m1.frameWorkMs)} ms at ${String(m1.fps)} fps`,
     );
   } finally {
