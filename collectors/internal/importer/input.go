@@ -176,19 +176,8 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 			ck.data = buf[:cut+1]
 			carry = append(carry[:0:0], buf[cut+1:]...)
 		}
-		ck.lines = bytes.Count(ck.data, []byte{'\n'})
-		if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
-			ck.lines++
-		}
-		*line += ck.lines
-		*seq++
-		select {
-		case out <- ck:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if end {
-			return nil
+		if err := emit(ctx, ck, out, seq, line); err != nil || end {
+			return err
 		}
 	}
 }
@@ -239,19 +228,25 @@ func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out
 			ck.data = m[pos : pos+cut+1]
 		}
 		pos += len(ck.data)
-		ck.lines = bytes.Count(ck.data, []byte{'\n'})
-		if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
-			ck.lines++
+		if err := emit(ctx, ck, out, seq, line); err != nil || last {
+			return err
 		}
-		*line += ck.lines
-		*seq++
-		select {
-		case out <- ck:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if last {
-			return nil
-		}
+	}
+}
+
+// emit counts a cut chunk's lines (a last line without its newline counts too), numbers
+// it and hands it to the parsers.
+func emit(ctx context.Context, ck *chunk, out chan<- *chunk, seq, line *int) error {
+	ck.lines = bytes.Count(ck.data, []byte{'\n'})
+	if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
+		ck.lines++
+	}
+	*line += ck.lines
+	*seq++
+	select {
+	case out <- ck:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
