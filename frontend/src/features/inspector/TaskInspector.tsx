@@ -171,14 +171,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
   return (
     <section className="panel inspector" aria-label="Task inspector">
       <h2>Task inspector</h2>
-      <input
-        type="search"
-        data-testid="task-search"
-        aria-label="Search tasks by comm or pid"
-        placeholder="comm or pid"
-        value={q}
-        onChange={(e) => { setQ(e.target.value); }}
-      />
+      <TaskSearch value={q} onChange={setQ} placeholder="comm or pid" />
       {err && <div className="error small">{err}</div>}
       <ul className="task-results" data-testid="task-results">
         {results.map((t) => (
@@ -212,5 +205,19 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
         </div>
       )}
     </section>
+  );
+}
+
+/** The task search box of both inspectors (stored and live). */
+export function TaskSearch({ value, onChange, placeholder }: { value: string; onChange: (q: string) => void; placeholder: string }) {
+  return (
+    <input
+      type="search"
+      data-testid="task-search"
+      aria-label="Search tasks by comm or pid"
+      placeholder={placeholder}
+      value={value}
+      onChange={(e) => { onChange(e.target.value); }}
+    />
   );
 }

@@ -10,7 +10,7 @@ import { useMemo, useState } from "react";
 import type { TaskPlacement } from "../../client/types";
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
-import { PathChart } from "../inspector/TaskInspector";
+import { PathChart, TaskSearch } from "../inspector/TaskInspector";
 import { classifyMigration, LEVELS } from "../../viz/colors";
 import { TASK_STATE_NAMES, TaskState, type TaskRec } from "../../viz/replay";
 import { formatDuration } from "../../viz/time";
@@ -94,14 +94,7 @@ export function LiveTaskInspector({ player, onSelect }: Props) {
   return (
     <section className="panel inspector" aria-label="Task inspector" data-testid="live-inspector">
       <h2>Task inspector · live</h2>
-      <input
-        type="search"
-        data-testid="task-search"
-        aria-label="Search tasks by comm or pid"
-        placeholder="comm or pid (tasks seen in this view)"
-        value={q}
-        onChange={(e) => { setQ(e.target.value); }}
-      />
+      <TaskSearch value={q} onChange={setQ} placeholder="comm or pid (tasks seen in this view)" />
       <ul className="task-results" data-testid="task-results">
         {results.map((t) => (
           <li key={t.pid}>
