@@ -104,6 +104,9 @@ type result struct {
 	ck    *chunk
 }
 
+// useFast turns the fast path (fast.go) on; tests turn it off to compare.
+var useFast = true
+
 type worker struct {
 	scratch []byte
 	e       event
@@ -129,8 +132,10 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 	}
 	perf := ck.format == FormatPerf
 	tracecmd := ck.format == FormatTracecmd
+	fast := useFast && !perf
 	for len(data) > 0 {
 		var l []byte
+		rest := data // the line and what follows it in the chunk (fastLine reads ahead)
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			l, data = data, nil
@@ -148,6 +153,9 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 			cur = newCols()
 		}
 		left--
+		if fast && headerLost == 0 && fastLine(rest, len(l), cpuLimit, st, cur) {
+			continue
+		}
 		reason, ann := w.line(l, perf, tracecmd, cpuLimit, st, cur, &headerLost)
 		if reason >= 0 {
 			if last && (reason == rMalformed || reason == rAnnotation) {
