@@ -224,8 +224,9 @@ func (c *cols) appendFrom(s *cols, from, k int) {
 		d.finish(n)
 		base := int32(len(d.data)) - x.off[from]
 		d.data = append(d.data, x.data[x.off[from]:x.off[to]]...)
-		for r := 1; r <= k; r++ {
-			d.off[n+r] = x.off[from+r] + base
+		do, xo := d.off[n+1:n+k+1], x.off[from+1:to+1] // equal lengths: no bounds checks in the loop
+		for r := range do {
+			do[r] = xo[r] + base
 		}
 		d.filled = n + k
 		d.set += copyBits(d.valid, n, x.valid, from, k)
@@ -248,6 +249,19 @@ func copyBits(dst []byte, dOff int, src []byte, sOff, k int) int {
 	}
 	for ; i < k && (dOff+i)&7 != 0; i++ {
 		bit(i)
+	}
+	for ; i+64 <= k; i += 64 {
+		// 64 bits at a time; the source bits run into a ninth byte only when shifted,
+		// and that byte then still holds bits of the range
+		s := sOff + i
+		sh := uint(s & 7)
+		v := binary.LittleEndian.Uint64(src[s>>3:])
+		if sh != 0 {
+			v = v>>sh | uint64(src[s>>3+8])<<(64-sh)
+		}
+		d := (dOff + i) >> 3
+		binary.LittleEndian.PutUint64(dst[d:], binary.LittleEndian.Uint64(dst[d:])|v)
+		set += bits.OnesCount64(v)
 	}
 	for ; i+8 <= k; i += 8 {
 		s := sOff + i
@@ -354,9 +368,19 @@ func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 			continue
 		}
 		v := s.data[s.off[i]:s.off[i+1]]
-		if lastIdx >= 0 && sameShort(v, last) {
-			idx[i] = lastIdx
-			continue
+		if k := len(v); lastIdx >= 0 && k == len(last) {
+			// task names of 8-16 bytes compared as two words here (sameShort is not
+			// inlined), the rest by sameShort
+			if k >= 8 && k <= 16 {
+				if binary.LittleEndian.Uint64(v) == binary.LittleEndian.Uint64(last) &&
+					binary.LittleEndian.Uint64(v[k-8:]) == binary.LittleEndian.Uint64(last[k-8:]) {
+					idx[i] = lastIdx
+					continue
+				}
+			} else if sameShort(v, last) {
+				idx[i] = lastIdx
+				continue
+			}
 		}
 		j, ok := e.seen[string(v)]
 		if !ok {
@@ -385,14 +409,16 @@ func (e *chunkEncoder) dictionary(s *strn, n int, sc *dictScratch) arrow.Array {
 	switch {
 	case distinct <= 127:
 		sc.i8 = growN(sc.i8, n)
-		for i, x := range e.idx[:n] {
-			sc.i8[i] = int8(x)
+		i8 := sc.i8[:n]
+		for i, x := range e.idx[:len(i8)] {
+			i8[i] = int8(x)
 		}
 		it, ib = arrow.PrimitiveTypes.Int8, memory.NewBufferBytes(arrow.Int8Traits.CastToBytes(sc.i8))
 	case distinct <= 32_767:
 		sc.i16 = growN(sc.i16, n)
-		for i, x := range e.idx[:n] {
-			sc.i16[i] = int16(x)
+		i16 := sc.i16[:n]
+		for i, x := range e.idx[:len(i16)] {
+			i16[i] = int16(x)
 		}
 		it, ib = arrow.PrimitiveTypes.Int16, memory.NewBufferBytes(arrow.Int16Traits.CastToBytes(sc.i16))
 	default:

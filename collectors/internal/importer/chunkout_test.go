@@ -161,12 +161,13 @@ func TestChunksNeedTheStreamOutput(t *testing.T) {
 
 func TestCopyBitsAtAnyOffsets(t *testing.T) {
 	src := make([]byte, 40)
+	// k up to 200 from offsets up to 16 also runs the 64-bit steps, shifted and not
 	for i := range src {
 		src[i] = byte(i*37 + 11) // an irregular pattern
 	}
 	for sOff := 0; sOff < 17; sOff++ {
 		for dOff := 0; dOff < 17; dOff++ {
-			for _, k := range []int{0, 1, 7, 8, 9, 63, 200} {
+			for _, k := range []int{0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 200} {
 				dst := make([]byte, 40)
 				got := copyBits(dst, dOff, src, sOff, k)
 				want := 0

@@ -152,7 +152,11 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 	if n+8 > len(b) || n < 64 {
 		return false
 	}
-	s := skipWS(b, 0)
+	s := 0
+	for word(b, s) == 0x2020202020202020 { // the TASK column is right-aligned in 16
+		s += 8
+	}
+	s = skipWS(b, s)
 	// room for every fixed-width read up to the body without further length checks
 	if s+64 > n {
 		return false
