@@ -59,19 +59,44 @@ func digits8(x uint64, k int) int64 {
 	return int64(v)
 }
 
-// lastIn16 returns the index of the right-most c in b[a:a+16], or -1; b has those bytes.
-func lastIn16(b []byte, a int, c byte) int {
-	if m := eqMask(word(b, a+8), c); m != 0 {
-		return a + 8 + (63-bits.LeadingZeros64(m))>>3
+// fastMax is the longest line the fast path takes. It works on a window of the chunk
+// as an array of 256+8 bytes indexed by uint8 (and up to 7 more for a word): such an
+// index is in bounds by its type, so the scans compile without bounds checks. Every
+// index it reads is within 16 bytes past the line's end (n <= fastMax), and every
+// scan stops at the line's end, where the byte is '\n' or '\r'.
+const fastMax = 232
+
+type lineBuf = [256 + 8]byte
+
+// lastIn16 returns the index of the right-most byte in p[a:a+16] equal to the byte
+// repeated in pat (bytes1*c), or a-1 when there is none (bits.Len64 of a byte's 0x80
+// flag is 8*(byte index+1)).
+func lastIn16(p *lineBuf, a int, pat uint64) int {
+	y := word(p, a+8) ^ pat
+	if h := ^((y&lo7 + lo7) | y | lo7); h != 0 {
+		return a + 7 + bits.Len64(h)>>3
 	}
-	if m := eqMask(word(b, a), c); m != 0 {
-		return a + (63-bits.LeadingZeros64(m))>>3
-	}
-	return -1
+	y = word(p, a) ^ pat
+	return a - 1 + bits.Len64(^((y&lo7+lo7)|y|lo7))>>3
 }
 
-// word reads 8 bytes at b[i:] as a little-endian word.
-func word(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
+const (
+	dashes8 = bytes1 * '-'
+	spaces8 = bytes1 * ' '
+)
+
+// word reads 8 bytes at p[i:] as a little-endian word (the index, below 256+8, needs
+// no check).
+func word(p *lineBuf, i int) uint64 {
+	x := uint(uint8(i))
+	return binary.LittleEndian.Uint64(p[x : x+8])
+}
+
+// word4 reads 4 bytes at p[i:] as a little-endian word.
+func word4(p *lineBuf, i int) uint64 {
+	x := uint(uint8(i))
+	return uint64(binary.LittleEndian.Uint32(p[x : x+4]))
+}
 
 func w8(s string) uint64 { return binary.LittleEndian.Uint64([]byte(s)) }
 
@@ -95,18 +120,18 @@ var (
 // byte at the end is '\n' or '\r', which no scan takes for a digit or a space.
 
 // skipWS returns the index of the first byte at or after i that is not a space or tab.
-func skipWS(b []byte, i int) int {
-	for b[i] == ' ' || b[i] == '\t' {
+func skipWS(p *lineBuf, i int) int {
+	for p[uint8(i)] == ' ' || p[uint8(i)] == '\t' {
 		i++
 	}
 	return i
 }
 
-// num reads the decimal digits at b[i:]: value and the index after them (v is only
+// num reads the decimal digits at p[i:]: value and the index after them (v is only
 // meaningful for up to 18 digits; callers bound the count).
-func num(b []byte, i int) (v int64, j int) {
+func num(p *lineBuf, i int) (v int64, j int) {
 	for j = i; ; j++ {
-		c := b[j] - '0'
+		c := p[uint8(j)] - '0'
 		if c > 9 {
 			return v, j
 		}
@@ -114,13 +139,13 @@ func num(b []byte, i int) (v int64, j int) {
 	}
 }
 
-// id reads 1 to 7 digits at b[i:] (a pid, a CPU, a tgid); ok is false for anything
+// id reads 1 to 7 digits at p[i:] (a pid, a CPU, a tgid); ok is false for anything
 // else (no digit, a sign, 8 or more digits), which the general parser then reads.
 // Numbers here have 1-7 digits, so a byte loop beats a word-at-a-time conversion.
-func id(b []byte, i int) (int32, int, bool) {
+func id(p *lineBuf, i int) (int32, int, bool) {
 	v, j := int32(0), i
 	for ; ; j++ {
-		c := b[j] - '0'
+		c := p[uint8(j)] - '0'
 		if c > 9 {
 			break
 		}
@@ -129,39 +154,37 @@ func id(b []byte, i int) (int32, int, bool) {
 	return v, j, j > i && j-i < 8
 }
 
-// keyID reads key then id() at b[i:]: keyInt's rules for values of 1 to 7 digits.
-func keyID(b []byte, i int, key fieldKey) (int32, int, bool) {
-	j := i + key.n
-	if j+8 > len(b) {
-		return 0, i, false
-	}
-	if key.n >= 8 {
-		if word(b, i) != key.lo || word(b, j-8) != key.hi {
-			return 0, i, false
-		}
-	} else if uint64(binary.LittleEndian.Uint32(b[i:])) != key.lo || uint64(binary.LittleEndian.Uint32(b[j-4:])) != key.hi {
-		return 0, i, false
-	}
-	return id(b, j)
+// hasKey8 reports whether p[i:] starts with key, a key of 8 to 16 bytes (keyInt's
+// test: first and last words); hasKey4 is the same for keys of 4 to 7 bytes. The
+// callers then read the value with id: keyInt's rules for values of 1 to 7 digits. A
+// key never matches across the line's end, whose byte is no key's.
+func hasKey8(p *lineBuf, i int, key *fieldKey) bool {
+	return word(p, i) == key.lo && word(p, i+key.n-8) == key.hi
+}
+
+func hasKey4(p *lineBuf, i int, key *fieldKey) bool {
+	return word4(p, i) == key.lo && word4(p, i+key.n-4) == key.hi
 }
 
 // fastLine parses the line b[:n] into a row of c when it can (see the file comment)
 // and reports whether it did; st gets exactly what worker.line would have added. b
-// runs on past the line: at least 8 bytes, the first of them '\n' or '\r'.
+// runs on past the line (the rest of the chunk): it declines lines too close to the
+// chunk's end for the lineBuf window, and lines not ended by '\n' or '\r'.
 func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
-	if n+8 > len(b) || n < 64 {
+	if n > fastMax || len(b) < len(lineBuf{}) || n < 64 || (b[n] != '\n' && b[n] != '\r') {
 		return false
 	}
+	p := (*lineBuf)(b)
 	s := 0
-	for word(b, s) == 0x2020202020202020 { // the TASK column is right-aligned in 16
+	for word(p, s) == spaces8 { // the TASK column is right-aligned in 16
 		s += 8
 	}
-	s = skipWS(b, s)
+	s = skipWS(p, s)
 	// room for every fixed-width read up to the body without further length checks
 	if s+64 > n {
 		return false
 	}
-	switch b[s] {
+	switch p[uint8(s)] {
 	case '#', 'C', 'L': // comments, lost-event lines (a comm starting so goes the general way)
 		return false
 	case 'v', 'c':
@@ -169,133 +192,139 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			return false
 		}
 	}
-	d := lastIn16(b, s, '-')
-	if d < 0 {
+	d := lastIn16(p, s, dashes8)
+	if d < s {
 		return false
 	}
-	pid, i, ok := id(b, d+1)
+	pid, i, ok := id(p, d+1)
 	if !ok {
 		return false
 	}
-	i = skipWS(b, i)
+	i = skipWS(p, i)
 	hasTgid, tgid := false, int32(0)
-	if b[i] == '(' {
-		j := skipWS(b, i+1)
-		if b[j] == '-' {
-			for j < n && b[j] == '-' {
+	if p[uint8(i)] == '(' {
+		j := skipWS(p, i+1)
+		if p[uint8(j)] == '-' {
+			for j < n && p[uint8(j)] == '-' {
 				j++
 			}
 		} else {
-			if tgid, j, ok = id(b, j); !ok {
+			if tgid, j, ok = id(p, j); !ok {
 				return false
 			}
 			hasTgid = true
 		}
-		if b[j] != ')' {
+		if p[uint8(j)] != ')' {
 			return false
 		}
-		i = skipWS(b, j+1)
+		i = skipWS(p, j+1)
 	}
-	if b[i] != '[' {
+	if p[uint8(i)] != '[' {
 		return false
 	}
-	cpu, i, ok := id(b, i+1)
-	if !ok || b[i] != ']' || cpu > cpuLimit {
+	cpu, i, ok := id(p, i+1)
+	if !ok || p[uint8(i)] != ']' || cpu > cpuLimit {
 		return false
 	}
-	i = skipWS(b, i+1)
-	if b[i] < '0' || b[i] > '9' {
+	i = skipWS(p, i+1)
+	if p[uint8(i)] < '0' || p[uint8(i)] > '9' {
 		// irq-info flags: up to 8 bytes before a space or tab
-		m := spaceMask(word(b, i))
+		m := spaceMask(word(p, i))
 		k := i + 8
 		if m != 0 {
 			k = i + bits.TrailingZeros64(m)>>3
-		} else if b[k] != ' ' && b[k] != '\t' {
+		} else if p[uint8(k)] != ' ' && p[uint8(k)] != '\t' {
 			return false
 		}
 		if k >= n {
 			return false
 		}
-		i = skipWS(b, k)
+		i = skipWS(p, k)
 	}
 	// timestamp: secs[.frac]:
-	secs, j := num(b, i)
+	secs, j := num(p, i)
 	if j == i || j-i > 18 || j >= n {
 		return false
 	}
 	var ts int64
-	raw := b[j] != '.'
+	raw := p[uint8(j)] != '.'
 	if raw {
 		ts = secs
 	} else {
 		f0 := j + 1
 		var frac int64
-		frac, j = num(b, f0)
+		frac, j = num(p, f0)
 		nd := j - f0
 		if nd == 0 || nd > 9 || secs > (1<<63-1)/1_000_000_000-1 {
 			return false
 		}
 		ts = secs*1_000_000_000 + frac*pow10[9-nd]
 	}
-	if j+1 >= n || b[j] != ':' || (b[j+1] != ' ' && b[j+1] != '\t') {
+	if j+1 >= n || p[uint8(j)] != ':' || (p[uint8(j+1)] != ' ' && p[uint8(j+1)] != '\t') {
 		return false
 	}
-	j = skipWS(b, j+2)
+	j = skipWS(p, j+2)
 	// event name: sched_waking: sched_wakeup: sched_wakeup_new: sched_switch: sched_migrate_task:
 	if j+24 > n {
 		return false
 	}
 	var k schema.Kind
 	var bs int // body start
-	switch word(b, j) {
+	switch word(p, j) {
 	case wSchedWa:
 		switch {
-		case word(b, j+5) == wWaking && b[j+13] == ' ':
+		case word(p, j+5) == wWaking && p[uint8(j+13)] == ' ':
 			k, bs = schema.KindWaking, j+14
-		case word(b, j+5) == wWakeup && b[j+13] == ' ':
+		case word(p, j+5) == wWakeup && p[uint8(j+13)] == ' ':
 			k, bs = schema.KindWakeup, j+14
-		case word(b, j+8) == wKeupNew && b[j+16] == ':' && b[j+17] == ' ':
+		case word(p, j+8) == wKeupNew && p[uint8(j+16)] == ':' && p[uint8(j+17)] == ' ':
 			k, bs = schema.KindWakeupNew, j+18
 		default:
 			return false
 		}
 	case wSchedSw:
-		if word(b, j+5) != wSwitch || b[j+13] != ' ' {
+		if word(p, j+5) != wSwitch || p[uint8(j+13)] != ' ' {
 			return false
 		}
 		k, bs = schema.KindSwitch, j+14
 	case wSchedMi:
-		if word(b, j+8) != wGrateTa || b[j+16] != 's' || b[j+17] != 'k' || b[j+18] != ':' || b[j+19] != ' ' {
+		if word(p, j+8) != wGrateTa || p[uint8(j+16)] != 's' || p[uint8(j+17)] != 'k' || p[uint8(j+18)] != ':' || p[uint8(j+19)] != ' ' {
 			return false
 		}
 		k, bs = schema.KindMigrate, j+20
 	default:
 		return false
 	}
-	bs = skipWS(b, bs)
+	bs = skipWS(p, bs)
 	r := c.n
 	switch k {
 	case schema.KindSwitch:
 		// prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s [==>] next_comm=%s next_pid=%d next_prio=%d
 		c0 := bs + 10
-		if c0+16 > n || word(b, bs) != wPrevComm || b[bs+8] != 'm' || b[bs+9] != '=' {
+		if c0+16 > n || word(p, bs) != wPrevComm || p[uint8(bs+8)] != 'm' || p[uint8(bs+9)] != '=' {
 			return false
 		}
-		p := lastIn16(b, c0, ' ')
-		if p < 0 {
+		ce := lastIn16(p, c0, spaces8)
+		if ce < c0 {
 			return false
 		}
-		ppid, i, ok := keyID(b, p, kPrevPid)
+		if !hasKey8(p, ce, &kPrevPid) {
+			return false
+		}
+		ppid, i, ok := id(p, ce+kPrevPid.n)
 		if !ok {
 			return false
 		}
-		pprio, i, ok := keyID(b, i, kPrevPrio)
-		if !ok || i+20 > n || word(b, i) != wPrevStat || string(b[i+8:i+12]) != "ate=" {
+		if !hasKey8(p, i, &kPrevPrio) {
+			return false
+		}
+		pprio, i, ok := id(p, i+kPrevPrio.n)
+		if !ok || i+20 > n || word(p, i) != wPrevStat || string(b[i+8:i+12]) != "ate=" {
 			return false
 		}
 		// the state runs to the next space (up to 8 bytes here)
 		s0 := i + 12
-		m := eqMask(word(b, s0), ' ')
+		m := eqMask(word(p, s0), ' ')
 		if m == 0 {
 			return false
 		}
@@ -308,22 +337,28 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			i += 4
 		}
 		n0 := i + 11
-		if n0+16 > n || word(b, i) != wNextComm || string(b[i+8:i+11]) != "mm=" {
+		if n0+16 > n || word(p, i) != wNextComm || string(b[i+8:i+11]) != "mm=" {
 			return false
 		}
-		q := lastIn16(b, n0, ' ')
-		if q < 0 {
+		q := lastIn16(p, n0, spaces8)
+		if q < n0 {
 			return false
 		}
-		npid, i, ok := keyID(b, q, kNextPid)
+		if !hasKey8(p, q, &kNextPid) {
+			return false
+		}
+		npid, i, ok := id(p, q+kNextPid.n)
 		if !ok {
 			return false
 		}
-		nprio, i, ok := keyID(b, i, kNextPrio)
+		if !hasKey8(p, i, &kNextPrio) {
+			return false
+		}
+		nprio, i, ok := id(p, i+kNextPrio.n)
 		if !ok || i != n {
 			return false
 		}
-		comm, next := b[c0:p], b[n0:q]
+		comm, next := b[c0:ce], b[n0:q]
 		if !ascii(comm) || !ascii(next) || !ascii(state) {
 			return false
 		}
@@ -337,30 +372,42 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 	case schema.KindMigrate:
 		// comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d
 		c0 := bs + 5
-		if c0+16 > n || word(b, bs)&0xffffffffff != wComm {
+		if c0+16 > n || word(p, bs)&0xffffffffff != wComm {
 			return false
 		}
-		p := lastIn16(b, c0, ' ')
-		if p < 0 {
+		ce := lastIn16(p, c0, spaces8)
+		if ce < c0 {
 			return false
 		}
-		pid, i, ok := keyID(b, p, kPid)
+		if !hasKey4(p, ce, &kPid) {
+			return false
+		}
+		pid, i, ok := id(p, ce+kPid.n)
 		if !ok {
 			return false
 		}
-		prio, i, ok := keyID(b, i, kPrio)
+		if !hasKey4(p, i, &kPrio) {
+			return false
+		}
+		prio, i, ok := id(p, i+kPrio.n)
 		if !ok {
 			return false
 		}
-		o, i, ok := keyID(b, i, kOrigCPU)
+		if !hasKey8(p, i, &kOrigCPU) {
+			return false
+		}
+		o, i, ok := id(p, i+kOrigCPU.n)
 		if !ok {
 			return false
 		}
-		dst, i, ok := keyID(b, i, kDestCPU)
+		if !hasKey8(p, i, &kDestCPU) {
+			return false
+		}
+		dst, i, ok := id(p, i+kDestCPU.n)
 		if !ok || i != n || o > cpuLimit || dst > cpuLimit {
 			return false
 		}
-		comm := b[c0:p]
+		comm := b[c0:ce]
 		if !ascii(comm) {
 			return false
 		}
@@ -373,18 +420,24 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 	default:
 		// comm=%s pid=%d prio=%d [success=%d] [target_cpu=%03d]
 		c0 := bs + 5
-		if c0+16 > n || word(b, bs)&0xffffffffff != wComm {
+		if c0+16 > n || word(p, bs)&0xffffffffff != wComm {
 			return false
 		}
-		p := lastIn16(b, c0, ' ')
-		if p < 0 {
+		ce := lastIn16(p, c0, spaces8)
+		if ce < c0 {
 			return false
 		}
-		pid, i, ok := keyID(b, p, kPid)
+		if !hasKey4(p, ce, &kPid) {
+			return false
+		}
+		pid, i, ok := id(p, ce+kPid.n)
 		if !ok {
 			return false
 		}
-		prio, i, ok := keyID(b, i, kPrio)
+		if !hasKey4(p, i, &kPrio) {
+			return false
+		}
+		prio, i, ok := id(p, i+kPrio.n)
 		if !ok {
 			return false
 		}
@@ -398,12 +451,15 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		hasT := false
 		var t int32
 		if i != n {
-			if t, i, ok = keyID(b, i, kTargetCPU); !ok || i != n || t > cpuLimit {
+			if !hasKey8(p, i, &kTargetCPU) {
+				return false
+			}
+			if t, i, ok = id(p, i+kTargetCPU.n); !ok || i != n || t > cpuLimit {
 				return false
 			}
 			hasT = true
 		}
-		comm := b[c0:p]
+		comm := b[c0:ce]
 		if !ascii(comm) {
 			return false
 		}
