@@ -127,6 +127,15 @@ func skipWS(p *lineBuf, i int) int {
 	return i
 }
 
+// skipPad is skipWS for padding that often runs several bytes (the TASK and
+// TIMESTAMP columns): up to 8 spaces in one word step, then skipWS for the rest (tabs,
+// longer runs).
+func skipPad(p *lineBuf, i int) int {
+	y := word(p, i) ^ spaces8
+	i += bits.TrailingZeros64((y&lo7+lo7|y)&hi1) >> 3 // the first byte that is not a space
+	return skipWS(p, i)
+}
+
 // num reads the decimal digits at p[i:]: value and the index after them (v is only
 // meaningful for up to 18 digits; callers bound the count).
 func num(p *lineBuf, i int) (v int64, j int) {
@@ -175,11 +184,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		return false
 	}
 	p := (*lineBuf)(b)
-	s := 0
-	for word(p, s) == spaces8 { // the TASK column is right-aligned in 16
-		s += 8
-	}
-	s = skipWS(p, s)
+	s := skipPad(p, skipPad(p, 0)) // the TASK column is right-aligned in 16
 	// room for every fixed-width read up to the body without further length checks
 	if s+64 > n {
 		return false
@@ -200,7 +205,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 	if !ok {
 		return false
 	}
-	i = skipWS(p, i)
+	i = skipPad(p, i)
 	hasTgid, tgid := false, int32(0)
 	if p[uint8(i)] == '(' {
 		j := skipWS(p, i+1)
@@ -239,7 +244,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		if k >= n {
 			return false
 		}
-		i = skipWS(p, k)
+		i = skipPad(p, k)
 	}
 	// timestamp: secs[.frac]:
 	secs, j := num(p, i)
@@ -363,11 +368,11 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			return false
 		}
 		c.pid[r] = ppid
-		c.comm.put(r, comm)
+		c.comm.putWords(r, p, c0, ce)
 		c.prio.put(r, pprio)
-		c.prevState.put(r, state)
+		c.prevState.putWords(r, p, s0, s0+len(state))
 		c.nextPid.put(r, npid)
-		c.nextComm.put(r, next)
+		c.nextComm.putWords(r, p, n0, q)
 		c.nextPrio.put(r, nprio)
 	case schema.KindMigrate:
 		// comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d
@@ -412,7 +417,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			return false
 		}
 		c.pid[r] = pid
-		c.comm.put(r, comm)
+		c.comm.putWords(r, p, c0, ce)
 		c.prio.put(r, prio)
 		c.orig.put(r, o)
 		c.dest.put(r, dst)
@@ -464,7 +469,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			return false
 		}
 		c.pid[r] = pid
-		c.comm.put(r, comm)
+		c.comm.putWords(r, p, c0, ce)
 		c.prio.put(r, prio)
 		if hasT {
 			c.target.put(r, t)
@@ -502,4 +507,27 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 	st.lastTs = ts
 	st.kinds[k]++
 	return true
+}
+
+// putWords is put(n, p[from:to]) for a field of up to 16 bytes that p holds 16 bytes
+// of from from on (the comm windows, a state of up to 8): it is copied as two words
+// into the column's spare capacity instead of through append and memmove.
+func (c *strn) putWords(n int, p *lineBuf, from, to int) {
+	end := len(c.data)
+	if end+16 > cap(c.data) {
+		c.put(n, p[from:to])
+		return
+	}
+	for c.filled < n {
+		c.filled++
+		c.off[c.filled] = int32(end)
+	}
+	d := c.data[end : end+16]
+	binary.LittleEndian.PutUint64(d, word(p, from))
+	binary.LittleEndian.PutUint64(d[8:], word(p, from+8))
+	c.data = c.data[:end+to-from]
+	c.off[n+1] = int32(end + to - from)
+	c.filled = n + 1
+	c.valid[n>>3] |= 1 << (n & 7)
+	c.set++
 }

@@ -143,6 +143,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	stopProgress := startProgress(opts.Progress, &rd.bytesRead, total, &events)
 	var ow batchSink
 	if opts.Chunks {
+		widenPipe(sink)
 		ow = newChunkOut(sink, workers)
 	} else {
 		ow = newOutWriter(sink)
