@@ -363,8 +363,10 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		if !ok || i != n {
 			return false
 		}
-		comm, next := b[c0:ce], b[n0:q]
-		if !ascii(comm) || !ascii(next) || !ascii(state) {
+		// 7-bit names need no escaping: tested a window at a time (the 16 bytes from
+		// each comm, the 8 from the state, which cover the fields), so a non-ASCII byte
+		// just after a field also sends the line the general way
+		if (word(p, c0)|word(p, c0+8)|word(p, n0)|word(p, n0+8)|word(p, s0))&hi1 != 0 {
 			return false
 		}
 		c.pid[r] = ppid
@@ -412,8 +414,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		if !ok || i != n || o > cpuLimit || dst > cpuLimit {
 			return false
 		}
-		comm := b[c0:ce]
-		if !ascii(comm) {
+		if (word(p, c0)|word(p, c0+8))&hi1 != 0 { // 7-bit, as above
 			return false
 		}
 		c.pid[r] = pid
@@ -464,8 +465,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 			}
 			hasT = true
 		}
-		comm := b[c0:ce]
-		if !ascii(comm) {
+		if (word(p, c0)|word(p, c0+8))&hi1 != 0 { // 7-bit, as above
 			return false
 		}
 		c.pid[r] = pid
