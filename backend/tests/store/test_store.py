@@ -135,3 +135,22 @@ def test_default_chunk_size_holds_the_whole_small_trace(
 def test_importer_output_matches_the_lines(g4_table: pa.Table, g4_parsed_rows: list[dict[str, Any]]) -> None:
     """The Go importer's rows are the file's sched lines, field for field, in order."""
     assert g4_table.equals(pa.Table.from_pylist(g4_parsed_rows, schema=EVENT_SCHEMA))
+
+
+def test_new_database_has_64k_pages_and_an_old_one_keeps_its_own(tmp_path: Any, g4_table: pa.Table) -> None:
+    """A new store file gets 64 KB pages (chunk blobs are ~0.5 MB per commit); a file made before
+    keeps its 4 KB pages (SQLite cannot change a WAL file's page size) and still takes chunks."""
+    new = Store(tmp_path / "new.db")
+    assert new._conn().execute("PRAGMA page_size").fetchone()[0] == 65536
+    new.close()
+    old_path = tmp_path / "old.db"
+    conn = sqlite3.connect(old_path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    old = Store(old_path)
+    assert old._conn().execute("PRAGMA page_size").fetchone()[0] == 4096
+    rid = _ingest(old, g4_table)
+    rec = old.get_recording(rid)
+    assert rec is not None and rec.status == "ready" and rec.event_count == g4_table.num_rows
+    old.close()
