@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import chunk_counts
+from placemap.replay.accumulate import NO_B, busy_series, chunk_counts, interval_bins
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
@@ -130,7 +130,7 @@ class Ingestor:
         cols = ChunkColumns.from_table(table)
         self.set_chunk_extras(table)
         n = len(cols.ts)
-        if np.any(np.diff(cols.ts) < 0) or (self.t_end is not None and cols.ts[0] < self.t_end):
+        if bool((cols.ts[1:] < cols.ts[:-1]).any()) or (self.t_end is not None and cols.ts[0] < self.t_end):
             raise IngestError("events are not ordered by ts_ns; the importer must sort them")
         if self.t_start is None:
             self.t_start = int(cols.ts[0])
@@ -187,10 +187,12 @@ class Ingestor:
         assert self.overview is not None and self.busy is not None and self.samples is not None
         kind, ts = cols.kind, cols.ts
         n = len(kind)
-        cpus = np.empty((4, n), dtype=np.int32)  # one array: the kernel walks them together
-        for r, arr in enumerate((cols.cpu, cols.target, cols.orig, cols.dest)):
-            cpus[r] = arr
-        top = int(cpus.max(initial=-1))
+        cpus = cols.cpus
+        if cpus is None:
+            cpus = np.empty((4, n), dtype=np.int32)  # one array: the kernel walks them together
+            for r, arr in enumerate((cols.cpu, cols.target, cols.orig, cols.dest)):
+                cpus[r] = arr
+        top = cols.max_cpu()
         if top >= len(self._cpu_present):
             grown = np.zeros(top + 1, dtype=np.bool_)
             grown[: len(self._cpu_present)] = self._cpu_present
@@ -199,22 +201,25 @@ class Ingestor:
         if n:
             ov._fit(int(ts[-1]))  # ts is sorted (checked in _chunk); the kernel needs the bins to cover it
         # events by kind, migrations by level x cause, wakeups by level, overview kind + level rows
+        before = self.kind_counts.copy()
         chunk_counts(kind, ts, pl.ev_level, pl.ev_cause, cpus, ov.t0, ov.width, ov.values, self.kind_counts,
                      self.mig, self.wake, self._cpu_present)  # fmt: skip
+        self._chunk_kinds = self.kind_counts - before
         self.cpus_seen.update(np.flatnonzero(self._cpu_present).tolist())
-        is_lost = kind == 9
-        if is_lost.any():
-            lost_counts = self._current_lost[is_lost]
+        if self._chunk_kinds[9]:
+            is_lost = kind == 9
+            assert self._extras is not None
+            lost_counts = _filled(self._extras.column("lost_events"), 0, np.float64)[is_lost]
             self.lost += int(lost_counts.sum())
             ov.add_points(np.full(int(is_lost.sum()), len(KIND_NAMES) + 4), ts[is_lost], lost_counts)
         self._accumulate_busy(cols)
 
-    _current_lost: npt.NDArray[np.float64] = np.zeros(0)
+    _chunk_kinds: I64 = np.zeros(len(KIND_NAMES), dtype=np.int64)  # this chunk's events by kind
 
     def _accumulate_busy(self, cols: ChunkColumns) -> None:
         """Busy time per CPU from run intervals: switch to a task until the next switch on that CPU."""
         assert self.busy is not None and self.samples is not None
-        ncpu = int(cols.cpu.max(initial=-1)) + 1
+        ncpu = (int(cols.maxima[0]) if cols.maxima is not None else int(cols.cpu.max(initial=-1))) + 1
         if ncpu > len(self.sw_ts):
             self.sw_ts = np.concatenate([self.sw_ts, np.full(ncpu - len(self.sw_ts), -1, dtype=np.int64)])
             self.sw_busy = np.concatenate([self.sw_busy, np.zeros(ncpu - len(self.sw_busy), dtype=np.bool_)])
@@ -227,26 +232,24 @@ class Ingestor:
                                   out_a, out_b)  # fmt: skip
         if cnt:
             self._add_busy(out_cpu[:cnt], out_a[:cnt], out_b[:cnt])
-        is_util = cols.kind == 8
-        if is_util.any():
-            llc = self._current_llc[is_util].astype(np.int64)
-            util = self._current_util[is_util]
+        if self._chunk_kinds[8]:
+            is_util = cols.kind == 8
+            assert self._extras is not None
+            llc = _filled(self._extras.column("llc"), -1, np.int64)[is_util].astype(np.int64)
+            util = _filled(self._extras.column("util"), 0, np.float64)[is_util]
             ok = (llc >= 0) & (llc < self.levels.n_llcs)
             ts = cols.ts[is_util][ok]
             self.samples.add_points(llc[ok], ts, util[ok])
             self.samples.add_points(llc[ok] + self.levels.n_llcs, ts)
 
-    _current_llc: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-    _current_util: npt.NDArray[np.float64] = np.zeros(0)
-
     def _add_busy(self, cpus: I64, a: I64, b: I64) -> None:
         assert self.busy is not None
-        self.cpu_busy_ns += np.bincount(
-            cpus, weights=(b - a).astype(np.float64), minlength=len(self.cpu_busy_ns)
-        )
-        llc = self.levels.cpu_llc(cpus.astype(np.int32)).astype(np.int64)
-        ok = llc >= 0
-        self.busy.add_intervals(llc[ok], a[ok], b[ok])
+        series = np.empty(len(cpus), dtype=np.int64)
+        b_max = busy_series(cpus, a, b, self.levels.llc, self.levels.inferred, self.cpu_busy_ns, series)
+        if b_max != NO_B:
+            busy = self.busy
+            busy._fit(b_max - 1)
+            interval_bins(series, a, b, busy.t0, busy.width, busy.values)
 
     # --- end --------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -372,10 +375,11 @@ class Ingestor:
         return [round(float(x) / span, 4) for x in self.cpu_busy_ns]
 
     def set_chunk_extras(self, table: pa.Table) -> None:
-        """Columns only a few kinds use (lost_events, llc, util), read before the chunk is applied."""
-        self._current_lost = _filled(table.column("lost_events"), 0, np.float64)
-        self._current_llc = _filled(table.column("llc"), -1, np.int64)
-        self._current_util = _filled(table.column("util"), 0, np.float64)
+        """The chunk whose columns only a few kinds use (lost_events, llc, util): read when it has
+        such rows (most chunks have none: no pass over them)."""
+        self._extras = table
+
+    _extras: pa.Table | None = None
 
 
 def _filled(column: pa.ChunkedArray, null: int, dtype: type[np.generic]) -> npt.NDArray[Any]:

@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import fill_ints
+from placemap.replay.accumulate import decode_ints, fill_ints, state_codes
 from placemap.store.codec import Encoded, decode_blob, encode_table
 
 I32 = npt.NDArray[np.int32]
@@ -40,11 +40,11 @@ def _one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     return column
 
 
-def _valid(arr: pa.Array) -> npt.NDArray[np.bool_]:
-    """arr's validity bitmap as one bool per row (arr has nulls, so the bitmap exists)."""
+def _valid_at(arr: pa.Array, rows: I32) -> npt.NDArray[np.bool_]:
+    """Whether each of `rows` of arr is valid (arr has nulls): its bits only, not the whole bitmap."""
     bitmap = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
-    bits = np.unpackbits(bitmap, count=arr.offset + len(arr), bitorder="little")
-    out: npt.NDArray[np.bool_] = bits[arr.offset :].view(np.bool_)
+    j = rows.astype(np.int64) + arr.offset
+    out: npt.NDArray[np.bool_] = ((bitmap[j >> 3] >> (j & 7).astype(np.uint8)) & 1).astype(np.bool_)
     return out
 
 
@@ -66,6 +66,23 @@ def _ro(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 _NO_KIND = _ro(np.zeros(0, dtype=np.uint8))
 _NO_BITMAP = _ro(np.zeros(0, dtype=np.uint8))
+_NO_VALUES = _ro(np.zeros(0, dtype=np.int32))
+# decode_ints' rows: column, rows of the kinds [lo, hi) that use it (others: null), null value; the
+# first 4 are the CPU columns, the last two pid and old_pid (the kernel relies on both orders)
+_DECODE: tuple[tuple[str, int, int, int], ...] = (
+    ("cpu", 0, 256, -1),
+    ("target_cpu", 0, 256, -1),
+    ("orig_cpu", 0, 256, -1),
+    ("dest_cpu", 0, 256, -1),
+    ("next_pid", kn.K_SWITCH, kn.K_SWITCH + 1, 0),
+    ("child_pid", kn.K_FORK, kn.K_FORK + 1, 0),
+    ("pid", 0, 8, 0),
+    ("old_pid", kn.K_EXEC, kn.K_EXEC + 1, 0),
+)
+_DECODED = tuple(d[0] for d in _DECODE)
+_DEC_LO = np.array([d[1] for d in _DECODE], dtype=np.int64)
+_DEC_HI = np.array([d[2] for d in _DECODE], dtype=np.int64)
+_DEC_NULL = np.array([d[3] for d in _DECODE], dtype=np.int32)
 
 
 def _fill(arr: pa.Array, kind: U8, k_lo: int, k_hi: int, null: int) -> I32:
@@ -112,8 +129,15 @@ def prev_state_codes(column: pa.ChunkedArray | pa.Array) -> U8:
             codes[j] = kn.P_DEAD
         else:
             codes[j] = kn.P_SLEEP
-    idx = _ints(enc.indices, len(enc.dictionary))
-    out: U8 = codes[idx]
+    indices = enc.indices
+    if indices.null_count == len(indices):
+        return np.zeros(len(indices), dtype=np.uint8)
+    values = _values(indices)
+    if values.dtype != np.int8:
+        values = values.astype(np.int32)  # two kernel signatures (int8, int32), both warmed
+    bitmap = np.frombuffer(indices.buffers()[0], dtype=np.uint8) if indices.null_count else _NO_BITMAP
+    out = np.empty(len(indices), dtype=np.uint8)
+    state_codes(_ro(values), _ro(bitmap), indices.offset, codes, out)
     return out
 
 
@@ -127,7 +151,7 @@ def _strings_at(column: pa.ChunkedArray, rows: I32) -> npt.NDArray[np.object_]:
     if arr.null_count == len(arr):
         return np.full(len(rows), None, dtype=object)
     idx = _values(arr.indices)[rows]
-    valid = _valid(arr.indices)[rows] if arr.null_count else None
+    valid = _valid_at(arr.indices, rows) if arr.null_count else None
     if valid is not None:
         idx = np.where(valid, idx, 0)  # whatever sits under a null is no index
     used, inv = np.unique(idx, return_inverse=True)
@@ -155,25 +179,55 @@ class ChunkColumns:
     cpid: I32
     opid: I32
 
+    # the 4 CPU columns as rows of one (4, n) array (the per-chunk counts walk them together), and
+    # each integer column's max(-1, ...) over the whole chunk; None when built otherwise
+    cpus: I32 | None = None
+    maxima: I64 | None = None
+
     @classmethod
     def from_table(cls, table: pa.Table) -> ChunkColumns:
-        kind = np.ascontiguousarray(table.column("kind").to_numpy(), dtype=np.uint8)
-        # llc_util and lost rows name no task
-        pid = _ints_where(table.column("pid"), kind, 0, 8)
-        opid = _ints_where(table.column("old_pid"), kind, kn.K_EXEC, kn.K_EXEC + 1)
-        opid[opid == pid] = 0
+        """The columns read from the Arrow buffers by one kernel call (decode_ints): nulls filled, pid
+        0 off the rows of the kinds that name one (llc_util and lost rows name no task)."""
+        kind = _ro(np.ascontiguousarray(table.column("kind").to_numpy(), dtype=np.uint8))
+        n = len(kind)
+        values, bitmaps = [], []
+        modes = np.empty(len(_DECODED), dtype=np.int64)
+        offsets = np.zeros(len(_DECODED), dtype=np.int64)
+        for c, name in enumerate(_DECODED):
+            arr = _one_array(table.column(name))
+            if len(arr) == 0 or arr.null_count == len(arr):
+                modes[c] = 0
+                values.append(_NO_VALUES)
+                bitmaps.append(_NO_BITMAP)
+                continue
+            v = _values(arr)
+            values.append(_ro(v if v.dtype == np.int32 else v.astype(np.int32)))
+            if arr.null_count:
+                modes[c] = 2
+                offsets[c] = arr.offset
+                bitmaps.append(_ro(np.frombuffer(arr.buffers()[0], dtype=np.uint8)))
+            else:
+                modes[c] = 1
+                bitmaps.append(_NO_BITMAP)
+        out = np.empty((len(_DECODED), n), dtype=np.int32)
+        maxima = np.empty(len(_DECODED), dtype=np.int64)
+        decode_ints(
+            kind, tuple(values), tuple(bitmaps), modes, offsets, _DEC_LO, _DEC_HI, _DEC_NULL, out, maxima
+        )
         return cls(
             ts=np.ascontiguousarray(table.column("ts_ns").to_numpy(), dtype=np.int64),
             kind=kind,
-            cpu=_ints(table.column("cpu"), -1),
-            pid=pid,
-            target=_ints(table.column("target_cpu"), -1),
-            orig=_ints(table.column("orig_cpu"), -1),
-            dest=_ints(table.column("dest_cpu"), -1),
+            cpu=out[0],
+            target=out[1],
+            orig=out[2],
+            dest=out[3],
+            npid=out[4],
+            cpid=out[5],
+            pid=out[6],
+            opid=out[7],
             pstate=prev_state_codes(table.column("prev_state")),
-            npid=_ints_where(table.column("next_pid"), kind, kn.K_SWITCH, kn.K_SWITCH + 1),
-            cpid=_ints_where(table.column("child_pid"), kind, kn.K_FORK, kn.K_FORK + 1),
-            opid=opid,
+            cpus=out[:4],
+            maxima=maxima,
         )
 
     def pids(self, n: int | None = None) -> I32:
@@ -185,6 +239,8 @@ class ChunkColumns:
     def max_cpu(self, n: int | None = None) -> int:
         if n == 0:
             return -1
+        if self.maxima is not None and (n is None or n == len(self.kind)):
+            return int(self.maxima[:4].max())
         return int(
             max(
                 self.cpu.max(initial=-1),
@@ -243,7 +299,10 @@ class PlacementState:
         """Give every pid the first n rows name a task (state sleeping, cpu unknown) if it has none."""
         if n == 0:
             return
-        top = int(max(cols.pid[:n].max(), cols.npid[:n].max(), cols.cpid[:n].max(), cols.opid[:n].max()))
+        if cols.maxima is not None and n == len(cols.kind):
+            top = int(cols.maxima[4:].max())
+        else:
+            top = int(max(cols.pid[:n].max(), cols.npid[:n].max(), cols.cpid[:n].max(), cols.opid[:n].max()))
         if top >= len(self.slot):
             grown = np.full(max(top + 1, len(self.slot) * 3 // 2), -1, dtype=np.int32)
             grown[: len(self.slot)] = self.slot

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import chunk_counts, interval_bins
-from placemap.replay.state import ChunkColumns, PlacementState
+from placemap.replay.accumulate import busy_series, chunk_counts, interval_bins
+from placemap.replay.state import ChunkColumns, PlacementState, prev_state_codes
 from placemap.schema.events import EVENT_SCHEMA
 
 
@@ -39,6 +39,9 @@ def warm_kernels() -> None:
     ]
     table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
     cols = ChunkColumns.from_table(table)
+    # the importer's chunks hold prev_state as a dictionary with int8 indices (the table above: int32)
+    states = pa.array(["S", None, "R+"]).dictionary_encode()
+    prev_state_codes(pa.DictionaryArray.from_arrays(states.indices.cast(pa.int8()), states.dictionary))
     PlacementState().apply(table, cols, 2)
     matrix = np.zeros((1, 1), dtype=np.int8)
     state = PlacementState()
@@ -71,3 +74,6 @@ def warm_kernels() -> None:
     )
     one = np.zeros(1, dtype=np.int64)
     interval_bins(one, one, one + 1, 0, 1024, np.zeros((1, 8), dtype=np.float64))
+    busy_series(
+        one, one, one + 1, np.zeros(1, dtype=np.int32), True, np.zeros(1), np.zeros(1, dtype=np.int64)
+    )
