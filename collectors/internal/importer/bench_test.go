@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"compress/gzip"
 	"io"
 	"os"
@@ -34,7 +33,7 @@ func g4Text(b *testing.B) *chunk {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &chunk{data: data, startLine: 1, format: FormatFtrace, nrCpus: 2, lines: bytes.Count(data, []byte{'\n'})}
+	return &chunk{data: data, format: FormatFtrace, nrCpus: 2}
 }
 
 // BenchmarkParseChunk measures the parse worker alone (no I/O) on the real

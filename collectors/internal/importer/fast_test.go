@@ -2,6 +2,8 @@ package importer
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -164,7 +166,7 @@ func TestFastParseEqualsGeneral(t *testing.T) {
 	for _, tr := range textTraces {
 		data := readText(t, sharedPath(t, tr.path))
 		format := tr.format
-		ck := &chunk{data: data, startLine: 1, format: format, lines: bytes.Count(data, []byte{'\n'}) + 1, lastOfFile: true, headerLost: 3}
+		ck := &chunk{data: data, format: format, lastOfFile: true, headerLost: 3}
 		get := func(rows int) *cols { c := newCols(); c.reset(rows); return c }
 		useFast = true
 		fr := (&worker{}).parse(ck, get)
@@ -218,4 +220,47 @@ func FuzzFastLineMatchesGeneral(f *testing.F) {
 			checkFast(t, []byte(l), "\n        ", maxCPU, false)
 		}
 	})
+}
+
+// TestLineNumbersAcrossChunks: chunks are numbered by the consumer from the lines each
+// parser counted, so skipped and annotated line numbers, and the line total, are the
+// same whether a file is one chunk or hundreds (with a line longer than a chunk, and
+// text and gzip input).
+func TestLineNumbersAcrossChunks(t *testing.T) {
+	lines := strings.Split(string(readText(t, sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))), "\n")
+	var b strings.Builder
+	for i, l := range lines[:20000] {
+		b.WriteString(l)
+		switch {
+		case i%997 == 500:
+			b.WriteString("\nnot a trace line")
+		case i%1499 == 700:
+			b.WriteString(" *annotated")
+		case i == 12345:
+			b.WriteString("\n" + strings.Repeat("z", 12000)) // longer than a small chunk
+		}
+		b.WriteString("\n")
+	}
+	text := []byte(b.String())
+	summaryOf := func(name string, data []byte) string {
+		s, _ := importRows(t, FormatAuto, writeFile(t, name, data))
+		s.Files = nil
+		j, _ := json.Marshal(s)
+		return string(j)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(text)
+	zw.Close()
+	whole := summaryOf("one.txt", text)
+	if !strings.Contains(whole, `"annotation":{"count":21,"first_lines":[502,1500,2498,3496,4494]}`) {
+		t.Fatalf("one chunk: %s", whole)
+	}
+	defer func(a, b int64) { minChunk, initialChunk = a, b }(minChunk, initialChunk)
+	minChunk, initialChunk = 2<<10, 5<<10
+	for name, data := range map[string][]byte{"many.txt": text, "many.txt.gz": zb.Bytes()} {
+		if got := summaryOf(name, data); got != whole {
+			t.Errorf("%s in small chunks:\n%s\none chunk:\n%s", name, got, whole)
+		}
+	}
 }

@@ -154,6 +154,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 	var werr error
 	pending := map[int]*result{}
 	next := 0
+	lineBase := 0 // lines of the chunks taken so far
 	var bytesIn, rowsOut int64
 	// Streaming cannot take back what it wrote, so it holds the first holdRows rows
 	// (sorted if they are out of order) and then refuses later disorder.
@@ -212,6 +213,8 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 				}
 				rowsOut += int64(c.n)
 			}
+			r.st.shiftLines(lineBase)
+			lineBase += r.lines
 			m.add(r)
 			switch {
 			case werr != nil:

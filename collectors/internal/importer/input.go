@@ -86,16 +86,16 @@ func (rd *reader) putBuf(b []byte) {
 // run sends every chunk to out and closes it; it returns the first error.
 func (rd *reader) run(ctx context.Context, out chan<- *chunk) error {
 	defer close(out)
-	seq, line := 0, 1
+	seq := 0
 	for fi, path := range rd.paths {
-		if err := rd.file(ctx, fi, path, out, &seq, &line); err != nil {
+		if err := rd.file(ctx, fi, path, out, &seq); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chunk, seq, line *int) error {
+func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chunk, seq *int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 	defer f.Close()
 	if m := mapPlain(f); m != nil {
 		rd.maps = append(rd.maps, m)
-		return rd.mapped(ctx, fi, path, m, out, seq, line)
+		return rd.mapped(ctx, fi, path, m, out, seq)
 	}
 	raw := bufio.NewReaderSize(countingReader{f, &rd.bytesRead}, 1<<20)
 	var src io.Reader = raw
@@ -161,7 +161,7 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 				return fmt.Errorf("%s: %w", path, rerr)
 			}
 		}
-		ck := &chunk{seq: *seq, buf: buf, startLine: *line, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
+		ck := &chunk{seq: *seq, buf: buf, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
 		if first {
 			ck.headerLost = info.lost
 			first = false
@@ -176,7 +176,7 @@ func (rd *reader) file(ctx context.Context, fi int, path string, out chan<- *chu
 			ck.data = buf[:cut+1]
 			carry = append(carry[:0:0], buf[cut+1:]...)
 		}
-		if err := emit(ctx, ck, out, seq, line); err != nil || end {
+		if err := emit(ctx, ck, out, seq); err != nil || end {
 			return err
 		}
 	}
@@ -197,7 +197,7 @@ func (rd *reader) detect(fi int, path string, sniff []byte) (*fileInfo, error) {
 
 // mapped cuts a mapped plain file into chunks the way file cuts what it reads (the
 // same targets, cuts after the last newline, a longer line split), without copying.
-func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out chan<- *chunk, seq, line *int) error {
+func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out chan<- *chunk, seq *int) error {
 	info, err := rd.detect(fi, path, m[:min(len(m), sniffSize)])
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out
 		end := min(pos+target, len(m))
 		rd.bytesRead.Add(int64(end - covered))
 		covered = end
-		ck := &chunk{seq: *seq, startLine: *line, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
+		ck := &chunk{seq: *seq, format: info.format, nrCpus: info.nrCpus, file: fi, bytesRead: rd.bytesRead.Load()}
 		if first {
 			ck.headerLost = info.lost
 		}
@@ -228,20 +228,15 @@ func (rd *reader) mapped(ctx context.Context, fi int, path string, m []byte, out
 			ck.data = m[pos : pos+cut+1]
 		}
 		pos += len(ck.data)
-		if err := emit(ctx, ck, out, seq, line); err != nil || last {
+		if err := emit(ctx, ck, out, seq); err != nil || last {
 			return err
 		}
 	}
 }
 
-// emit counts a cut chunk's lines (a last line without its newline counts too), numbers
-// it and hands it to the parsers.
-func emit(ctx context.Context, ck *chunk, out chan<- *chunk, seq, line *int) error {
-	ck.lines = bytes.Count(ck.data, []byte{'\n'})
-	if ck.lastOfFile && len(ck.data) > 0 && ck.data[len(ck.data)-1] != '\n' {
-		ck.lines++
-	}
-	*line += ck.lines
+// emit numbers a cut chunk and hands it to the parsers. Its lines are counted by the
+// parser that splits them (result.lines), not here: the consumer numbers them in order.
+func emit(ctx context.Context, ck *chunk, out chan<- *chunk, seq *int) error {
 	*seq++
 	select {
 	case out <- ck:

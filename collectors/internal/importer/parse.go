@@ -85,23 +85,37 @@ type chunk struct {
 	seq        int
 	buf        []byte
 	data       []byte
-	startLine  int // 1-based number of the first line
 	lastOfFile bool
 	format     Format
 	nrCpus     int
 	headerLost int64 // entries-written - entries-in-buffer, on a file's first chunk
 	file       int
 	bytesRead  int64
-	lines      int // lines in data
 }
 
 // result is a parsed chunk.
 type result struct {
 	seq   int
 	batch []*cols
-	st    stats
+	st    stats // line numbers counted from the chunk's first line (1); see shiftLines
+	lines int   // how far the chunk moves the numbering (a split line's head does not)
 	file  int
 	ck    *chunk
+}
+
+// shiftLines adds base (the lines of the chunks before) to the chunk-relative line
+// numbers a parser recorded.
+func (s *stats) shiftLines(base int) {
+	for k := range s.skips {
+		s.skips[k].shift(base)
+	}
+	s.annotated.shift(base)
+}
+
+func (s *lineSet) shift(base int) {
+	for i := 0; i < s.count && i < maxFirst; i++ {
+		s.first[i] += base
+	}
 }
 
 // useFast turns the fast path (fast.go) on; tests turn it off to compare.
@@ -116,7 +130,7 @@ type worker struct {
 func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 	r := &result{seq: ck.seq, file: ck.file, ck: ck}
 	st := &r.st
-	left := ck.lines + 1 // rows this chunk can still produce (+1: a header lost record)
+	left := len(ck.data) + 1 // rows this chunk can still produce, at most (+1: a header lost record)
 	newCols := func() *cols {
 		c := getCols(min(left, schema.BatchRows))
 		r.batch = append(r.batch, c)
@@ -124,7 +138,7 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 	}
 	cur := newCols()
 	data := ck.data
-	line := ck.startLine - 1
+	line := 0
 	headerLost := ck.headerLost
 	cpuLimit := int32(maxCPU)
 	if ck.nrCpus > 0 {
@@ -184,6 +198,10 @@ func (w *worker) parse(ck *chunk, getCols func(rows int) *cols) *result {
 		cur.add(e)
 		st.kinds[schema.KindLost]++
 		st.lost += headerLost
+	}
+	r.lines = st.lines
+	if d := ck.data; len(d) > 0 && d[len(d)-1] != '\n' && !ck.lastOfFile {
+		r.lines-- // the head of a line longer than a chunk: the next chunk goes on with it
 	}
 	return r
 }
