@@ -83,6 +83,7 @@ func lastIn16(p *lineBuf, a int, pat uint64) int {
 const (
 	dashes8 = bytes1 * '-'
 	spaces8 = bytes1 * ' '
+	tabs8   = bytes1 * '\t'
 )
 
 // word reads 8 bytes at p[i:] as a little-endian word (the index, below 256+8, needs
@@ -128,12 +129,16 @@ func skipWS(p *lineBuf, i int) int {
 }
 
 // skipPad is skipWS for padding that often runs several bytes (the TASK and
-// TIMESTAMP columns): up to 8 spaces in one word step, then skipWS for the rest (tabs,
-// longer runs).
+// TIMESTAMP columns): a word at a time.
 func skipPad(p *lineBuf, i int) int {
-	y := word(p, i) ^ spaces8
-	i += bits.TrailingZeros64((y&lo7+lo7|y)&hi1) >> 3 // the first byte that is not a space
-	return skipWS(p, i)
+	for {
+		x := word(p, i)
+		y, z := x^spaces8, x^tabs8
+		if nz := (y&lo7 + lo7 | y) & (z&lo7 + lo7 | z) & hi1; nz != 0 { // 0x80 in each byte that is neither
+			return i + bits.TrailingZeros64(nz)>>3
+		}
+		i += 8
+	}
 }
 
 // num reads the decimal digits at p[i:]: value and the index after them (v is only
@@ -184,7 +189,7 @@ func fastLine(b []byte, n int, cpuLimit int32, st *stats, c *cols) bool {
 		return false
 	}
 	p := (*lineBuf)(b)
-	s := skipPad(p, skipPad(p, 0)) // the TASK column is right-aligned in 16
+	s := skipPad(p, 0) // the TASK column is right-aligned in 16
 	// room for every fixed-width read up to the body without further length checks
 	if s+64 > n {
 		return false
