@@ -43,3 +43,23 @@ def test_chunk_counts_matches_numpy() -> None:
     assert (wake == want_wake).all()
     assert got.width == want.width and np.array_equal(got.values, want.values)
     assert set(np.flatnonzero(present).tolist()) == seen
+
+
+def test_chunk_counts_bins_any_width() -> None:
+    """The overview bin of a row: a shift for the power-of-two widths the bins use, a division for
+    any other width; both floor (ts - t0) / width."""
+    rng = np.random.default_rng(3)
+    n, nk = 5_000, 10
+    kind = rng.integers(0, nk, n).astype(np.uint8)
+    ts = np.sort(rng.integers(0, 4_000_000, n)).astype(np.int64)
+    cpus = np.full((4, n), -1, dtype=np.int32)
+    for width in (1024, 1000, 4096, 7):
+        t0 = int(ts[0])
+        n_bins = int((ts[-1] - t0) // width) + 1
+        values = np.zeros((nk + 5, n_bins), dtype=np.float64)
+        kc, mig, wake = np.zeros(nk, np.int64), np.zeros((5, 3), np.int64), np.zeros(6, np.int64)
+        zeros = np.zeros(n, dtype=np.int8)
+        chunk_counts(kind, ts, zeros, zeros, cpus, t0, width, values, kc, mig, wake, np.zeros(1, np.bool_))
+        want = np.zeros((nk, n_bins))
+        np.add.at(want, (kind.astype(np.int64), (ts - t0) // width), 1.0)
+        assert np.array_equal(values[:nk], want), f"width {width}"
