@@ -209,11 +209,18 @@ func (c *cols) appendFrom(s *cols, from, k int) {
 	copy(c.kind[n:], s.kind[from:to])
 	copy(c.curPid[n:], s.curPid[from:to])
 	copy(c.pid[n:], s.pid[from:to])
-	copy(c.lost[n:], s.lost[from:to])
-	c.lostSet += copyBits(c.lostValid, n, s.lostValid, from, k)
+	// A column with no value in s is skipped: c's rows are zero and null from reset
+	// (and a string column's offsets are written by the next put or finish).
+	if s.lostSet > 0 {
+		copy(c.lost[n:], s.lost[from:to])
+		c.lostSet += copyBits(c.lostValid, n, s.lostValid, from, k)
+	}
 	dst := []*i32n{&c.tgid, &c.prio, &c.target, &c.orig, &c.dest, &c.nextPid, &c.nextPrio, &c.childPid, &c.oldPid}
 	src := []*i32n{&s.tgid, &s.prio, &s.target, &s.orig, &s.dest, &s.nextPid, &s.nextPrio, &s.childPid, &s.oldPid}
 	for i, d := range dst {
+		if src[i].set == 0 {
+			continue
+		}
 		copy(d.v[n:], src[i].v[from:to])
 		d.set += copyBits(d.valid, n, src[i].valid, from, k)
 	}
@@ -221,6 +228,9 @@ func (c *cols) appendFrom(s *cols, from, k int) {
 	ssrc := []*strn{&s.comm, &s.prevState, &s.nextComm, &s.childComm, &s.filename}
 	for i, d := range sdst {
 		x := ssrc[i]
+		if x.set == 0 {
+			continue
+		}
 		d.finish(n)
 		base := int32(len(d.data)) - x.off[from]
 		d.data = append(d.data, x.data[x.off[from]:x.off[to]]...)
