@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,7 +210,9 @@ def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Calla
             for msg in ws:
                 now = time.monotonic_ns()  # the collector's instance uses trace_clock=mono
                 if isinstance(msg, bytes):
-                    ts = pa.ipc.open_stream(msg).read_all().column("ts_ns").to_pylist()
+                    # a zlib stream of Arrow IPC (a baseline server before it: the IPC stream itself)
+                    ipc = msg if msg[:4] == b"\xff\xff\xff\xff" else zlib.decompress(msg)
+                    ts = pa.ipc.open_stream(ipc).read_all().column("ts_ns").to_pylist()
                     frames.append(Frame(now, ts))
                 elif json.loads(msg).get("status") != "live":
                     return

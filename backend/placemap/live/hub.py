@@ -1,5 +1,10 @@
 """The live hub: fans committed batches out to every browser subscribed to a live recording.
 
+A batch's frame is made once for all its viewers: the batch as an uncompressed Arrow IPC stream (the
+browser's apache-arrow reads no compressed bodies) in a zlib stream at level 1 (about a tenth of the IPC
+size; the browser inflates it natively with DecompressionStream("deflate")). The server offers no
+permessage-deflate, which would compress every frame again per connection.
+
 Each viewer has a small bounded queue. Publishing never waits: when a viewer's queue is full its oldest
 frame is dropped (the viewer gets coarser updates and a `skipped` count in its next status frame), so a
 slow viewer never blocks ingest or the other viewers.
@@ -9,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 VIEWER_QUEUE = 8  # frames a viewer may lag behind before it skips
+# zlib level 1: on hackbench events 432 KB of IPC per 4,000 rows -> 47 KB in 2.9 ms (level 6: 39 KB in 12 ms)
+FRAME_LEVEL = 1
 
 
 @dataclass(eq=False)  # identity: viewers live in sets
@@ -38,12 +46,12 @@ class Viewer:
                     self.skipped += 1
 
 
-def browser_ipc(table: pa.Table) -> bytes:
-    """The batch as an uncompressed IPC stream (apache-arrow in the browser reads no compressed bodies)."""
+def browser_frame(table: pa.Table) -> bytes:
+    """The batch's viewer frame: a zlib stream (RFC 1950) of its uncompressed Arrow IPC stream."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
-    return bytes(sink.getvalue())
+    return zlib.compress(sink.getvalue(), FRAME_LEVEL)
 
 
 class Hub:

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from placemap.live.chunker import Chunker
-from placemap.live.hub import browser_ipc
+from placemap.live.hub import browser_frame
 from placemap.live.service import LiveService, status_of
 from placemap.live.validate import BatchRejectedError, BatchValidator, CheckedBatch
 from placemap.schema.events import EVENT_SCHEMA
@@ -238,7 +238,7 @@ class _Conn:
                 await _reject(ws, h.seq, str(exc))
                 return
             if checked.rows and svc.first_publish(self.session_id, h.seq) and svc.hub.has_viewers(rid):
-                frame = browser_ipc(checked.table)
+                frame = browser_frame(checked.table)
                 svc.timing.published(rid, h.seq, frame)
                 svc.hub.publish(rid, frame)
         finally:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import threading
 import time
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def test_counts_match_the_kernels_stats(live_server: LiveServer, collect_bin: Pa
         with connect(f"{live_server.ws}/api/recordings/{rid}/live", max_size=None) as ws:
             for msg in ws:
                 if isinstance(msg, bytes):
-                    t = pa.ipc.open_stream(msg).read_all()
+                    t = pa.ipc.open_stream(zlib.decompress(msg)).read_all()  # frames are zlib streams
                     frames.append(t)
                     latencies.append(time.monotonic_ns() - int(t.column("ts_ns").to_numpy().max()))
                 elif json.loads(msg).get("status") == "ready":

@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
+import { deflateSync } from "node:zlib";
 import { ArrowDecodeError, decodeChunk } from "../../client/arrow";
 import { parseFtrace, readTrace } from "../../testing/ftrace";
 import { rowsToIPC } from "../../testing/arrowFixture";
 import { TRACES } from "../../testing/paths";
 import type { EventColumns } from "../../viz/columns";
-import { handleDecode, transferables, type DecodeReply } from "./liveDecodeProtocol";
+import { handleDecode, handleRequest, transferables, type DecodeReply } from "./liveDecodeProtocol";
 import { LiveDecoder } from "./liveDecoder";
 import { InOrder } from "./inOrder";
+import { FrameInflateError } from "./frameInflate";
 
 // real hub-sized frames from a 2-CPU hackbench capture, one dictionary-encoded like the backend may send
 const rows = parseFtrace(readTrace(join(TRACES, "vm2-hackbench-g4.ftrace.txt.gz")));
@@ -15,6 +17,8 @@ const frames = [rowsToIPC(rows.slice(0, 16384)), rowsToIPC(rows.slice(16384, 200
 const TYPED_COLUMNS = 19; // 15 numeric columns + the index arrays of 4 string columns
 
 const copy = (b: Uint8Array): ArrayBuffer => b.slice().buffer;
+// what the hub sends: each frame's IPC in a zlib stream (zlib's own deflate here, as the server's Python zlib)
+const wire = frames.map((f) => new Uint8Array(deflateSync(f, { level: 1 })));
 
 /** Columns as comparable bytes + dictionaries (a deep toEqual over 16k-row typed arrays is slow). */
 function digest(c: EventColumns): Record<string, string | string[] | number> {
@@ -49,6 +53,24 @@ describe("the decode worker's side (liveDecodeProtocol)", () => {
     }
   });
 
+  it("inflates a hub frame (a zlib stream) before decoding it, to the same columns", async () => {
+    for (const [i, w] of wire.entries()) {
+      expect(w.byteLength).toBeLessThan((frames[i]?.byteLength ?? 0) / 2 + 64);
+      const { reply, transfer } = await handleRequest({ id: i, bytes: copy(w), inflate: true }, decodeChunk);
+      if (reply.type !== "decoded") throw new Error(`not decoded: ${JSON.stringify(reply)}`);
+      expect(transfer.length).toBe(TYPED_COLUMNS);
+      expect(digest(reply.cols)).toEqual(digest(decodeChunk(frames[i] ?? new Uint8Array())));
+    }
+  });
+
+  it("answers a frame that is not a zlib stream, or is cut short, with a named failure", async () => {
+    const plain = await handleRequest({ id: 4, bytes: copy(frames[0] ?? new Uint8Array()), inflate: true }, decodeChunk);
+    expect(plain.reply).toMatchObject({ type: "failed", id: 4, name: "FrameInflateError" });
+    const w = wire[0] ?? new Uint8Array();
+    const cut = await handleRequest({ id: 5, bytes: copy(w.subarray(0, w.byteLength >> 1)), inflate: true }, decodeChunk);
+    expect(cut.reply).toMatchObject({ type: "failed", id: 5, name: "FrameInflateError" });
+  });
+
   it("answers bytes that are not Arrow with a named failure, not a throw", () => {
     const { reply, transfer } = handleDecode({ id: 3, bytes: new TextEncoder().encode("<html>not arrow</html>").buffer }, decodeChunk);
     expect(reply).toMatchObject({ type: "failed", id: 3, name: "ArrowDecodeError" });
@@ -66,7 +88,7 @@ describe("LiveDecoder without a worker (Node has none: the main-thread fallback)
   it("decodes frames on the main thread and counts them", async () => {
     const dec = new LiveDecoder(null, () => Promise.resolve(decodeChunk));
     expect(dec.mode).toBe("main");
-    const got = await Promise.all(frames.map((f) => dec.decode(f)));
+    const got = await Promise.all(wire.map((f) => dec.decode(f)));
     expect(got.map(digest)).toEqual(frames.map((f) => digest(decodeChunk(f))));
     expect(dec.frames).toBe(frames.length);
     expect(dec.mainMs).toBeGreaterThan(0);
@@ -74,7 +96,8 @@ describe("LiveDecoder without a worker (Node has none: the main-thread fallback)
     const chunk = await dec.decode(frames[0] ?? new Uint8Array(), false);
     expect(chunk.length).toBe(16384);
     expect(dec.frames).toBe(frames.length);
-    await expect(dec.decode(new Uint8Array([1, 2, 3]))).rejects.toBeInstanceOf(ArrowDecodeError);
+    await expect(dec.decode(new Uint8Array([1, 2, 3]))).rejects.toBeInstanceOf(FrameInflateError);
+    await expect(dec.decode(new Uint8Array([1, 2, 3]), false)).rejects.toBeInstanceOf(ArrowDecodeError);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Decoding of live hub frames for the Player: in a Web Worker (decodeWorker.ts) when the browser
+ * Decoding of live hub frames (zlib streams of Arrow IPC: frameInflate.ts) for the Player: in a Web Worker (decodeWorker.ts) when the browser
  * can start one, so a busy feed does not take the main thread's time from animation; otherwise (or
  * when the worker fails to start) on the main thread with the lazily loaded Arrow decoder. The
  * decoded columns come back as transferred typed arrays (moved, not copied). Order: the worker
@@ -8,6 +8,7 @@
  * worker mode, the whole decode otherwise) for window.__placemapStats.
  */
 import type { EventColumns } from "../../viz/columns";
+import { inflateFrame } from "./frameInflate";
 import type { DecodeReply, DecodeRequest } from "./liveDecodeProtocol";
 
 export type DecodeMode = "starting" | "worker" | "main";
@@ -16,7 +17,7 @@ export type DecodeMode = "starting" | "worker" | "main";
 const START_TIMEOUT_MS = 5000;
 
 interface Pending {
-  /** a hub frame (counted in the stats), not a stored chunk */
+  /** a hub frame (inflated first, counted in the stats), not a stored chunk */
   frame: boolean;
   resolve: (c: EventColumns) => void;
   reject: (e: Error) => void;
@@ -67,14 +68,14 @@ export class LiveDecoder {
     }
   }
 
-  /** Decode one Arrow IPC stream; frame=false for a stored chunk (decoded the same way, not counted). */
+  /** Decode one hub frame; frame=false for a stored chunk (plain Arrow IPC, not counted). */
   decode(bytes: Uint8Array, frame = true): Promise<EventColumns> {
     if (this.mode === "main") return this.decodeMain(bytes, frame);
     const id = ++this.nextId;
     return new Promise<EventColumns>((resolve, reject) => {
       const starting = this.mode === "starting";
       this.pending.set(id, { frame, resolve, reject, bytes: starting ? bytes : null });
-      if (!starting) this.post(id, bytes);
+      if (!starting) this.post(id, bytes, frame);
     });
   }
 
@@ -88,7 +89,7 @@ export class LiveDecoder {
   private async decodeMain(bytes: Uint8Array, frame: boolean): Promise<EventColumns> {
     const decode = await this.loadMain();
     const t0 = performance.now();
-    const cols = decode(bytes);
+    const cols = decode(frame ? await inflateFrame(bytes) : bytes);
     if (frame) {
       this.mainMs += performance.now() - t0;
       this.frames++;
@@ -96,14 +97,14 @@ export class LiveDecoder {
     return cols;
   }
 
-  private post(id: number, bytes: Uint8Array): void {
+  private post(id: number, bytes: Uint8Array, frame: boolean): void {
     const w = this.worker;
     if (!w) return;
     const t0 = performance.now();
     // a whole socket frame is transferred as is; a view into a larger buffer is copied first
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
     const buf = whole ? bytes.buffer : bytes.slice().buffer;
-    const req: DecodeRequest = { id, bytes: buf };
+    const req: DecodeRequest = { id, bytes: buf, inflate: frame };
     w.postMessage(req, [buf]);
     this.mainMs += performance.now() - t0;
   }
@@ -117,7 +118,7 @@ export class LiveDecoder {
       this.timer = null;
       this.mode = "worker";
       for (const [id, p] of this.pending) {
-        if (p.bytes) this.post(id, p.bytes);
+        if (p.bytes) this.post(id, p.bytes, p.frame);
         p.bytes = null;
       }
       return;
