@@ -9,9 +9,11 @@ import tempfile
 from pathlib import Path
 
 import uvicorn
+from pydantic import ValidationError
 
 from placemap.api import create_app
 from placemap.importer import import_file
+from placemap.realtime import RealtimeError, make_current_thread_realtime
 from placemap.schema.models.topology_schema import Topology
 from placemap.settings import Settings
 from placemap.sim_cli import register as register_sim
@@ -20,12 +22,27 @@ from placemap.store.live import LiveStore
 
 
 def _serve(args: argparse.Namespace) -> int:
-    settings = Settings.from_env(db_path=args.db, host=args.host, port=args.port)
+    try:
+        settings = Settings.from_env(
+            db_path=args.db, host=args.host, port=args.port, realtime_priority=args.realtime
+        )
+    except (ValidationError, ValueError) as exc:
+        print(f"placemap serve: bad setting: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(settings)
+    if settings.realtime_priority is not None:
+        # uvicorn runs the event loop in this thread (the app's lifespan gives the loop real-time executor
+        # threads too; placemap.realtime says why and what stays ordinary)
+        try:
+            make_current_thread_realtime(settings.realtime_priority)
+        except RealtimeError as exc:
+            print(f"placemap serve --realtime: {exc}", file=sys.stderr)
+            return 2
     # No permessage-deflate: the viewers' live frames are compressed once per batch by the hub (one
     # compression for every viewer instead of one per connection, at zlib's default level 6 in the event
     # loop: measured 3 us/event per viewer), and collectors' batches carry zstd bodies already.
     uvicorn.run(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level="info",
@@ -105,6 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--db", help="SQLite file (default data/placemap.db, env PLACEMAP_DB)")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--realtime",
+        type=int,
+        metavar="PRIO",
+        help="run the event loop thread at SCHED_FIFO PRIO (1-99, root; env PLACEMAP_REALTIME): keeps the "
+        "live feed flowing on a saturated traced host, like perf record -r; what it starts stays ordinary",
+    )
     serve.set_defaults(func=_serve)
     openapi = sub.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=_openapi)

@@ -24,11 +24,13 @@ class Settings(BaseModel):
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
     live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
     sim_workers: int = Field(default=1, ge=1, le=8)  # simulation jobs at once, one process each (CPU-bound)
+    # SCHED_FIFO priority of the event loop thread (placemap.realtime); None: an ordinary task
+    realtime_priority: int | None = Field(default=None, ge=1, le=99)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT / PLACEMAP_SIM_WORKERS
-        from the environment, then explicit overrides."""
+        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT / PLACEMAP_SIM_WORKERS /
+        PLACEMAP_REALTIME from the environment, then explicit overrides."""
         values: dict[str, object] = {}
         if db := os.environ.get("PLACEMAP_DB"):
             values["db_path"] = Path(db)
@@ -38,6 +40,10 @@ class Settings(BaseModel):
             values["live_end_timeout_s"] = float(live_end)
         if sim_workers := os.environ.get("PLACEMAP_SIM_WORKERS"):
             values["sim_workers"] = int(sim_workers)
+        if realtime := os.environ.get("PLACEMAP_REALTIME"):
+            if not realtime.strip().isdigit():
+                raise ValueError(f"PLACEMAP_REALTIME={realtime!r}: expected a priority 1-99")
+            values["realtime_priority"] = int(realtime)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

@@ -10,9 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from collector import collector_binary
 from ftrace_lines import G4
 
+from placemap.realtime import POOL_THREAD_NAME
 from placemap.settings import REPO_ROOT
 
 BIN = REPO_ROOT / "bin" / "placemap"
@@ -49,29 +51,77 @@ def test_admin_import_list_delete(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "no recording" in bad.stderr
 
 
-def test_serve(tmp_path: Path) -> None:
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], int]:
+    """bin/placemap serve on a free port, once /api/health answers."""
+    port = _free_port()
     env = {**os.environ, "PLACEMAP_DB": str(tmp_path / "serve.db")}
     proc = subprocess.Popen(
-        [str(BIN), "serve", "--port", str(port)],
+        [str(BIN), "serve", "--port", str(port), *args],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=5)
+            assert r.json()["ok"] is True
+            return proc, port
+        except httpx.TransportError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError("bin/placemap serve did not come up") from None
+            time.sleep(0.2)
+
+
+def test_serve(tmp_path: Path) -> None:
+    proc, _ = _serve(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "bin/placemap serve did not come up"
-                time.sleep(0.2)
-        assert r.json()["ok"] is True
         assert (tmp_path / "serve.db").is_file()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _policy(pid: int, tid: int) -> tuple[int, int]:
+    """(rt_priority, policy) of a thread from /proc (stat fields 40 and 41, counted after the comm)."""
+    stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # fields from 3 (state) on
+    return int(fields[40 - 3]), int(fields[41 - 3])
+
+
+def test_serve_realtime_makes_the_loop_and_its_executor_fifo_and_nothing_else(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("SCHED_FIFO needs root or CAP_SYS_NICE; this test runs as an unprivileged user")
+    proc, port = _serve(tmp_path, "--realtime", "7")
+    try:
+        # a sync endpoint: served on anyio's request threads, which must stay ordinary
+        assert httpx.get(f"http://127.0.0.1:{port}/api/recordings", timeout=10).status_code == 200
+        threads = {
+            tid: (Path(f"/proc/{proc.pid}/task/{tid}/comm").read_text().strip(), _policy(proc.pid, tid))
+            for tid in map(int, os.listdir(f"/proc/{proc.pid}/task"))
+        }
+        # uvicorn's event loop is the main thread (tid == pid): SCHED_FIFO (1) at priority 7
+        assert threads.pop(proc.pid)[1] == (7, 1)
+        pool = {tid: pol for tid, (name, pol) in threads.items() if name == POOL_THREAD_NAME}
+        others = {name: pol for tid, (name, pol) in threads.items() if tid not in pool}
+        # the loop's executor (asyncio.to_thread: live commits; startup already used it) is real-time too
+        assert pool and all(pol == (7, 1) for pol in pool.values()), threads
+        assert others, "the server runs other threads (request threads, warm-up) that must stay ordinary"
+        assert all(pol == (0, 0) for pol in others.values()), others
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_serve_realtime_out_of_range_is_a_clear_error(tmp_path: Path) -> None:
+    p = _run(tmp_path, "serve", "--port", str(_free_port()), "--realtime", "0")
+    assert p.returncode == 2
+    assert "realtime_priority" in p.stderr and "greater than or equal to 1" in p.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from placemap.api.models import ErrorResponse
 from placemap.api.routes import data, frontend, ingest, meta, recordings, sim
 from placemap.api.routes.data import ARROW_STREAM
 from placemap.live.service import LiveService
+from placemap.realtime import realtime_executor
 from placemap.replay.warmup import warm_kernels
 from placemap.settings import Settings
 from placemap.sim_jobs import SimJobs
@@ -33,6 +35,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if settings.realtime_priority is not None:  # `placemap serve --realtime`: see placemap.realtime
+            asyncio.get_running_loop().set_default_executor(realtime_executor(settings.realtime_priority))
         threading.Thread(target=warm_kernels, name="warm-kernels", daemon=True).start()
         await live.start()
         yield
