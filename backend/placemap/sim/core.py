@@ -11,6 +11,11 @@ key; ints compare several times faster than tuples), and each key's events wait 
 [fn, a, b, fn, a, b, ...] in scheduling order, which gives the sequence order without storing
 a sequence number. An event scheduled at a smaller key while a bucket is being drained (an
 URGENT one at the current time) goes on the heap and runs next, as with (time, prio, seq).
+
+The engine's own events (a CPU's burst end, idle exit, resched, timers) are posted as small
+ints to a Handler instead of callables: compiled, the loop then calls the handler's method
+directly rather than through a Python-level bound-method call with its argument parsing.
+Both kinds share the queue and its order.
 """
 
 from __future__ import annotations
@@ -28,12 +33,20 @@ _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
 
 
+class Handler:
+    """Receives the events posted with Environment.post (subclassed by the engine)."""
+
+    def handle(self, kind: int, a: Any, b: Any) -> None:
+        raise NotImplementedError
+
+
 class Environment:
     """Simulated time in ns and the queue of future events."""
 
-    __slots__ = ("_buckets", "_heap", "_pending", "events", "now", "stopped")
+    __slots__ = ("_buckets", "_heap", "_pending", "events", "handler", "now", "stopped")
 
-    def __init__(self) -> None:
+    def __init__(self, handler: Handler | None = None) -> None:
+        self.handler = handler
         self.now = 0
         self._heap: list[int] = []  # distinct keys, time_ns * 2 + priority
         self._buckets: dict[int, list[Any]] = {}  # key -> [fn, a, b, ...] in scheduling order
@@ -54,6 +67,20 @@ class Environment:
             bucket.append(b)
         self._pending += 1
 
+    def post(self, time_ns: int, priority: int, kind: int, a: Any, b: Any) -> None:
+        """Call handler.handle(kind, a, b) at time_ns (never in the past); same order as schedule."""
+        now = self.now
+        key = (time_ns if time_ns > now else now) * 2 + priority
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            self._buckets[key] = [kind, a, b]
+            _push(self._heap, key)
+        else:
+            bucket.append(kind)
+            bucket.append(a)
+            bucket.append(b)
+        self._pending += 1
+
     def stop(self) -> None:
         """End run() after the current event."""
         self.stopped = True
@@ -62,6 +89,7 @@ class Environment:
         """Process events up to and including until_ns, or until stop()."""
         heap = self._heap
         buckets = self._buckets
+        handler = self.handler
         last = until_ns * 2 + 1  # the largest key at or before until_ns
         n = 0
         while heap and heap[0] <= last and not self.stopped:
@@ -78,7 +106,11 @@ class Environment:
             self._pending -= 1
             self.now = key >> 1
             n += 1
-            fn(a, b)
+            if isinstance(fn, int):
+                assert handler is not None
+                handler.handle(fn, a, b)
+            else:
+                fn(a, b)
         self.events += n
         if not self.stopped:
             self.now = max(self.now, until_ns)

@@ -95,29 +95,52 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
     n = topo.nr_cpus
     empty: frozenset[int] = frozenset()
     out: list[_Level] = []
+    online = topo.online
+    cpus = topo.cpus
 
-    def spans(f: object) -> tuple[frozenset[int], ...]:
-        return tuple(frozenset(f(c)) if topo.online[c] else empty for c in range(n))  # type: ignore[operator]
+    def spans(key: list[int], span_of: dict[int, tuple[int, ...]]) -> tuple[frozenset[int], ...]:
+        """Per CPU, the set span_of[key[cpu]]: one frozenset per distinct key, shared by the CPUs
+        that have it (built once, not per CPU)."""
+        sets: dict[int, frozenset[int]] = {}
+        out_: list[frozenset[int]] = []
+        for c in range(n):
+            if not online[c]:
+                out_.append(empty)
+                continue
+            k = key[c]
+            s = sets.get(k)
+            if s is None:
+                s = sets[k] = frozenset(span_of[k])
+            out_.append(s)
+        return tuple(out_)
 
-    out.append(_Level("SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_LLC, spans(lambda c: topo.siblings[c]), 0))
+    ident = list(range(n))
+    out.append(
+        _Level("SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_LLC, spans(ident, dict(enumerate(topo.siblings))), 0)
+    )
+    node_of = list(topo.node_of)
+    nodes = dict(enumerate(topo.node_cpus))
     if not no_mc:
-        out.append(_Level("MC", SD_SHARE_LLC, spans(lambda c: topo.llc_cpus[topo.llc_of[c]]), 0))
+        out.append(_Level("MC", SD_SHARE_LLC, spans(list(topo.llc_of), dict(enumerate(topo.llc_cpus))), 0))
+    package_sets: dict[int, set[int]] = {}
+    for c in cpus:
+        package_sets.setdefault(topo.package_of[c], set()).add(c)
     numa_in_package = any(
-        set(topo.node_cpus[topo.node_of[c]]) != set(topo.package_cpus(topo.package_of[c])) for c in topo.cpus
+        set(topo.node_cpus[topo.node_of[c]]) != package_sets[topo.package_of[c]] for c in cpus
     )
     if not numa_in_package:
-        out.append(_Level("PKG", 0, spans(lambda c: topo.node_cpus[topo.node_of[c]]), 0))
+        out.append(_Level("PKG", 0, spans(node_of, nodes), 0))
     dists = sorted({d for row in topo.distances for d in row})
     for j, d in enumerate(dists):
-
-        def numa_span(c: int, d: int = d) -> list[int]:
-            row = topo.distances[topo.node_of[c]]
-            return [x for i, cs in enumerate(topo.node_cpus) if row[i] <= d for x in cs]
-
+        # the CPUs of every node within distance d of a node, per node
+        within: dict[int, tuple[int, ...]] = {}
+        for node in range(len(topo.node_cpus)):
+            row = topo.distances[node]
+            within[node] = tuple(x for i, cs in enumerate(topo.node_cpus) if row[i] <= d for x in cs)
         if j == 0:
-            out.append(_Level("NODE", 0, spans(numa_span), 0))
+            out.append(_Level("NODE", 0, spans(node_of, within), 0))
         else:
-            out.append(_Level("NUMA", SD_NUMA, spans(numa_span), d))
+            out.append(_Level("NUMA", SD_NUMA, spans(node_of, within), d))
     if no_mc:
         # The level above SMT becomes the LLC-sharing scan domain (see module docstring).
         lv = out[1]
@@ -173,11 +196,16 @@ class SchedDomains:
                 kept.append(li)
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
         self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
+        # Spans repeat across CPUs (every CPU of an LLC has the same MC span): each distinct set
+        # is sorted once, and each distinct child span once as a group.
+        sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
         for c in cpus:
             doms: list[Domain] = []
             for k, li in enumerate(kept):
-                span = tuple(sorted(full[c][li]))
-                groups = self._groups(c, span, full, kept[k - 1] if k else None)
+                span = sorted_of.get(full[c][li])
+                if span is None:
+                    span = sorted_of[full[c][li]] = tuple(sorted(full[c][li]))
+                groups = self._groups(c, span, full, kept[k - 1] if k else None, sorted_of)
                 flags, pct, nice = flag_info[li]
                 w = len(span)
                 doms.append(
@@ -232,21 +260,29 @@ class SchedDomains:
 
     @staticmethod
     def _groups(
-        cpu: int, span: tuple[int, ...], full: list[list[frozenset[int]]], child: int | None
+        cpu: int,
+        span: tuple[int, ...],
+        full: list[list[frozenset[int]]],
+        child: int | None,
+        sorted_of: dict[frozenset[int], tuple[int, ...]],
     ) -> tuple[tuple[int, ...], ...]:
         """build_sched_groups / build_overlap_sched_groups: walk the span from `cpu` (wrapping)
-        and add each not yet covered CPU's child span as a group."""
+        and add each not yet covered CPU's child span as a group (sorted_of: sorted tuples of
+        the sets seen so far, shared)."""
+        start = span.index(cpu)
         if child is None:
-            return tuple((x,) for x in span[span.index(cpu) :] + span[: span.index(cpu)])
+            return tuple((x,) for x in span[start:] + span[:start])
         covered: set[int] = set()
         groups: list[tuple[int, ...]] = []
-        start = span.index(cpu)
         for x in span[start:] + span[:start]:
             if x in covered:
                 continue
             g = full[x][child]
             covered |= g
-            groups.append(tuple(sorted(g)))
+            t = sorted_of.get(g)
+            if t is None:
+                t = sorted_of[g] = tuple(sorted(g))
+            groups.append(t)
         return tuple(groups)
 
     def sd_llc(self, cpu: int) -> Domain | None:

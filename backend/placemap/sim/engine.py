@@ -12,11 +12,11 @@ load balancing runs from a periodic tick per domain interval, and when a CPU goe
 from __future__ import annotations
 
 import random
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
-from placemap.sim.core import NORMAL, URGENT, Callback, Environment
+from placemap.sim.core import NORMAL, URGENT, Environment, Handler
 from placemap.sim.features import Features
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
@@ -29,6 +29,12 @@ from placemap.sim.trace import EventLog, idle_comm
 SLEEP: Final = 0
 EXIT: Final = -1
 LEVELS: Final = ("smt", "llc", "pkg", "numa")
+# The engine's event kinds (Environment.post -> Engine.handle)
+EV_CPU: Final = 0  # a CPU's burst or slice ends: (rq, gen)
+EV_START: Final = 1  # a CPU leaves idle to run what was queued: (rq, gen)
+EV_RESCHED: Final = 2  # a wakeup preempts the running task: (rq, None)
+EV_TIMER: Final = 3  # a timer wakes a task: (task, None)
+EV_TTWU: Final = 4  # a wakeup that waited for the task's switch-out: (task, (waker, cpu, sync))
 
 
 class Behavior(Protocol):
@@ -39,13 +45,13 @@ class Behavior(Protocol):
         ...
 
 
-class Engine:
+class Engine(Handler):
     """One simulation run: state, event loop, seeded RNG and counters."""
 
     def __init__(
         self, topo: Topology, features: Features | None = None, seed: int = 0, log: EventLog | None = None
     ) -> None:
-        self.env = Environment()
+        self.env = Environment(self)
         self.log = log
         # the task that last left each CPU and its state, for sched_switch records
         self.prev_task: list[Task | None] = [None] * topo.nr_cpus
@@ -69,12 +75,39 @@ class Engine:
         self.nr_waits = 0
         self.wake_latency: dict[int, list[int]] = {}  # group -> samples (ns), groups that ask
         self.latency_after: dict[int, int] = {}  # group -> time from which samples count
-        # event callbacks bound once, so that scheduling an event allocates no method object
-        self._cb_cpu: Callback = self._on_cpu
-        self._cb_start: Callback = self._on_start
-        self._cb_resched: Callback = self._on_resched
-        self._cb_timer: Callback = self._on_timer
-        self._cb_ttwu: Callback = self._on_ttwu
+        # Cost parameters used per event, read once per run: compiled, a module attribute that
+        # is not Final is a dictionary lookup at each use.
+        self._min_gran_ns = cost.SCHED_MIN_GRANULARITY_NS
+        self._latency_ns = cost.SCHED_LATENCY_NS
+        self._wakeup_gran_ns = cost.SCHED_WAKEUP_GRANULARITY_NS
+        self._sleeper_credit_ns = cost.SLEEPER_CREDIT_NS
+        self._idle_exit_ns = cost.IDLE_EXIT_NS
+        self._idle_exit_deep_ns = cost.IDLE_EXIT_DEEP_NS
+        self._deep_idle_after_ns = cost.DEEP_IDLE_AFTER_NS
+        self._context_switch_ns = cost.CONTEXT_SWITCH_NS
+        # per CPU, the extra latency of waking its LLC from power-gated sleep (cost.llc_wake_ns)
+        pkg_cpus: dict[int, int] = {}
+        for c in topo.cpus:
+            pkg_cpus[topo.package_of[c]] = pkg_cpus.get(topo.package_of[c], 0) + 1
+        self._llc_wake_ns = [
+            cost.llc_wake_ns(len(topo.llc_cpus[topo.llc_of[c]]), pkg_cpus[topo.package_of[c]])
+            if topo.online[c]
+            else 0
+            for c in range(topo.nr_cpus)
+        ]
+
+    def handle(self, kind: int, a: Any, b: Any) -> None:
+        """An event posted by this engine (EV_*), called by the event loop."""
+        if kind == EV_CPU:
+            self._on_cpu(a, b)
+        elif kind == EV_START:
+            self._on_start(a, b)
+        elif kind == EV_RESCHED:
+            self._on_resched(a, b)
+        elif kind == EV_TIMER:
+            self._on_timer(a, b)
+        else:
+            self._on_ttwu(a, b)
 
     # -- task creation -----------------------------------------------------------------
 
@@ -116,7 +149,7 @@ class Engine:
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, "fork")
-        p.vruntime = st.rqs[d.cpu].min_vruntime + cost.SCHED_MIN_GRANULARITY_NS  # START_DEBIT
+        p.vruntime = st.rqs[d.cpu].min_vruntime + self._min_gran_ns  # START_DEBIT
         self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
         return p
 
@@ -179,14 +212,14 @@ class Engine:
         if waker is not None:
             p.wake_penalty_ns += cost.wake_transfer_ns(lvl)
         # place_entity(): a sleeper gets at most half a latency period of credit
-        floor = rq.min_vruntime - cost.SLEEPER_CREDIT_NS
+        floor = rq.min_vruntime - self._sleeper_credit_ns
         p.vruntime = max(p.vruntime, floor)
         p.woken_at = now
         self._enqueue(p, target, waker_cpu=this_cpu)
 
     def wake_at(self, time_ns: int, p: Task) -> None:
         """A timer that wakes p at time_ns (on the CPU p sleeps on)."""
-        self.env.schedule(time_ns, NORMAL, self._cb_timer, p, None)
+        self.env.post(time_ns, NORMAL, EV_TIMER, p, None)
 
     def _on_timer(self, p: Task, _b: object) -> None:
         self.wake(p)
@@ -198,22 +231,20 @@ class Engine:
         st.enqueue(p, cpu)
         if rq.curr is None:
             if was_idle:
-                delay = cost.IDLE_EXIT_NS
-                if st.now - rq.idle_since >= cost.DEEP_IDLE_AFTER_NS:
-                    delay = cost.IDLE_EXIT_DEEP_NS
+                delay = self._idle_exit_ns
+                if st.now - rq.idle_since >= self._deep_idle_after_ns:
+                    delay = self._idle_exit_deep_ns
                     if self._llc_asleep(cpu):
-                        topo = st.topo
-                        llc = topo.llc_cpus[topo.llc_of[cpu]]
-                        delay += cost.llc_wake_ns(len(llc), len(topo.package_cpus(topo.package_of[cpu])))
+                        delay += self._llc_wake_ns[cpu]
                 if waker_cpu >= 0 and waker_cpu != cpu:
                     delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
                 self._kick(rq, delay)
         elif (
             not rq.need_resched
-            and rq.curr.vruntime + (st.now - rq.run_start) - p.vruntime > cost.SCHED_WAKEUP_GRANULARITY_NS
+            and rq.curr.vruntime + (st.now - rq.run_start) - p.vruntime > self._wakeup_gran_ns
         ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
-            self.env.schedule(self.env.now, URGENT, self._cb_resched, rq, None)
+            self.env.post(self.env.now, URGENT, EV_RESCHED, rq, None)
         elif len(rq.queue) == 1 and rq.curr is not self.stepping:
             # the first waiter: the running task now has a slice end (check_preempt_tick)
             self._account(rq)
@@ -223,21 +254,17 @@ class Engine:
         """Every CPU of cpu's LLC idle for DEEP_IDLE_AFTER_NS or more (cost.LLC_WAKE_NS)."""
         now = self.st.now
         rqs = self.st.rqs
+        deep = self._deep_idle_after_ns
         for c in self.st.sd.llc_span(cpu):
             r = rqs[c]
-            if (
-                r.curr is not None
-                or r.starting
-                or r.idle_since < 0
-                or now - r.idle_since < cost.DEEP_IDLE_AFTER_NS
-            ):
+            if r.curr is not None or r.starting or r.idle_since < 0 or now - r.idle_since < deep:
                 return False
         return True
 
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True
         rq.gen += 1
-        self.env.schedule(self.env.now + delay, URGENT, self._cb_start, rq, rq.gen)
+        self.env.post(self.env.now + delay, URGENT, EV_START, rq, rq.gen)
 
     def _on_start(self, rq: Rq, gen: int) -> None:
         if gen != rq.gen:
@@ -280,7 +307,7 @@ class Engine:
         end = self.env.now + max(1, int(p.work_ns / rq.speed + 0.999))
         if rq.queue and rq.slice_end < end:
             end = max(rq.slice_end, self.env.now + 1)
-        self.env.schedule(end, URGENT, self._cb_cpu, rq, rq.gen)
+        self.env.post(end, URGENT, EV_CPU, rq, rq.gen)
 
     def _sibling_speed(self, cpu: int) -> None:
         """An SMT sibling of `cpu` started or stopped running: re-time the others."""
@@ -444,16 +471,16 @@ class Engine:
             p.woken_at = -1
         rq.run_start = now
         n = rq.nr_running
-        rq.slice_end = now + max(cost.SCHED_MIN_GRANULARITY_NS, cost.SCHED_LATENCY_NS // max(1, n))
+        rq.slice_end = now + max(self._min_gran_ns, self._latency_ns // max(1, n))
         rq.speed = self._speed(rq.cpu)
         if was_idle:
             self._sibling_speed(rq.cpu)
         if p.work_ns <= 0:
             p.work_ns = 0
-            p.wake_penalty_ns += cost.CONTEXT_SWITCH_NS
+            p.wake_penalty_ns += self._context_switch_ns
             self._step(rq, p)
         else:
-            p.work_ns += cost.CONTEXT_SWITCH_NS
+            p.work_ns += self._context_switch_ns
             self._arm(rq)
 
     def _switched_out(self, rq: Rq) -> None:
@@ -463,7 +490,7 @@ class Engine:
             return
         rq.leaving = None
         for p, waker, this_cpu, sync in rq.wake_list:
-            self.env.schedule(self.st.now, URGENT, self._cb_ttwu, p, (waker, this_cpu, sync))
+            self.env.post(self.st.now, URGENT, EV_TTWU, p, (waker, this_cpu, sync))
         rq.wake_list.clear()
 
     def _log_switch(self, cpu: int, next_pid: int, next_comm: str) -> None:
