@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 
 from placemap.sim import cost
 from placemap.sim.core import NORMAL
-from placemap.sim.policy.balance import CPU_IDLE, CPU_NOT_IDLE, R_ALL_HOT_OR_PINNED, Move, load_balance
+from placemap.sim.policy.balance import (
+    CPU_IDLE,
+    CPU_NOT_IDLE,
+    MAX_PINNED_INTERVAL_MS,
+    R_ALL_HOT_OR_PINNED,
+    R_ALL_PINNED,
+    Move,
+    load_balance,
+)
 
 if TYPE_CHECKING:
     from placemap.sim.engine import Engine
@@ -97,6 +105,10 @@ class Balancer:
                         self.apply(m, "balance")
                     if moves and idle and rq.curr is None and not rq.starting:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
+                elif why == R_ALL_PINNED:  # every task pinned: back off up to MAX_PINNED_INTERVAL
+                    cap = max(sd.max_interval_ms, MAX_PINNED_INTERVAL_MS) * 1_000_000
+                    if iv[level] < cap:
+                        iv[level] *= 2
                 else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
                 nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)

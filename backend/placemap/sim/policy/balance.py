@@ -30,6 +30,9 @@ CPU_NEWLY_IDLE = 2
 
 SYSCTL_SCHED_MIGRATION_COST_NS = 500_000  # task_hot() and the newidle avg_idle gate
 SYSCTL_SCHED_NR_MIGRATE = 32
+# A balance that finds every task pinned backs its interval off up to this (ms), beyond the
+# domain's max_interval (MAX_PINNED_INTERVAL in fair.c).
+MAX_PINNED_INTERVAL_MS = 512
 NUMA_IMBALANCE_MIN = 2
 # The hints that keep a task on its LLC against the balancer while the LLC has room (RFC:
 # "Load balancer is aware of the hints and will try to not migrate a task as long as the LLC
@@ -48,6 +51,7 @@ R_BALANCED = "balanced"
 R_NUMA_ALLOWED = "NUMA imbalance allowed (imb_numa_nr)"
 R_MOVED = "pulled from the busiest runqueue of the busiest group"
 R_ALL_HOT_OR_PINNED = "every candidate cache hot, pinned, running or hinted"
+R_ALL_PINNED = "every task of the busiest runqueue barred from this CPU (affinity or a holding hint)"
 R_ACTIVE = "active balance: pushed the running task after repeated failures"
 R_STEAL = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
 R_NEWIDLE = "newly idle balance pulled a task"
@@ -76,9 +80,15 @@ def task_hot(st: State, p: Task, sd_flags: int) -> bool:
     return st.now - p.last_ran_ns < SYSCTL_SCHED_MIGRATION_COST_NS
 
 
-def hint_holds(st: State, p: Task, src: int, dst: int) -> bool:
-    """The RFC's balancer respects a holding hint while the task's LLC has room."""
-    return bool(p.hints & HOLDING_HINTS) and not st.sd.share_cache(src, dst) and llc_has_capacity(st, src)
+def hint_holds(st: State, p: Task, src: int, dst: int, *, active: bool = False) -> bool:
+    """The RFC's balancer respects a holding hint on a move across LLCs (a load_balance() at
+    a domain above sd_llc) while the source LLC runs no more tasks than it has CPUs
+    (env.ignore_hint = 0). The active balance stopper (active_load_balance_cpu_stop) sets
+    ignore_hint = sd->flags & SD_SHARE_PKG_RESOURCES without looking at the LLC: above the
+    LLC it never pushes a hinted running task."""
+    if not p.hints & HOLDING_HINTS or st.sd.share_cache(src, dst):
+        return False
+    return active or llc_has_capacity(st, src)
 
 
 def can_migrate_task(
@@ -166,7 +176,7 @@ def load_balance(
         local_cpus = groups[0]
         first_idle = next((c for c in local_cpus if st.rqs[c].nr_running == 0), -1)
         if (first_idle if first_idle >= 0 else local_cpus[0]) != cpu:
-            return [], R_NOT_BALANCE_CPU
+            return _balanced(failed, cpu, level, R_NOT_BALANCE_CPU)
     if idle != CPU_NEWLY_IDLE and st.features.SIS_UTIL and level == st.sd.llc_index[cpu]:
         update_idle_cpu_scan(st, st.sd.llc_id[cpu])  # update_sd_lb_stats() at the LLC domain
     stats = [GroupStats(st, g, None, sd.imbalance_pct, False) for g in groups]
@@ -176,33 +186,33 @@ def load_balance(
         if _pick_busiest(g, busiest):
             busiest = g
     if busiest is None:
-        return [], R_NO_BUSIEST
+        return _balanced(failed, cpu, level, R_NO_BUSIEST)
     if local.group_type > busiest.group_type:
-        return [], R_BALANCED
+        return _balanced(failed, cpu, level, R_BALANCED)
     total_load = sum(g.load for g in stats)
     total_cap = 1024 * sum(len(g.cpus) for g in stats)
     if local.group_type == GROUP_OVERLOADED:
         l_avg, b_avg = local.load / len(local.cpus), busiest.load / len(busiest.cpus)
         if l_avg >= b_avg or l_avg * 1024 >= total_load * 1024 * 1024 / total_cap:
-            return [], R_BALANCED
+            return _balanced(failed, cpu, level, R_BALANCED)
         if 100 * b_avg <= sd.imbalance_pct * l_avg:
-            return [], R_BALANCED
+            return _balanced(failed, cpu, level, R_BALANCED)
     prefer_sibling = level > 0 and bool(st.sd.per_cpu[cpu][level - 1].flags & SD_PREFER_SIBLING)
     forced = (
         prefer_sibling and local.group_type == GROUP_HAS_SPARE and busiest.nr_running > local.nr_running + 1
     )
     if not forced and busiest.group_type != GROUP_OVERLOADED:
         if idle == CPU_NOT_IDLE:
-            return [], R_BALANCED
+            return _balanced(failed, cpu, level, R_BALANCED)
         if len(busiest.cpus) > 1 and local.idle_cpus <= busiest.idle_cpus + 1:
-            return [], R_BALANCED
+            return _balanced(failed, cpu, level, R_BALANCED)
         if busiest.nr_running <= 1:
-            return [], R_BALANCED
+            return _balanced(failed, cpu, level, R_BALANCED)
     mtype, imbalance = calculate_imbalance(
         st, level, cpu, local=local, busiest=busiest, total_load=total_load, total_cap=total_cap, idle=idle
     )
     if imbalance <= 0:
-        return [], R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED
+        return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
     # find_busiest_queue()
     rqs = st.rqs
     src = -1
@@ -220,7 +230,7 @@ def load_balance(
         if v > best:
             best, src = v, c
     if src < 0:
-        return [], R_BALANCED
+        return _balanced(failed, cpu, level, R_BALANCED)
     nf = failed[cpu][level]
     moves: list[Move] = []
     src_rq = rqs[src]
@@ -250,7 +260,16 @@ def load_balance(
     if moves:
         failed[cpu][level] = 0
         return moves, R_MOVED
+    if src_rq.nr_running > 1 and _all_pinned(st, src_rq.curr, src_rq.queue, src, cpu):
+        # detach_tasks() walks the runqueue's tasks, the running one included, and LBF_ALL_PINNED
+        # stays set while each is barred from this CPU (the RFC puts its hint test before the
+        # flag is cleared): load_balance() then ends at out_all_pinned, which resets
+        # nr_balance_failed, so no active balance follows
+        return _balanced(failed, cpu, level, R_ALL_PINNED)
     if idle != CPU_NEWLY_IDLE:
+        # nr_balance_failed is not reset when an active balance is kicked (v5.13, 23fb06d9602b
+        # "Clean up active balance nr_balance_failed trickery"): while the imbalance lasts,
+        # every later failed try pushes again
         failed[cpu][level] = nf + 1
         curr = src_rq.curr
         if (
@@ -259,11 +278,26 @@ def load_balance(
             and src_rq.nr_running == 1
             and st.rqs[cpu].nr_running == 0
             and curr.allowed(cpu)
-            and not hint_holds(st, curr, src, cpu)  # the stopper's detach_one_task asks too
+            and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
         ):
-            failed[cpu][level] = 0
             return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
     return [], R_ALL_HOT_OR_PINNED
+
+
+def _balanced(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[list[Move], str]:
+    """load_balance()'s out_balanced / out_all_pinned: nothing to do here, so the domain's
+    nr_balance_failed starts again from 0 (newly idle balances included)."""
+    failed[cpu][level] = 0
+    return [], why
+
+
+def _all_pinned(st: State, curr: Task | None, queue: list[Task], src: int, dst: int) -> bool:
+    """Every task of src (the running one and the first sysctl_sched_nr_migrate queued) is
+    barred from dst by its affinity or held there by a hint."""
+    tasks = queue[:SYSCTL_SCHED_NR_MIGRATE]
+    if curr is not None:
+        tasks = [*tasks, curr]
+    return all(not p.allowed(dst) or hint_holds(st, p, src, dst) for p in tasks)
 
 
 def steal_enabled(st: State) -> bool:
