@@ -90,7 +90,7 @@ FEATURE_DECISIONS: dict[str, tuple[str, ...]] = {
     "MM_FOOTPRINT": ("fork.find_idlest_group",),
     "NUMA_IMB_LEGACY": ("fork.find_idlest_group", "balance.calculate_imbalance"),
     "NO_MC": ("domains.SchedDomains",),
-    "fork_affine": ("fork.find_idlest_group", "balance.can_migrate_task"),
+    "fork_affine": ("fork.find_idlest_group",),
     "fork_spread": ("fork.find_idlest_group",),
     "wake_affine": ("wakeup.select_task_rq_wake", "balance.can_migrate_task"),
     "wake_hold": ("wakeup.select_task_rq_wake", "balance.can_migrate_task"),

@@ -1,6 +1,9 @@
 """The load balancer as the RFC patch (5/5, "sched/fair: Add exception for hints in load
 balancing path") and tip at 5531ecffa4b9 (v6.0-rc) have it:
 
+- only the wakeup hints (wake_affine, wake_hold) hold a task on its LLC: can_migrate_task
+  tests `p->hint & (PR_SCHED_HINT_WAKE_AFFINE | PR_SCHED_HINT_WAKE_HOLD)`; the fork hints act
+  at fork only;
 - the hold is tested before LBF_ALL_PINNED is cleared, so a runqueue whose every task is held
   ends the balance at out_all_pinned: nr_balance_failed back to 0 (no active balance follows)
   and the interval backs off up to MAX_PINNED_INTERVAL;
@@ -13,7 +16,7 @@ balancing path") and tip at 5531ecffa4b9 (v6.0-rc) have it:
 from __future__ import annotations
 
 from placemap.sim.engine import Engine
-from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
+from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
 from placemap.sim.topology import preset
@@ -24,6 +27,32 @@ MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
 
 def _failed(st: State) -> list[list[int]]:
     return [[0] * 8 for _ in st.rqs]
+
+
+def _two_queued(hints: int) -> State:
+    """LLC 1 (CPUs 8-15, 136-143): CPU 8 runs one task and has two queued with `hints`;
+    LLC 0 is idle."""
+    st = make_state()
+    task(st, 8)
+    task(st, 8, state="queued", hints=hints)
+    task(st, 8, state="queued", hints=hints)
+    return st
+
+
+def test_only_the_wakeup_hints_hold_a_task_against_the_balancer() -> None:
+    # the patch's can_migrate_task: "Only consider the hints from the wakeup path to maintain
+    # data locality" -- a fork_affine or fork_spread task is pulled like anyone's
+    for hints, pulled in (
+        (0, 1),
+        (HINT_FORK_AFFINE, 1),
+        (HINT_FORK_SPREAD, 1),
+        (HINT_WAKE_AFFINE, 0),
+        (HINT_WAKE_HOLD, 0),
+        (HINT_FORK_AFFINE | HINT_WAKE_AFFINE, 0),
+    ):
+        st = _two_queued(hints)
+        moves, _ = b.load_balance(st, 0, PKG, b.CPU_IDLE, _failed(st))
+        assert len(moves) == pulled, (hints, moves)
 
 
 def test_a_runqueue_whose_every_task_is_held_ends_all_pinned_and_resets_the_failures() -> None:

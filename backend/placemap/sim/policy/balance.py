@@ -19,7 +19,7 @@ from placemap.sim.domains import (
     SD_SHARE_CPUCAPACITY,
     SD_SHARE_LLC,
 )
-from placemap.sim.features import HINT_FORK_AFFINE, HINT_WAKE_AFFINE, HINT_WAKE_HOLD
+from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import State, Task
@@ -36,10 +36,12 @@ MAX_PINNED_INTERVAL_MS = 512
 NUMA_IMBALANCE_MIN = 2
 # The hints that keep a task on its LLC against the balancer while the LLC has room (RFC:
 # "Load balancer is aware of the hints and will try to not migrate a task as long as the LLC
-# is not overloaded"): the wakeup hints and fork_affine, whose point is to keep children near
-# the parent ("keeping most worker task on the same LLC and only migrating necessary tasks out
-# later", the RFC's schbench reading). fork_spread asks for the opposite and holds nothing.
-HOLDING_HINTS = HINT_FORK_AFFINE | HINT_WAKE_AFFINE | HINT_WAKE_HOLD
+# is not overloaded"). The RFC's patch 5/5 ("sched/fair: Add exception for hints in load
+# balancing path") tests only the wakeup hints in can_migrate_task: "Only consider the hints
+# from the wakeup path to maintain data locality" (PR_SCHED_HINT_WAKE_AFFINE |
+# PR_SCHED_HINT_WAKE_HOLD). The fork hints act at fork only; the balancer moves their tasks as
+# it moves anyone's.
+HOLDING_HINTS = HINT_WAKE_AFFINE | HINT_WAKE_HOLD
 
 MIGRATE_TASK = 0
 MIGRATE_UTIL = 1

@@ -98,9 +98,9 @@ def test_wake_affine_hinted_task_is_not_pulled_off_its_llc_while_the_llc_has_roo
     assert case(HINT_WAKE_AFFINE) == 0
 
 
-def test_fork_affine_holds_a_task_on_its_llc_while_the_llc_has_room_and_fork_spread_does_not() -> None:
-    # fork_affine keeps children near the parent: the balancer leaves them on the parent's LLC
-    # until it is overloaded (more runnable tasks than CPUs), then moves what it must
+def test_wake_hints_hold_a_task_on_its_llc_until_the_llc_is_overloaded_fork_hints_never() -> None:
+    # the RFC balancer (patch 5/5) tests only the wakeup hints, and only while the source LLC
+    # runs no more tasks than it has CPUs; then it moves what it must
     def case(hints: int, overloaded: bool = False) -> int:
         st = make_state()
         task(st, 8)
@@ -111,9 +111,10 @@ def test_fork_affine_holds_a_task_on_its_llc_while_the_llc_has_room_and_fork_spr
         return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
 
     assert case(0) == 1
-    assert case(HINT_FORK_AFFINE) == 0
+    assert case(HINT_FORK_AFFINE) == 1
     assert case(HINT_FORK_SPREAD) == 1
-    assert case(HINT_FORK_AFFINE, overloaded=True) >= 1
+    assert case(HINT_WAKE_AFFINE) == 0
+    assert case(HINT_WAKE_AFFINE, overloaded=True) >= 1
 
 
 def test_active_balance_pushes_the_running_task_after_repeated_failures() -> None:
