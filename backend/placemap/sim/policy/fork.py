@@ -20,7 +20,7 @@ R_LESS_BUSY = "idlest group is of a less busy type"
 R_LOCAL_LESS_BUSY = "local group is of a less busy type"
 R_LOAD_BALANCED = "loads within imbalance_pct: stay local"
 R_LOAD_IDLEST = "idlest group's load lower by more than imbalance_pct"
-R_FORK_AFFINE = "fork_affine hint: local group has an idle core's worth of idle CPUs"
+R_FORK_AFFINE = "fork_affine hint: more than half of the local group's CPUs idle"
 R_FORK_SPREAD = "fork_spread hint: tie in idle CPUs, idlest group has lower utilization"
 R_FOOTPRINT = "MM_FOOTPRINT: tie in idle CPUs, best fit of the memory footprint"
 R_NO_GROUP = "no group to move to at any level: parent's CPU"
@@ -76,8 +76,6 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
         return None, R_STAY_LOCAL
     if local is None:
         return idlest.cpus, R_ONLY_LOCAL
-    if p.hints & HINT_FORK_AFFINE and local.idle_cpus >= st.smt_weight:
-        return None, R_FORK_AFFINE
     if local.group_type < idlest.group_type:
         return None, R_LOCAL_LESS_BUSY
     if local.group_type > idlest.group_type:
@@ -91,8 +89,15 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
         if 100 * local.avg_load <= sd.imbalance_pct * idlest.avg_load:
             return None, R_LOAD_BALANCED
         return idlest.cpus, R_LOAD_IDLEST
+    # The RFC's patch 4/5 ("sched/fair: Consider hints in the initial task wakeup path"), in
+    # find_idlest_group()'s group_has_spare case: with either fork hint the NUMA preference is
+    # skipped ("If a hint is set, override any NUMA preference behavior"); fork_affine then
+    # stays local while more than half of the local group's CPUs are idle
+    # (local_sgs.idle_cpus > local->group_weight / 2: "consolidation until half of the local
+    # group is filled"); fork_spread breaks a tie in idle CPUs by the lower utilization.
     spread = bool(p.hints & HINT_FORK_SPREAD)
-    if sd.flags & SD_NUMA and not spread:
+    fork_hint = bool(p.hints & (HINT_FORK_SPREAD | HINT_FORK_AFFINE))
+    if sd.flags & SD_NUMA and not fork_hint:
         if feat.NUMA_IMB_LEGACY:
             # v5.16: allow_numa_imbalance(local running, domain weight): below 25% of the domain.
             if local.nr_running < sd.weight >> 2:
@@ -103,6 +108,8 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
                 imb_numa_nr = min(len(p.cpus_allowed.intersection(local.cpus)), imb_numa_nr)
             if local.nr_running + 1 <= imb_numa_nr:
                 return None, R_NUMA_ALLOW
+    if p.hints & HINT_FORK_AFFINE and local.idle_cpus > len(local.cpus) // 2:
+        return None, R_FORK_AFFINE
     if local.idle_cpus == idlest.idle_cpus:
         if spread:
             return (idlest.cpus, R_FORK_SPREAD) if idlest.util < local.util else (None, R_STAY_LOCAL)
