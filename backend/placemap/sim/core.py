@@ -8,9 +8,10 @@ ever needed, belongs in a wrapper outside the core.
 
 Layout, for speed: the heap holds plain ints, key = time_ns * 2 + priority (one per distinct
 key; ints compare several times faster than tuples), and each key's events wait in a bucket,
-[fn, a, b, fn, a, b, ...] in scheduling order, which gives the sequence order without storing
-a sequence number. An event scheduled at a smaller key while a bucket is being drained (an
-URGENT one at the current time) goes on the heap and runs next, as with (time, prio, seq).
+[next, fn, a, b, fn, a, b, ...] in scheduling order (next: the index of the first event not yet
+run), which gives the sequence order without storing a sequence number. An event scheduled at
+a smaller key while a bucket is being drained (an URGENT one at the current time) goes on the
+heap and runs next, as with (time, prio, seq).
 
 The engine's own events (a CPU's burst end, idle exit, resched, timers) are posted as small
 ints to a Handler instead of callables: compiled, the loop then calls the handler's method
@@ -59,7 +60,7 @@ class Environment:
         key = max(time_ns, self.now) * 2 + priority
         bucket = self._buckets.get(key)
         if bucket is None:
-            self._buckets[key] = [fn, a, b]
+            self._buckets[key] = [1, fn, a, b]
             _push(self._heap, key)
         else:
             bucket.append(fn)
@@ -73,7 +74,7 @@ class Environment:
         key = (time_ns if time_ns > now else now) * 2 + priority
         bucket = self._buckets.get(key)
         if bucket is None:
-            self._buckets[key] = [kind, a, b]
+            self._buckets[key] = [1, kind, a, b]
             _push(self._heap, key)
         else:
             bucket.append(kind)
@@ -95,14 +96,15 @@ class Environment:
         while heap and heap[0] <= last and not self.stopped:
             key = heap[0]
             bucket = buckets[key]
-            fn = bucket[0]
-            a = bucket[1]
-            b = bucket[2]
-            if len(bucket) == 3:
+            i: int = bucket[0]
+            fn = bucket[i]
+            a = bucket[i + 1]
+            b = bucket[i + 2]
+            if i + 3 == len(bucket):
                 del buckets[key]
                 _pop(heap)
             else:
-                del bucket[:3]
+                bucket[0] = i + 3
             self._pending -= 1
             self.now = key >> 1
             n += 1

@@ -22,6 +22,7 @@ result of scanning only the SMT siblings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from placemap.sim.topology import Topology
 
@@ -164,6 +165,8 @@ def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
 
 
 _KIND = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
+# Counter keys by SchedDomains.level_index (0: the same CPU)
+LEVEL_NAMES: Final = ("", "smt", "llc", "pkg", "numa")
 
 
 class SchedDomains:
@@ -296,18 +299,22 @@ class SchedDomains:
         """cpus_share_cache()."""
         return self.llc_id[a] == self.llc_id[b]
 
-    def level_between(self, a: int, b: int) -> str:
-        """Counter key of a move or wakeup from a to b: smt, llc, pkg or numa ("" when a == b)."""
+    def level_index(self, a: int, b: int) -> int:
+        """level_between as an index into LEVEL_NAMES (for tables indexed by level)."""
         if a == b:
-            return ""
+            return 0
         t = self.topo
         if t.core_of[a] == t.core_of[b]:
-            return "smt"
-        if self.share_cache(a, b):
-            return "llc"
+            return 1
+        if self.llc_id[a] == self.llc_id[b]:
+            return 2
         if t.node_of[a] == t.node_of[b]:
-            return "pkg"
-        return "numa"
+            return 3
+        return 4
+
+    def level_between(self, a: int, b: int) -> str:
+        """Counter key of a move or wakeup from a to b: smt, llc, pkg or numa ("" when a == b)."""
+        return LEVEL_NAMES[self.level_index(a, b)]
 
     def describe(self, cpu: int) -> list[dict[str, object]]:
         """The domain chain of one CPU as plain data (for tests and the API)."""

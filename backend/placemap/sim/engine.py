@@ -11,12 +11,14 @@ load balancing runs from a periodic tick per domain interval, and when a CPU goe
 
 from __future__ import annotations
 
+import gc
 import random
 from typing import Any, Final, Protocol
 
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
 from placemap.sim.core import NORMAL, URGENT, Environment, Handler
+from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
@@ -85,6 +87,9 @@ class Engine(Handler):
         self._idle_exit_deep_ns = cost.IDLE_EXIT_DEEP_NS
         self._deep_idle_after_ns = cost.DEEP_IDLE_AFTER_NS
         self._context_switch_ns = cost.CONTEXT_SWITCH_NS
+        # by SchedDomains.level_index of waker and wakee CPUs
+        self._transfer_ns = [cost.wake_transfer_ns(lv) for lv in LEVEL_NAMES]
+        self._ipi_ns = [cost.wake_ipi_ns(lv) for lv in LEVEL_NAMES]
         # per CPU, the extra latency of waking its LLC from power-gated sleep (cost.llc_wake_ns)
         pkg_cpus: dict[int, int] = {}
         for c in topo.cpus:
@@ -193,9 +198,9 @@ class Engine(Handler):
         self.wakeups += 1
         if d.affine:
             self.wakeups_affine += 1
-        lvl = st.sd.level_between(this_cpu, target)
-        if lvl:
-            self.wakeups_by_level[lvl] += 1
+        li = st.sd.level_index(this_cpu, target)
+        if li:
+            self.wakeups_by_level[LEVEL_NAMES[li]] += 1
         prev = p.cpu
         rq = st.rqs[target]
         log = self.log
@@ -210,7 +215,7 @@ class Engine(Handler):
             p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
             p.wake_penalty_ns += cost.cold_cache_ns(st.sd.level_between(prev, target), p.wss_kb)
         if waker is not None:
-            p.wake_penalty_ns += cost.wake_transfer_ns(lvl)
+            p.wake_penalty_ns += self._transfer_ns[li]
         # place_entity(): a sleeper gets at most half a latency period of credit
         floor = rq.min_vruntime - self._sleeper_credit_ns
         p.vruntime = max(p.vruntime, floor)
@@ -237,7 +242,7 @@ class Engine(Handler):
                     if self._llc_asleep(cpu):
                         delay += self._llc_wake_ns[cpu]
                 if waker_cpu >= 0 and waker_cpu != cpu:
-                    delay += cost.wake_ipi_ns(st.sd.level_between(waker_cpu, cpu))
+                    delay += self._ipi_ns[st.sd.level_index(waker_cpu, cpu)]
                 self._kick(rq, delay)
         elif (
             not rq.need_resched
@@ -510,7 +515,16 @@ class Engine(Handler):
     # -- running and results ------------------------------------------------------------
 
     def run(self, until_ns: int) -> None:
-        self.env.run(until_ns)
+        # The loop makes and drops many short-lived lists and tuples and no garbage cycles
+        # worth collecting: the cyclic collector's passes (traversing every task, runqueue and
+        # domain again and again) are paused while it runs and restored after.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self.env.run(until_ns)
+        finally:
+            if enabled:
+                gc.enable()
 
     def counters(self, duration_ns: int) -> dict[str, object]:
         """The counters of the result JSON (issue 3 section 5)."""
