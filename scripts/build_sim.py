@@ -23,6 +23,15 @@ os.environ["PLACEMAP_SIM_PURE"] = "1"  # import the pure modules here, never a b
 
 from placemap.sim import _native  # noqa: E402
 
+# One C file for all the modules, and link-time optimization: gcc can then inline the small
+# functions of one module into another and mypyc's runtime helpers (list and dict item access,
+# int arithmetic: separate C files) into the callers, and bind calls inside the shared library
+# directly (no interposition, no PLT). Same IEEE arithmetic (no -ffast-math, no -march, so no
+# FMA contraction): results stay byte-identical to the pure-Python modules. About 7% faster on
+# bench.REFERENCE than a multi-file build without LTO (398k vs 368k events per CPU-second).
+MULTI_FILE = False
+EXTRA_CFLAGS = ["-flto=auto", "-fno-semantic-interposition", "-fno-plt"]
+
 
 def main() -> int:
     t0 = time.monotonic()
@@ -37,9 +46,13 @@ def main() -> int:
         from setuptools import setup  # noqa: PLC0415
 
         files = [f"placemap/sim/{rel}" for rel in hashes]
+        exts = mypycify(files, opt_level="3", multi_file=MULTI_FILE)
+        for ext in exts:
+            ext.extra_compile_args = [*ext.extra_compile_args, *EXTRA_CFLAGS]
+            ext.extra_link_args = [*ext.extra_link_args, *EXTRA_CFLAGS]
         setup(
             name="placemap-sim-native",
-            ext_modules=mypycify(files, opt_level="3", multi_file=True),
+            ext_modules=exts,
             script_args=["build_ext", "--inplace", "--parallel", "2", "-q"],
         )
         shared = [p.name.split(".")[0] for p in work.glob("*__mypyc*.so")]
