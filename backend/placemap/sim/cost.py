@@ -189,3 +189,26 @@ def cold_cache_ns(level: str, wss_kb: int) -> int:
 def params() -> dict[str, float]:
     """Every parameter by name (for the report and the API)."""
     return {k: v for k, v in globals().items() if k.isupper() and isinstance(v, int | float)}
+
+
+# --- Messages read on another LLC (appended; used by workloads/hackbench.py) ----------------
+# A pipe or socket message read on another LLC than the one it was written on: its data (100
+# bytes: 2 lines) and the lines its writer dirtied to queue it (the pipe_buffer slot or skb,
+# the pipe's head and the reader's wait queue: ~4 more) come from the writer's cache instead
+# of the reader's own L3. Per line the extra over an L3 hit is the cross-CCX cache-to-cache
+# latency less an L3 hit (~110 - 30 ns on Zen3: CROSS_LLC_WAKE_NS's figures), and across a
+# socket ~230 - 30 ns (CROSS_NODE_WAKE_NS's figures). The wakeup charges (CROSS_*_WAKE_NS)
+# stay the wakee's first touch of its waker's data; this is each message's own lines, and a
+# receiver woken once may read hundreds of messages.
+MSG_LINES = 6
+MSG_LINE_CROSS_LLC_NS = 80
+MSG_LINE_CROSS_NODE_NS = 200
+
+
+def msg_transfer_ns(level: str) -> int:
+    """Extra cost of reading one message written `level` away ("", smt, llc, pkg, numa)."""
+    if level == "numa":
+        return MSG_LINES * MSG_LINE_CROSS_NODE_NS
+    if level == "pkg":
+        return MSG_LINES * MSG_LINE_CROSS_LLC_NS
+    return 0
