@@ -8,7 +8,9 @@ when the last is ready main wakes them all (the start) and the run ends when the
 exits. Metric: runtime_s (lower is better), from the start to the last exit.
 
 A sender's burst is one pass over the receivers (its messages are delivered when the burst
-ends); a receiver's burst reads everything pending. Costs per message are parameters below.
+ends); a receiver's burst reads everything pending. Costs per message are parameters below;
+a message read on another LLC than the one its sender wrote it on costs its lines' transfer
+on top (cost.msg_transfer_ns).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from placemap.sim import cost
+from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.engine import EXIT, SLEEP, Engine
 from placemap.sim.state import TASK_SLEEPING, Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
@@ -96,12 +100,21 @@ class _Receiver(_Child):
         if k:
             hb.pending[r] = 0
             hb.received[r] += k
+            # the messages' lines come from the LLCs they were written on
+            xfer = 0
+            src = hb.pending_src[r]
+            if src:
+                level_index = eng.st.sd.level_index
+                msg_ns = hb.msg_ns
+                for c, n in src.items():
+                    xfer += n * msg_ns[level_index(c, p.cpu)]
+                src.clear()
             waiters = hb.waiters[r]
             if waiters:
                 hb.waiters[r] = []
                 for s in waiters:
                     eng.wake(s, p, sync=True)
-            return k * READ_NS[hb.ipc]
+            return k * READ_NS[hb.ipc] + xfer
         if hb.received[r] >= FDS * hb.loops:
             hb.exited(eng)
             return EXIT
@@ -124,8 +137,12 @@ class _Sender(_Child):
         batch = self.batch
         if batch:
             receivers = hb.receivers
+            pending_src = hb.pending_src
+            here = p.cpu
             for r in batch:
                 pending[r] += 1
+                src = pending_src[r]
+                src[here] = src.get(here, 0) + 1
                 rt = receivers[r]
                 if rt.state == TASK_SLEEPING:
                     eng.wake(rt, p, sync=True)
@@ -167,6 +184,9 @@ class Hackbench:
         self.nr_children = groups * 2 * FDS
         self.pending = [0] * (groups * FDS)
         self.received = [0] * (groups * FDS)
+        # per receiver: pending messages by the CPU their sender wrote them on
+        self.pending_src: list[dict[int, int]] = [{} for _ in range(groups * FDS)]
+        self.msg_ns = [cost.msg_transfer_ns(lv) for lv in LEVEL_NAMES]  # by level_index
         self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
         self.tasks: list[Task] = []
         self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
