@@ -12,10 +12,10 @@ from placemap.sim.scenario import parse_scenario, run_scenario, simulate
 from placemap.sim.trace import COLUMNS, EventLog
 from placemap.sim_record import FIXED, _StreamingLog, events_batch, run
 
-# ~69k rows: the stream is cut into a full batch and a partial one
+# ~70k rows: the stream is cut into a full batch and a partial one
 SCENARIO: dict[str, Any] = {
     "topology": "icx-2s",
-    "workload": {"kind": "hackbench", "groups": 2, "loops": 300},
+    "workload": {"kind": "hackbench", "groups": 2, "loops": 400},
     "seed": 7,
     "duration_ms": 1000,
 }
