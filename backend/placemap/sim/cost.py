@@ -212,3 +212,21 @@ def msg_transfer_ns(level: str) -> int:
     if level == "pkg":
         return MSG_LINES * MSG_LINE_CROSS_LLC_NS
     return 0
+
+
+# --- Request/response data read on another LLC (appended; used by workloads/pairs.py) -------
+# The same per-line transfer as msg_transfer_ns for a message of `nbytes`: its data lines
+# (64 bytes each) plus the lines its writer dirtied to queue it (MSG_LINES less hackbench's two
+# data lines: the socket buffer head, the receive queue and the wait queue).
+CACHE_LINE_BYTES = 64
+MSG_QUEUE_LINES = MSG_LINES - 2
+
+
+def data_transfer_ns(level: str, nbytes: int) -> int:
+    """Extra cost of reading a message of nbytes written `level` away."""
+    lines = MSG_QUEUE_LINES + -(-nbytes // CACHE_LINE_BYTES)
+    if level == "numa":
+        return lines * MSG_LINE_CROSS_NODE_NS
+    if level == "pkg":
+        return lines * MSG_LINE_CROSS_LLC_NS
+    return 0
