@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from placemap.sim import cost
+from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
@@ -41,6 +43,8 @@ class _Side:
         self.server = server
         self.phase = 0  # 0 setup, 1 waiting for the start, 2 working, 3 woke the peer
         self.peer: Task | None = None
+        self.peer_side: _Side | None = None
+        self.from_cpu = -1  # the CPU the peer wrote its last message on (-1: none pending)
 
     def step(self, eng: Engine, p: Task) -> int:
         w = self.w
@@ -58,12 +62,19 @@ class _Side:
             return SLEEP  # wait for the start
         if self.phase in (1, 3):
             self.phase = 2
-            return w.server_ns if self.server else w.client_ns
+            work = w.server_ns if self.server else w.client_ns
+            if self.from_cpu >= 0:
+                # the peer's message: its lines come from the LLC it was written on
+                work += w.msg_ns[eng.st.sd.level_index(self.from_cpu, p.cpu)]
+                self.from_cpu = -1
+            return work
         # work done: pass the turn to the peer, then sleep
         self.phase = 3
         if not self.server:
             w.transactions += 1
         if self.peer is not None:
+            if self.peer_side is not None:
+                self.peer_side.from_cpu = p.cpu
             eng.wake(self.peer, p, sync=w.sync)
         return SLEEP
 
@@ -82,6 +93,7 @@ class _Daemon:
         side = _Side(w, True)
         st = eng.fork(p, w.kind + "_srv", side)
         cs.peer, side.peer = st, ct
+        cs.peer_side, side.peer_side = side, cs
         w.servers.append((st, side))
         return FORK_NS
 
@@ -120,6 +132,9 @@ class Pairs:
         self.n = n
         self.sync = sync
         self.client_ns, self.server_ns, self.bytes = PROFILES[kind]
+        # extra cost of reading the peer's message by level_index of writer and reader: each
+        # direction carries half the transaction's bytes
+        self.msg_ns = [cost.data_transfer_ns(lv, self.bytes // 2) for lv in LEVEL_NAMES]
         self.metric_name = {
             "tbench": "throughput_mb_s",
             "ctxswitch": "switches_per_s",
