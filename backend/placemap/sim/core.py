@@ -6,12 +6,12 @@ per-event closure or object is built; stale events are dropped by their owners (
 generation counter) rather than removed from the queue. No wall clock here: live pacing, if
 ever needed, belongs in a wrapper outside the core.
 
-Layout, for speed: the heap holds plain ints, key = time_ns * 2 + priority (one per distinct
-key; ints compare several times faster than tuples), and each key's events wait in a bucket,
-[next, fn, a, b, fn, a, b, ...] in scheduling order (next: the index of the first event not yet
-run), which gives the sequence order without storing a sequence number. An event scheduled at
-a smaller key while a bucket is being drained (an URGENT one at the current time) goes on the
-heap and runs next, as with (time, prio, seq).
+Layout, for speed: the heap holds plain ints (ints compare several times faster than tuples),
+key = ((time_ns * 2 + priority) << SEQ_BITS) | seq, and an event's callback and arguments wait
+in three lists at index seq (no per-event allocation, no dictionary). seq counts events in
+scheduling order; when it reaches the lists' length, the pending events are renumbered
+0..n-1 in their order (the lists double when more than half are pending), so seq stays below
+2**SEQ_BITS and the keys within machine ints.
 
 The engine's own events (a CPU's burst end, idle exit, resched, timers) are posted as small
 ints to a Handler instead of callables: compiled, the loop then calls the handler's method
@@ -33,6 +33,10 @@ Callback = Callable[[Any, Any], None]
 _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
 
+SEQ_BITS: Final = 20  # at most 2**20 pending events; keys stay below 2**62 for 600 s runs
+SEQ_MASK: Final = (1 << SEQ_BITS) - 1
+FIRST_SLOTS: Final = 4096
+
 
 class Handler:
     """Receives the events posted with Environment.post (subclassed by the engine)."""
@@ -44,43 +48,58 @@ class Handler:
 class Environment:
     """Simulated time in ns and the queue of future events."""
 
-    __slots__ = ("_buckets", "_heap", "_pending", "events", "handler", "now", "stopped")
+    __slots__ = ("_a", "_b", "_fn", "_heap", "_pending", "_seq", "events", "handler", "now", "stopped")
 
     def __init__(self, handler: Handler | None = None) -> None:
         self.handler = handler
         self.now = 0
-        self._heap: list[int] = []  # distinct keys, time_ns * 2 + priority
-        self._buckets: dict[int, list[Any]] = {}  # key -> [fn, a, b, ...] in scheduling order
+        self._heap: list[int] = []  # ((time_ns * 2 + priority) << SEQ_BITS) | seq
+        # by seq: the callback (or the handler's event kind) and its two arguments
+        self._fn: list[Any] = [None] * FIRST_SLOTS
+        self._a: list[Any] = [None] * FIRST_SLOTS
+        self._b: list[Any] = [None] * FIRST_SLOTS
+        self._seq = 0
         self._pending = 0
         self.events = 0
         self.stopped = False
 
     def schedule(self, time_ns: int, priority: int, fn: Callback, a: Any = None, b: Any = None) -> None:
         """Call fn(a, b) at time_ns (never in the past)."""
-        key = max(time_ns, self.now) * 2 + priority
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            self._buckets[key] = [1, fn, a, b]
-            _push(self._heap, key)
-        else:
-            bucket.append(fn)
-            bucket.append(a)
-            bucket.append(b)
+        self.post(time_ns, priority, fn, a, b)
+
+    def post(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any) -> None:
+        """Call handler.handle(kind, a, b) at time_ns (never in the past) when kind is an int,
+        else kind(a, b); same order as schedule."""
+        seq = self._seq
+        if seq == len(self._fn):
+            seq = self._renumber()
+        self._seq = seq + 1
+        now = self.now
+        self._fn[seq] = kind
+        self._a[seq] = a
+        self._b[seq] = b
+        _push(self._heap, (((time_ns if time_ns > now else now) * 2 + priority) << SEQ_BITS) | seq)
         self._pending += 1
 
-    def post(self, time_ns: int, priority: int, kind: int, a: Any, b: Any) -> None:
-        """Call handler.handle(kind, a, b) at time_ns (never in the past); same order as schedule."""
-        now = self.now
-        key = (time_ns if time_ns > now else now) * 2 + priority
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            self._buckets[key] = [1, kind, a, b]
-            _push(self._heap, key)
-        else:
-            bucket.append(kind)
-            bucket.append(a)
-            bucket.append(b)
-        self._pending += 1
+    def _renumber(self) -> int:
+        """Give the pending events seq 0..n-1 in their order (a sorted list is a heap); the
+        lists grow (in place: run() holds them) when more than half would be in use."""
+        heap = self._heap
+        heap.sort()
+        fn, a, b = self._fn, self._a, self._b
+        moved = [(fn[k & SEQ_MASK], a[k & SEQ_MASK], b[k & SEQ_MASK]) for k in heap]
+        n = len(heap)
+        size = len(fn)
+        if 2 * n > size:
+            if 2 * size > SEQ_MASK + 1:
+                raise RuntimeError(f"more than {(SEQ_MASK + 1) // 2} pending events")
+            fn.extend([None] * size)
+            a.extend([None] * size)
+            b.extend([None] * size)
+        for i in range(n):
+            heap[i] = ((heap[i] >> SEQ_BITS) << SEQ_BITS) | i
+            fn[i], a[i], b[i] = moved[i]
+        return n
 
     def stop(self) -> None:
         """End run() after the current event."""
@@ -89,24 +108,18 @@ class Environment:
     def run(self, until_ns: int) -> None:
         """Process events up to and including until_ns, or until stop()."""
         heap = self._heap
-        buckets = self._buckets
+        fns, args_a, args_b = self._fn, self._a, self._b
         handler = self.handler
-        last = until_ns * 2 + 1  # the largest key at or before until_ns
+        end = (until_ns * 2 + 2) << SEQ_BITS  # keys below: at or before until_ns
         n = 0
-        while heap and heap[0] <= last and not self.stopped:
-            key = heap[0]
-            bucket = buckets[key]
-            i: int = bucket[0]
-            fn = bucket[i]
-            a = bucket[i + 1]
-            b = bucket[i + 2]
-            if i + 3 == len(bucket):
-                del buckets[key]
-                _pop(heap)
-            else:
-                bucket[0] = i + 3
+        while heap and heap[0] < end and not self.stopped:
+            key = _pop(heap)
+            s = key & SEQ_MASK
+            fn = fns[s]
+            a = args_a[s]
+            b = args_b[s]
             self._pending -= 1
-            self.now = key >> 1
+            self.now = key >> (SEQ_BITS + 1)
             n += 1
             if isinstance(fn, int):
                 assert handler is not None
