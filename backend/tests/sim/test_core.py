@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+import random
+
 from placemap.sim.core import NORMAL, URGENT, Environment
 
 
@@ -40,3 +43,32 @@ def test_past_times_are_clamped_to_now() -> None:
     env.schedule(10, NORMAL, lambda a, b: seen.append(env.now), None)
     env.run(40)
     assert seen == [30]
+
+
+def test_order_holds_across_renumbering_and_growth() -> None:
+    # More events than the first slot lists hold (4096), many pending at once (growth), events
+    # posted from events at the same instant and later (renumbering while running): each event
+    # run is the smallest pending (time, priority, post number), as a heap of tuples says.
+    rng = random.Random(7)
+    env = Environment()
+    pending: list[tuple[int, int, int]] = []  # the reference queue
+    prio_of: list[int] = []  # by post number
+    ran: list[int] = []
+
+    def post(t: int, prio: int) -> None:
+        k = len(prio_of)
+        prio_of.append(prio)
+        heapq.heappush(pending, (max(t, env.now), prio, k))
+        env.schedule(t, prio, on_event, k)
+
+    def on_event(k: int, _b: object) -> None:
+        assert heapq.heappop(pending) == (env.now, prio_of[k], k)
+        ran.append(k)
+        if len(prio_of) < 30_000:
+            for _ in range(rng.randrange(3)):
+                post(env.now + (0 if rng.random() < 0.3 else rng.randrange(5_000)), rng.randrange(2))
+
+    for _ in range(6_000):
+        post(rng.randrange(1_000), rng.randrange(2))
+    env.run(10**9)
+    assert len(ran) == len(prio_of) > 20_000 and not pending
