@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from placemap.sim.cost import SMT_SPEED
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, int_param
@@ -22,6 +23,10 @@ FUTEX_WAKE_NS = 1_500  # messenger's cost per worker woken (futex_wake + ttwu)
 CLONE_NS = 20_000
 WSS_KB = 256  # schbench's default per-thread cache footprint (-F 256 KiB)
 WARMUP_NS = 100_000_000  # samples before this are dropped (workers still being spread)
+# a worker's cputime is a wall-clock spin (usec_spin loops on gettimeofday), run as CPU work in chunks:
+# each chunk assumes the slowest speed (an SMT sibling busy) so it cannot overshoot the deadline, and
+# the last chunk, at most this long, runs at the CPU's speed at that moment
+SPIN_FINAL_NS = 1_000_000
 
 
 class _Messenger:
@@ -90,23 +95,38 @@ class _Messenger:
 
 
 class _Worker:
-    """schbench's worker_thread: msg_and_wait (put itself on its messenger's list, post the
-    messenger, wait for a message), then work cputime, and again. Right after the fork it
-    waits, so the next fork sees its CPU idle."""
+    """schbench's worker_thread (2022, the RFC's): spin cputime first (usec_spin: wall-clock time,
+    whatever share of a core the worker gets), then msg_and_wait (put itself on its messenger's
+    list, post the messenger, wait for a message), and again."""
 
     def __init__(self, sb: Schbench, msg: _Messenger, msg_task: Task) -> None:
         self.sb = sb
         self.msg = msg
         self.msg_task = msg_task
-        self.running = True  # the first step is the wait for the first message
+        self.running = False  # the first step starts the spin: a new worker spins before it posts
+        self.spin_end = 0  # when the current spin's wall-clock cputime is over
+        self.last_spin = (0, 0)  # (start, post) of the last finished spin, for tests and tracing
 
     def step(self, eng: Engine, p: Task) -> int:
+        now = eng.env.now
         if self.running:
+            left = self.spin_end - now
+            if left > 0:
+                return _spin_chunk(eng, p, left)
             self.running = False
+            self.last_spin = (self.spin_end - self.sb.cputime_ns, now)
             self.msg.post(eng, p, self.msg_task)
             return SLEEP
         self.running = True
-        return self.sb.cputime_ns
+        self.spin_end = now + self.sb.cputime_ns
+        return _spin_chunk(eng, p, self.sb.cputime_ns)
+
+
+def _spin_chunk(eng: Engine, p: Task, left: int) -> int:
+    """CPU work for the next piece of a wall-clock spin with `left` ns to go (see SPIN_FINAL_NS)."""
+    if left <= SPIN_FINAL_NS:
+        return max(1, int(left * eng.st.rqs[p.cpu].speed))
+    return max(1, int(left * SMT_SPEED))
 
 
 class _Main:

@@ -63,14 +63,44 @@ def test_stream_main_thread_is_one_of_the_team_so_two_threads_share_a_node_on_ti
     assert metric("icx-2s", wl, ["fork_spread"]) > 1.05 * metric("icx-2s", wl)
 
 
-def test_schbench_wake_affine_helps_few_workers_and_overloads_the_llc_beyond_it() -> None:
+def test_schbench_wake_affine_helps_while_workers_fit_the_llc_and_overloads_it_beyond() -> None:
     wl = {"kind": "schbench", "messengers": 1, "workers": 4}
     assert metric("zen3-2s-nps1", wl, ["wake_affine"], 600) < metric("zen3-2s-nps1", wl, None, 600)
-    # 16 workers and their messenger no longer fit the 16-CPU LLC: the turning point
-    wl16 = {**wl, "workers": 16}
-    assert metric("zen3-2s-nps1", wl16, ["wake_affine"], 600) > metric("zen3-2s-nps1", wl16, None, 600)
+    # 32 workers no longer fit the 16-CPU LLC the hint keeps pulling them into: the turning point
+    wl32 = {**wl, "workers": 32}
+    assert metric("zen3-2s-nps1", wl32, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl32, None, 600)
     wl64 = {**wl, "workers": 64}
     assert metric("zen3-2s-nps1", wl64, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl64, None, 600)
+
+
+def test_schbench_worker_spins_its_cputime_in_wall_clock_time_before_it_posts() -> None:
+    # usec_spin loops on gettimeofday: two workers spinning on the two SMT siblings of one core
+    # (each at SMT speed) still post cputime after they started, not cputime / SMT speed.
+    one_core = {
+        "machine": "one-core-smt2",
+        "source": "sysfs",
+        "cpus": [
+            {
+                "cpu": c,
+                "online": True,
+                "core": 0,
+                "llc": 0,
+                "numa_node": 0,
+                "package": 0,
+                "smt_siblings": [0, 1],
+            }
+            for c in (0, 1)
+        ],
+        "llcs": [{"id": 0, "cpus": [0, 1], "numa_nodes": [0]}],
+        "numa_nodes": [{"id": 0, "cpus": [0, 1]}],
+        "node_distances": [[10]],
+    }
+    wl = {"kind": "schbench", "messengers": 1, "workers": 2, "cputime_us": 5000, "sleeptime_us": 5000}
+    eng, _ = simulate(parse_scenario({"topology": one_core, "workload": wl, "seed": 1, "duration_ms": 60}))
+    spins = [t.behavior.last_spin for t in eng.st.tasks if t.name == "schbench-worker"]  # type: ignore[attr-defined]
+    assert len(spins) == 2 and all(start > 0 for start, _ in spins)
+    for start, post in spins:
+        assert 5_000_000 <= post - start < 5_100_000, (start, post)
 
 
 def test_schbench_messenger_waits_for_a_post_so_every_round_wakes_the_whole_herd() -> None:
