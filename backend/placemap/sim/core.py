@@ -32,6 +32,7 @@ Callback = Callable[[Any, Any], None]
 # Final: compiled code calls them without a module attribute lookup per event
 _push: Final = heapq.heappush
 _pop: Final = heapq.heappop
+_replace: Final = heapq.heapreplace
 
 SEQ_BITS: Final = 20  # at most 2**20 pending events; keys stay below 2**62 for 600 s runs
 SEQ_MASK: Final = (1 << SEQ_BITS) - 1
@@ -48,7 +49,19 @@ class Handler:
 class Environment:
     """Simulated time in ns and the queue of future events."""
 
-    __slots__ = ("_a", "_b", "_fn", "_heap", "_pending", "_seq", "events", "handler", "now", "stopped")
+    __slots__ = (
+        "_a",
+        "_b",
+        "_fn",
+        "_heap",
+        "_pending",
+        "_seq",
+        "_spent",
+        "events",
+        "handler",
+        "now",
+        "stopped",
+    )
 
     def __init__(self, handler: Handler | None = None) -> None:
         self.handler = handler
@@ -59,6 +72,9 @@ class Environment:
         self._a: list[Any] = [None] * FIRST_SLOTS
         self._b: list[Any] = [None] * FIRST_SLOTS
         self._seq = 0
+        # heap[0] has run but is still on the heap: the next post replaces it (one sift
+        # instead of a pop and a push: most events post the next one), else run() pops it
+        self._spent = False
         self._pending = 0
         self.events = 0
         self.stopped = False
@@ -78,13 +94,21 @@ class Environment:
         self._fn[seq] = kind
         self._a[seq] = a
         self._b[seq] = b
-        _push(self._heap, (((time_ns if time_ns > now else now) * 2 + priority) << SEQ_BITS) | seq)
+        key = (((time_ns if time_ns > now else now) * 2 + priority) << SEQ_BITS) | seq
+        if self._spent:
+            self._spent = False
+            _replace(self._heap, key)
+        else:
+            _push(self._heap, key)
         self._pending += 1
 
     def _renumber(self) -> int:
         """Give the pending events seq 0..n-1 in their order (a sorted list is a heap); the
         lists grow (in place: run() holds them) when more than half would be in use."""
         heap = self._heap
+        if self._spent:
+            self._spent = False
+            _pop(heap)
         heap.sort()
         fn, a, b = self._fn, self._a, self._b
         moved = [(fn[k & SEQ_MASK], a[k & SEQ_MASK], b[k & SEQ_MASK]) for k in heap]
@@ -112,8 +136,14 @@ class Environment:
         handler = self.handler
         end = (until_ns * 2 + 2) << SEQ_BITS  # keys below: at or before until_ns
         n = 0
-        while heap and heap[0] < end and not self.stopped:
-            key = _pop(heap)
+        while True:
+            if self._spent:
+                self._spent = False
+                _pop(heap)
+            if not heap or heap[0] >= end or self.stopped:
+                break
+            key = heap[0]
+            self._spent = True
             s = key & SEQ_MASK
             fn = fns[s]
             a = args_a[s]
