@@ -30,7 +30,8 @@ func runLive(args []string) error {
 	statsOut := fs.String("stats-out", "", "write the final per-CPU kernel stats and what was sent (JSON) to FILE")
 	timingOut := fs.String("timing-out", "", "write each batch's cut and send times (JSON lines, CLOCK_MONOTONIC) to FILE, for benchmarks")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long to wait at the end for the backend to acknowledge everything")
-	compress := fs.Bool("compress", true, "zstd-compress the Arrow IPC batches on the wire")
+	compress := fs.Bool("compress", true, "compress the Arrow IPC batches' buffers on the wire (--codec)")
+	codec := fs.String("codec", "lz4", "batch compression: lz4 (less CPU on the traced host and the server) or zstd (about 40% fewer bytes on the wire and in the live store)")
 	quiet := fs.Bool("quiet", false, "only print errors")
 	nice := fs.Int("nice", live.DefaultNice, "scheduling nice value of the collector (needs root below 0): it must keep up with the events while the workload keeps the CPUs busy")
 	if err := fs.Parse(args); err != nil {
@@ -50,6 +51,9 @@ func runLive(args []string) error {
 	}
 	if *token == "" {
 		return usageError("live: --token (or PLACEMAP_TOKEN) is required")
+	}
+	if *codec != "lz4" && *codec != "zstd" {
+		return usageError("live: --codec must be lz4 or zstd, not %q", *codec)
 	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
@@ -71,7 +75,7 @@ func runLive(args []string) error {
 		Server: *server, Token: *token, Events: evs, Duration: *duration, BufferKB: *bufKB,
 		SpillDir: *spill, MemLimit: int64(*memMB) << 20, SpillLimit: int64(*spillMB) << 20, DrainTimeout: *drain, StatsOut: *statsOut,
 		TimingOut: *timingOut,
-		Compress:  *compress, Log: logf,
+		Compress:  *compress, Codec: *codec, Log: logf,
 		Started: func(in *live.Instance) {
 			logf("tracing %d CPUs in %s (%s), sending to %s", len(in.CPUs), in.Dir, strings.Join(in.Events, ","), live.NormalizeURL(*server))
 		},

@@ -5,6 +5,11 @@ package live
 // the merge with a watermark. When the buffer is empty the reader vouches for
 // "nothing earlier than the moment I looked, less a small slack", so an idle CPU never
 // holds the merge back for longer than one idle poll.
+//
+// The pages read in one pass (until the buffer is empty) go to the merge as one chunk
+// with that watermark, not one chunk per page: each hand-over wakes the merge goroutine
+// (and often an idle thread, a futex wake and a context switch), which cost more than
+// decoding the page under hackbench.
 
 import (
 	"errors"
@@ -54,6 +59,9 @@ type cpuReader struct {
 }
 
 func (r *cpuReader) recycle(evs []tracefs.Event) {
+	if cap(evs) == 0 {
+		return
+	}
 	select {
 	case r.free <- evs[:0]:
 	default:
@@ -65,9 +73,13 @@ func (r *cpuReader) buf() []tracefs.Event {
 	case b := <-r.free:
 		return b
 	default:
-		return make([]tracefs.Event, 0, 128)
+		return make([]tracefs.Event, 0, 1024)
 	}
 }
+
+// MaxChunk caps the events a reader gathers before handing them over while its buffer
+// still has pages (bounds the chunk's memory and the merge's wait on a busy CPU).
+const MaxChunk = 8192
 
 // run reads until drain is closed and the buffer is empty, or a fatal error.
 func (r *cpuReader) run() {
@@ -84,6 +96,9 @@ func (r *cpuReader) run() {
 	}()
 	page := make([]byte, r.d.PageSize())
 	draining := false
+	var evs []tracefs.Event // gathered in this pass
+	idle := time.NewTimer(IdlePoll)
+	defer idle.Stop()
 	for {
 		t0 := MonoNow()
 		n, err := syscall.Read(fd, page)
@@ -92,28 +107,41 @@ func (r *cpuReader) run() {
 			continue
 		case errors.Is(err, syscall.EAGAIN) || (err == nil && n == 0):
 			if draining {
+				if len(evs) > 0 {
+					r.out <- cpuChunk{src: r.src, evs: evs}
+				}
 				r.out <- cpuChunk{src: r.src, wm: Done, done: true}
 				return
 			}
-			r.out <- cpuChunk{src: r.src, wm: t0 - int64(IdleSlack)}
+			r.out <- cpuChunk{src: r.src, evs: evs, wm: t0 - int64(IdleSlack)}
+			evs = nil
+			idle.Reset(IdlePoll)
 			select {
 			case <-r.drain:
 				// One more pass: tracing is off, read what is left, then stop.
 				draining = true
-			case <-time.After(IdlePoll):
+			case <-idle.C:
 			}
 			continue
 		case err != nil:
+			if len(evs) > 0 {
+				r.out <- cpuChunk{src: r.src, evs: evs}
+			}
 			r.out <- cpuChunk{src: r.src, err: fmt.Errorf("live: read %s: %w", r.path, err), done: true}
 			return
 		}
-		evs, derr := r.d.DecodePage(page[:n], r.cpu, r.buf())
+		if evs == nil {
+			evs = r.buf()
+		}
+		start := len(evs)
+		var derr error
+		evs, derr = r.d.DecodePage(page[:n], r.cpu, evs)
 		if derr != nil {
 			r.d.Stats.Skipped[tracefs.SkipBadPage]++
 		}
 		// Page-flagged losses are reported through the kernel's stats instead.
-		k := 0
-		for i := range evs {
+		k := start
+		for i := start; i < len(evs); i++ {
 			if evs[i].Kind == schema.KindLost {
 				if evs[i].LostEvents > 0 {
 					r.pageLost += evs[i].LostEvents
@@ -123,6 +151,10 @@ func (r *cpuReader) run() {
 			evs[k] = evs[i]
 			k++
 		}
-		r.out <- cpuChunk{src: r.src, evs: evs[:k]}
+		evs = evs[:k]
+		if len(evs) >= MaxChunk {
+			r.out <- cpuChunk{src: r.src, evs: evs}
+			evs = nil
+		}
 	}
 }

@@ -39,7 +39,8 @@ type Options struct {
 	DrainTimeout time.Duration // how long to wait for the last acks at the end
 	StatsOut     string        // write the final Summary here (JSON)
 	TimingOut    string        // write each batch's cut and send times here (JSON lines, benches)
-	Compress     bool          // zstd IPC body compression
+	Compress     bool          // IPC body compression (Codec)
+	Codec        string        // "lz4" (default) or "zstd"
 	Log          func(format string, args ...any)
 	// Started, if set, is called once the instance is tracing (tests, benches).
 	Started func(in *Instance)
@@ -215,7 +216,14 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 
 	var opts []ipc.Option
 	if o.Compress {
-		opts = append(opts, ipc.WithZstd())
+		switch o.Codec {
+		case "", "lz4":
+			opts = append(opts, ipc.WithLZ4())
+		case "zstd":
+			opts = append(opts, ipc.WithZstd())
+		default:
+			return sum, fmt.Errorf("live: unknown codec %q (lz4 or zstd)", o.Codec)
+		}
 	}
 	bat := NewBatcher(o.BatchRows, opts...)
 	host0 := n // the merge source of host records (llc_util, lost)
