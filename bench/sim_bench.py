@@ -8,25 +8,31 @@ Prints side by side, measured in this run (each variant in its own process):
       pure:     today's sources as pure Python (PLACEMAP_SIM_PURE=1),
       compiled: today's sources compiled by scripts/build-sim (mypyc; when the repo's build
                 is stale, a snapshot of the sources under bench/out/sim-now is compiled);
-  - where the time goes: a cProfile summary of the pure run (compiled code is invisible to
-    cProfile; the same functions dominate there, each several times cheaper);
+  - where the time goes: a cProfile summary of the pure run, and of the compiled one (invisible
+    to cProfile) a perf sampling profile when `perf` is installed: each sample counts for the
+    innermost compiled function on its stack (the interpreter and runtime helpers it called
+    included), summed per function and per module;
   - the full calibration (every cell of shared/calibration, seed 1): compiled, over a pool of
     --jobs processes, wall and CPU time. Its baseline (the pre-work code, one process) takes
     ~10 minutes, so it runs on every --subset-step-th cell only and is extrapolated by the
     ratio of full to subset time of today's code (stated in the output).
 Run: backend/.venv/bin/python bench/sim_bench.py [--repeats 3] [--subset-step 10] [--no-build]
+     [--no-calibrate] [--no-perf]
 Writes bench/out/sim_bench.json too.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from io import BytesIO
 from pathlib import Path
@@ -94,6 +100,65 @@ def baseline_tree() -> Path:
     return dst / "backend"
 
 
+# the reference scenario three times in one process (the first builds the sched domains)
+LOOP = """
+from placemap.sim import bench
+from placemap.sim.scenario import parse_scenario, simulate
+sc = parse_scenario(bench.REFERENCE)
+for _ in range(3):
+    simulate(sc)
+"""
+
+
+PERF_RECORD = ("perf", "record", "-q", "-F", "1000", "--call-graph", "dwarf,16384")
+
+
+def perf_profile(tree: Path, top: int = 15) -> dict[str, Any] | None:
+    """Sampling profile of the compiled build (perf record with DWARF call stacks): shares of
+    samples by the innermost compiled function (CPyDef_<module>___<function>) on the stack.
+    None when perf is missing or refuses (perf_event_paranoid)."""
+    if shutil.which("perf") is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "PLACEMAP_SIM_PURE"}
+    env["PYTHONPATH"] = str(tree)
+    with tempfile.TemporaryDirectory(prefix="sim-perf-") as tmp:
+        data = str(Path(tmp) / "perf.data")
+        rec = subprocess.run(
+            [*PERF_RECORD, "-o", data, sys.executable, "-c", LOOP],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        if rec.returncode != 0:
+            return None
+        script = subprocess.run(
+            ["perf", "script", "-i", data], capture_output=True, text=True, check=False
+        ).stdout
+    by_fn: collections.Counter[str] = collections.Counter()
+    total = 0
+    frames: list[str] = []
+    for line in [*script.splitlines(), ""]:
+        if line.strip() and line[0] in " \t":
+            frames.append(line)
+            continue
+        if frames:
+            total += 1
+            m = next((m for f in frames if (m := re.search(r"CPyDef_(\w+)", f))), None)
+            by_fn[m.group(1) if m else "(outside compiled code: interpreter start, imports)"] += 1
+        frames = []
+    if not total:
+        return None
+    by_mod: collections.Counter[str] = collections.Counter()
+    for fn, n in by_fn.items():
+        by_mod[fn.split("___")[0]] += n
+    return {
+        "samples": total,
+        "modules": [{"module": k, "share": round(v / total, 3)} for k, v in by_mod.most_common(top)],
+        "functions": [{"function": k, "share": round(v / total, 3)} for k, v in by_fn.most_common(top)],
+    }
+
+
 CHECK = """
 import json
 from placemap.sim import _native
@@ -138,6 +203,8 @@ def main() -> int:
     ap.add_argument("--subset-step", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-build", action="store_true", help="do not run scripts/build-sim when stale")
+    ap.add_argument("--no-calibrate", action="store_true", help="skip the full calibrate and its baseline")
+    ap.add_argument("--no-perf", action="store_true", help="skip the perf profile of the compiled build")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(BACKEND))
@@ -196,7 +263,20 @@ def main() -> int:
         print(f"  {row['share']:>6.1%} {row['own_s']:>7.3f}s {row['calls']:>9} {row['function']}")
     report["profile"] = prof["profile"]
 
-    if why == "ok":
+    if why == "ok" and not args.no_perf:
+        pp = perf_profile(tree)
+        if pp is None:
+            print("\ncompiled profile: perf missing or not permitted")
+        else:
+            print(f"\nwhere the time goes, compiled (perf, {pp['samples']} samples, 3 reference runs):")
+            print(
+                "  by module:   " + ", ".join(f"{m['module']} {m['share']:.1%}" for m in pp["modules"][:10])
+            )
+            for row in pp["functions"]:
+                print(f"  {row['share']:>6.1%} {row['function']}")
+        report["profile_compiled"] = pp
+
+    if why == "ok" and not args.no_calibrate:
         full = child(CALIBRATE, [str(CSV), str(args.jobs)], tree, False)
         now_sub = child(CELLS, [str(CSV), str(args.subset_step)], tree, False)
         base_sub = child(CELLS, [str(CSV), str(args.subset_step)], base, True)
