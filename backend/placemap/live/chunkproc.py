@@ -2,10 +2,16 @@
 
 The server starts one worker per live recording (`python -m placemap.live.chunkproc`), in its own session
 at a lower priority (nice CHUNKER_NICE, for the process and its autogroup: chunks serve replay, the
-viewers' feed comes first; in the server's autogroup its CPU use would delay the server's wakeups).
-The worker reads the recording's committed batches from the SQLite database (WAL: the server keeps
-writing while it reads) in seq order and runs the same LiveChunker on them, so its chunks are those the
-in-process chunker cuts.
+viewers' feed and the traced workload come first; in the server's autogroup its CPU use would delay the
+server's wakeups). The server sets both as soon as the process exists, before the worker imports
+anything: its start (numpy, pyarrow, numba: about 1.4 CPU-seconds) falls while the collector is already
+streaming, and when the worker lowered its own priority only after its imports, that start ran at nice 0
+in an autogroup of its own, which CFS weighs like the whole traced workload's session (autogroup nice 0:
+weight 1024, nice 10: 110; sched_prio_to_weight, kernel/sched/core.c). Not lower than 10: the server
+waits for its workers (finalising waits for `finish` in a thread of the loop's default pool; commits wait
+for the SQLite write lock while a worker writes a chunk), and in a bench run with workers at nice 19 on
+this host under others' load (load average 10-20), three of ten collectors had batches still
+unacknowledged after their 30 s drain.
 Commands on its stdin, one line each: `finish` (chunk everything committed, write the derived data,
 answer `ok` or `broken <reason>` on stdout) and `close` (stop now). It stops at once when its stdin
 closes (the server went away: a restarted server rebuilds the chunks from the batches); a lock file held
@@ -58,6 +64,7 @@ class ProcChunker:
         self._proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
         )
+        lower_priority(self._proc.pid, CHUNKER_NICE)
 
     def offer(self, table: pa.Table) -> None:
         """Nothing to hand over: the worker reads the committed batch from the database."""
@@ -87,6 +94,15 @@ class ProcChunker:
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
             self._proc.wait()
+
+
+def lower_priority(pid: int, nice: int) -> None:
+    """Give the process pid (its main thread: threads it starts inherit it) and its autogroup the nice
+    value `nice` (absolute; raising one's nice needs no privilege). Without autogroups, the nice alone."""
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, pid, nice)
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(f"{nice}\n")
 
 
 def _topology(store: Store, rid: str) -> Topology | None:
@@ -139,11 +155,9 @@ def main() -> int:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--rid", required=True)
     ap.add_argument("--resume", action="store_true", help="rebuild from the committed batches first")
-    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by N")
+    ap.add_argument("--nice", type=int, default=0, help="run at this nice value (and so its autogroup)")
     args = ap.parse_args()
-    os.nice(args.nice)
-    with contextlib.suppress(OSError):  # the autogroup of this session (no autogroups: nice alone)
-        Path("/proc/self/autogroup").write_text(f"{args.nice}\n")
+    lower_priority(os.getpid(), args.nice)  # the server has set it already; a worker started by hand
     lock_path = Path(f"{args.db}.chunker-{args.rid}.lock")
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # an older worker of this recording has stopped writing

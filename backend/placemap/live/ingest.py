@@ -150,10 +150,7 @@ class _Pending:
     data: bytes
     recv_ns: int
     pub_ns: int
-
-    @property
-    def size(self) -> int:
-        return len(self.data) + int(self.checked.table.nbytes)
+    size: int  # wire bytes + the table's (summing a table's buffers is not free: once, here)
 
 
 @dataclass
@@ -245,7 +242,8 @@ class _Conn:
             svc.inflight -= 1
         if not svc.chunker_takes_tables:  # the chunk worker reads the committed bytes: hold only those
             checked = dataclasses.replace(checked, table=_EMPTY)
-        p = _Pending(h, checked, data, recv_ns, time.monotonic_ns())
+        size = len(data) + (0 if checked.table is _EMPTY else int(checked.table.nbytes))
+        p = _Pending(h, checked, data, recv_ns, time.monotonic_ns(), size)
         self._pending.put_nowait(p)
         self._pending_bytes += p.size
         # Let the viewers' senders run now: with frames already buffered, receiving the next one does not

@@ -225,13 +225,18 @@ def test_spill_cap_drops_are_reported_as_lost(collect_bin: Path, tmp_path: Path)
         proc = subprocess.Popen(cmd, stderr=log)
     try:
         deadline = time.monotonic() + 120
-        spilled = 0
-        while spilled < 1 << 20:  # fill the spill file to its cap, then some more
+        spilled, before = 0, -1
+        # fill the spill file to its cap: a second of hackbench (batches every 100 ms) and the file has not
+        # grown, so the batches past the cap were dropped (waiting for it to come within some bytes of the
+        # cap depends on the batches' size: uncompressed, hundreds of KB each under hackbench here)
+        while spilled == 0 or spilled != before:
             assert proc.poll() is None, (tmp_path / "collector.log").read_text()
             assert time.monotonic() < deadline, f"spill file at {spilled} bytes"
             run_hackbench(1.0)
-            sizes = [p.stat().st_size for p in spill_dir.glob("placemap-spill-*")]
-            spilled = max(sizes, default=0) + 65536  # within a batch of the cap: the next ones drop
+            before, spilled = (
+                spilled,
+                max((p.stat().st_size for p in spill_dir.glob("placemap-spill-*")), default=0),
+            )
         run_hackbench(2.0)
         assert max(p.stat().st_size for p in spill_dir.glob("placemap-spill-*")) <= 1 << 20
         srv.start()
