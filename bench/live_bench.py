@@ -10,6 +10,10 @@
   - loss: hackbench -g 4/8/16/24 steps with the collector's default buffer, events/s and lost per step,
     and the highest sustained rate with 0 lost,
   - the collector's CPU time per event (getrusage of the collector process),
+  - with --cpu-reps N: CPU per event of the collector, the server while streaming (and its fixed cost per
+    recording) and the chunk worker, this checkout beside --baseline REV's collector and backend, alternating
+    (CPU time from getrusage and /proc/PID/stat: this VM has no instruction counters for perf stat);
+    the overhead runs then include REV's collector streaming to REV's server too,
   - where the latency goes, per stage (per event; CLOCK_MONOTONIC everywhere, the instance's trace clock):
     event ts -> the collector cuts its batch -> sends it -> the server receives it -> publishes it to the
     viewers' hub -> has written it to the viewer's websocket -> the viewer receives it (collector
@@ -21,12 +25,14 @@
     "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too),
     "loopnice" this checkout with the server's event loop thread at nice -10 (PLACEMAP_LIVE_LOOP_NICE).
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
-       [--skip-loss] [--baseline REV] [--layouts one,own] [--modes new,thread,nice0] [--reps N]
+       [--skip-loss] [--skip-latency] [--cpu-reps N] [--cpu-runs R] [--cpu-modes ARGS,...] [--baseline REV]
+       [--layouts one,own] [--modes new,thread,nice0] [--reps N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -285,6 +291,208 @@ def stop_server(server: subprocess.Popen[bytes]) -> None:
     server.wait(timeout=60)
 
 
+def proc_cpu(pid: int) -> tuple[float, float]:
+    """(own, reaped children) CPU seconds of a process, from /proc/PID/stat (utime+stime, cutime+cstime)."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # f[0] is field 3 (state)
+    tck = os.sysconf("SC_CLK_TCK")
+    return (int(f[11]) + int(f[12])) / tck, (int(f[13]) + int(f[14])) / tck
+
+
+def wait_ready(port: int, rid: str, timeout_s: float = 300) -> None:
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+        while c.get(f"/api/recordings/{rid}").json()["status"] != "ready":
+            assert time.monotonic() < deadline, f"recording {rid} not ready"
+            time.sleep(0.2)
+
+
+def children(pid: int) -> list[int]:
+    out: list[int] = []
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            out += [int(c) for c in (t / "children").read_text().split()]
+    return out
+
+
+def wait_children_gone(pid: int, timeout_s: float = 120) -> None:
+    """Until the server has reaped its children (the chunk worker): their CPU is in its children's times."""
+    deadline = time.monotonic() + timeout_s
+    while children(pid):
+        assert time.monotonic() < deadline, "the chunk worker did not exit"
+        time.sleep(0.05)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """REV's collector binary and backend (git archive of REV, built here)."""
+
+    rev: str
+    bin: Path
+    env: dict[str, str]  # the server's environment: PYTHONPATH to REV's backend
+
+
+def baseline_tree(rev: str, tmp: Path) -> Baseline:
+    base_dir = tmp / "baseline"
+    base_dir.mkdir(exist_ok=True)
+    archive = subprocess.run(["git", "archive", rev, "backend/placemap", "collectors"], cwd=ROOT,
+                             capture_output=True, check=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive, check=True)
+    bin_ = tmp / "placemap-collect-baseline"
+    sh(["go", "build", "-o", str(bin_), "./cmd/placemap-collect"], cwd=base_dir / "collectors",
+       env={**os.environ, "CGO_ENABLED": "0"})  # fmt: skip
+    short = sh(["git", "rev-parse", "--short", rev], cwd=ROOT).stdout.strip()
+    return Baseline(short, bin_, {"PYTHONPATH": str(base_dir / "backend")})
+
+
+@dataclass
+class CpuRun:
+    """One streamed run of hackbench: events, and the CPU seconds spent by the collector (its whole life, and
+    while streaming), by the server process while streaming and around it (the session's hello; finalising
+    once the collector ends), and by the chunk worker (its whole life, start-up included); hackbench's
+    runtimes."""
+
+    events: int
+    collector_s: float
+    collector_stream_s: float
+    server_stream_s: float
+    server_fixed_s: float
+    chunker_s: float
+    hackbench_s: list[float]
+
+    def ns(self, s: float) -> float:
+        return s / self.events * 1e9
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where runs go: the bench's temporary directory, database, port and token."""
+
+    tmp: Path
+    db: Path
+    port: int
+    token: str
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+
+def cpu_run(t: Target, bin_: Path, env: dict[str, str], extra: tuple[str, ...], *, loops: int,
+            runs: int, groups: int = 4) -> CpuRun:  # fmt: skip
+    """A server (env) and a collector (bin_, extra) in the bench's session, `runs` hackbench runs under them.
+    The server's CPU is read before the collector starts, once it streams, before it is stopped and once its
+    recording is ready and the chunk worker has exited (reaped: its CPU shows in the server's children's
+    times)."""
+    server = start_server(t.db, t.port, own_session=False, env=env)
+    try:
+        s0 = proc_cpu(server.pid)
+        col = Collector(bin_, t.url, t.token, t.tmp, extra=extra)
+        try:
+            s1, c1 = proc_cpu(server.pid), proc_cpu(col.proc.pid)
+            hb = [hackbench_s(groups, loops) for _ in range(runs)]
+            s2, c2 = proc_cpu(server.pid), proc_cpu(col.proc.pid)
+        finally:
+            summary = col.stop()
+        rid = str(summary["recording_id"])
+        wait_ready(t.port, rid)
+        wait_children_gone(server.pid)
+        s3 = proc_cpu(server.pid)
+    finally:
+        stop_server(server)
+    events = int(str(summary["rows"]))
+    return CpuRun(events, col.cpu_s, c2[0] - c1[0], s2[0] - s1[0], s1[0] - s0[0] + s3[0] - s2[0],
+                  s3[1] - s0[1], hb)  # fmt: skip
+
+
+def cpu_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline | None) -> None:
+    """CPU per event of the collector, the server and its chunk worker, this checkout beside the baseline's
+    collector and backend, alternating runs so all see the machine's load alike."""
+    modes: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]] = {}
+    if base is not None:
+        modes[f"baseline {base.rev}"] = (base.bin, base.env, ())
+    modes["new"] = (bin_, {}, ())
+    for m in filter(None, args.cpu_modes.split(",")):
+        modes[f"new {m}"] = (bin_, {}, tuple(m.split()))
+    print(
+        f"CPU per event, hackbench -g 4 -l {args.loops} x{args.cpu_runs} per run, {args.cpu_reps} "
+        f"alternating runs per mode (load average now {os.getloadavg()[0]:.1f}); ns/event: collector (whole "
+        "run / while streaming), server while streaming + server fixed (hello, finalising), chunk worker "
+        "(whole life):"
+    )
+    got: dict[str, list[CpuRun]] = {k: [] for k in modes}
+    for _ in range(args.cpu_reps):
+        for name, (b, env, extra) in modes.items():
+            r = cpu_run(t, b, env, extra, loops=args.loops, runs=args.cpu_runs)
+            got[name].append(r)
+            hb = " ".join(f"{x:.3f}" for x in r.hackbench_s)
+            print(
+                f"  {name:20s} {r.events / 1e6:5.2f} M events: collector {r.ns(r.collector_s):5.0f} / "
+                f"{r.ns(r.collector_stream_s):5.0f}, server {r.ns(r.server_stream_s):5.0f} + "
+                f"{r.server_fixed_s:.2f} s, chunk worker {r.ns(r.chunker_s):6.0f} ({r.chunker_s:.2f} s); "
+                f"hackbench {hb} s (load {os.getloadavg()[0]:.1f})"
+            )
+    for name, rs in got.items():
+
+        def med(f: Callable[[CpuRun], float], rs: list[CpuRun] = rs) -> float:
+            return statistics.median(f(r) for r in rs)
+
+        hb_med = statistics.median(x for r in rs for x in r.hackbench_s)
+        print(
+            f"  {name:20s} median: collector {med(lambda r: r.ns(r.collector_s)):5.0f} / "
+            f"{med(lambda r: r.ns(r.collector_stream_s)):5.0f} ns/event, server "
+            f"{med(lambda r: r.ns(r.server_stream_s)):5.0f} ns/event + "
+            f"{med(lambda r: r.server_fixed_s):.2f} s, chunk worker {med(lambda r: r.ns(r.chunker_s)):6.0f} "
+            f"ns/event; hackbench median {hb_med:.3f} s"
+        )
+
+
+def overhead_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline | None) -> None:
+    """hackbench runtime with no tracing, `perf record -e` the same events, and placemap streaming to a local
+    server (its collector at its default nice and at nice 0; the baseline's beside, with its own server),
+    interleaved so drift hits every mode alike."""
+    servers = [start_server(t.db, t.port, own_session=False)]
+    base_t = None
+    try:
+        if base is not None:
+            base_t = Target(t.tmp, t.tmp / "baseline.db", free_port(), "")
+            tok = sh([sys.executable, "-m", "placemap", "token", "--db", str(base_t.db), "create"], env={
+                **os.environ, **base.env}).stdout.split("\t")[1].strip()  # fmt: skip
+            base_t = Target(base_t.tmp, base_t.db, base_t.port, tok)
+            servers.append(start_server(base_t.db, base_t.port, own_session=False, env=base.env))
+        cols: dict[str, tuple[Target, Path, tuple[str, ...]]] = {
+            "placemap": (t, bin_, ()),
+            "placemap --nice 0": (t, bin_, ("--nice", "0")),
+        }
+        if base is not None and base_t is not None:
+            cols[f"placemap {base.rev}"] = (base_t, base.bin, ())
+        times: dict[str, list[float]] = {"none": [], "perf": [], **{k: [] for k in cols}}
+        perf_ok = subprocess.run(["perf", "--version"], capture_output=True, check=False).returncode == 0
+        for _ in range(args.runs):
+            times["none"].append(hackbench_s(4, args.loops))
+            if perf_ok:
+                p = subprocess.Popen(["perf", "record", "-q", "-a", "-o", str(t.tmp / "perf.data"),
+                                      *[a for e in EVENTS for a in ("-e", f"sched:{e}")]],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                time.sleep(1.0)
+                times["perf"].append(hackbench_s(4, args.loops))
+                p.send_signal(signal.SIGINT)
+                p.wait(timeout=120)
+            for key, (tt, b, extra) in cols.items():
+                col = Collector(b, tt.url, tt.token, t.tmp, extra=extra)
+                times[key].append(hackbench_s(4, args.loops))
+                col.stop()
+    finally:
+        for server in servers:
+            stop_server(server)
+    base_s = statistics.median(times["none"])
+    load = os.getloadavg()[0]
+    print(f"hackbench -g 4 -l {args.loops}, median of {args.runs} (load average now {load:.1f}):")
+    for k, v in times.items():
+        if v:
+            runs = " ".join(f"{x:.3f}" for x in v)
+            print(f"  {k:20s} {statistics.median(v):6.3f} s  x{statistics.median(v) / base_s:.2f}  ({runs})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -292,6 +500,13 @@ def main() -> int:
     ap.add_argument("--skip-overhead", action="store_true", help="latency and loss only")
     ap.add_argument("--skip-loss", action="store_true", help="no loss steps")
     ap.add_argument("--baseline", metavar="REV", help="also measure latency with REV's backend (git rev)")
+    ap.add_argument(
+        "--cpu-reps", type=int, default=0, help="CPU per event: runs per mode, alternating (0: none)"
+    )
+    ap.add_argument("--cpu-runs", type=int, default=3, help="hackbench runs under each collector run")
+    ap.add_argument("--cpu-modes", default="", help="extra CPU modes: collector arguments, comma-separated "
+                    "(e.g. '--nice 0,--codec zstd'), each run as a mode of its own")  # fmt: skip
+    ap.add_argument("--skip-latency", action="store_true", help="no latency runs")
     ap.add_argument("--reps", type=int, default=1, help="latency runs per mode and layout (alternating)")
     ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
     ap.add_argument("--modes", default="new,thread,nice0", help="runs beside the baseline: new (chunk worker "
@@ -321,32 +536,12 @@ def main() -> int:
     token = token.strip()
     url = f"ws://127.0.0.1:{port}"
 
+    base = baseline_tree(args.baseline, tmp) if args.baseline else None
+    target = Target(tmp, db, port, token)
     if not args.skip_overhead:
-        server = start_server(db, port, own_session=False)
-        try:
-            # overhead: interleaved runs so drift hits every mode alike
-            times: dict[str, list[float]] = {"none": [], "perf": [], "placemap": []}
-            perf_ok = subprocess.run(["perf", "--version"], capture_output=True, check=False).returncode == 0
-            for _ in range(args.runs):
-                times["none"].append(hackbench_s(4, args.loops))
-                if perf_ok:
-                    p = subprocess.Popen(["perf", "record", "-q", "-a", "-o", str(tmp / "perf.data"),
-                                          *[a for e in EVENTS for a in ("-e", f"sched:{e}")]],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-                    time.sleep(1.0)
-                    times["perf"].append(hackbench_s(4, args.loops))
-                    p.send_signal(signal.SIGINT)
-                    p.wait(timeout=120)
-                col = Collector(bin_, url, token, tmp)
-                times["placemap"].append(hackbench_s(4, args.loops))
-                col.stop()
-            base = statistics.median(times["none"])
-            print(f"hackbench -g 4 -l {args.loops}, median of {args.runs}:")
-            for k, v in times.items():
-                if v:
-                    print(f"  {k:9s} {statistics.median(v):6.3f} s  x{statistics.median(v) / base:.2f}")
-        finally:
-            stop_server(server)
+        overhead_section(args, target, bin_, base)
+    if args.cpu_reps:
+        cpu_section(args, target, bin_, base)
 
     # latency: idle and under -g 8, in both layouts, this checkout beside the baseline (alternating)
     # mode -> (server environment, collector arguments)
@@ -358,17 +553,11 @@ def main() -> int:
         "loopnice": ({"PLACEMAP_LIVE_LOOP_NICE": "-10"}, ()),
     }
     servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
-    if args.baseline:
-        base_dir = tmp / "baseline"
-        base_dir.mkdir()
-        archive = subprocess.run(["git", "archive", args.baseline, "backend/placemap"], cwd=ROOT,
-                                 capture_output=True, check=True).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(base_dir)], input=archive, check=True)
-        servers["baseline"] = ({"PYTHONPATH": str(base_dir / "backend")}, nice0)
-        rev = sh(["git", "rev-parse", "--short", args.baseline], cwd=ROOT).stdout.strip()
-        print(f"baseline: backend/placemap of {rev}")
+    if base is not None:
+        servers["baseline"] = (base.env, nice0)
+        print(f"baseline: backend/placemap of {base.rev}")
     print(f"event ts -> viewer latency (load average now {os.getloadavg()[0]:.1f}):")
-    for layout_key in args.layouts.split(","):
+    for layout_key in [] if args.skip_latency else args.layouts.split(","):
         own = layout_key == "own"
         layout = "own sessions" if own else "one session"
         p99s: dict[str, list[float]] = {name: [] for name in servers}
