@@ -16,24 +16,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 from placemap.sim.errors import ScenarioError
 
-HINT_FORK_AFFINE = 1 << 0
-HINT_FORK_SPREAD = 1 << 1
-HINT_WAKE_AFFINE = 1 << 2
-HINT_WAKE_HOLD = 1 << 3
-HINT_WAKE_WIDE = 1 << 4
+HINT_FORK_AFFINE: Final = 1 << 0
+HINT_FORK_SPREAD: Final = 1 << 1
+HINT_WAKE_AFFINE: Final = 1 << 2
+HINT_WAKE_HOLD: Final = 1 << 3
+HINT_WAKE_WIDE: Final = 1 << 4
 
-HINTS: dict[str, int] = {
+HINTS: Final[dict[str, int]] = {
     "fork_affine": HINT_FORK_AFFINE,
     "fork_spread": HINT_FORK_SPREAD,
     "wake_affine": HINT_WAKE_AFFINE,
     "wake_hold": HINT_WAKE_HOLD,
     "wake_wide": HINT_WAKE_WIDE,
 }
-HINT_CATEGORIES: dict[str, tuple[str, ...]] = {
+HINT_CATEGORIES: Final[dict[str, tuple[str, ...]]] = {
     "fork": ("fork_affine", "fork_spread"),
     "wake": ("wake_affine", "wake_hold"),
     "wake_search": ("wake_wide",),
@@ -78,10 +78,10 @@ class Features:
     NO_MC: bool = False
 
 
-FEATURE_NAMES = tuple(f.name for f in fields(Features))
+FEATURE_NAMES: Final = tuple(f.name for f in fields(Features))
 
 # The decisions each toggle changes (module.function), for the feature table and the tests.
-FEATURE_DECISIONS: dict[str, tuple[str, ...]] = {
+FEATURE_DECISIONS: Final[dict[str, tuple[str, ...]]] = {
     "SIS_UTIL": ("wakeup.select_idle_cpu",),
     "SIS_SHORT": ("wakeup.wake_affine_idle", "wakeup.select_idle_cpu"),
     "UTIL_FITS_CAPACITY": ("wakeup.select_idle_sibling",),

@@ -9,7 +9,7 @@ migration, which needs a preemption, stays the engine's business).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from placemap.sim.cost import newidle_lb_cost_ns
 from placemap.sim.domains import (
@@ -24,16 +24,16 @@ from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import State, Task
 
-CPU_IDLE = 0
-CPU_NOT_IDLE = 1
-CPU_NEWLY_IDLE = 2
+CPU_IDLE: Final = 0
+CPU_NOT_IDLE: Final = 1
+CPU_NEWLY_IDLE: Final = 2
 
-SYSCTL_SCHED_MIGRATION_COST_NS = 500_000  # task_hot() and the newidle avg_idle gate
-SYSCTL_SCHED_NR_MIGRATE = 32
+SYSCTL_SCHED_MIGRATION_COST_NS: Final = 500_000  # task_hot() and the newidle avg_idle gate
+SYSCTL_SCHED_NR_MIGRATE: Final = 32
 # A balance that finds every task pinned backs its interval off up to this (ms), beyond the
 # domain's max_interval (MAX_PINNED_INTERVAL in fair.c).
-MAX_PINNED_INTERVAL_MS = 512
-NUMA_IMBALANCE_MIN = 2
+MAX_PINNED_INTERVAL_MS: Final = 512
+NUMA_IMBALANCE_MIN: Final = 2
 # The hints that keep a task on its LLC against the balancer while the LLC has room (RFC:
 # "Load balancer is aware of the hints and will try to not migrate a task as long as the LLC
 # is not overloaded"). The RFC's patch 5/5 ("sched/fair: Add exception for hints in load
@@ -41,22 +41,22 @@ NUMA_IMBALANCE_MIN = 2
 # from the wakeup path to maintain data locality" (PR_SCHED_HINT_WAKE_AFFINE |
 # PR_SCHED_HINT_WAKE_HOLD). The fork hints act at fork only; the balancer moves their tasks as
 # it moves anyone's.
-HOLDING_HINTS = HINT_WAKE_AFFINE | HINT_WAKE_HOLD
+HOLDING_HINTS: Final = HINT_WAKE_AFFINE | HINT_WAKE_HOLD
 
-MIGRATE_TASK = 0
-MIGRATE_UTIL = 1
-MIGRATE_LOAD = 2
+MIGRATE_TASK: Final = 0
+MIGRATE_UTIL: Final = 1
+MIGRATE_LOAD: Final = 2
 
-R_NOT_BALANCE_CPU = "another CPU of the local group balances this domain"
-R_NO_BUSIEST = "no busier group"
-R_BALANCED = "balanced"
-R_NUMA_ALLOWED = "NUMA imbalance allowed (imb_numa_nr)"
-R_MOVED = "pulled from the busiest runqueue of the busiest group"
-R_ALL_HOT_OR_PINNED = "every candidate cache hot, pinned, running or hinted"
-R_ALL_PINNED = "every task of the busiest runqueue barred from this CPU (affinity or a holding hint)"
-R_ACTIVE = "active balance: pushed the running task after repeated failures"
-R_STEAL = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
-R_NEWIDLE = "newly idle balance pulled a task"
+R_NOT_BALANCE_CPU: Final = "another CPU of the local group balances this domain"
+R_NO_BUSIEST: Final = "no busier group"
+R_BALANCED: Final = "balanced"
+R_NUMA_ALLOWED: Final = "NUMA imbalance allowed (imb_numa_nr)"
+R_MOVED: Final = "pulled from the busiest runqueue of the busiest group"
+R_ALL_HOT_OR_PINNED: Final = "every candidate cache hot, pinned, running or hinted"
+R_ALL_PINNED: Final = "every task of the busiest runqueue barred from this CPU (affinity or a holding hint)"
+R_ACTIVE: Final = "active balance: pushed the running task after repeated failures"
+R_STEAL: Final = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
+R_NEWIDLE: Final = "newly idle balance pulled a task"
 
 
 class Move(NamedTuple):

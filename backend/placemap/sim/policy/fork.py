@@ -6,27 +6,29 @@ fork_spread, MM_FOOTPRINT, NUMA_IMB_LEGACY).
 
 from __future__ import annotations
 
+from typing import Final
+
 from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, SD_SHARE_LLC, Domain
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
 from placemap.sim.policy import Decision
 from placemap.sim.policy.groups import GROUP_HAS_SPARE, GroupStats, cache_kb
 from placemap.sim.state import State, Task
 
-R_STAY_LOCAL = "local group has at least as many idle CPUs as the idlest (tie stays local)"
-R_NUMA_ALLOW = "NUMA imbalance allowed: local node stays below imb_numa_nr running tasks"
-R_NUMA_ALLOW_LEGACY = "NUMA imbalance allowed: local node below 25% of the domain (NUMA_IMB_LEGACY)"
-R_IDLEST = "idlest group has more idle CPUs"
-R_LESS_BUSY = "idlest group is of a less busy type"
-R_LOCAL_LESS_BUSY = "local group is of a less busy type"
-R_LOAD_BALANCED = "loads within imbalance_pct: stay local"
-R_LOAD_IDLEST = "idlest group's load lower by more than imbalance_pct"
-R_FORK_AFFINE = "fork_affine hint: more than half of the local group's CPUs idle"
-R_FORK_SPREAD = "fork_spread hint: tie in idle CPUs, idlest group has lower utilization"
-R_FOOTPRINT = "MM_FOOTPRINT: tie in idle CPUs, best fit of the memory footprint"
-R_NO_GROUP = "no group to move to at any level: parent's CPU"
-R_ONLY_LOCAL = "local group not allowed: idlest"
-R_CPU_IDLE = "most recently idled CPU of the chosen group"
-R_CPU_LEAST_LOADED = "no idle CPU in the chosen group: least loaded"
+R_STAY_LOCAL: Final = "local group has at least as many idle CPUs as the idlest (tie stays local)"
+R_NUMA_ALLOW: Final = "NUMA imbalance allowed: local node stays below imb_numa_nr running tasks"
+R_NUMA_ALLOW_LEGACY: Final = "NUMA imbalance allowed: local node below 25% of the domain (NUMA_IMB_LEGACY)"
+R_IDLEST: Final = "idlest group has more idle CPUs"
+R_LESS_BUSY: Final = "idlest group is of a less busy type"
+R_LOCAL_LESS_BUSY: Final = "local group is of a less busy type"
+R_LOAD_BALANCED: Final = "loads within imbalance_pct: stay local"
+R_LOAD_IDLEST: Final = "idlest group's load lower by more than imbalance_pct"
+R_FORK_AFFINE: Final = "fork_affine hint: more than half of the local group's CPUs idle"
+R_FORK_SPREAD: Final = "fork_spread hint: tie in idle CPUs, idlest group has lower utilization"
+R_FOOTPRINT: Final = "MM_FOOTPRINT: tie in idle CPUs, best fit of the memory footprint"
+R_NO_GROUP: Final = "no group to move to at any level: parent's CPU"
+R_ONLY_LOCAL: Final = "local group not allowed: idlest"
+R_CPU_IDLE: Final = "most recently idled CPU of the chosen group"
+R_CPU_LEAST_LOADED: Final = "no idle CPU in the chosen group: least loaded"
 
 
 def _hole(st: State, g: GroupStats) -> int:

@@ -3,12 +3,14 @@ balancing (update_sg_lb_stats), with group_classify()'s has_spare < fully_busy <
 
 from __future__ import annotations
 
+from typing import Final
+
 from placemap.sim.state import State, Task
 
-GROUP_HAS_SPARE = 0
-GROUP_FULLY_BUSY = 1
-GROUP_OVERLOADED = 2
-MM_FOOTPRINT_OVERLOAD_FACTOR = 4  # an LLC is overloaded past 4x its size in resident footprint
+GROUP_HAS_SPARE: Final = 0
+GROUP_FULLY_BUSY: Final = 1
+GROUP_OVERLOADED: Final = 2
+MM_FOOTPRINT_OVERLOAD_FACTOR: Final = 4  # an LLC is overloaded past 4x its size in resident footprint
 
 
 class GroupStats:

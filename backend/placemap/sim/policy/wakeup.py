@@ -8,6 +8,7 @@ wake_hold, wake_wide). Never looks outside the target's LLC, except for the wake
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Final
 
 from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
 from placemap.sim.domains import SD_WAKE_AFFINE
@@ -15,37 +16,37 @@ from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WI
 from placemap.sim.policy import Decision
 from placemap.sim.state import State, Task
 
-NSEC_PER_SEC = 1_000_000_000
-SYSCTL_SCHED_MIN_GRANULARITY_NS = 750_000  # unscaled; SIS_SHORT's "short task" bound
+NSEC_PER_SEC: Final = 1_000_000_000
+SYSCTL_SCHED_MIN_GRANULARITY_NS: Final = 750_000  # unscaled; SIS_SHORT's "short task" bound
 
 # Reasons (fixed strings; tests and explanations quote them)
-R_TARGET_IDLE = "target idle"
-R_PREV_IDLE_LLC = "prev idle and shares the LLC with the target"
-R_PREV_FITS = "prev's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
-R_TARGET_FITS = "target's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
-R_BIAS_PREV = "prev checked before target (SELECT_BIAS_PREV)"
-R_RECENT_IDLE = "recent_used_cpu idle and shares the LLC with the target"
-R_RECENT_FITS = "recent_used_cpu fits the task (UTIL_FITS_CAPACITY)"
-R_IDLE_SMT = "idle SMT sibling of prev"
-R_IDLE_CORE = "idle core found in the target's LLC"
-R_IDLE_CPU = "idle CPU found by select_idle_cpu in the target's LLC"
-R_SIS_SHORT = "short wakee and short current task on a busy LLC: target kept (SIS_SHORT)"
-R_NO_IDLE = "no idle CPU in the target's LLC: target"
-R_SCAN_OFF = "LLC at 85% util or more: no scan (SIS_UTIL), target"
-R_WIDE_PARENT = "no idle CPU in the LLC; idle CPU in the parent domain (wake_wide hint)"
+R_TARGET_IDLE: Final = "target idle"
+R_PREV_IDLE_LLC: Final = "prev idle and shares the LLC with the target"
+R_PREV_FITS: Final = "prev's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
+R_TARGET_FITS: Final = "target's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
+R_BIAS_PREV: Final = "prev checked before target (SELECT_BIAS_PREV)"
+R_RECENT_IDLE: Final = "recent_used_cpu idle and shares the LLC with the target"
+R_RECENT_FITS: Final = "recent_used_cpu fits the task (UTIL_FITS_CAPACITY)"
+R_IDLE_SMT: Final = "idle SMT sibling of prev"
+R_IDLE_CORE: Final = "idle core found in the target's LLC"
+R_IDLE_CPU: Final = "idle CPU found by select_idle_cpu in the target's LLC"
+R_SIS_SHORT: Final = "short wakee and short current task on a busy LLC: target kept (SIS_SHORT)"
+R_NO_IDLE: Final = "no idle CPU in the target's LLC: target"
+R_SCAN_OFF: Final = "LLC at 85% util or more: no scan (SIS_UTIL), target"
+R_WIDE_PARENT: Final = "no idle CPU in the LLC; idle CPU in the parent domain (wake_wide hint)"
 
-R_WA_THIS_IDLE = "wake_affine_idle: waker's CPU idle and shares the LLC with prev"
-R_WA_PREV_IDLE_LLC = "wake_affine_idle: both idle, sharing the LLC: prev"
-R_WA_SYNC = "wake_affine_idle: sync wakeup and the waker is alone on its CPU"
-R_WA_SHORT = "wake_affine_idle: the waker's CPU runs only a short task (SIS_SHORT)"
-R_WA_PREV_IDLE = "wake_affine_idle: prev idle"
-R_WA_WEIGHT_THIS = "wake_affine_weight: waker's CPU less loaded"
-R_WA_WEIGHT_PREV = "wake_affine_weight: prev not more loaded"
-R_WA_SAME = "waker runs on prev"
-R_WIDE = "wake_wide: many-to-one waker, affinity skipped"
-R_NOT_AFFINE = "prev outside every SD_WAKE_AFFINE domain of the waker"
-R_HINT_AFFINE = "wake_affine hint: the waker's LLC has an idle core"
-R_HINT_HOLD = "wake_hold hint: prev's LLC has an idle core"
+R_WA_THIS_IDLE: Final = "wake_affine_idle: waker's CPU idle and shares the LLC with prev"
+R_WA_PREV_IDLE_LLC: Final = "wake_affine_idle: both idle, sharing the LLC: prev"
+R_WA_SYNC: Final = "wake_affine_idle: sync wakeup and the waker is alone on its CPU"
+R_WA_SHORT: Final = "wake_affine_idle: the waker's CPU runs only a short task (SIS_SHORT)"
+R_WA_PREV_IDLE: Final = "wake_affine_idle: prev idle"
+R_WA_WEIGHT_THIS: Final = "wake_affine_weight: waker's CPU less loaded"
+R_WA_WEIGHT_PREV: Final = "wake_affine_weight: prev not more loaded"
+R_WA_SAME: Final = "waker runs on prev"
+R_WIDE: Final = "wake_wide: many-to-one waker, affinity skipped"
+R_NOT_AFFINE: Final = "prev outside every SD_WAKE_AFFINE domain of the waker"
+R_HINT_AFFINE: Final = "wake_affine hint: the waker's LLC has an idle core"
+R_HINT_HOLD: Final = "wake_hold hint: prev's LLC has an idle core"
 
 
 def record_wakee(st: State, waker: Task, p: Task) -> None:

@@ -5,7 +5,7 @@ workload's tasks on an Engine and reads its metric back. `build` maps a scenario
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.workloads.hackbench import Hackbench
@@ -14,7 +14,7 @@ from placemap.sim.workloads.params import Workload
 from placemap.sim.workloads.schbench import Schbench
 from placemap.sim.workloads.stream import Stream
 
-WORKLOADS: dict[str, Any] = {
+WORKLOADS: Final[dict[str, Any]] = {
     "hackbench": Hackbench,
     "schbench": Schbench,
     "tbench": Pairs,

@@ -16,7 +16,7 @@ on top (cost.msg_transfer_ns).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
@@ -24,18 +24,18 @@ from placemap.sim.engine import EXIT, SLEEP, Engine
 from placemap.sim.state import TASK_SLEEPING, Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
 
-FDS = 20  # hackbench's default: 20 senders and 20 receivers per group
+FDS: Final = 20  # hackbench's default: 20 senders and 20 receivers per group
 # CPU cost of one 100-byte write / read (syscall, copy, wakeup check): perf of hackbench on
 # Zen3/ICX shows ~1-2 us per message end to end; sockets cost more than pipes (skb alloc).
-WRITE_NS = {"pipe": 1_200, "socket": 2_000}
-READ_NS = {"pipe": 800, "socket": 1_500}
+WRITE_NS: Final = {"pipe": 1_200, "socket": 2_000}
+READ_NS: Final = {"pipe": 800, "socket": 1_500}
 # Messages a receiver's buffer holds: a pipe's 16 pages hold 655 messages of 100 bytes; a
 # unix socket's 208 KiB sndbuf holds ~230 skbs of ~900 bytes truesize.
-CAPACITY = {"pipe": 655, "socket": 230}
-FORK_NS = {"process": 60_000, "thread": 20_000}  # fork()/clone() in the parent
-WSS_KB = 64  # stacks, pipe buffers and 100-byte messages: a small working set
-SETUP_NS = 10_000  # a child's setup before it waits for the start
-START_WAKE_NS = 500  # main's cost per child woken at the start
+CAPACITY: Final = {"pipe": 655, "socket": 230}
+FORK_NS: Final = {"process": 60_000, "thread": 20_000}  # fork()/clone() in the parent
+WSS_KB: Final = 64  # stacks, pipe buffers and 100-byte messages: a small working set
+SETUP_NS: Final = 10_000  # a child's setup before it waits for the start
+START_WAKE_NS: Final = 500  # main's cost per child woken at the start
 
 
 class _Main:

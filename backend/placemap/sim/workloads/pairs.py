@@ -15,7 +15,7 @@ bytes a transaction moves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
@@ -23,13 +23,13 @@ from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
 
-FORK_NS = 60_000
+FORK_NS: Final = 60_000
 # working sets: dbench's file buffers for tbench; a few pages for a pipe or a netperf socket
-WSS_KB = {"tbench": 512, "ctxswitch": 16, "tcp_rr": 64, "udp_rr": 64}
-START_WAKE_NS = 500
+WSS_KB: Final = {"tbench": 512, "ctxswitch": 16, "tcp_rr": 64, "udp_rr": 64}
+START_WAKE_NS: Final = 500
 
 # kind -> (client work ns, server work ns, bytes per transaction)
-PROFILES: dict[str, tuple[int, int, int]] = {
+PROFILES: Final[dict[str, tuple[int, int, int]]] = {
     "tbench": (15_000, 25_000, 8_192),  # dbench NetBench ops over loopback TCP
     "ctxswitch": (1_200, 1_200, 0),  # read/write of one byte on a pipe pair
     "tcp_rr": (6_000, 6_000, 2),  # netperf default 1-byte request/response

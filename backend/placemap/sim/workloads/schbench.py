@@ -11,22 +11,22 @@ Defaults are schbench's classic -s 30000 -c 30000 (us); both can be set per scen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from placemap.sim.cost import SMT_SPEED
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, int_param
 
-WORKER_GROUP = 1  # task group whose wakeup latencies are measured
-FUTEX_WAKE_NS = 1_500  # messenger's cost per worker woken (futex_wake + ttwu)
-CLONE_NS = 20_000
-WSS_KB = 256  # schbench's default per-thread cache footprint (-F 256 KiB)
-WARMUP_NS = 100_000_000  # samples before this are dropped (workers still being spread)
+WORKER_GROUP: Final = 1  # task group whose wakeup latencies are measured
+FUTEX_WAKE_NS: Final = 1_500  # messenger's cost per worker woken (futex_wake + ttwu)
+CLONE_NS: Final = 20_000
+WSS_KB: Final = 256  # schbench's default per-thread cache footprint (-F 256 KiB)
+WARMUP_NS: Final = 100_000_000  # samples before this are dropped (workers still being spread)
 # a worker's cputime is a wall-clock spin (usec_spin loops on gettimeofday), run as CPU work in chunks:
 # each chunk assumes the slowest speed (an SMT sibling busy) so it cannot overshoot the deadline, and
 # the last chunk, at most this long, runs at the CPU's speed at that moment
-SPIN_FINAL_NS = 1_000_000
+SPIN_FINAL_NS: Final = 1_000_000
 
 
 class _Messenger:

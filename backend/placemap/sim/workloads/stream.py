@@ -15,21 +15,21 @@ thread of a 2-thread run would be alone on its node and no hint could matter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from placemap.sim import cost
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, int_param
 
-BYTES_PER_ITER = 160 * 1024 * 1024  # Stream Copy of 10M doubles: read a[], write c[]
-FOOTPRINT_KB = 3 * 80 * 1024  # three arrays of 10M doubles
-WSS_KB = 1024  # streamed arrays never stay in cache; only stacks and the loop state do
-CLONE_NS = 20_000
-ITER_NS = 5_000  # the main thread's barrier and wakeups per iteration
+BYTES_PER_ITER: Final = 160 * 1024 * 1024  # Stream Copy of 10M doubles: read a[], write c[]
+FOOTPRINT_KB: Final = 3 * 80 * 1024  # three arrays of 10M doubles
+WSS_KB: Final = 1024  # streamed arrays never stay in cache; only stacks and the loop state do
+CLONE_NS: Final = 20_000
+ITER_NS: Final = 5_000  # the main thread's barrier and wakeups per iteration
 # A new thread's first parallel region (stream's array initialisation, then libgomp's spin at
 # the barrier, GOMP_SPINCOUNT): the team's threads look busy while main creates the others.
-SPIN_NS = 300_000
+SPIN_NS: Final = 300_000
 
 
 def _share_ns(s: Stream) -> int:
