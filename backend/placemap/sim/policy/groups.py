@@ -26,11 +26,10 @@ class GroupStats:
         load = util = 0.0
         rqs = st.rqs
         now = st.now
-        pelt = st.pelt
         for c in cpus:
             rq = rqs[c]
             if rq.pelt_ts != now:
-                pelt(rq)
+                st.pelt(rq)
             n = rq.nr_running
             if p is not None and rq.curr is p:
                 n -= 1

@@ -71,16 +71,15 @@ def wake_wide(st: State, waker: Task, p: Task, this_cpu: int) -> bool:
 
 def wake_affine_idle(st: State, this_cpu: int, prev_cpu: int, sync: bool) -> tuple[int, str]:
     """-1 when undecided (then wake_affine_weight decides)."""
-    idle = st.idle_cpu
-    if idle(this_cpu) and st.sd.share_cache(this_cpu, prev_cpu):
-        return (prev_cpu, R_WA_PREV_IDLE_LLC) if idle(prev_cpu) else (this_cpu, R_WA_THIS_IDLE)
+    if st.idle_cpu(this_cpu) and st.sd.share_cache(this_cpu, prev_cpu):
+        return (prev_cpu, R_WA_PREV_IDLE_LLC) if st.idle_cpu(prev_cpu) else (this_cpu, R_WA_THIS_IDLE)
     rq = st.rqs[this_cpu]
     if rq.nr_running == 1:
         if sync:
             return this_cpu, R_WA_SYNC
         if st.features.SIS_SHORT and st.is_short(rq.curr, SYSCTL_SCHED_MIN_GRANULARITY_NS):
             return this_cpu, R_WA_SHORT
-    if idle(prev_cpu):
+    if st.idle_cpu(prev_cpu):
         return prev_cpu, R_WA_PREV_IDLE
     return -1, ""
 
@@ -229,29 +228,28 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
     """Pick an idle CPU sharing the target's LLC, else the target (busy or not)."""
     feat = st.features
     sd = st.sd
-    idle = st.idle_cpu
     ufc = feat.UTIL_FITS_CAPACITY
     if (
         feat.SELECT_BIAS_PREV
         and prev != target
         and sd.share_cache(prev, target)
         and p.allowed(prev)
-        and (idle(prev) or (ufc and _fits(st, prev, p)))
+        and (st.idle_cpu(prev) or (ufc and _fits(st, prev, p)))
     ):
         return Decision(prev, R_BIAS_PREV)
-    if idle(target):
+    if st.idle_cpu(target):
         return Decision(target, R_TARGET_IDLE)
     if ufc and _fits(st, target, p):
         return Decision(target, R_TARGET_FITS)
     if prev != target and sd.share_cache(prev, target) and p.allowed(prev):
-        if idle(prev):
+        if st.idle_cpu(prev):
             return Decision(prev, R_PREV_IDLE_LLC)
         if ufc and _fits(st, prev, p):
             return Decision(prev, R_PREV_FITS)
     recent = p.recent_used_cpu
     p.recent_used_cpu = prev
     if recent >= 0 and recent not in (prev, target) and sd.share_cache(recent, target) and p.allowed(recent):
-        if idle(recent):
+        if st.idle_cpu(recent):
             return Decision(recent, R_RECENT_IDLE)
         if ufc and _fits(st, recent, p):
             return Decision(recent, R_RECENT_FITS)
@@ -260,7 +258,7 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
         has_idle_core = st.has_idle_cores[sd.llc_id[target]]
         if not has_idle_core and sd.share_cache(prev, target):
             for s in st.topo.siblings[prev]:
-                if s != prev and idle(s) and p.allowed(s):
+                if s != prev and st.idle_cpu(s) and p.allowed(s):
                     return Decision(s, R_IDLE_SMT)
     cpu, why = select_idle_cpu(st, p, has_idle_core, target, this_cpu)
     if cpu >= 0:

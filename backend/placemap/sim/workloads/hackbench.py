@@ -104,10 +104,10 @@ class _Receiver(_Child):
             xfer = 0
             src = hb.pending_src[r]
             if src:
-                level_index = eng.st.sd.level_index
+                sd = eng.st.sd
                 msg_ns = hb.msg_ns
                 for c, n in src.items():
-                    xfer += n * msg_ns[level_index(c, p.cpu)]
+                    xfer += n * msg_ns[sd.level_index(c, p.cpu)]
                 src.clear()
             waiters = hb.waiters[r]
             if waiters:
