@@ -224,8 +224,10 @@ def _parent_scan(st: State, p: Task, target: int) -> int:
     return fallback
 
 
-def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: int) -> Decision:
-    """Pick an idle CPU sharing the target's LLC, else the target (busy or not)."""
+def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: int) -> tuple[int, str]:
+    """Pick an idle CPU sharing the target's LLC, else the target (busy or not): (cpu, reason).
+    A plain tuple, not a Decision: select_task_rq_wake builds the one Decision per wakeup (a
+    NamedTuple is built by a Python-level call even when compiled)."""
     feat = st.features
     sd = st.sd
     ufc = feat.UTIL_FITS_CAPACITY
@@ -236,38 +238,38 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
         and p.allowed(prev)
         and (st.idle_cpu(prev) or (ufc and _fits(st, prev, p)))
     ):
-        return Decision(prev, R_BIAS_PREV)
+        return prev, R_BIAS_PREV
     if st.idle_cpu(target):
-        return Decision(target, R_TARGET_IDLE)
+        return target, R_TARGET_IDLE
     if ufc and _fits(st, target, p):
-        return Decision(target, R_TARGET_FITS)
+        return target, R_TARGET_FITS
     if prev != target and sd.share_cache(prev, target) and p.allowed(prev):
         if st.idle_cpu(prev):
-            return Decision(prev, R_PREV_IDLE_LLC)
+            return prev, R_PREV_IDLE_LLC
         if ufc and _fits(st, prev, p):
-            return Decision(prev, R_PREV_FITS)
+            return prev, R_PREV_FITS
     recent = p.recent_used_cpu
     p.recent_used_cpu = prev
     if recent >= 0 and recent not in (prev, target) and sd.share_cache(recent, target) and p.allowed(recent):
         if st.idle_cpu(recent):
-            return Decision(recent, R_RECENT_IDLE)
+            return recent, R_RECENT_IDLE
         if ufc and _fits(st, recent, p):
-            return Decision(recent, R_RECENT_FITS)
+            return recent, R_RECENT_FITS
     has_idle_core = False
     if st.smt_weight > 1:
         has_idle_core = st.has_idle_cores[sd.llc_id[target]]
         if not has_idle_core and sd.share_cache(prev, target):
             for s in st.topo.siblings[prev]:
                 if s != prev and st.idle_cpu(s) and p.allowed(s):
-                    return Decision(s, R_IDLE_SMT)
+                    return s, R_IDLE_SMT
     cpu, why = select_idle_cpu(st, p, has_idle_core, target, this_cpu)
     if cpu >= 0:
-        return Decision(cpu, why)
+        return cpu, why
     if p.hints & HINT_WAKE_WIDE:
         cpu = _parent_scan(st, p, target)
         if cpu >= 0:
-            return Decision(cpu, R_WIDE_PARENT)
-    return Decision(target, why)
+            return cpu, R_WIDE_PARENT
+    return target, why
 
 
 def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> Decision:
@@ -278,11 +280,11 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
     hints = p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
-            d = select_idle_sibling(st, p, prev, this_cpu, this_cpu)
-            return Decision(d.cpu, d.reason, R_HINT_AFFINE, True)
+            cpu, why = select_idle_sibling(st, p, prev, this_cpu, this_cpu)
+            return Decision(cpu, why, R_HINT_AFFINE, True)
         if hints & HINT_WAKE_HOLD and st.has_idle_cores[sd.llc_id[prev]]:
-            d = select_idle_sibling(st, p, prev, prev, this_cpu)
-            return Decision(d.cpu, d.reason, R_HINT_HOLD)
+            cpu, why = select_idle_sibling(st, p, prev, prev, this_cpu)
+            return Decision(cpu, why, R_HINT_HOLD)
     want_affine = True
     via = R_NOT_AFFINE
     if waker is not None:
@@ -305,5 +307,5 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
                 else:
                     via = R_WA_SAME
                 break
-    d = select_idle_sibling(st, p, prev, target, this_cpu)
-    return Decision(d.cpu, d.reason, via, affine)
+    cpu, why = select_idle_sibling(st, p, prev, target, this_cpu)
+    return Decision(cpu, why, via, affine)
