@@ -1,17 +1,18 @@
 """Live chunking in its own process: the server's GIL and event loop are left to the live feed.
 
-The server starts one worker per live recording (`python -m placemap.live.chunkproc`), in its own session
-at a lower priority (nice CHUNKER_NICE, for the process and its autogroup: chunks serve replay, the
-viewers' feed and the traced workload come first; in the server's autogroup its CPU use would delay the
-server's wakeups). The server sets both as soon as the process exists, before the worker imports
-anything: its start (numpy, pyarrow, numba: about 1.4 CPU-seconds) falls while the collector is already
-streaming, and when the worker lowered its own priority only after its imports, that start ran at nice 0
-in an autogroup of its own, which CFS weighs like the whole traced workload's session (autogroup nice 0:
-weight 1024, nice 10: 110; sched_prio_to_weight, kernel/sched/core.c). Not lower than 10: the server
-waits for its workers (finalising waits for `finish` in a thread of the loop's default pool; commits wait
-for the SQLite write lock while a worker writes a chunk), and in a bench run with workers at nice 19 on
-this host under others' load (load average 10-20), three of ten collectors had batches still
-unacknowledged after their 30 s drain.
+The server runs one worker per live recording (`python -m placemap.live.chunkproc`): the spare it started
+when nothing was live (at its start, and after each recording it finished), told the recording on its
+stdin, or a new one when no spare waits. Each worker runs in its own session at a lower priority (nice
+CHUNKER_NICE, for the process and its autogroup: chunks serve replay, the viewers' feed and the traced
+workload come first; in the server's autogroup its CPU use would delay the server's wakeups). The server
+sets both as soon as the process exists, before the worker imports anything. A worker's start (numpy,
+pyarrow, numba: about 1.4 CPU-seconds) used to fall while the collector was already streaming, at nice 0
+(the worker lowered its priority only after its imports) in an autogroup of its own, which CFS weighs like
+the whole traced session (autogroup nice 0: weight 1024, nice 10: 110; sched_prio_to_weight,
+kernel/sched/core.c). Not lower than 10: the server waits for its workers (finalising waits for `finish`
+in a thread of the loop's default pool; commits wait for the SQLite write lock while a worker writes a
+chunk), and in a bench run with workers at nice 19 on this host under others' load (load average 10-20),
+three of ten collectors had batches still unacknowledged after their 30 s drain.
 Commands on its stdin, one line each: `finish` (chunk everything committed, write the derived data,
 answer `ok` or `broken <reason>` on stdout) and `close` (stop now). It stops at once when its stdin
 closes (the server went away: a restarted server rebuilds the chunks from the batches); a lock file held
@@ -50,21 +51,68 @@ def in_process() -> bool:
     return os.environ.get(ENV, "process") == "thread"
 
 
+def _spawn(db: Path, rid: str | None, resume: bool) -> subprocess.Popen[str]:
+    """A worker for rid, or (rid None) a spare that waits on its stdin for `start RID 0|1`."""
+    cmd = [sys.executable, "-m", "placemap.live.chunkproc", "--db", str(db), "--nice", str(CHUNKER_NICE)]
+    cmd += [] if rid is None else ["--rid", rid] + (["--resume"] if resume else [])
+    # Its own session, so its own autogroup (see main): a busy chunker in the server's autogroup would
+    # spend the group's fair share, and the server's event loop would then wait for turns on wakeup.
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    lower_priority(proc.pid, CHUNKER_NICE)
+    return proc
+
+
+# One spare worker per database, started when nothing is live (server start, a recording finished): a
+# worker's start (its imports, ~1.4 CPU-seconds) then falls outside the live sessions, when the traced
+# host may be busy, instead of at each session's first batch.
+_spares: dict[Path, subprocess.Popen[str]] = {}
+_spares_lock = threading.Lock()
+
+
+def start_spare(store: Store) -> None:
+    """A spare worker for store's database, unless one is waiting already."""
+    db = Path(store.path)
+    with _spares_lock:
+        old = _spares.get(db)
+        if old is None or old.poll() is not None:
+            _spares[db] = _spawn(db, None, False)
+
+
+def stop_spares() -> None:
+    """Spares exit when their stdin closes."""
+    with _spares_lock:
+        for proc in _spares.values():
+            with contextlib.suppress(OSError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            proc.wait()
+        _spares.clear()
+
+
+def _take_spare(db: Path, rid: str, resume: bool) -> subprocess.Popen[str] | None:
+    with _spares_lock:
+        proc = _spares.pop(db, None)
+    if proc is None or proc.poll() is not None or proc.stdin is None:
+        return None
+    try:
+        proc.stdin.write(f"start {rid} {int(resume)}\n")
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        return None
+    return proc
+
+
 class ProcChunker:
-    """The server's handle on one recording's chunk worker."""
+    """The server's handle on one recording's chunk worker (the spare, when one waits)."""
 
     def __init__(self, store: Store, rid: str, *, resume: bool) -> None:
         self.rid = rid
+        self.store = store
         self.lock = threading.Lock()  # a commit holds it across its transaction (finalising waits for it)
-        cmd = [sys.executable, "-m", "placemap.live.chunkproc", "--db", str(store.path), "--rid", rid,
-               "--nice", str(CHUNKER_NICE)]  # fmt: skip
-        cmd += ["--resume"] if resume else []
-        # Its own session, so its own autogroup (see main): a busy chunker in the server's autogroup would
-        # spend the group's fair share, and the server's event loop would then wait for turns on wakeup.
-        self._proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
-        )
-        lower_priority(self._proc.pid, CHUNKER_NICE)
+        db = Path(store.path)
+        self._proc = _take_spare(db, rid, resume) or _spawn(db, rid, resume)
 
     def offer(self, table: pa.Table) -> None:
         """Nothing to hand over: the worker reads the committed batch from the database."""
@@ -84,6 +132,7 @@ class ProcChunker:
         assert self._proc.stdout is not None
         answer = self._proc.stdout.readline() if self._say("finish") else ""
         self._proc.wait()
+        start_spare(self.store)  # for the next live recording, now that this one has ended
         if answer.strip() != "ok":
             raise ChunkingBrokenError(answer.strip() or f"the chunk worker exited ({self._proc.returncode})")
 
@@ -150,18 +199,32 @@ def _work(db: Path, rid: str, resume: bool) -> None:
                 return
 
 
+def _first_line() -> str:
+    """One line of stdin read a byte at a time: what follows it stays in the pipe for _work's reads."""
+    out = b""
+    while (c := os.read(sys.stdin.fileno(), 1)) not in (b"", b"\n"):
+        out += c
+    return out.decode()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--db", type=Path, required=True)
-    ap.add_argument("--rid", required=True)
+    ap.add_argument("--rid", help="the recording (without: a spare, told `start RID 0|1` on stdin)")
     ap.add_argument("--resume", action="store_true", help="rebuild from the committed batches first")
     ap.add_argument("--nice", type=int, default=0, help="run at this nice value (and so its autogroup)")
     args = ap.parse_args()
     lower_priority(os.getpid(), args.nice)  # the server has set it already; a worker started by hand
-    lock_path = Path(f"{args.db}.chunker-{args.rid}.lock")
+    rid, resume = args.rid, args.resume
+    if rid is None:
+        words = _first_line().split()
+        if len(words) != 3 or words[0] != "start":
+            return 0  # the server went away (or stops its spares)
+        rid, resume = words[1], words[2] == "1"
+    lock_path = Path(f"{args.db}.chunker-{rid}.lock")
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # an older worker of this recording has stopped writing
-        _work(args.db, args.rid, args.resume)
+        _work(args.db, rid, resume)
         lock_path.unlink(missing_ok=True)  # finished: no later worker of this recording
     return 0
 

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from placemap.live.chunker import Chunker, LiveChunker
-from placemap.live.chunkproc import ProcChunker, in_process
+from placemap.live.chunkproc import ProcChunker, in_process, start_spare, stop_spares
 from placemap.live.finalize import finalize
 from placemap.live.hub import Hub
 from placemap.live.timing import Timing
@@ -83,6 +83,8 @@ class LiveService:
             except (OSError, ValueError) as exc:
                 log.warning("%s=%s: %s", LOOP_NICE_ENV, nice, exc)
         await asyncio.to_thread(self.live.drop_finished_batches)
+        if not in_process():
+            await asyncio.to_thread(start_spare, self.store)
         for rid in await asyncio.to_thread(self.live.live_recordings):
             self._chunkers[rid] = await asyncio.to_thread(self._new_chunker, rid, True)
             # collectors back off while the server was away: give them at least RESTART_GRACE_S to find it
@@ -99,6 +101,7 @@ class LiveService:
         for ch in self._chunkers.values():
             await asyncio.to_thread(ch.close)
         self._chunkers.clear()
+        await asyncio.to_thread(stop_spares)
         self.timing.close()
 
     def connected(self, rid: str, conn: object) -> None:
