@@ -6,14 +6,17 @@ not a resend after a reconnect)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
 import sys
+import time
 import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -220,3 +223,48 @@ def test_viewer_sees_each_valid_batch_once(live_server: LiveServer, topology: di
                 ws2.close(code=1000, reason="end")
     rec = live_server.wait_status(rid, "ready")
     assert rec["event_count"] == 4
+
+
+def chunk_workers(srv: LiveServer) -> dict[int, list[str]]:
+    """The server's chunk worker processes: pid -> command line."""
+    assert srv.proc is not None
+    out: dict[int, list[str]] = {}
+    for task in Path(f"/proc/{srv.proc.pid}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+                if "placemap.live.chunkproc" in cmd:
+                    out[int(pid)] = cmd
+    return out
+
+
+def idle_spare(srv: LiveServer) -> int:
+    """The pid of the server's spare chunk worker: once no recording is live, the one worker left (a spare
+    has no --rid, but neither has a spare that took a recording)."""
+    deadline = time.monotonic() + 60
+    with srv.client() as c:
+        while True:
+            live = [r for r in c.get("/api/recordings").json() if r["status"] == "live"]
+            workers = chunk_workers(srv)
+            if not live and len(workers) == 1:
+                pid, cmd = next(iter(workers.items()))
+                assert "--rid" not in cmd, cmd
+                return pid
+            assert time.monotonic() < deadline, f"no lone spare: {workers}, live {live}"
+            time.sleep(0.05)
+
+
+def test_a_session_takes_the_spare_chunk_worker(live_server: LiveServer, topology: dict[str, Any]) -> None:
+    """The spare worker, started while nothing was live, chunks the next live recording (no worker is
+    started for it), and the server starts the next spare once that recording is finished."""
+    first = idle_spare(live_server)
+    _, secret = live_server.token()
+    cpu = topology["cpus"][0]["cpu"]
+    with open_session(live_server, secret, topology, uuid.uuid4().hex) as (ws, welcome):
+        rid = welcome["recording_id"]
+        assert send_batch(ws, 0, batch([10, 20], [cpu, cpu]), 2)["type"] == "ack"
+        assert list(chunk_workers(live_server)) == [first]  # serving, and no other started
+        ws.close(code=1000, reason="end")
+    rec = live_server.wait_status(rid, "ready")
+    assert rec["event_count"] == 2
+    assert idle_spare(live_server) != first
