@@ -114,7 +114,7 @@ class _Receiver(_Child):
                 hb.waiters[r] = []
                 for s in waiters:
                     eng.wake(s, p, sync=True)
-            return k * READ_NS[hb.ipc] + xfer
+            return k * hb.read_ns + xfer
         if hb.received[r] >= FDS * hb.loops:
             hb.exited(eng)
             return EXIT
@@ -147,7 +147,7 @@ class _Sender(_Child):
                 if rt.state == TASK_SLEEPING:
                     eng.wake(rt, p, sync=True)
             batch = self.batch = []
-        cap = CAPACITY[hb.ipc]
+        cap = hb.capacity
         loops = hb.loops
         nxt, loop = self.next_r, self.loop
         while len(batch) < FDS and loop < loops:
@@ -161,7 +161,7 @@ class _Sender(_Child):
                 loop += 1
         self.next_r, self.loop = nxt, loop
         if self.batch:
-            return len(self.batch) * WRITE_NS[hb.ipc]
+            return len(self.batch) * hb.write_ns
         if self.loop >= hb.loops:
             hb.exited(eng)
             return EXIT
@@ -180,6 +180,10 @@ class Hackbench:
         self.groups = groups
         self.mode = mode
         self.ipc = ipc
+        # the per-message costs of this ipc, looked up once instead of per burst
+        self.write_ns = WRITE_NS[ipc]
+        self.read_ns = READ_NS[ipc]
+        self.capacity = CAPACITY[ipc]
         self.loops = loops
         self.nr_children = groups * 2 * FDS
         self.pending = [0] * (groups * FDS)
