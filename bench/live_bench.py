@@ -23,10 +23,12 @@
     run alternately with this checkout's server in each layout, so both see the same load; "thread" is
     this checkout with PLACEMAP_LIVE_CHUNKER=thread (live chunking in the server process, as before),
     "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too),
-    "loopnice" this checkout with the server's event loop thread at nice -10 (PLACEMAP_LIVE_LOOP_NICE).
+    "loopnice" this checkout with the server's event loop thread at nice -10 (PLACEMAP_LIVE_LOOP_NICE),
+    "rt" this checkout's server at `serve --realtime 10` (PLACEMAP_REALTIME: loop and commit threads
+    SCHED_FIFO).
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
        [--skip-loss] [--skip-latency] [--cpu-reps N] [--cpu-runs R] [--cpu-modes ARGS,...] [--baseline REV]
-       [--layouts one,own] [--modes new,thread,nice0] [--reps N]
+       [--layouts one,own] [--modes new,thread,nice0,loopnice,rt] [--reps N]
 """
 
 from __future__ import annotations
@@ -514,7 +516,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=1, help="latency runs per mode and layout (alternating)")
     ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
     ap.add_argument("--modes", default="new,thread,nice0", help="runs beside the baseline: new (chunk worker "
-                    "process), thread (in-process chunker), nice0 (new, collector at --nice 0)")  # fmt: skip
+                    "process), thread (in-process chunker), nice0 (new, collector at --nice 0), loopnice, rt (serve "
+                    "--realtime 10)")  # fmt: skip
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("live bench: needs root (tracefs instances)", file=sys.stderr)
@@ -555,6 +558,7 @@ def main() -> int:
         "thread": ({"PLACEMAP_LIVE_CHUNKER": "thread"}, ()),
         "nice0": ({}, nice0),
         "loopnice": ({"PLACEMAP_LIVE_LOOP_NICE": "-10"}, ()),
+        "rt": ({"PLACEMAP_REALTIME": "10"}, ()),
     }
     servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
     if base is not None:
