@@ -516,8 +516,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=1, help="latency runs per mode and layout (alternating)")
     ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
     ap.add_argument("--modes", default="new,thread,nice0", help="runs beside the baseline: new (chunk worker "
-                    "process), thread (in-process chunker), nice0 (new, collector at --nice 0), loopnice, rt (serve "
-                    "--realtime 10)")  # fmt: skip
+                    "process), thread (in-process chunker), nice0 (new, collector at --nice 0), loopnice, "
+                    "rt (serve --realtime 10)")  # fmt: skip
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("live bench: needs root (tracefs instances)", file=sys.stderr)
