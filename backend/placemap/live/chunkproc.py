@@ -71,12 +71,26 @@ _spares: dict[Path, subprocess.Popen[str]] = {}
 _spares_lock = threading.Lock()
 
 
+def _release(proc: subprocess.Popen[str]) -> None:
+    """Close a worker's stdin (it exits when it sees the end), reap it and close its stdout: pipes left
+    to the garbage collector are ResourceWarnings."""
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    proc.wait()
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 def start_spare(store: Store) -> None:
     """A spare worker for store's database, unless one is waiting already."""
     db = Path(store.path)
     with _spares_lock:
         old = _spares.get(db)
         if old is None or old.poll() is not None:
+            if old is not None:
+                _release(old)
             _spares[db] = _spawn(db, None, False)
 
 
@@ -84,22 +98,24 @@ def stop_spares() -> None:
     """Spares exit when their stdin closes."""
     with _spares_lock:
         for proc in _spares.values():
-            with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            proc.wait()
+            _release(proc)
         _spares.clear()
 
 
 def _take_spare(db: Path, rid: str, resume: bool) -> subprocess.Popen[str] | None:
     with _spares_lock:
         proc = _spares.pop(db, None)
-    if proc is None or proc.poll() is not None or proc.stdin is None:
+    if proc is None:
+        return None
+    if proc.poll() is not None or proc.stdin is None:
+        _release(proc)
         return None
     try:
         proc.stdin.write(f"start {rid} {int(resume)}\n")
         proc.stdin.flush()
     except (BrokenPipeError, OSError, ValueError):
+        proc.kill()
+        _release(proc)
         return None
     return proc
 
@@ -131,7 +147,7 @@ class ProcChunker:
         Raises ChunkingBrokenError when the worker's chunking stopped (the caller rebuilds)."""
         assert self._proc.stdout is not None
         answer = self._proc.stdout.readline() if self._say("finish") else ""
-        self._proc.wait()
+        _release(self._proc)
         start_spare(self.store)  # for the next live recording, now that this one has ended
         if answer.strip() != "ok":
             raise ChunkingBrokenError(answer.strip() or f"the chunk worker exited ({self._proc.returncode})")
@@ -140,9 +156,7 @@ class ProcChunker:
         """Stop without finishing."""
         if self._proc.poll() is None:
             self._say("close")
-            if self._proc.stdin is not None:
-                self._proc.stdin.close()
-            self._proc.wait()
+        _release(self._proc)
 
 
 def lower_priority(pid: int, nice: int) -> None:

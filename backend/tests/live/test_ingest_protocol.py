@@ -238,15 +238,16 @@ def chunk_workers(srv: LiveServer) -> dict[int, list[str]]:
     return out
 
 
-def idle_spare(srv: LiveServer) -> int:
+def idle_spare(srv: LiveServer, not_pid: int = 0) -> int:
     """The pid of the server's spare chunk worker: once no recording is live, the one worker left (a spare
-    has no --rid, but neither has a spare that took a recording)."""
+    has no --rid, but neither has a spare that took a recording); not `not_pid` (a worker that finished
+    its recording may still be exiting while its successor starts)."""
     deadline = time.monotonic() + 60
     with srv.client() as c:
         while True:
             live = [r for r in c.get("/api/recordings").json() if r["status"] == "live"]
             workers = chunk_workers(srv)
-            if not live and len(workers) == 1:
+            if not live and len(workers) == 1 and not_pid not in workers:
                 pid, cmd = next(iter(workers.items()))
                 assert "--rid" not in cmd, cmd
                 return pid
@@ -267,4 +268,4 @@ def test_a_session_takes_the_spare_chunk_worker(live_server: LiveServer, topolog
         ws.close(code=1000, reason="end")
     rec = live_server.wait_status(rid, "ready")
     assert rec["event_count"] == 2
-    assert idle_spare(live_server) != first
+    assert idle_spare(live_server, not_pid=first) != first
