@@ -1,6 +1,6 @@
 /**
- * The live decode worker: inflates and decodes hub frames (zlib streams of Arrow IPC) off the main thread, so a busy feed does
- * not take animation frames from the grid. Started by features/live/liveDecoder.ts; answers each
+ * The live decode worker: inflates and decodes hub frames (zlib streams of Arrow IPC) off the main
+ * thread, so a busy feed does not take animation frames from the grid. Started by features/live/liveDecoder.ts; answers each
  * request in order with the decoded columns' buffers transferred (liveDecodeProtocol.ts).
  */
 import { decodeChunk } from "../../client/arrow";

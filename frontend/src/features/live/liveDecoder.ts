@@ -1,10 +1,11 @@
 /**
- * Decoding of live hub frames (zlib streams of Arrow IPC: frameInflate.ts) for the Player: in a Web Worker (decodeWorker.ts) when the browser
- * can start one, so a busy feed does not take the main thread's time from animation; otherwise (or
- * when the worker fails to start) on the main thread with the lazily loaded Arrow decoder. The
- * decoded columns come back as transferred typed arrays (moved, not copied). Order: the worker
- * answers one message at a time, and LiveFeed delivers frames in arrival order whatever order
- * their decodes finish in. Counts the main thread's ms spent per frame (posting and receiving in
+ * Decoding of live hub frames (zlib streams of Arrow IPC: frameInflate.ts) for the Player: in a Web
+ * Worker (decodeWorker.ts) when the browser can start one, so a busy feed does not take the main
+ * thread's time from animation; otherwise (or when the worker fails to start) on the main thread
+ * with the lazily loaded Arrow decoder. The decoded columns come back as transferred typed arrays
+ * (moved, not copied). Order: answers carry their request's id and may finish out of order
+ * (inflating is asynchronous); LiveFeed delivers frames in arrival order whatever order their
+ * decodes finish in. Counts the main thread's ms spent per frame (posting and receiving in
  * worker mode, the whole decode otherwise) for window.__placemapStats.
  */
 import type { EventColumns } from "../../viz/columns";
