@@ -25,10 +25,13 @@
     "nice0" this checkout with the collector at --nice 0 (the baseline's collector runs at --nice 0 too),
     "loopnice" this checkout with the server's event loop thread at nice -10 (PLACEMAP_LIVE_LOOP_NICE),
     "rt" this checkout's server at `serve --realtime 10` (PLACEMAP_REALTIME: loop and commit threads
-    SCHED_FIFO).
+    SCHED_FIFO), "rtc" that server and the collector at `--realtime 10` (every thread SCHED_FIFO),
+  - with --viewer-rt PRIO the viewer thread (and the websocket client's reader thread it starts) runs
+    SCHED_FIFO at PRIO: it stands in for a browser on another machine, which does not wait for CPU behind
+    the traced workload; without it the viewer is an ordinary thread of the bench on the loaded host.
 Usage: backend/.venv/bin/python bench/live_bench.py [--runs N] [--loops L] [--skip-overhead]
        [--skip-loss] [--skip-latency] [--cpu-reps N] [--cpu-runs R] [--cpu-modes ARGS,...] [--baseline REV]
-       [--layouts one,own] [--modes new,thread,nice0,loopnice,rt] [--reps N]
+       [--layouts one,own] [--modes new,thread,nice0,loopnice,rt,rtc] [--reps N] [--viewer-rt PRIO]
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ import pyarrow as pa
 from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parents[1]
+VIEWER_RT = 0  # --viewer-rt: the viewer thread's SCHED_FIFO priority (0: an ordinary thread)
 WARMUP_S = 5.0  # the server loads its numba kernels in a thread after start (holding the GIL)
 EVENTS = ["sched_wakeup_new", "sched_waking", "sched_wakeup", "sched_migrate_task", "sched_switch",
           "sched_process_fork", "sched_process_exit", "sched_process_exec"]  # fmt: skip
@@ -214,6 +218,8 @@ def watch(bin_: Path, url: str, token: str, tmp: Path, *, port: int, work: Calla
     frames: list[Frame] = []
 
     def view() -> None:
+        if VIEWER_RT:  # threads started from here (the client's reader) inherit it
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(VIEWER_RT))
         with connect(f"{url}/api/recordings/{rid}/live", max_size=None) as ws:
             for msg in ws:
                 now = time.monotonic_ns()  # the collector's instance uses trace_clock=mono
@@ -452,10 +458,17 @@ def cpu_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline 
         )
 
 
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def overhead_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline | None) -> None:
     """hackbench runtime with no tracing, `perf record -e` the same events, and placemap streaming to a local
-    server (its collector at its default nice and at nice 0; the baseline's beside, with its own server),
-    interleaved so drift hits every mode alike."""
+    server (its collector at its default nice, at nice 0 and at --realtime 10; the baseline's beside, with its
+    own server), interleaved so drift hits every mode alike. Beside the runtime, where the CPU goes: hackbench's
+    own CPU time (its tasks pay the tracepoints' in-kernel cost) and the tracer's (perf; the collector and the
+    server while streaming), per run: CPU time varies far less than wall time on a loaded machine."""
     servers = [start_server(t.db, t.port, own_session=False)]
     base_t = None
     try:
@@ -465,38 +478,62 @@ def overhead_section(args: argparse.Namespace, t: Target, bin_: Path, base: Base
                 **os.environ, **base.env}).stdout.split("\t")[1].strip()  # fmt: skip
             base_t = Target(base_t.tmp, base_t.db, base_t.port, tok)
             servers.append(start_server(base_t.db, base_t.port, own_session=False, env=base.env))
-        cols: dict[str, tuple[Target, Path, tuple[str, ...]]] = {
-            "placemap": (t, bin_, ()),
-            "placemap --nice 0": (t, bin_, ("--nice", "0")),
+        cols: dict[str, tuple[Target, Path, tuple[str, ...], subprocess.Popen[bytes]]] = {
+            "placemap": (t, bin_, (), servers[0]),
+            "placemap --nice 0": (t, bin_, ("--nice", "0"), servers[0]),
+            "placemap --realtime 10": (t, bin_, ("--realtime", "10"), servers[0]),
         }
         if base is not None and base_t is not None:
-            cols[f"placemap {base.rev}"] = (base_t, base.bin, ())
-        times: dict[str, list[float]] = {"none": [], "perf": [], **{k: [] for k in cols}}
+            cols[f"placemap {base.rev}"] = (base_t, base.bin, (), servers[1])
+        modes = ["none", "perf", *cols]
+        times: dict[str, list[float]] = {k: [] for k in modes}
+        wl_cpu: dict[str, list[float]] = {k: [] for k in modes}  # hackbench's own CPU seconds
+        tr_cpu: dict[str, list[float]] = {k: [] for k in modes}  # the tracer's: perf, or collector + server
+
+        def timed(key: str) -> None:
+            c0 = children_cpu()
+            times[key].append(hackbench_s(4, args.loops))
+            wl_cpu[key].append(children_cpu() - c0)
+
         perf_ok = subprocess.run(["perf", "--version"], capture_output=True, check=False).returncode == 0
         for _ in range(args.runs):
-            times["none"].append(hackbench_s(4, args.loops))
+            timed("none")
+            tr_cpu["none"].append(0.0)
             if perf_ok:
                 p = subprocess.Popen(["perf", "record", "-q", "-a", "-o", str(t.tmp / "perf.data"),
                                       *[a for e in EVENTS for a in ("-e", f"sched:{e}")]],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
                 time.sleep(1.0)
-                times["perf"].append(hackbench_s(4, args.loops))
+                timed("perf")
                 p.send_signal(signal.SIGINT)
+                c0 = children_cpu()
                 p.wait(timeout=120)
-            for key, (tt, b, extra) in cols.items():
+                tr_cpu["perf"].append(children_cpu() - c0)  # perf's whole life, its start and its exit
+            for key, (tt, b, extra, srv) in cols.items():
                 col = Collector(b, tt.url, tt.token, t.tmp, extra=extra)
-                times[key].append(hackbench_s(4, args.loops))
+                s0 = proc_cpu(srv.pid)[0]
+                timed(key)
+                s1 = proc_cpu(srv.pid)[0]
                 col.stop()
+                tr_cpu[key].append(col.cpu_s + s1 - s0)  # the collector's whole life, the server while streaming
     finally:
         for server in servers:
             stop_server(server)
     base_s = statistics.median(times["none"])
+    base_cpu = statistics.median(wl_cpu["none"])
     load = os.getloadavg()[0]
-    print(f"hackbench -g 4 -l {args.loops}, median of {args.runs} (load average now {load:.1f}):")
-    for k, v in times.items():
-        if v:
-            runs = " ".join(f"{x:.3f}" for x in v)
-            print(f"  {k:20s} {statistics.median(v):6.3f} s  x{statistics.median(v) / base_s:.2f}  ({runs})")
+    print(f"hackbench -g 4 -l {args.loops}, median of {args.runs} (load average now {load:.1f}); CPU seconds per "
+          "run: hackbench's own (tracepoint cost in the kernel included) + the tracer's:")  # fmt: skip
+    for k in modes:
+        v = times[k]
+        if not v:
+            continue
+        ratios = [x / n for x, n in zip(v, times["none"], strict=False)]  # paired with the same round's run
+        runs = " ".join(f"{x:.3f}" for x in v)
+        wl, tr = statistics.median(wl_cpu[k]), statistics.median(tr_cpu[k])
+        print(f"  {k:24s} {statistics.median(v):6.3f} s  x{statistics.median(v) / base_s:.2f}  "
+              f"(paired median x{statistics.median(ratios):.2f}; runs {runs})")  # fmt: skip
+        print(f"  {'':24s} CPU {wl:6.3f} + {tr:6.3f} = {wl + tr:6.3f} s  x{(wl + tr) / base_cpu:.2f}")
 
 
 def main() -> int:
@@ -517,8 +554,12 @@ def main() -> int:
     ap.add_argument("--layouts", default="one,own", help="latency layouts: one (session), own (sessions)")
     ap.add_argument("--modes", default="new,thread,nice0", help="runs beside the baseline: new (chunk worker "
                     "process), thread (in-process chunker), nice0 (new, collector at --nice 0), loopnice, "
-                    "rt (serve --realtime 10)")  # fmt: skip
+                    "rt (serve --realtime 10), rtc (rt and the collector at --realtime 10)")  # fmt: skip
+    ap.add_argument("--viewer-rt", type=int, default=0, metavar="PRIO",
+                    help="the viewer thread SCHED_FIFO at PRIO (a browser on another machine); 0: ordinary")  # fmt: skip
     args = ap.parse_args()
+    global VIEWER_RT
+    VIEWER_RT = args.viewer_rt
     if os.geteuid() != 0:
         print("live bench: needs root (tracefs instances)", file=sys.stderr)
         return 2
@@ -559,12 +600,14 @@ def main() -> int:
         "nice0": ({}, nice0),
         "loopnice": ({"PLACEMAP_LIVE_LOOP_NICE": "-10"}, ()),
         "rt": ({"PLACEMAP_REALTIME": "10"}, ()),
+        "rtc": ({"PLACEMAP_REALTIME": "10"}, ("--realtime", "10")),
     }
     servers = {k: v for k, v in servers.items() if k in args.modes.split(",")}
     if base is not None:
         servers["baseline"] = (base.env, nice0)
         print(f"baseline: backend/placemap of {base.rev}")
-    print(f"event ts -> viewer latency (load average now {os.getloadavg()[0]:.1f}):")
+    print(f"event ts -> viewer latency (load average now {os.getloadavg()[0]:.1f}; viewer "
+          + (f"SCHED_FIFO {VIEWER_RT}" if VIEWER_RT else "an ordinary thread") + "):")  # fmt: skip
     for layout_key in [] if args.skip_latency else args.layouts.split(","):
         own = layout_key == "own"
         layout = "own sessions" if own else "one session"

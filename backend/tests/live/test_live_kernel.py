@@ -27,9 +27,11 @@ pytestmark = pytest.mark.skipif(reason is not None, reason=reason or "")
 TRACED = 8  # kinds 0..7 come from the ring buffer; 8 llc_util and 9 lost from the collector
 
 
-def start_collector(bin_: Path, srv: LiveServer, token: str, tmp: Path) -> subprocess.Popen[bytes]:
+def start_collector(
+    bin_: Path, srv: LiveServer, token: str, tmp: Path, *extra: str
+) -> subprocess.Popen[bytes]:
     cmd = [str(bin_), "live", "--server", srv.ws, "--token", token, "--stats-out", str(tmp / "stats.json"),
-           "--spill-dir", str(tmp), "--drain-timeout", "60s"]  # fmt: skip
+           "--spill-dir", str(tmp), "--drain-timeout", "60s", *extra]  # fmt: skip
     with (tmp / "collector.log").open("wb") as log:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen(cmd, stderr=log)
     deadline = time.monotonic() + 30
@@ -175,6 +177,33 @@ def test_replayable_while_live(live_server: LiveServer, collect_bin: Path, tmp_p
     with live_server.client() as c:
         assert c.get(f"/api/recordings/{rid}/state", params={"t_ns": t_mid}).json() == live_state
     assert live_state["tasks"] and live_state["event_index"] > seen[-1]["first_row"]
+
+
+def _policies(pid: int) -> dict[int, tuple[int, int]]:
+    """tid -> (rt_priority, policy) of every thread of a process (stat fields 40 and 41)."""
+    out = {}
+    for tid in (int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()):
+        stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()  # fields from 3 (state) on
+        out[tid] = (int(fields[40 - 3]), int(fields[41 - 3]))
+    return out
+
+
+def test_realtime_collector_runs_every_thread_fifo(
+    live_server: LiveServer, collect_bin: Path, tmp_path: Path
+) -> None:
+    """--realtime 3: every thread of the collector, including those the Go runtime starts under load, is
+    SCHED_FIFO (policy 1) at priority 3, and the run still delivers everything it read."""
+    _, token = live_server.token()
+    proc = start_collector(collect_bin, live_server, token, tmp_path, "--realtime", "3")
+    try:
+        wait_recording(live_server)
+        run_hackbench(1.0)
+        threads = _policies(proc.pid)
+    finally:
+        summary = stop_collector(proc, tmp_path)
+    assert len(threads) > 1 and set(threads.values()) == {(3, 1)}, threads
+    assert summary["rows"] > 0 and summary["unacked"] == 0
 
 
 def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ func runLive(args []string) error {
 	codec := fs.String("codec", "lz4", "batch compression: lz4 (less CPU on the traced host and the server) or zstd (about 40% fewer bytes on the wire and in the live store)")
 	quiet := fs.Bool("quiet", false, "only print errors")
 	nice := fs.Int("nice", live.DefaultNice, "scheduling nice value of the collector (needs root below 0): it must keep up with the events while the workload keeps the CPUs busy")
+	realtime := fs.Int("realtime", 0, "run every thread SCHED_FIFO at this priority (1-99, needs root; like perf record -r): keeps the collector's latency low while a workload in another session or cgroup saturates the CPUs, where --nice does not reach; 0: off")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(os.Stderr, "usage: placemap-collect live --server URL --token T [--events LIST] [--duration D] [--buffer-kb N] [--spill-dir DIR] [--stats-out FILE]")
@@ -55,6 +56,9 @@ func runLive(args []string) error {
 	if *codec != "lz4" && *codec != "zstd" {
 		return usageError("live: --codec must be lz4 or zstd, not %q", *codec)
 	}
+	if *realtime != 0 && (*realtime < live.MinRealtime || *realtime > live.MaxRealtime) {
+		return usageError("live: --realtime must be %d..%d (or 0: off), not %d", live.MinRealtime, live.MaxRealtime, *realtime)
+	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
 			fmt.Fprintf(os.Stderr, "placemap-collect: live: "+format+"\n", a...)
@@ -62,6 +66,11 @@ func runLive(args []string) error {
 	}
 	if err := live.SetNice(*nice); err != nil {
 		logf("could not set the collector's priority (%v): its events may reach the viewers late while the CPUs are busy", err)
+	}
+	if *realtime != 0 {
+		if err := live.SetRealtime(*realtime); err != nil {
+			return fmt.Errorf("live: --realtime: %w", err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
