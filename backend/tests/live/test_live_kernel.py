@@ -204,6 +204,8 @@ def test_realtime_collector_runs_every_thread_fifo(
         summary = stop_collector(proc, tmp_path)
     assert len(threads) > 1 and set(threads.values()) == {(3, 1)}, threads
     assert summary["rows"] > 0 and summary["unacked"] == 0
+    # the longest an event waited in the collector: at least the 100 ms batch age for a batch cut by age
+    assert summary["max_wait_ms"] >= 90, summary["max_wait_ms"]
 
 
 def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) -> None:

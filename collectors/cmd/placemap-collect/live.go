@@ -94,8 +94,8 @@ func runLive(args []string) error {
 		for _, c := range sum.CPUs {
 			lost += c.LostReported
 		}
-		logf("done: %d events in %d batches to recording %s, %d lost in the kernel, %d rejected, %d unacknowledged; instance %s removed",
-			sum.Rows, sum.Batches, sum.RecordingID, lost, sum.RejectedRows, sum.Unacked, sum.Instance)
+		logf("done: %d events in %d batches to recording %s, %d lost in the kernel, %d rejected, %d unacknowledged, longest wait in the collector %.0f ms; instance %s removed",
+			sum.Rows, sum.Batches, sum.RecordingID, lost, sum.RejectedRows, sum.Unacked, sum.MaxWaitMs, sum.Instance)
 	}
 	if err != nil {
 		return errors.New("live: " + strings.TrimPrefix(err.Error(), "live: "))

@@ -62,28 +62,30 @@ type CPUSummary struct {
 // instance, read after the last drain and before the instance was removed, beside what
 // the collector decoded and sent.
 type Summary struct {
-	Instance      string            `json:"instance"`
-	SessionID     string            `json:"session_id"`
-	RecordingID   string            `json:"recording_id"`
-	Events        []string          `json:"events"`
-	CPUs          []CPUSummary      `json:"cpus"`
-	SentByKind    map[string]int64  `json:"sent_by_kind"`
-	Rows          int64             `json:"rows"`
-	Batches       int               `json:"batches"`
-	Unacked       int               `json:"unacked"`
-	Rejected      int               `json:"rejected"`
-	RejectedRows  int               `json:"rejected_rows"`
-	RejectReasons []string          `json:"reject_reasons"`
-	Spilled       int               `json:"spilled"`
-	SpillDropped  int               `json:"spill_dropped"`        // batches dropped at the spill cap
-	DroppedRows   int               `json:"spill_dropped_rows"`   // their rows
-	DroppedEvents int64             `json:"spill_dropped_events"` // their traced events, sent as lost records
-	Reconnects    int               `json:"reconnects"`
-	OutOfOrder    int               `json:"out_of_order"`
-	Skipped       map[string]int    `json:"skipped"`
-	PageLost      int64             `json:"page_lost"`
-	Warnings      []string          `json:"warnings"`
-	Extra         map[string]string `json:"extra,omitempty"`
+	Instance      string           `json:"instance"`
+	SessionID     string           `json:"session_id"`
+	RecordingID   string           `json:"recording_id"`
+	Events        []string         `json:"events"`
+	CPUs          []CPUSummary     `json:"cpus"`
+	SentByKind    map[string]int64 `json:"sent_by_kind"`
+	Rows          int64            `json:"rows"`
+	Batches       int              `json:"batches"`
+	Unacked       int              `json:"unacked"`
+	Rejected      int              `json:"rejected"`
+	RejectedRows  int              `json:"rejected_rows"`
+	RejectReasons []string         `json:"reject_reasons"`
+	Spilled       int              `json:"spilled"`
+	SpillDropped  int              `json:"spill_dropped"`        // batches dropped at the spill cap
+	DroppedRows   int              `json:"spill_dropped_rows"`   // their rows
+	DroppedEvents int64            `json:"spill_dropped_events"` // their traced events, sent as lost records
+	Reconnects    int              `json:"reconnects"`
+	OutOfOrder    int              `json:"out_of_order"`
+	Skipped       map[string]int   `json:"skipped"`
+	PageLost      int64            `json:"page_lost"`
+	Warnings      []string         `json:"warnings"`
+	// MaxWaitMs is the longest an event waited in the collector (its timestamp to its batch's cut).
+	MaxWaitMs float64           `json:"max_wait_ms"`
+	Extra     map[string]string `json:"extra,omitempty"`
 }
 
 // NormalizeURL turns a server address into the ingest websocket URL.
@@ -264,6 +266,14 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	if err := pushHost(false); err != nil {
 		return sum, err
 	}
+	var late lateness
+	cut := func(b *Batch) error {
+		if late.seen(b) {
+			logf("events are leaving the collector %.1f s after they happened: its threads wait for CPU behind the workload (--realtime PRIO keeps them prompt; the server has serve --realtime)",
+				float64(b.CutNs-b.FirstTs)/1e9)
+		}
+		return out.Add(b)
+	}
 	emit := func() error {
 		// The host source records only at its 10 Hz ticks, each at MonoNow(): it can vouch for
 		// now, so the merge does not wait up to a tick for it.
@@ -273,7 +283,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			if err != nil || b == nil {
 				return err
 			}
-			return out.Add(b)
+			return cut(b)
 		}); err != nil {
 			return err
 		}
@@ -281,7 +291,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			if b, err := bat.Flush(); err != nil {
 				return err
 			} else if b != nil {
-				return out.Add(b)
+				return cut(b)
 			}
 		}
 		return nil
@@ -402,6 +412,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		}
 	}
 	sum.Rows, sum.Batches, sum.OutOfOrder = bat.Rows, bat.next, m.OutOfOrder
+	sum.MaxWaitMs = float64(late.MaxNs) / 1e6
 	// Leave tracefs as it was before waiting on the network.
 	if cerr := in.Close(); cerr != nil {
 		return sum, cerr
