@@ -49,12 +49,26 @@ func SetRealtime(prio int) error {
 		return fmt.Errorf("real-time priority %d is outside %d..%d", prio, MinRealtime, MaxRealtime)
 	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
-	return eachThread(func(tid int) error {
-		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("SCHED_FIFO %d refused (%w): needs root or CAP_SYS_NICE", prio, err)
+	// A thread the runtime starts while we go through the list may be cloned from one not yet
+	// switched: go through again until a pass finds no thread it had not seen.
+	done := map[int]bool{}
+	for fresh := true; fresh; {
+		fresh = false
+		err := eachThread(func(tid int) error {
+			if done[tid] {
+				return nil
+			}
+			fresh, done[tid] = true, true
+			if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && err != unix.ESRCH {
+				return fmt.Errorf("SCHED_FIFO %d refused (%w): needs root or CAP_SYS_NICE", prio, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // eachThread calls fn with the id of every thread of this process.
