@@ -149,24 +149,29 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
     span = sd.llc_spans[llc]
     feat = st.features
     nr = len(span) + 1
-    if not has_idle_core:
-        if feat.SIS_UTIL:
-            nr = st.nr_idle_scan[llc] + 1
-            if nr == 1:
-                return -1, R_SCAN_OFF
-            if (
-                feat.SIS_SHORT
-                and 5 * nr < 3 * len(span)
-                and st.is_short(st.rqs[target].curr, SYSCTL_SCHED_MIN_GRANULARITY_NS)
-                and st.is_short(p, SYSCTL_SCHED_MIN_GRANULARITY_NS)
-            ):
-                return target, R_SIS_SHORT
-        else:
-            # SIS_PROP: the waker CPU's average idle time against the LLC's average scan cost.
-            avg_idle = st.rqs[this_cpu].avg_idle
-            avg_cost = st.avg_scan_cost_ns[llc] + 1
-            span_avg = len(span) * avg_idle
-            nr = span_avg // avg_cost if span_avg > 4 * avg_cost else 4
+    if feat.SIS_UTIL:
+        # v6.0 (70fb5ccf2ebb) reads the budget whether or not an idle core is advertised: at
+        # nr_idle_scan 0 it returns before the idle-core scan too, and so before the scan's
+        # set_idle_cores(target, false): a stale has_idle_cores stays set on an overloaded LLC
+        # (the RFC's "Limitations": the hints' bail-out test "can lead to tasks piling on the
+        # same CPU"). The budget itself limits only the idle-CPU scan (--nr below).
+        nr = st.nr_idle_scan[llc] + 1
+        if nr == 1:
+            return -1, R_SCAN_OFF
+        if (
+            not has_idle_core
+            and feat.SIS_SHORT
+            and 5 * nr < 3 * len(span)
+            and st.is_short(st.rqs[target].curr, SYSCTL_SCHED_MIN_GRANULARITY_NS)
+            and st.is_short(p, SYSCTL_SCHED_MIN_GRANULARITY_NS)
+        ):
+            return target, R_SIS_SHORT
+    elif not has_idle_core:
+        # SIS_PROP: the waker CPU's average idle time against the LLC's average scan cost.
+        avg_idle = st.rqs[this_cpu].avg_idle
+        avg_cost = st.avg_scan_cost_ns[llc] + 1
+        span_avg = len(span) * avg_idle
+        nr = span_avg // avg_cost if span_avg > 4 * avg_cost else 4
     rqs = st.rqs
     siblings = st.topo.siblings
     allowed = p.cpus_allowed

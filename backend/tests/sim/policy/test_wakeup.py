@@ -180,6 +180,21 @@ def test_wake_affine_hint_is_ignored_when_the_wakers_llc_has_no_idle_core() -> N
     assert d.cpu == 0 and d.via == w.R_WA_PREV_IDLE, d.explain()
 
 
+def test_wake_affine_hint_onto_an_llc_at_85pct_util_stacks_on_the_waker_and_keeps_a_stale_idle_core() -> None:
+    # v6.0's select_idle_cpu returns at SIS_UTIL's zero budget before its idle-core scan, and
+    # so before that scan's set_idle_cores(false): has_idle_cores, set when core 23/151 went
+    # idle, stays set, the hint keeps pulling wakees into the overloaded LLC, and each lands
+    # on the waker's busy CPU although core 23 is idle (the RFC's known limitation).
+    st = make_state()
+    llc2_busy(st, idle=(23, 151))
+    assert w.update_idle_cpu_scan(st, LLC2) == 0, "14 of 16 CPUs at full util: 87.5%"
+    assert st.has_idle_cores[LLC2]
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_AFFINE)
+    d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=False)
+    assert d.via == w.R_HINT_AFFINE and d.cpu == 16 and d.reason == w.R_SCAN_OFF, d.explain()
+    assert st.has_idle_cores[LLC2], "no scan ran, so nothing cleared the flag"
+
+
 def test_wake_hold_hint_keeps_the_sync_wakee_on_prevs_llc() -> None:
     st = make_state()
     waker = task(st, 16)
