@@ -9,36 +9,38 @@ factor 1 + ilog2(min(ncpus, 8)) = 4), as on every preset machine.
 
 from __future__ import annotations
 
+from typing import Final
+
 # --- CPU sharing (CFS, v6.0-v6.5) -------------------------------------------------------
 # sysctl_sched_latency 6 ms x 4: the period over which runnable tasks each get a slice.
-SCHED_LATENCY_NS = 24_000_000
+SCHED_LATENCY_NS: Final = 24_000_000
 # sysctl_sched_min_granularity 0.75 ms x 4: the shortest slice.
-SCHED_MIN_GRANULARITY_NS = 3_000_000
+SCHED_MIN_GRANULARITY_NS: Final = 3_000_000
 # sysctl_sched_wakeup_granularity 1 ms x 4: a wakee preempts the current task when its
 # vruntime is this much smaller (check_preempt_wakeup / wakeup_preempt_entity).
-SCHED_WAKEUP_GRANULARITY_NS = 4_000_000
+SCHED_WAKEUP_GRANULARITY_NS: Final = 4_000_000
 # GENTLE_FAIR_SLEEPERS: a waking sleeper is placed at min_vruntime - latency/2.
-SLEEPER_CREDIT_NS = SCHED_LATENCY_NS // 2
+SLEEPER_CREDIT_NS: Final = SCHED_LATENCY_NS // 2
 # Cost of a context switch on the CPU (switch_mm/register state, cache disturbance):
 # lmbench lat_ctx and will-it-scale context_switch1 on Zen3/ICX give 1-2 us per switch pair.
-CONTEXT_SWITCH_NS = 1_500
+CONTEXT_SWITCH_NS: Final = 1_500
 # The periodic tick (HZ=250) that drives periodic load balancing.
-TICK_NS = 4_000_000
+TICK_NS: Final = 4_000_000
 
 # --- SMT -----------------------------------------------------------------------------
 # Two busy hyperthreads of one core each run at about 0.6x a lone thread (throughput gain
 # of SMT around 1.2x on integer/server workloads; placement-model.md gives "about 0.6x").
-SMT_SPEED = 0.6
+SMT_SPEED: Final = 0.6
 
 # --- Wakeup latency --------------------------------------------------------------------
 # Exit from a shallow idle state (C1, MWAIT): cpuidle exit_latency 1-2 us on Zen3 and ICX.
-IDLE_EXIT_NS = 2_000
+IDLE_EXIT_NS: Final = 2_000
 # After a long idle the menu governor has chosen a deeper state (Zen3 C2 ~ 18-20 us exit as
 # /sys/devices/system/cpu/cpu*/cpuidle/state2/latency reports; ICX C1E 10 us, C6 ~100+ us).
-IDLE_EXIT_DEEP_NS = 20_000
+IDLE_EXIT_DEEP_NS: Final = 20_000
 # The menu governor picks the deeper state once a CPU has been idle this long (its predicted
 # idle then exceeds C2's target residency by a wide margin).
-DEEP_IDLE_AFTER_NS = 2_000_000
+DEEP_IDLE_AFTER_NS: Final = 2_000_000
 # A wakeup onto an LLC whose every CPU has been in deep idle that long: the whole LLC was
 # power-gated with its cache flushed (Zen3: a CCX whose cores are all in CC6 flushes and gates
 # its L3; a Xeon socket in package C6 likewise). On top of the core's exit, the path from the
@@ -50,60 +52,60 @@ DEEP_IDLE_AFTER_NS = 2_000_000
 # Only split LLCs (an LLC smaller than its package, a CCX) are gated on their own; a unified
 # LLC is the whole socket's and sleeps only in package C6, which server firmware defaults
 # commonly disable (and the RFC's Xeon shows no such gap: 18 us at 1 worker, hints or not).
-LLC_WAKE_NS = 20_000
+LLC_WAKE_NS: Final = 20_000
 # Remote wakeup: the wakee is queued on the target's wake list and an IPI sent
 # (ttwu_queue_wakelist); delivery and handling cost by distance between waker and target.
-WAKE_IPI_SAME_LLC_NS = 1_000
-WAKE_IPI_CROSS_LLC_NS = 4_000
-WAKE_IPI_CROSS_NODE_NS = 6_000
+WAKE_IPI_SAME_LLC_NS: Final = 1_000
+WAKE_IPI_CROSS_LLC_NS: Final = 4_000
+WAKE_IPI_CROSS_NODE_NS: Final = 6_000
 # Work the wakee must redo when the waker's data is in another LLC of the same socket:
 # cross-CCX cache-to-cache transfer ~100-120 ns per line on Zen3 against ~30 ns within the CCX,
 # for the few dozen lines a message touches.
-CROSS_LLC_WAKE_NS = 4_000
+CROSS_LLC_WAKE_NS: Final = 4_000
 # Same across a socket (Infinity Fabric / UPI hop: ~200-250 ns per line).
-CROSS_NODE_WAKE_NS = 9_000
+CROSS_NODE_WAKE_NS: Final = 9_000
 # A wakeup on a CPU that shares the LLC with the waker but not the core (L2 miss, L3 hit).
-SAME_LLC_WAKE_NS = 500
+SAME_LLC_WAKE_NS: Final = 500
 
 # --- Migration ---------------------------------------------------------------------------
 # A migrated task refills its working set (Task.wss_kb, set by the workload) on its next run,
 # charged once as extra work. From another LLC the lines come from DRAM or a remote LLC at
 # ~10 GB/s effective for dependent misses: 100 ns per KiB; across a node boundary remote DRAM
 # is ~1.5x slower.
-COLD_NS_PER_KB = 100
-COLD_CACHE_NUMA_FACTOR = 1.5
+COLD_NS_PER_KB: Final = 100
+COLD_CACHE_NUMA_FACTOR: Final = 1.5
 # Within the LLC only the private L2 is cold (L3 hits at ~40 GB/s: 25 ns per KiB), and only up
 # to the L2's size (512 KiB on Zen3, 1.25 MiB on ICX: 1 MiB taken).
-COLD_NS_PER_KB_SAME_LLC = 25
-L2_KB = 1024
+COLD_NS_PER_KB_SAME_LLC: Final = 25
+L2_KB: Final = 1024
 # The refill never exceeds an LLC's worth (a 32 MiB Zen3 L3).
-COLD_MAX_KB = 32 * 1024
+COLD_MAX_KB: Final = 32 * 1024
 
 # --- Memory bandwidth ------------------------------------------------------------------
 # A memory-bound thread alone streams ~15 GB/s (single-thread Stream Triad 17 GB/s on ICX,
 # Copy 28 GB/s; ~12-15 GB/s on Zen3).
-THREAD_BANDWIDTH_MBS = 15_000
+THREAD_BANDWIDTH_MBS: Final = 15_000
 # A split LLC reaches memory through its own link, whose ceiling grows with its cores: a Zen3
 # CCX (8 cores) reaches ~28 GB/s through its GMI link (3.5 GB/s per core). An LLC that spans
 # its whole node (a unified-LLC Xeon) has no such link: its cores sit on the same mesh as the
 # memory controllers, so there only the node's channels bind.
-LLC_BANDWIDTH_PER_CORE_MBS = 3_500
+LLC_BANDWIDTH_PER_CORE_MBS: Final = 3_500
 # A socket's 8 channels of DDR4-3200 give ~150 GB/s of Stream bandwidth on Zen3 and ICX; an
 # NPS2/NPS4 node gets its share of the channels. The channels are a queue: a thread's
 # bandwidth is its outstanding misses over the loaded memory latency (Little's law), and that
 # latency grows with the demand on the channels, so each added stream on a node slows the
 # others long before the ceiling (ICX Stream Copy: 28 GB/s alone, 24.5 each for 2 threads on a
 # socket, 14 each for 8). Total = demand / (1 + demand / ceiling).
-SOCKET_BANDWIDTH_MBS = 150_000
+SOCKET_BANDWIDTH_MBS: Final = 150_000
 
 # --- Scheduler overheads ------------------------------------------------------------------
 # One idle check of a remote runqueue in select_idle_cpu (a cache miss on its rq line).
-SIS_SCAN_COST_PER_CPU_NS = 40
+SIS_SCAN_COST_PER_CPU_NS: Final = 40
 # newidle_balance() per domain: update_sd_lb_stats walks every CPU of the span.
-NEWIDLE_LB_BASE_NS = 2_000
-NEWIDLE_LB_PER_CPU_NS = 100
+NEWIDLE_LB_BASE_NS: Final = 2_000
+NEWIDLE_LB_PER_CPU_NS: Final = 100
 # STEAL: a bitmap search and one task move within the LLC (Sistare: 1-2 us).
-STEAL_COST_NS = 1_500
+STEAL_COST_NS: Final = 1_500
 
 
 def _saturate(n: int, cap: float) -> float:
@@ -200,9 +202,9 @@ def params() -> dict[str, float]:
 # socket ~230 - 30 ns (CROSS_NODE_WAKE_NS's figures). The wakeup charges (CROSS_*_WAKE_NS)
 # stay the wakee's first touch of its waker's data; this is each message's own lines, and a
 # receiver woken once may read hundreds of messages.
-MSG_LINES = 6
-MSG_LINE_CROSS_LLC_NS = 80
-MSG_LINE_CROSS_NODE_NS = 200
+MSG_LINES: Final = 6
+MSG_LINE_CROSS_LLC_NS: Final = 80
+MSG_LINE_CROSS_NODE_NS: Final = 200
 
 
 def msg_transfer_ns(level: str) -> int:
@@ -218,8 +220,8 @@ def msg_transfer_ns(level: str) -> int:
 # The same per-line transfer as msg_transfer_ns for a message of `nbytes`: its data lines
 # (64 bytes each) plus the lines its writer dirtied to queue it (MSG_LINES less hackbench's two
 # data lines: the socket buffer head, the receive queue and the wait queue).
-CACHE_LINE_BYTES = 64
-MSG_QUEUE_LINES = MSG_LINES - 2
+CACHE_LINE_BYTES: Final = 64
+MSG_QUEUE_LINES: Final = MSG_LINES - 2
 
 
 def data_transfer_ns(level: str, nbytes: int) -> int:

@@ -26,20 +26,20 @@ from typing import Final
 
 from placemap.sim.topology import Topology
 
-SD_BALANCE_NEWIDLE = 1 << 0
-SD_BALANCE_EXEC = 1 << 1
-SD_BALANCE_FORK = 1 << 2
-SD_BALANCE_WAKE = 1 << 3
-SD_WAKE_AFFINE = 1 << 4
-SD_SHARE_CPUCAPACITY = 1 << 5
-SD_SHARE_LLC = 1 << 6  # SD_SHARE_PKG_RESOURCES before v6.8
-SD_SHARE_PKG_RESOURCES = SD_SHARE_LLC
-SD_SERIALIZE = 1 << 7
-SD_PREFER_SIBLING = 1 << 8
-SD_OVERLAP = 1 << 9
-SD_NUMA = 1 << 10
+SD_BALANCE_NEWIDLE: Final = 1 << 0
+SD_BALANCE_EXEC: Final = 1 << 1
+SD_BALANCE_FORK: Final = 1 << 2
+SD_BALANCE_WAKE: Final = 1 << 3
+SD_WAKE_AFFINE: Final = 1 << 4
+SD_SHARE_CPUCAPACITY: Final = 1 << 5
+SD_SHARE_LLC: Final = 1 << 6  # SD_SHARE_PKG_RESOURCES before v6.8
+SD_SHARE_PKG_RESOURCES: Final = SD_SHARE_LLC
+SD_SERIALIZE: Final = 1 << 7
+SD_PREFER_SIBLING: Final = 1 << 8
+SD_OVERLAP: Final = 1 << 9
+SD_NUMA: Final = 1 << 10
 
-FLAG_NAMES = {
+FLAG_NAMES: Final = {
     SD_BALANCE_NEWIDLE: "SD_BALANCE_NEWIDLE",
     SD_BALANCE_EXEC: "SD_BALANCE_EXEC",
     SD_BALANCE_FORK: "SD_BALANCE_FORK",
@@ -54,7 +54,9 @@ FLAG_NAMES = {
 }
 
 # sd_init(): the defaults every level starts from.
-_SD_DEFAULT = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING
+_SD_DEFAULT: Final = (
+    SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING
+)
 
 
 def flag_names(flags: int) -> list[str]:
@@ -164,7 +166,7 @@ def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
     return flags, 117, 1
 
 
-_KIND = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
+_KIND: Final = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
 # Counter keys by SchedDomains.level_index (0: the same CPU)
 LEVEL_NAMES: Final = ("", "smt", "llc", "pkg", "numa")
 

@@ -15,8 +15,8 @@ def test_every_parameter_is_documented_by_a_comment_above_it_or_its_group() -> N
     lines = (Path(placemap.sim.__file__).parent / "cost.py").read_text().splitlines()
     assert len(cost.params()) >= 20
     for name in cost.params():
-        i = next(n for n, line in enumerate(lines) if line.startswith(f"{name} ="))
-        while i > 0 and re.match(r"[A-Z_]+ = ", lines[i - 1]):
+        i = next(n for n, line in enumerate(lines) if re.match(rf"{name}(: Final)? = ", line))
+        while i > 0 and re.match(r"[A-Z_]+(: Final)? = ", lines[i - 1]):
             i -= 1  # a group of related parameters shares one comment
         assert lines[i - 1].startswith("# "), f"{name} has no source or reasoning"
 
