@@ -282,6 +282,10 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
     this_cpu (waker None: an interrupt or timer on this_cpu)."""
     prev = p.cpu
     sd = st.sd
+    # record_wakee() is select_task_rq_fair()'s first step for every WF_TTWU wakeup; the RFC's
+    # hint test (patch 3/5) comes after it, so a hinted wakeup counts in the waker's flips too
+    if waker is not None:
+        record_wakee(st, waker, p)
     hints = p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
@@ -292,11 +296,9 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
             return Decision(cpu, why, R_HINT_HOLD)
     want_affine = True
     via = R_NOT_AFFINE
-    if waker is not None:
-        record_wakee(st, waker, p)
-        if wake_wide(st, waker, p, this_cpu):
-            want_affine = False
-            via = R_WIDE
+    if waker is not None and wake_wide(st, waker, p, this_cpu):
+        want_affine = False
+        via = R_WIDE
     if not p.allowed(this_cpu):
         want_affine = False
     target = prev

@@ -195,6 +195,18 @@ def test_wake_affine_hint_onto_an_llc_at_85pct_util_stacks_on_the_waker_and_keep
     assert st.has_idle_cores[LLC2], "no scan ran, so nothing cleared the flag"
 
 
+def test_a_hinted_wakeup_across_llcs_still_counts_in_the_wakers_flips() -> None:
+    # record_wakee() runs first in select_task_rq_fair() for every wakeup, before the RFC's
+    # hint test: a waker fanning out to hinted wakees builds the flips wake_wide() reads
+    st = make_state()
+    waker = task(st, 16)
+    a = task(st, 0, state="sleeping", hints=HINT_WAKE_AFFINE)
+    b = task(st, 8, state="sleeping", hints=HINT_WAKE_AFFINE)
+    assert w.select_task_rq_wake(st, a, waker, 16, sync=False).via == w.R_HINT_AFFINE
+    assert w.select_task_rq_wake(st, b, waker, 16, sync=False).via == w.R_HINT_AFFINE
+    assert waker.wakee_flips == 2 and waker.last_wakee is b
+
+
 def test_wake_hold_hint_keeps_the_sync_wakee_on_prevs_llc() -> None:
     st = make_state()
     waker = task(st, 16)
