@@ -244,6 +244,8 @@ class SchedDomains:
             span = self.per_cpu[c][idx].span if idx >= 0 else (c,)
             self.llc_id[c] = llc_spans.setdefault(span, len(llc_spans))
         self.llc_spans: tuple[tuple[int, ...], ...] = tuple(llc_spans)
+        # cost_row's tables, by (costs, CPU)
+        self._cost_rows: dict[tuple[tuple[int, ...], int], list[int]] = {}
 
     @staticmethod
     def _imb_numa_nr(chain: list[frozenset[int]], flags: list[int]) -> list[int]:
@@ -313,6 +315,17 @@ class SchedDomains:
         if t.node_of[a] == t.node_of[b]:
             return 3
         return 4
+
+    def cost_row(self, costs: tuple[int, ...], cpu: int) -> list[int]:
+        """costs[level_index(c, cpu)] for every CPU c: a cost by distance (indexed like
+        LEVEL_NAMES) as a table by the other CPU, for costs paid per message. Built once per
+        costs and CPU and kept with the domains, which the runs on one topology share:
+        callers must not modify it."""
+        key = (costs, cpu)
+        row = self._cost_rows.get(key)
+        if row is None:
+            row = self._cost_rows[key] = [costs[self.level_index(c, cpu)] for c in range(self.topo.nr_cpus)]
+        return row
 
     def level_between(self, a: int, b: int) -> str:
         """Counter key of a move or wakeup from a to b: smt, llc, pkg or numa ("" when a == b)."""

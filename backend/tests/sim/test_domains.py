@@ -99,3 +99,16 @@ def test_level_between() -> None:
     assert sd.level_between(0, 1) == "llc"
     assert sd.level_between(0, 8) == "pkg"
     assert sd.level_between(0, 64) == "numa"
+
+
+def test_cost_row_is_a_cost_by_level_index_against_every_cpu() -> None:
+    sd = SchedDomains(preset("zen3-2s-nps4"))
+    n = sd.topo.nr_cpus
+    costs = (0, 10, 20, 30, 40)
+    for cpu in (0, 9, 70, 200):
+        row = sd.cost_row(costs, cpu)
+        assert row == [costs[sd.level_index(c, cpu)] for c in range(n)]
+        assert sd.cost_row(costs, cpu) is row, "built once per costs and CPU"
+    row0 = sd.cost_row(costs, 0)
+    assert (row0[0], row0[128], row0[1], row0[8], row0[64]) == (0, 10, 20, 30, 40)
+    assert sd.cost_row((5, 5, 5, 5, 5), 0) == [5] * n

@@ -27,8 +27,7 @@ def _read_burst(writer_cpus: dict[int, int]) -> int:
     rx.started = True
     p = Task(1, "receiver")
     p.cpu = 0
-    hb.pending[0] = sum(writer_cpus.values())
-    hb.pending_src[0].update(writer_cpus)
+    hb.pending_src[0].extend(c for c, n in writer_cpus.items() for _ in range(n))
     ns = rx.step(eng, p)
     assert not hb.pending_src[0], "the burst consumed the pending messages"
     return ns

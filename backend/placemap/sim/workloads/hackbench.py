@@ -96,19 +96,16 @@ class _Receiver(_Child):
             return self._ready(eng, p)
         hb = self.hb
         r = self.group * FDS + self.index
-        k = hb.pending[r]
+        src = hb.pending_src[r]
+        k = len(src)
         if k:
-            hb.pending[r] = 0
             hb.received[r] += k
             # the messages' lines come from the LLCs they were written on
             xfer = 0
-            src = hb.pending_src[r]
-            if src:
-                sd = eng.st.sd
-                msg_ns = hb.msg_ns
-                for c, n in src.items():
-                    xfer += n * msg_ns[sd.level_index(c, p.cpu)]
-                src.clear()
+            row = hb.msg_row(eng, p.cpu)
+            for c in src:
+                xfer += row[c]
+            src.clear()
             waiters = hb.waiters[r]
             if waiters:
                 hb.waiters[r] = []
@@ -126,46 +123,55 @@ class _Sender(_Child):
         super().__init__(hb, group, index)
         self.loop = 0
         self.next_r = 0
-        self.batch: list[int] = []
+        # the burst's messages, delivered when it ends: one to each of `batch` receivers of
+        # the group, from receiver `batch_first` on (wrapping at FDS). Two ints rather than a
+        # list of receivers, since a pass always takes them in turn.
+        self.batch_first = 0
+        self.batch = 0
 
     def step(self, eng: Engine, p: Task) -> int:
         if not self.started:
             return self._ready(eng, p)
         hb = self.hb
         base = self.group * FDS
-        pending = hb.pending
-        batch = self.batch
-        if batch:
+        pending_src = hb.pending_src
+        n = self.batch
+        if n:
             receivers = hb.receivers
-            pending_src = hb.pending_src
             here = p.cpu
-            for r in batch:
-                pending[r] += 1
-                src = pending_src[r]
-                src[here] = src.get(here, 0) + 1
+            i = self.batch_first
+            for _ in range(n):
+                r = base + i
+                pending_src[r].append(here)
                 rt = receivers[r]
                 if rt.state == TASK_SLEEPING:
                     eng.wake(rt, p, sync=True)
-            batch = self.batch = []
+                i += 1
+                if i == FDS:
+                    i = 0
+            self.batch = 0
         cap = hb.capacity
         loops = hb.loops
         nxt, loop = self.next_r, self.loop
-        while len(batch) < FDS and loop < loops:
-            r = base + nxt
-            if pending[r] >= cap:
+        first = nxt
+        n = 0
+        while n < FDS and loop < loops:
+            if len(pending_src[base + nxt]) >= cap:
                 break
-            batch.append(r)
+            n += 1
             nxt += 1
             if nxt == FDS:
                 nxt = 0
                 loop += 1
         self.next_r, self.loop = nxt, loop
-        if self.batch:
-            return len(self.batch) * hb.write_ns
-        if self.loop >= hb.loops:
+        if n:
+            self.batch_first = first
+            self.batch = n
+            return n * hb.write_ns
+        if loop >= loops:
             hb.exited(eng)
             return EXIT
-        hb.waiters[base + self.next_r].append(p)
+        hb.waiters[base + nxt].append(p)
         return SLEEP
 
 
@@ -186,11 +192,14 @@ class Hackbench:
         self.capacity = CAPACITY[ipc]
         self.loops = loops
         self.nr_children = groups * 2 * FDS
-        self.pending = [0] * (groups * FDS)
         self.received = [0] * (groups * FDS)
-        # per receiver: pending messages by the CPU their sender wrote them on
-        self.pending_src: list[dict[int, int]] = [{} for _ in range(groups * FDS)]
-        self.msg_ns = [cost.msg_transfer_ns(lv) for lv in LEVEL_NAMES]  # by level_index
+        # per receiver: its pending messages, each as the CPU its sender wrote it on (a list
+        # append per message; their number is the list's length)
+        self.pending_src: list[list[int]] = [[] for _ in range(groups * FDS)]
+        self.msg_ns = tuple(cost.msg_transfer_ns(lv) for lv in LEVEL_NAMES)  # by level_index
+        # per reader CPU: msg_ns by writer CPU (SchedDomains.cost_row; looked up on a
+        # receiver's first read there)
+        self.msg_rows: dict[int, list[int]] = {}
         self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
         self.tasks: list[Task] = []
         self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
@@ -209,6 +218,14 @@ class Hackbench:
             ipc=choice_param(spec, "ipc", "pipe", ("pipe", "socket"), field),
             loops=int_param(spec, "loops", 100, 1, 1_000_000, field=field),
         )
+
+    def msg_row(self, eng: Engine, cpu: int) -> list[int]:
+        """Extra cost of reading on `cpu` one message written on each CPU: one list lookup per
+        message instead of a level_index."""
+        row = self.msg_rows.get(cpu)
+        if row is None:
+            row = self.msg_rows[cpu] = eng.st.sd.cost_row(self.msg_ns, cpu)
+        return row
 
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus
