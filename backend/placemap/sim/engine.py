@@ -47,6 +47,18 @@ class Behavior(Protocol):
         ...
 
 
+class Program:
+    """A Behavior as a class to derive from: compiled, the engine then calls its step as a
+    native method (a direct call with unboxed arguments) instead of through a Protocol, which
+    the compiled build calls as any Python object (an attribute lookup, argument parsing and
+    a boxed result per burst). For the compiled workloads only: an interpreted class (a
+    test's program) cannot derive from a compiled one, and implements Behavior instead."""
+
+    def step(self, eng: Engine, p: Task) -> int:
+        """Next burst in ns of CPU work at full speed, or SLEEP, or EXIT."""
+        raise NotImplementedError
+
+
 class Engine(Handler):
     """One simulation run: state, event loop, seeded RNG and counters."""
 
@@ -359,9 +371,13 @@ class Engine(Handler):
             self._arm(rq)
 
     def _step(self, rq: Rq, p: Task) -> None:
-        behavior: Behavior = p.behavior  # type: ignore[assignment]
+        b = p.behavior
         self.stepping = p
-        ns = behavior.step(self, p)
+        if isinstance(b, Program):
+            ns = b.step(self, p)
+        else:
+            behavior: Behavior = b  # type: ignore[assignment]
+            ns = behavior.step(self, p)
         self.stepping = None
         if ns > 0:
             p.work_ns = ns + p.wake_penalty_ns

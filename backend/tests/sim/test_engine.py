@@ -4,9 +4,10 @@ onto one LLC, runqueue invariants after a run."""
 from __future__ import annotations
 
 from placemap.sim import cost
-from placemap.sim.engine import EXIT, SLEEP, Engine
+from placemap.sim.engine import EXIT, SLEEP, Engine, Program
 from placemap.sim.state import Task
 from placemap.sim.topology import preset
+from placemap.sim.workloads.hackbench import Hackbench
 
 
 class Burn:
@@ -95,3 +96,17 @@ def test_sync_ping_pong_across_llcs_is_pulled_onto_one_llc() -> None:
     assert eng.wakeups > 100 and eng.wakeups_affine > 0
     assert eng.st.sd.share_cache(px.cpu, py.cpu), "wake_affine pulled the pair together"
     invariants(eng)
+
+
+def test_workload_programs_are_programs_and_others_still_run() -> None:
+    # hackbench's tasks take Program's direct step (the speed path); a plain Behavior, as
+    # Burn here, still runs through the Protocol
+    eng = Engine(preset("bdw-1s-20"), seed=1)
+    hb = Hackbench(groups=1, loops=3)
+    hb.setup(eng, 0)
+    b = Burn(50_000)
+    eng.spawn("burn", b, 3)
+    eng.run(1_000_000_000)
+    assert hb.complete() and b.done_at > 0
+    programs = [t for t in eng.st.tasks if isinstance(t.behavior, Program)]
+    assert len(programs) == len(eng.st.tasks) - 1 == 1 + 2 * 20

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Final
 
 from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
-from placemap.sim.engine import EXIT, SLEEP, Engine
+from placemap.sim.engine import EXIT, SLEEP, Engine, Program
 from placemap.sim.state import TASK_SLEEPING, Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
 
@@ -38,7 +38,7 @@ SETUP_NS: Final = 10_000  # a child's setup before it waits for the start
 START_WAKE_NS: Final = 500  # main's cost per child woken at the start
 
 
-class _Main:
+class _Main(Program):
     def __init__(self, hb: Hackbench) -> None:
         self.hb = hb
         self.phase = 0  # 0 forking, 1 waiting ready, 2 waking, 3 waiting end
@@ -69,7 +69,7 @@ class _Main:
         return SLEEP
 
 
-class _Child:
+class _Child(Program):
     def __init__(self, hb: Hackbench, group: int, index: int) -> None:
         self.hb = hb
         self.group = group
