@@ -21,7 +21,6 @@ Both kinds share the queue and its order.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -29,14 +28,64 @@ URGENT: Final = 0  # before anything else at the same instant (a CPU's own event
 NORMAL: Final = 1  # timers, ticks
 
 Callback = Callable[[Any, Any], None]
-# Final: compiled code calls them without a module attribute lookup per event
-_push: Final = heapq.heappush
-_pop: Final = heapq.heappop
-_replace: Final = heapq.heapreplace
 
 SEQ_BITS: Final = 20  # at most 2**20 pending events; keys stay below 2**62 for 600 s runs
 SEQ_MASK: Final = (1 << SEQ_BITS) - 1
 FIRST_SLOTS: Final = 4096
+
+
+# The heap: heapq's layout and invariant (heap[k] <= heap[2k+1], heap[2k+2]), with its sifts
+# written here so that, compiled, each comparison is two native ints rather than a generic
+# rich comparison of two Python ints (heapq's C code), and no call goes through the
+# interpreter. Items are kept as the int objects they were stored as (list[Any]: moving one
+# neither unboxes nor boxes it); compared, they are read as native ints. Keys are unique (seq
+# is), so any valid heap pops them in the same order: the run does not depend on the layout.
+
+
+def _sift_up(heap: list[Any], pos: int, item: Any) -> None:
+    """Put item at pos, or higher while its parent is greater (heapq's _siftdown)."""
+    key: int = item
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        pk: int = heap[parent]
+        if pk < key:
+            break
+        heap[pos] = heap[parent]
+        pos = parent
+    heap[pos] = item
+
+
+def _push(heap: list[Any], item: Any) -> None:
+    """heapq.heappush."""
+    heap.append(item)
+    _sift_up(heap, len(heap) - 1, item)
+
+
+def _replace(heap: list[Any], item: Any) -> None:
+    """heapq.heapreplace less its result: item replaces the smallest. As heapq, the hole at
+    the root goes down to a leaf along the smaller children, then item rises from there
+    (fewer comparisons than sifting item down, since most items belong near the leaves)."""
+    n = len(heap)
+    pos = 0
+    child = 1
+    while child < n:
+        right = child + 1
+        if right < n:
+            a: int = heap[child]
+            b: int = heap[right]
+            if b < a:
+                child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    _sift_up(heap, pos, item)
+
+
+def _pop(heap: list[Any]) -> None:
+    """heapq.heappop less its result."""
+    last = heap.pop()
+    if heap:
+        _replace(heap, last)
 
 
 class Handler:
@@ -66,7 +115,7 @@ class Environment:
     def __init__(self, handler: Handler | None = None) -> None:
         self.handler = handler
         self.now = 0
-        self._heap: list[int] = []  # ((time_ns * 2 + priority) << SEQ_BITS) | seq
+        self._heap: list[Any] = []  # ints: ((time_ns * 2 + priority) << SEQ_BITS) | seq
         # by seq: the callback (or the handler's event kind) and its two arguments
         self._fn: list[Any] = [None] * FIRST_SLOTS
         self._a: list[Any] = [None] * FIRST_SLOTS
@@ -105,10 +154,10 @@ class Environment:
     def _renumber(self) -> int:
         """Give the pending events seq 0..n-1 in their order (a sorted list is a heap); the
         lists grow (in place: run() holds them) when more than half would be in use."""
-        heap = self._heap
+        heap: list[int] = self._heap
         if self._spent:
             self._spent = False
-            _pop(heap)
+            _pop(self._heap)
         heap.sort()
         fn, a, b = self._fn, self._a, self._b
         moved = [(fn[k & SEQ_MASK], a[k & SEQ_MASK], b[k & SEQ_MASK]) for k in heap]
@@ -140,9 +189,11 @@ class Environment:
             if self._spent:
                 self._spent = False
                 _pop(heap)
-            if not heap or heap[0] >= end or self.stopped:
+            if not heap or self.stopped:
                 break
-            key = heap[0]
+            key: int = heap[0]
+            if key >= end:
+                break
             self._spent = True
             s = key & SEQ_MASK
             fn = fns[s]
