@@ -28,7 +28,7 @@ CPU_IDLE: Final = 0
 CPU_NOT_IDLE: Final = 1
 CPU_NEWLY_IDLE: Final = 2
 
-SYSCTL_SCHED_MIGRATION_COST_NS: Final = 500_000  # task_hot() and the newidle avg_idle gate
+SYSCTL_SCHED_MIGRATION_COST_NS: Final = 500_000  # task_hot()
 SYSCTL_SCHED_NR_MIGRATE: Final = 32
 # A balance that finds every task pinned backs its interval off up to this (ms), beyond the
 # domain's max_interval (MAX_PINNED_INTERVAL in fair.c).
@@ -327,7 +327,10 @@ def newidle_balance(st: State, cpu: int, failed: list[list[int]]) -> tuple[Move 
     """newidle_balance(): bottom-up while the expected idle time covers the cost so far plus the
     level's cost; returns the pulled task's move (or None) and the time spent (ns)."""
     rq = st.rqs[cpu]
-    if rq.avg_idle < SYSCTL_SCHED_MIGRATION_COST_NS or st.nr_overloaded == 0:
+    # v5.13+ (c5b0a7eefc70 "Remove sysctl_sched_migration_cost condition"; v6.0: "!overload ||
+    # avg_idle < sd->max_newidle_lb_cost"): no 500 us avg_idle gate any more, only the cost of
+    # the lowest domain's balance, which the loop's first test below applies
+    if st.nr_overloaded == 0:
         return None, 0
     spent = 0
     for level, sd in enumerate(st.sd.per_cpu[cpu]):

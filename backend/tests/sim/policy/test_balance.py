@@ -134,7 +134,12 @@ def test_newly_idle_cpu_pulls_when_its_expected_idle_time_covers_the_cost() -> N
     q = task(st, 1, state="queued")
     mv, cost = b.newidle_balance(st, 0, failed(st))
     assert mv is not None and mv.task is q and cost > 0
-    st.rqs[0].avg_idle = 100_000  # < sysctl_sched_migration_cost
+    # v6.0 gates on the lowest domain's balance cost only (no 500 us sysctl_sched_migration_cost
+    # test since v5.13): 100 us of expected idle still pulls; 1 us, below the SMT cost, does not
+    st.rqs[0].avg_idle = 100_000
+    mv, _ = b.newidle_balance(st, 0, failed(st))
+    assert mv is not None and mv.task is q
+    st.rqs[0].avg_idle = 1_000
     assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
 
 
