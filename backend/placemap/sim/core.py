@@ -21,6 +21,7 @@ Both kinds share the queue and its order.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -40,6 +41,8 @@ FIRST_SLOTS: Final = 4096
 # interpreter. Items are kept as the int objects they were stored as (list[Any]: moving one
 # neither unboxes nor boxes it); compared, they are read as native ints. Keys are unique (seq
 # is), so any valid heap pops them in the same order: the run does not depend on the layout.
+# Interpreted (the pure-Python build), heapq's C sifts are the faster ones and are used.
+_INTERPRETED: Final = __file__.endswith(".py")
 
 
 def _sift_up(heap: list[Any], pos: int, item: Any) -> None:
@@ -146,7 +149,12 @@ class Environment:
         key = (((time_ns if time_ns > now else now) * 2 + priority) << SEQ_BITS) | seq
         if self._spent:
             self._spent = False
-            _replace(self._heap, key)
+            if _INTERPRETED:
+                heapq.heapreplace(self._heap, key)
+            else:
+                _replace(self._heap, key)
+        elif _INTERPRETED:
+            heapq.heappush(self._heap, key)
         else:
             _push(self._heap, key)
         self._pending += 1
@@ -157,7 +165,10 @@ class Environment:
         heap: list[int] = self._heap
         if self._spent:
             self._spent = False
-            _pop(self._heap)
+            if _INTERPRETED:
+                heapq.heappop(self._heap)
+            else:
+                _pop(self._heap)
         heap.sort()
         fn, a, b = self._fn, self._a, self._b
         moved = [(fn[k & SEQ_MASK], a[k & SEQ_MASK], b[k & SEQ_MASK]) for k in heap]
@@ -188,7 +199,10 @@ class Environment:
         while True:
             if self._spent:
                 self._spent = False
-                _pop(heap)
+                if _INTERPRETED:
+                    heapq.heappop(heap)
+                else:
+                    _pop(heap)
             if not heap or self.stopped:
                 break
             key: int = heap[0]
