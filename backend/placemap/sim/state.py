@@ -192,6 +192,12 @@ class State:
         self.tasks: list[Task] = []
         self.smt_weight = max(len(topo.siblings[c]) for c in self.cpus)
         self.nr_overloaded = 0  # CPUs with nr_running > 1 (the root domain's overload flag)
+        # the last decay computed, by its interval: the CPUs a balance pass brings to now
+        # were mostly last brought up to date together (by the pass before), so consecutive
+        # ones often decay over the same interval; exp() of the same argument is the same
+        # double, so reusing it changes no result
+        self._decay_dt = 0
+        self._decay_y = 1.0
 
     # -- queries the policies use --------------------------------------------------------
 
@@ -207,7 +213,10 @@ class State:
         """Bring the CPU's running/runnable averages to now."""
         dt = self.now - rq.pelt_ts
         if dt > 0:
-            y = math.exp(-_K * dt)
+            if dt != self._decay_dt:
+                self._decay_dt = dt
+                self._decay_y = math.exp(-_K * dt)
+            y = self._decay_y
             gain = 1024.0 * (1.0 - y)
             rq.util = rq.util * y + (gain if rq.curr is not None else 0.0)
             rq.load = rq.load * y + gain * rq.nr_running
@@ -227,7 +236,10 @@ class State:
         """Bring p's averages to now (running / runnable / sleeping since p.pelt_ts)."""
         dt = self.now - p.pelt_ts
         if dt > 0:
-            y = math.exp(-_K * dt)
+            if dt != self._decay_dt:
+                self._decay_dt = dt
+                self._decay_y = math.exp(-_K * dt)
+            y = self._decay_y
             gain = 1024.0 * (1.0 - y)
             runnable = p.state == TASK_RUNNABLE
             running = runnable and p.cpu >= 0 and self.rqs[p.cpu].curr is p

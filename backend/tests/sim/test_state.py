@@ -52,3 +52,25 @@ def test_short_task_needs_a_measured_average() -> None:
     assert not st.is_short(p, 750_000), "never switched voluntarily: unknown, not short"
     p.nvcsw, p.avg_run_ns = 3, 100_000
     assert st.is_short(p, 750_000)
+
+
+def test_runqueue_averages_decay_exactly_by_their_own_interval() -> None:
+    # State reuses the last exp() for the same interval: runqueues brought to now over equal
+    # and over different intervals, in any order, decay exactly (bit for bit) as decay(dt)
+    st = make_state("bdw-1s-20")
+    for c, u in enumerate((900.0, 700.0, 500.0, 300.0)):
+        st.rqs[c].util = st.rqs[c].load = u
+    base = st.now
+    st.rqs[1].pelt_ts = base - 3_000_000
+    st.rqs[3].pelt_ts = base - 3_000_000
+    st.now = base + 5_000_000
+    for c in (0, 1, 2, 3, 0):
+        st.pelt(st.rqs[c])
+    for c, u, dt in (
+        (0, 900.0, 5_000_000),
+        (1, 700.0, 8_000_000),
+        (2, 500.0, 5_000_000),
+        (3, 300.0, 8_000_000),
+    ):
+        assert st.rqs[c].util == u * decay(dt) + 0.0 and st.rqs[c].load == u * decay(dt) + 0.0
+        assert st.rqs[c].pelt_ts == st.now
