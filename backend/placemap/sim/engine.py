@@ -262,10 +262,18 @@ class Engine(Handler):
         ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
             self.env.post(self.env.now, URGENT, EV_RESCHED, rq, None)
-        elif len(rq.queue) == 1 and rq.curr is not self.stepping:
-            # the first waiter: the running task now has a slice end (check_preempt_tick)
-            self._account(rq)
-            self._arm(rq)
+        else:
+            # check_preempt_tick(): the running task's slice is its share of the latency period
+            # among the tasks runnable here now, counted from when it was picked; a waiter that
+            # arrives shortens it (the kernel recomputes sched_slice() at every tick)
+            end = rq.picked_at + max(self._min_gran_ns, self._latency_ns // rq.nr_running)
+            shorter = end < rq.slice_end
+            if shorter:
+                rq.slice_end = end
+            if (shorter or len(rq.queue) == 1) and rq.curr is not self.stepping:
+                # the first waiter: the running task now has a slice end; or an earlier one
+                self._account(rq)
+                self._arm(rq)
 
     def _llc_asleep(self, cpu: int) -> bool:
         """Every CPU of cpu's LLC idle for DEEP_IDLE_AFTER_NS or more (cost.LLC_WAKE_NS)."""
@@ -492,6 +500,7 @@ class Engine(Handler):
             p.woken_at = -1
         rq.run_start = now
         n = rq.nr_running
+        rq.picked_at = now
         rq.slice_end = now + max(self._min_gran_ns, self._latency_ns // max(1, n))
         rq.speed = self._speed(rq.cpu)
         if was_idle:

@@ -139,6 +139,7 @@ class Rq:
         "next_balance",
         "nr_running",
         "pelt_ts",
+        "picked_at",
         "queue",
         "run_start",
         "slice_end",
@@ -161,6 +162,7 @@ class Rq:
         self.min_vruntime = 0
         self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
         self.run_start = 0
+        self.picked_at = 0  # when curr was picked: its slice counts from here
         self.slice_end = 0
         self.speed = 1.0
         self.starting = False  # a task is about to start here (idle exit or balance cost)

@@ -110,3 +110,49 @@ def test_workload_programs_are_programs_and_others_still_run() -> None:
     assert hb.complete() and b.done_at > 0
     programs = [t for t in eng.st.tasks if isinstance(t.behavior, Program)]
     assert len(programs) == len(eng.st.tasks) - 1 == 1 + 2 * 20
+
+
+class FirstStep:
+    """Remember when the task first ran, then exit."""
+
+    def __init__(self) -> None:
+        self.at = -1
+
+    def step(self, eng: Engine, p: Task) -> int:
+        self.at = eng.env.now
+        return EXIT
+
+
+class ForkMidSlice:
+    """Run 2 ms, start a task pinned to this CPU, run 40 ms more; remember when it first ran."""
+
+    def __init__(self) -> None:
+        self.stage = 0
+        self.at = -1
+        self.child = FirstStep()
+
+    def step(self, eng: Engine, p: Task) -> int:
+        self.stage += 1
+        if self.stage == 1:
+            self.at = eng.env.now
+            return 2_000_000
+        if self.stage == 2:
+            q = eng.spawn("waiter", self.child, p.cpu)
+            q.cpus_allowed = frozenset({p.cpu})
+            return 40_000_000
+        return EXIT
+
+
+def test_a_waiter_shortens_the_running_tasks_slice_to_its_share_of_the_period() -> None:
+    """check_preempt_tick(): picked alone, a task's slice is the whole latency period (24 ms); once
+    a second task waits on its CPU its slice is half of it, so the waiter runs 12 ms after the
+    running task was picked, not 24 ms."""
+    eng = Engine(preset("bdw-1s-20"))
+    a = ForkMidSlice()
+    pa = eng.spawn("a", a, 3)
+    pa.cpus_allowed = frozenset({3})
+    eng.run(100_000_000)
+    waited = a.child.at - a.at
+    half = cost.SCHED_LATENCY_NS // 2
+    assert half <= waited <= half + 2 * cost.CONTEXT_SWITCH_NS, (waited, half)
+    invariants(eng)
