@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,9 @@ func runLive(args []string) error {
 		if !*quiet {
 			fmt.Fprintf(os.Stderr, "placemap-collect: live: "+format+"\n", a...)
 		}
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(live.Procs(runtime.NumCPU()))
 	}
 	if err := live.SetNice(*nice); err != nil {
 		logf("could not set the collector's priority (%v): its events may reach the viewers late while the CPUs are busy", err)

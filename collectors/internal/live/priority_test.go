@@ -14,3 +14,12 @@ func TestSetRealtimeRejectsPrioritiesOutsideFIFORange(t *testing.T) {
 		}
 	}
 }
+
+// One P per 16 CPUs, at least one.
+func TestProcsIsOnePerSixteenCPUsAndAtLeastOne(t *testing.T) {
+	for _, c := range [][2]int{{1, 1}, {2, 1}, {16, 1}, {31, 1}, {32, 2}, {384, 24}} {
+		if got := Procs(c[0]); got != c[1] {
+			t.Errorf("Procs(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
+}
