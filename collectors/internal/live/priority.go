@@ -1,9 +1,9 @@
 package live
 
 // priority.go owns the collector's scheduling priority and how many threads run its Go code
-// (CPUsPerProc). A live collector must read the
-// kernel's per-CPU buffers and send batches within a fraction of a second of each event
-// while the traced workload may keep every CPU busy: with a workload started from the
+// (CPUsPerProc). A live collector must read the kernel's per-CPU buffers and send batches
+// within a fraction of a second of each event while the traced workload may keep every CPU
+// busy: with a workload started from the
 // same shell (one autogroup holding hundreds of runnable tasks), a nice-0 collector
 // waits for a turn at every wakeup and its events reach the viewers seconds late. It
 // uses little CPU (a few percent of one at hackbench -g 8), so it asks for a higher
