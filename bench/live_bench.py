@@ -93,6 +93,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's reaped children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 class Collector:
     def __init__(self, bin_: Path, url: str, token: str, tmp: Path, *, own_session: bool = False,
                  extra: tuple[str, ...] = ()) -> None:  # fmt: skip
@@ -125,11 +131,10 @@ class Collector:
         time.sleep(0.3)
 
     def stop(self) -> dict[str, object]:
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        c0 = children_cpu()
         self.proc.send_signal(signal.SIGINT)
         self.proc.wait(timeout=120)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the collector is the only child reaped here
-        self.cpu_s = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+        self.cpu_s = children_cpu() - c0  # the collector is the only child reaped here
         summary: dict[str, object] = json.loads(self.stats.read_text())
         return summary
 
@@ -456,11 +461,6 @@ def cpu_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline 
             f"{med(lambda r: r.server_fixed_s):.2f} s, chunk worker {med(lambda r: r.ns(r.chunker_s)):6.0f} "
             f"ns/event; hackbench median {hb_med:.3f} s"
         )
-
-
-def children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def overhead_section(args: argparse.Namespace, t: Target, bin_: Path, base: Baseline | None) -> None:
