@@ -5,6 +5,7 @@ mid-run neither loses nor doubles events, and a subscribed viewer receives the e
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -193,7 +194,8 @@ def test_realtime_collector_runs_every_thread_fifo(
     live_server: LiveServer, collect_bin: Path, tmp_path: Path
 ) -> None:
     """--realtime 3: every thread of the collector, including those the Go runtime starts under load, is
-    SCHED_FIFO (policy 1) at priority 3, and the run still delivers everything it read."""
+    SCHED_FIFO (policy 1) at priority 3, and the run still delivers everything it read; its summary
+    gives the longest wait in the collector and the Go Ps it ran on (one per 16 CPUs)."""
     _, token = live_server.token()
     proc = start_collector(collect_bin, live_server, token, tmp_path, "--realtime", "3")
     try:
@@ -206,6 +208,8 @@ def test_realtime_collector_runs_every_thread_fifo(
     assert summary["rows"] > 0 and summary["unacked"] == 0
     # the longest an event waited in the collector: at least the 100 ms batch age for a batch cut by age
     assert summary["max_wait_ms"] >= 90, summary["max_wait_ms"]
+    # its Go code runs on one P per 16 CPUs (at least one), not the runtime's one per CPU
+    assert summary["go_procs"] == max(1, (os.cpu_count() or 1) // 16), summary["go_procs"]
 
 
 def test_server_killed_and_restarted_mid_run(collect_bin: Path, tmp_path: Path) -> None:

@@ -84,8 +84,10 @@ type Summary struct {
 	PageLost      int64            `json:"page_lost"`
 	Warnings      []string         `json:"warnings"`
 	// MaxWaitMs is the longest an event waited in the collector (its timestamp to its batch's cut).
-	MaxWaitMs float64           `json:"max_wait_ms"`
-	Extra     map[string]string `json:"extra,omitempty"`
+	MaxWaitMs float64 `json:"max_wait_ms"`
+	// GoProcs is how many threads ran the collector's Go code at once (GOMAXPROCS; priority.go).
+	GoProcs int               `json:"go_procs"`
+	Extra   map[string]string `json:"extra,omitempty"`
 }
 
 // NormalizeURL turns a server address into the ingest websocket URL.
@@ -413,6 +415,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	}
 	sum.Rows, sum.Batches, sum.OutOfOrder = bat.Rows, bat.next, m.OutOfOrder
 	sum.MaxWaitMs = float64(late.MaxNs) / 1e6
+	sum.GoProcs = runtime.GOMAXPROCS(0)
 	// Leave tracefs as it was before waiting on the network.
 	if cerr := in.Close(); cerr != nil {
 		return sum, cerr
