@@ -24,7 +24,16 @@ from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
 from placemap.sim.speed import Speeds
-from placemap.sim.state import NICE_0_LOAD, TASK_DEAD, TASK_SLEEPING, TASK_WAKING, Rq, State, Task
+from placemap.sim.state import (
+    NICE_0_LOAD,
+    TASK_DEAD,
+    TASK_SLEEPING,
+    TASK_WAKING,
+    Rq,
+    State,
+    Task,
+    util_est_dequeue,
+)
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
 
@@ -157,7 +166,10 @@ class Engine(Handler):
         p.footprint_kb = parent.footprint_kb
         p.wss_kb = parent.wss_kb
         d = select_task_rq_fork(st, p, parent.cpu)
-        p.util = cost.initial_util(st.cpu_util(d.cpu), st.cpu_load(d.cpu))
+        # post_init_entity_util_avg() reads the CPU's util_avg, not its util_est
+        load = st.cpu_load(d.cpu)  # brings the CPU's averages to now
+        util = st.rqs[d.cpu].util
+        p.util = cost.initial_util(util if util < 1024.0 else 1024.0, load)
         log = self.log
         if log is not None:
             log.fork(st.now, parent.cpu, parent, p)
@@ -410,6 +422,7 @@ class Engine(Handler):
                 self.log.exit(st.now, rq.cpu, p)
             st.set_curr(rq, None)
             rq.nr_running -= 1
+            util_est_dequeue(rq, p)
             if rq.nr_running == 1:
                 st.nr_overloaded -= 1
             p.state = TASK_DEAD

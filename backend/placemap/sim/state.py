@@ -47,6 +47,39 @@ def _domains(topo: Topology, no_mc: bool) -> SchedDomains:
     return SchedDomains(topo, no_mc=no_mc)
 
 
+UTIL_EST_MARGIN: Final = SCHED_CAPACITY_SCALE / 100  # within 1%: util_est_update() skips
+
+
+def task_util_est(p: Task) -> float:
+    """_task_util_est(): max(ewma, enqueued)."""
+    return p.ue_ewma if p.ue_ewma > p.ue_enqueued else p.ue_enqueued
+
+
+def util_est_dequeue(rq: Rq, p: Task) -> None:
+    """util_est_dequeue(): p's estimate leaves the runnable sum (p's estimate has not changed
+    since it was added: util_est_update() runs after this, on a sleep only)."""
+    u = rq.util_est - task_util_est(p)
+    rq.util_est = u if u > 0.0 else 0.0
+
+
+def util_est_update(p: Task) -> None:
+    """util_est_update() when p sleeps (v6.0, UTIL_EST_FASTUP on): the util at dequeue becomes
+    `enqueued`; the moving average jumps up to it, or moves 1/4 of the way down unless both
+    are within 1% of it (then nothing changes at all)."""
+    last_enqueued = p.ue_enqueued
+    u = p.util
+    if p.ue_ewma < u:
+        p.ue_enqueued = u
+        p.ue_ewma = u
+        return
+    if abs(u - p.ue_ewma) < UTIL_EST_MARGIN:  # within_margin(): strictly inside
+        if abs(last_enqueued - u) >= UTIL_EST_MARGIN:
+            p.ue_enqueued = u
+        return
+    p.ue_enqueued = u
+    p.ue_ewma += (u - p.ue_ewma) / 4
+
+
 class Task:
     """One simulated task (a thread). Mutable, slotted; owned by State.tasks."""
 
@@ -72,6 +105,8 @@ class Task:
         "run_since_sleep_ns",
         "state",
         "sum_exec_ns",
+        "ue_enqueued",
+        "ue_ewma",
         "util",
         "vruntime",
         "wait_start",
@@ -92,6 +127,10 @@ class Task:
         self.recent_used_cpu = -1
         self.state = TASK_NEW
         self.util = 0.0
+        # util_est (v5.1+, UTIL_EST with UTIL_EST_FASTUP on in v6.0): the task's util at its
+        # last dequeue for sleep, and a moving average of it that follows increases at once
+        self.ue_enqueued = 0.0
+        self.ue_ewma = 0.0
         self.load = 0.0
         self.pelt_ts = 0
         self.vruntime = 0
@@ -146,6 +185,7 @@ class Rq:
         "speed",
         "starting",
         "util",
+        "util_est",
         "wake_list",
     )
 
@@ -155,6 +195,7 @@ class Rq:
         self.queue: list[Task] = []
         self.nr_running = 0
         self.util = 0.0
+        self.util_est = 0.0  # cfs_rq->avg.util_est.enqueued: util_est of the runnable tasks
         self.load = 0.0
         self.pelt_ts = 0
         self.idle_stamp = 0
@@ -225,9 +266,12 @@ class State:
             rq.pelt_ts = self.now
 
     def cpu_util(self, cpu: int) -> float:
+        """cpu_util_cfs(): the CPU's utilization or, when higher, the util_est of its runnable
+        tasks (UTIL_EST), capped at its capacity."""
         rq = self.rqs[cpu]
         self.pelt(rq)
-        return min(rq.util, 1024.0)
+        u = rq.util if rq.util > rq.util_est else rq.util_est
+        return u if u < 1024.0 else 1024.0
 
     def cpu_load(self, cpu: int) -> float:
         rq = self.rqs[cpu]
@@ -289,6 +333,7 @@ class State:
         p.state = TASK_RUNNABLE
         rq.queue.append(p)
         rq.nr_running += 1
+        rq.util_est += task_util_est(p)  # util_est_enqueue()
         if rq.nr_running == 2:
             self.nr_overloaded += 1
         p.wait_start = self.now
@@ -301,6 +346,8 @@ class State:
         p.state = TASK_SLEEPING
         rq.curr = None
         rq.nr_running -= 1
+        util_est_dequeue(rq, p)
+        util_est_update(p)
         if rq.nr_running == 1:
             self.nr_overloaded -= 1
         p.nvcsw += 1
@@ -324,6 +371,7 @@ class State:
         self.pelt(src)
         src.queue.remove(p)
         src.nr_running -= 1
+        util_est_dequeue(src, p)
         if src.nr_running == 1:
             self.nr_overloaded -= 1
         self.detach(p)
@@ -332,6 +380,7 @@ class State:
         self.pelt(rq)
         rq.queue.append(p)
         rq.nr_running += 1
+        rq.util_est += task_util_est(p)
         if rq.nr_running == 2:
             self.nr_overloaded += 1
         # keep relative vruntime across queues (migrate_task_rq_fair)

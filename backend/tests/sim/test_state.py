@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from placemap.sim.state import PELT_HALFLIFE_NS, TASK_RUNNABLE, TASK_SLEEPING, Task, decay
+from placemap.sim.policy.wakeup import update_idle_cpu_scan
+from placemap.sim.state import (
+    PELT_HALFLIFE_NS,
+    TASK_RUNNABLE,
+    TASK_SLEEPING,
+    State,
+    Task,
+    decay,
+    task_util_est,
+)
 from tests.sim.scaffold import make_state, task
 
 
@@ -74,3 +83,65 @@ def test_runqueue_averages_decay_exactly_by_their_own_interval() -> None:
     ):
         assert st.rqs[c].util == u * decay(dt) + 0.0 and st.rqs[c].load == u * decay(dt) + 0.0
         assert st.rqs[c].pelt_ts == st.now
+
+
+def _run_then_sleep(st: State, cpu: int, run_ns: int) -> Task:
+    p = task(st, cpu)
+    st.now += run_ns
+    st.dequeue_sleep(p)
+    return p
+
+
+def test_util_est_jumps_up_at_once_and_comes_down_by_a_quarter() -> None:
+    st = make_state("bdw-1s-20")
+    p = _run_then_sleep(st, 0, 30_000_000)
+    u1 = p.util
+    assert (p.ue_enqueued, p.ue_ewma) == (u1, u1), "UTIL_EST_FASTUP: an increase is taken whole"
+    p.util = u1 - 400.0  # a much shorter activation next
+    st.enqueue(p, 0)
+    st.set_curr(st.rqs[0], p)
+    p.pelt_ts = st.now  # no time passes: the util at dequeue is the one set above
+    st.dequeue_sleep(p)
+    assert p.ue_enqueued == u1 - 400.0
+    assert p.ue_ewma == pytest.approx(u1 - 100.0), "ewma moves 1/4 of the way down"
+    assert task_util_est(p) == p.ue_ewma
+    before = (p.ue_enqueued, p.ue_ewma)
+    p.util = p.ue_ewma - 5.0  # within 1% of the ewma, not of the last enqueued (295 away)
+    st.enqueue(p, 0)
+    st.set_curr(st.rqs[0], p)
+    p.pelt_ts = st.now
+    st.dequeue_sleep(p)
+    assert p.ue_ewma == before[1] and p.ue_enqueued == p.util, "ewma within the margin: kept"
+
+
+def test_a_woken_task_weighs_its_estimate_on_its_cpu_util() -> None:
+    """cpu_util_cfs() with UTIL_EST: a task woken after a long sleep counts with its util at
+    its last dequeue, not its decayed util_avg, until it sleeps again."""
+    st = make_state("bdw-1s-20")
+    p = _run_then_sleep(st, 3, 30_000_000)
+    at_dequeue = p.ue_enqueued
+    assert at_dequeue > 400
+    st.now += 30_000_000
+    assert st.cpu_util(3) < 0.6 * at_dequeue, "asleep: the CPU's util decays, no estimate"
+    st.enqueue(p, 3)
+    assert st.cpu_util(3) == pytest.approx(at_dequeue), "runnable again: its estimate counts"
+    st.set_curr(st.rqs[3], p)
+    st.dequeue_sleep(p)
+    assert st.rqs[3].util_est == 0.0 and st.cpu_util(3) < 0.6 * at_dequeue
+
+
+def test_a_herd_just_woken_stops_the_sis_util_scan() -> None:
+    """SIS_UTIL reads cpu_util_cfs(): 14 of 16 CPUs of an LLC whose tasks ran 300 ms and slept
+    30 ms look half busy by util_avg (a scan budget of several CPUs) but, once woken, full by
+    their estimates, and the scan stops."""
+    st = make_state("zen3-2s-nps1")
+    span = st.sd.llc_spans[2]
+    herd = [task(st, c) for c in span[:14]]
+    st.now += 300_000_000  # running together: util ~1024 each
+    for p in herd:
+        st.dequeue_sleep(p)
+    st.now += 30_000_000
+    assert update_idle_cpu_scan(st, 2) >= 4, "asleep: decayed util leaves a budget"
+    for p, c in zip(herd, span[:14], strict=True):
+        st.enqueue(p, c)
+    assert update_idle_cpu_scan(st, 2) == 0, "woken: estimates of ~14 busy CPUs (>85%)"

@@ -1,11 +1,12 @@
 """Sched group statistics shared by the fork slow path (update_sg_wakeup_stats) and load
-balancing (update_sg_lb_stats), with group_classify()'s has_spare < fully_busy < overloaded."""
+balancing (update_sg_lb_stats), with group_classify()'s has_spare < fully_busy < overloaded.
+A CPU's utilization is cpu_util_cfs()'s: with UTIL_EST, the runnable tasks' estimate when higher."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from placemap.sim.state import State, Task
+from placemap.sim.state import State, Task, task_util_est
 
 GROUP_HAS_SPARE: Final = 0
 GROUP_FULLY_BUSY: Final = 1
@@ -31,13 +32,18 @@ class GroupStats:
             if rq.pelt_ts != now:
                 st.pelt(rq)
             n = rq.nr_running
+            # cpu_util_cfs(): UTIL_EST, the util_est of the runnable tasks when higher
+            # (cpu_util_without(): not counting p's own estimate)
+            u = rq.util_est
             if p is not None and rq.curr is p:
                 n -= 1
+                u -= task_util_est(p)
+            u = max(u, rq.util)
             nr += n
             if n == 0:
                 idle += 1
             load += rq.load
-            util += rq.util if rq.util < 1024.0 else 1024.0
+            util += u if u < 1024.0 else 1024.0
         w = len(cpus)
         cap = 1024 * w
         self.idle_cpus = idle
