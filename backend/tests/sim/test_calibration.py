@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 from placemap.sim.calibration import Key, cell_key, plan, report, scenario_for
-from placemap.sim.scenario import parse_scenario
+from placemap.sim.scenario import parse_scenario, run_scenario
 
 CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
 
@@ -64,3 +64,18 @@ def test_report_gives_the_published_noise_band_and_agreement_beyond_it() -> None
     assert 0 < clear["cells"] < t["significant"]
     # every cell simulated as better: agreement beyond noise is the share of published gains
     assert clear["sign_agreement"] is not None and clear["sign_agreement"] < 1.0
+
+
+def test_schbench_runs_as_long_as_the_published_runs_so_the_icx_collapse_shows() -> None:
+    """The RFC's schbench (2022) runs its default 30 s and counts every sample. With wake_affine
+    on icx-2s, 128 workers pile up on the messenger's socket over seconds: over the first
+    1.5 s fewer than 1% of the wakeups wait a whole spin (p99 stays near tip's), over the
+    calibration's run the p99 is a stacked worker's wait, as published (-10413%)."""
+    key = ("icx-2s", "schbench", 128, ("wake_affine",))
+    sc = scenario_for(key, 1)
+    assert sc["duration_ms"] == 30_000
+    tip = run_scenario(scenario_for(("icx-2s", "schbench", 128, ()), 1), wall_clock=False)
+    hint = run_scenario(sc, wall_clock=False)
+    assert hint["metric"]["value"] > 10 * tip["metric"]["value"]
+    short = run_scenario({**sc, "duration_ms": 1500}, wall_clock=False)
+    assert short["metric"]["value"] < 2 * tip["metric"]["value"]
