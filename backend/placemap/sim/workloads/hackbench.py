@@ -10,7 +10,8 @@ exits. Metric: runtime_s (lower is better), from the start to the last exit.
 A sender's burst is one pass over the receivers (its messages are delivered when the burst
 ends); a receiver's burst reads everything pending. Costs per message are parameters below;
 a message read on another LLC than the one its sender wrote it on costs its lines' transfer
-on top (cost.msg_transfer_ns).
+on top (cost.msg_transfer_ns), and a write to a pipe last used (read or written) on another
+LLC costs the pipe's lines (cost.pipe_write_transfer_ns).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class _Receiver(_Child):
             for c in src:
                 xfer += row[c]
             src.clear()
+            hb.last_user[r] = p.cpu  # the read took the pipe's mutex and moved its tail
             waiters = hb.waiters[r]
             if waiters:
                 hb.waiters[r] = []
@@ -167,7 +169,22 @@ class _Sender(_Child):
         if n:
             self.batch_first = first
             self.batch = n
-            return n * hb.write_ns
+            # each write pulls the pipe's lines from whoever used the pipe last
+            here = p.cpu
+            row = hb.write_row(eng, here)
+            last_user = hb.last_user
+            xfer = 0
+            i = first
+            for _ in range(n):
+                r = base + i
+                u = last_user[r]
+                if u >= 0:
+                    xfer += row[u]
+                last_user[r] = here
+                i += 1
+                if i == FDS:
+                    i = 0
+            return n * hb.write_ns + xfer
         if loop >= loops:
             hb.exited(eng)
             return EXIT
@@ -200,6 +217,11 @@ class Hackbench:
         # per reader CPU: msg_ns by writer CPU (SchedDomains.cost_row; looked up on a
         # receiver's first read there)
         self.msg_rows: dict[int, list[int]] = {}
+        # per receiver: the CPU that used its pipe last (-1: none yet), and per writer CPU the
+        # cost of a write by the last user's CPU (cost.pipe_write_transfer_ns)
+        self.last_user = [-1] * (groups * FDS)
+        self.write_ns_by_level = tuple(cost.pipe_write_transfer_ns(lv) for lv in LEVEL_NAMES)
+        self.write_rows: dict[int, list[int]] = {}
         self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
         self.tasks: list[Task] = []
         self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
@@ -225,6 +247,13 @@ class Hackbench:
         row = self.msg_rows.get(cpu)
         if row is None:
             row = self.msg_rows[cpu] = eng.st.sd.cost_row(self.msg_ns, cpu)
+        return row
+
+    def write_row(self, eng: Engine, cpu: int) -> list[int]:
+        """Extra cost of a write on `cpu` to a pipe last used on each CPU."""
+        row = self.write_rows.get(cpu)
+        if row is None:
+            row = self.write_rows[cpu] = eng.st.sd.cost_row(self.write_ns_by_level, cpu)
         return row
 
     def setup(self, eng: Engine, hints: int) -> None:
