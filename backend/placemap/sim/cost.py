@@ -232,3 +232,23 @@ def data_transfer_ns(level: str, nbytes: int) -> int:
     if level == "pkg":
         return lines * MSG_LINE_CROSS_LLC_NS
     return 0
+
+
+# --- The writer's side of a pipe shared across LLCs (appended; used by workloads/hackbench.py) --
+# pipe_write() takes pipe->mutex, reads tail and writes head (struct pipe_inode_info: the
+# mutex and rd_wait share its first line, head and tail its second), fills the pipe_buffer slot
+# at head and appends to the last page (PIPE_BUF_FLAG_CAN_MERGE: a 100-byte message lands next
+# to the previous one). Those lines were last dirtied by whoever used the pipe last: its reader
+# (mutex, tail) or another of its 20 writers (mutex, head, slot, page). From another LLC each
+# comes at the same per-line cost as a message read there (msg_transfer_ns's figures). The
+# reader's own side is msg_transfer_ns (the lines the writer dirtied to queue the message).
+PIPE_WRITE_LINES: Final = 4
+
+
+def pipe_write_transfer_ns(level: str) -> int:
+    """Extra cost of one pipe write whose pipe was last used `level` away."""
+    if level == "numa":
+        return PIPE_WRITE_LINES * MSG_LINE_CROSS_NODE_NS
+    if level == "pkg":
+        return PIPE_WRITE_LINES * MSG_LINE_CROSS_LLC_NS
+    return 0

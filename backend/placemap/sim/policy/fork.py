@@ -11,11 +11,14 @@ from typing import Final
 from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, SD_SHARE_LLC, Domain
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
 from placemap.sim.policy import Decision
+from placemap.sim.policy.balance import adjust_numa_imbalance
 from placemap.sim.policy.groups import GROUP_HAS_SPARE, GroupStats, cache_kb
 from placemap.sim.state import State, Task
 
 R_STAY_LOCAL: Final = "local group has at least as many idle CPUs as the idlest (tie stays local)"
-R_NUMA_ALLOW: Final = "NUMA imbalance allowed: local node stays below imb_numa_nr running tasks"
+R_NUMA_ALLOW: Final = (
+    "NUMA imbalance allowed: local node below imb_numa_nr running tasks, at most 2 idle CPUs fewer"
+)
 R_NUMA_ALLOW_LEGACY: Final = "NUMA imbalance allowed: local node below 25% of the domain (NUMA_IMB_LEGACY)"
 R_IDLEST: Final = "idlest group has more idle CPUs"
 R_LESS_BUSY: Final = "idlest group is of a less busy type"
@@ -108,7 +111,13 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
             imb_numa_nr = sd.imb_numa_nr
             if p.cpus_allowed is not None:
                 imb_numa_nr = min(len(p.cpus_allowed.intersection(local.cpus)), imb_numa_nr)
-            if local.nr_running + 1 <= imb_numa_nr:
+            # v5.19's cb29a5c19d2d ("sched/numa: Apply imbalance limitations consistently"),
+            # in tip at 5531ecffa4b9: the same adjust_numa_imbalance() as the balancer, on the
+            # difference in idle CPUs. The child stays local only while the local node runs
+            # at most imb_numa_nr tasks with it AND has at most NUMA_IMBALANCE_MIN (2) fewer
+            # idle CPUs than the idlest node; before that commit the first condition alone.
+            imbalance = abs(local.idle_cpus - idlest.idle_cpus)
+            if not adjust_numa_imbalance(imbalance, local.nr_running + 1, imb_numa_nr):
                 return None, R_NUMA_ALLOW
     if p.hints & HINT_FORK_AFFINE and local.idle_cpus > len(local.cpus) // 2:
         return None, R_FORK_AFFINE

@@ -2,7 +2,9 @@
 
 Per group 20 senders and 20 receivers; every sender writes L messages of 100 bytes to every
 receiver; a receiver reads until it has 20 x L. Writes and reads are sync wakeups; a sender
-blocks when the receiver's buffer is full and is woken (sync) by the reading receiver.
+blocks when the receiver's buffer is full; the blocked senders are woken (sync) one at a time,
+the first by the reading receiver, each next one by the sender woken before it (fs/pipe.c's
+exclusive waits; a unix socket's reader wakes them all).
 The main task forks all receivers then all senders, each child runs its setup and waits;
 when the last is ready main wakes them all (the start) and the run ends when the last child
 exits. Metric: runtime_s (lower is better), from the start to the last exit.
@@ -10,7 +12,8 @@ exits. Metric: runtime_s (lower is better), from the start to the last exit.
 A sender's burst is one pass over the receivers (its messages are delivered when the burst
 ends); a receiver's burst reads everything pending. Costs per message are parameters below;
 a message read on another LLC than the one its sender wrote it on costs its lines' transfer
-on top (cost.msg_transfer_ns).
+on top (cost.msg_transfer_ns), and a write to a pipe last used (read or written) on another
+LLC costs the pipe's lines (cost.pipe_write_transfer_ns).
 """
 
 from __future__ import annotations
@@ -106,11 +109,20 @@ class _Receiver(_Child):
             for c in src:
                 xfer += row[c]
             src.clear()
+            hb.last_user[r] = p.cpu  # the read took the pipe's mutex and moved its tail
+            # pipe_read(): writers wait exclusively (wait_event_interruptible_exclusive on
+            # wr_wait), and a read that found the pipe full wakes one of them, the first to
+            # have waited; the others are woken one by one by the writer before them
+            # (pipe_write()'s wake_next_writer, in _Sender.step). A unix socket's writers
+            # wait non-exclusively (sock_wait_for_wmem): the read's write_space wakes all.
             waiters = hb.waiters[r]
             if waiters:
-                hb.waiters[r] = []
-                for s in waiters:
-                    eng.wake(s, p, sync=True)
+                if hb.exclusive:
+                    eng.wake(waiters.pop(0), p, sync=True)
+                else:
+                    hb.waiters[r] = []
+                    for s in waiters:
+                        eng.wake(s, p, sync=True)
             return k * hb.read_ns + xfer
         if hb.received[r] >= FDS * hb.loops:
             hb.exited(eng)
@@ -128,6 +140,7 @@ class _Sender(_Child):
         # list of receivers, since a pass always takes them in turn.
         self.batch_first = 0
         self.batch = 0
+        self.waited = -1  # the receiver whose full pipe this sender waited on, until it writes
 
     def step(self, eng: Engine, p: Task) -> int:
         if not self.started:
@@ -167,11 +180,36 @@ class _Sender(_Child):
         if n:
             self.batch_first = first
             self.batch = n
-            return n * hb.write_ns
+            w = self.waited
+            if w >= 0 and hb.exclusive:
+                # pipe_write(): a writer that waited for room wakes the next waiting writer
+                # once its own write leaves the pipe not full (wake_next_writer); its first
+                # write of this burst is to that pipe
+                self.waited = -1
+                queue = hb.waiters[w]
+                if queue and len(pending_src[w]) + 1 < cap:
+                    eng.wake(queue.pop(0), p, sync=True)
+            # each write pulls the pipe's lines from whoever used the pipe last
+            here = p.cpu
+            row = hb.write_row(eng, here)
+            last_user = hb.last_user
+            xfer = 0
+            i = first
+            for _ in range(n):
+                r = base + i
+                u = last_user[r]
+                if u >= 0:
+                    xfer += row[u]
+                last_user[r] = here
+                i += 1
+                if i == FDS:
+                    i = 0
+            return n * hb.write_ns + xfer
         if loop >= loops:
             hb.exited(eng)
             return EXIT
         hb.waiters[base + nxt].append(p)
+        self.waited = base + nxt
         return SLEEP
 
 
@@ -190,6 +228,7 @@ class Hackbench:
         self.write_ns = WRITE_NS[ipc]
         self.read_ns = READ_NS[ipc]
         self.capacity = CAPACITY[ipc]
+        self.exclusive = ipc == "pipe"  # writers waiting for room are woken one at a time
         self.loops = loops
         self.nr_children = groups * 2 * FDS
         self.received = [0] * (groups * FDS)
@@ -200,6 +239,11 @@ class Hackbench:
         # per reader CPU: msg_ns by writer CPU (SchedDomains.cost_row; looked up on a
         # receiver's first read there)
         self.msg_rows: dict[int, list[int]] = {}
+        # per receiver: the CPU that used its pipe last (-1: none yet), and per writer CPU the
+        # cost of a write by the last user's CPU (cost.pipe_write_transfer_ns)
+        self.last_user = [-1] * (groups * FDS)
+        self.write_ns_by_level = tuple(cost.pipe_write_transfer_ns(lv) for lv in LEVEL_NAMES)
+        self.write_rows: dict[int, list[int]] = {}
         self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
         self.tasks: list[Task] = []
         self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
@@ -225,6 +269,13 @@ class Hackbench:
         row = self.msg_rows.get(cpu)
         if row is None:
             row = self.msg_rows[cpu] = eng.st.sd.cost_row(self.msg_ns, cpu)
+        return row
+
+    def write_row(self, eng: Engine, cpu: int) -> list[int]:
+        """Extra cost of a write on `cpu` to a pipe last used on each CPU."""
+        row = self.write_rows.get(cpu)
+        if row is None:
+            row = self.write_rows[cpu] = eng.st.sd.cost_row(self.write_ns_by_level, cpu)
         return row
 
     def setup(self, eng: Engine, hints: int) -> None:

@@ -6,10 +6,11 @@ bandwidth (cost.mem_speed), so placement decides the bandwidth: best with one th
 LLC spread over the nodes. Metric: bandwidth_mb_s (higher is better).
 
 Why the main thread counts: the fork slow path keeps a child on its parent's node while the
-node would stay within the NUMA imbalance allowance (imb_numa_nr running tasks), and the
-parent is running. With main streaming too, T threads of which up to imb_numa_nr share the
-parent's node is what the kernel does on tip; modelled as a separate coordinator, the first
-thread of a 2-thread run would be alone on its node and no hint could matter.
+node would stay within the NUMA imbalance allowance (imb_numa_nr running tasks, and at most 2
+idle CPUs fewer than the other node since v5.19), and the parent is running. With main
+streaming too, the team leans to the parent's node (2+0, 3+1, 5+3 at 2, 4, 8 threads), as the
+kernel does on tip; modelled as a separate coordinator, the first thread of a 2-thread run
+would be alone on its node and no hint could matter.
 """
 
 from __future__ import annotations
