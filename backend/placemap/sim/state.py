@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
@@ -200,6 +200,9 @@ class State:
         # double, so reusing it changes no result
         self._decay_dt = 0
         self._decay_y = 1.0
+        # load_balance()'s policy.groups.GroupStats, one per group of the domain it balances,
+        # recomputed in place at each call rather than allocated (and freed) per group
+        self.lb_stats: list[Any] = []
 
     # -- queries the policies use --------------------------------------------------------
 

@@ -9,7 +9,7 @@ migration, which needs a preemption, stays the engine's business).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final
 
 from placemap.sim.cost import newidle_lb_cost_ns
 from placemap.sim.domains import (
@@ -59,13 +59,21 @@ R_STEAL: Final = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
 R_NEWIDLE: Final = "newly idle balance pulled a task"
 
 
-class Move(NamedTuple):
-    task: Task
-    src: int
-    dst: int
-    level: int  # index of the domain in dst's chain
-    active: bool  # the task is running on src (needs a push)
-    reason: str
+class Move:
+    """One task to move from src to dst (a plain class, not a NamedTuple: see Decision)."""
+
+    __slots__ = ("active", "dst", "level", "reason", "src", "task")
+
+    def __init__(self, task: Task, src: int, dst: int, level: int, active: bool, reason: str) -> None:  # noqa: PLR0917 - positional, as the NamedTuple was
+        self.task = task
+        self.src = src
+        self.dst = dst
+        self.level = level  # index of the domain in dst's chain
+        self.active = active  # the task is running on src (needs a push)
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Move({self.task!r}, {self.src} -> {self.dst}, level {self.level}, active={self.active})"
 
 
 def llc_has_capacity(st: State, cpu: int) -> bool:
@@ -181,18 +189,35 @@ def load_balance(
             return _balanced(failed, cpu, level, R_NOT_BALANCE_CPU)
     if idle != CPU_NEWLY_IDLE and st.features.SIS_UTIL and level == st.sd.llc_index[cpu]:
         update_idle_cpu_scan(st, st.sd.llc_id[cpu])  # update_sd_lb_stats() at the LLC domain
-    stats = [GroupStats(st, g, None, sd.imbalance_pct, False) for g in groups]
-    local = stats[0]
+    # update_sd_lb_stats(): each group's statistics, into the State's reused GroupStats
+    stats = st.lb_stats
+    pct = sd.imbalance_pct
+    ng = len(groups)
+    for i in range(ng):
+        if i < len(stats):
+            gs: GroupStats = stats[i]
+            gs.compute(st, groups[i], None, pct, False)
+        else:
+            stats.append(GroupStats(st, groups[i], None, pct, False))
+    local: GroupStats = stats[0]
     busiest: GroupStats | None = None
-    for g in stats[1:]:
-        if _pick_busiest(g, busiest):
-            busiest = g
+    for i in range(1, ng):
+        gs = stats[i]
+        if _pick_busiest(gs, busiest):
+            busiest = gs
     if busiest is None:
         return _balanced(failed, cpu, level, R_NO_BUSIEST)
     if local.group_type > busiest.group_type:
         return _balanced(failed, cpu, level, R_BALANCED)
-    total_load = sum(g.load for g in stats)
-    total_cap = 1024 * sum(len(g.cpus) for g in stats)
+    # sum() of the loads in group order: the same additions from 0.0 (Python 3.11's sum of
+    # floats adds them in order, uncompensated)
+    total_load = 0.0
+    total_w = 0
+    for i in range(ng):
+        gs = stats[i]
+        total_load += gs.load
+        total_w += len(gs.cpus)
+    total_cap = 1024 * total_w
     if local.group_type == GROUP_OVERLOADED:
         l_avg, b_avg = local.load / len(local.cpus), busiest.load / len(busiest.cpus)
         if l_avg >= b_avg or l_avg * 1024 >= total_load * 1024 * 1024 / total_cap:

@@ -22,6 +22,15 @@ class GroupStats:
         self, st: State, cpus: tuple[int, ...], p: Task | None, imbalance_pct: int, footprint: bool
     ) -> None:
         self.cpus = cpus
+        self.idle_cpus = self.nr_running = self.group_type = self.footprint = 0
+        self.load = self.util = self.avg_load = 0.0
+        self.compute(st, cpus, p, imbalance_pct, footprint)
+
+    def compute(
+        self, st: State, cpus: tuple[int, ...], p: Task | None, imbalance_pct: int, footprint: bool
+    ) -> None:
+        """(Re)compute every field for this group (load_balance reuses its objects: State.lb_stats)."""
+        self.cpus = cpus
         idle = nr = 0
         load = util = 0.0
         rqs = st.rqs
