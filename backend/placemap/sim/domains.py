@@ -80,6 +80,8 @@ class Domain:
     max_interval_ms: int
     busy_factor: int
     numa_distance: int  # 0 below the NUMA levels
+    # index in SchedDomains.group_cpus of each group (State.group_rqs holds their runqueues)
+    group_ids: tuple[int, ...] = ()
 
     @property
     def weight(self) -> int:
@@ -201,6 +203,9 @@ class SchedDomains:
                 kept.append(li)
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
         self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
+        # every distinct sched group (CPU tuple) once; Domain.group_ids index it
+        self.group_cpus: list[tuple[int, ...]] = []
+        gid_of: dict[tuple[int, ...], int] = {}
         # Spans repeat across CPUs (every CPU of an LLC has the same MC span): each distinct set
         # is sorted once, and each distinct child span once as a group.
         sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
@@ -213,6 +218,13 @@ class SchedDomains:
                 groups = self._groups(c, span, full, kept[k - 1] if k else None, sorted_of)
                 flags, pct, nice = flag_info[li]
                 w = len(span)
+                gids: list[int] = []
+                for g in groups:
+                    gid = gid_of.get(g)
+                    if gid is None:
+                        gid = gid_of[g] = len(self.group_cpus)
+                        self.group_cpus.append(g)
+                    gids.append(gid)
                 doms.append(
                     Domain(
                         name=levels[li].name,
@@ -228,6 +240,7 @@ class SchedDomains:
                         max_interval_ms=2 * w,
                         busy_factor=16,
                         numa_distance=levels[li].numa_distance,
+                        group_ids=tuple(gids),
                     )
                 )
             self.per_cpu[c] = tuple(doms)

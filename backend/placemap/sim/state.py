@@ -185,6 +185,9 @@ class State:
         self.now = 0
         nlev = max((len(d) for d in self.sd.per_cpu), default=0)
         self.rqs = [Rq(c, nlev) for c in range(topo.nr_cpus)]
+        # per sched group (SchedDomains.group_cpus), its CPUs' runqueues: the group statistics
+        # walk these instead of indexing rqs by CPU number
+        self.group_rqs: list[list[Rq]] = [[self.rqs[c] for c in g] for g in self.sd.group_cpus]
         self.cpus = topo.cpus
         n_llc = len(self.sd.llc_spans)
         # sched_domain_shared of each LLC: all CPUs start idle, so every LLC has an idle core.

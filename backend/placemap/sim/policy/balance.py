@@ -193,12 +193,15 @@ def load_balance(
     stats = st.lb_stats
     pct = sd.imbalance_pct
     ng = len(groups)
+    gids = sd.group_ids
+    group_rqs = st.group_rqs
     for i in range(ng):
+        grq = group_rqs[gids[i]]
         if i < len(stats):
             gs: GroupStats = stats[i]
-            gs.compute(st, groups[i], None, pct, False)
+            gs.compute(st, groups[i], grq, None, pct, footprint=False)
         else:
-            stats.append(GroupStats(st, groups[i], None, pct, False))
+            stats.append(GroupStats(st, groups[i], grq, None, pct, footprint=False))
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
     for i in range(1, ng):
@@ -262,7 +265,7 @@ def load_balance(
     moves: list[Move] = []
     src_rq = rqs[src]
     nr_left = src_rq.nr_running
-    for p in list(src_rq.queue)[:SYSCTL_SCHED_NR_MIGRATE]:
+    for p in src_rq.queue[:SYSCTL_SCHED_NR_MIGRATE]:  # a copy; nothing here changes the queue
         if idle != CPU_NOT_IDLE and nr_left <= 1:
             break
         if not can_migrate_task(
@@ -319,12 +322,13 @@ def _balanced(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[
 
 
 def _all_pinned(st: State, curr: Task | None, queue: list[Task], src: int, dst: int) -> bool:
-    """Every task of src (the running one and the first sysctl_sched_nr_migrate queued) is
+    """Every task of src (the first sysctl_sched_nr_migrate queued, then the running one) is
     barred from dst by its affinity or held there by a hint."""
-    tasks = queue[:SYSCTL_SCHED_NR_MIGRATE]
-    if curr is not None:
-        tasks = [*tasks, curr]
-    return all(not p.allowed(dst) or hint_holds(st, p, src, dst) for p in tasks)
+    for i in range(min(len(queue), SYSCTL_SCHED_NR_MIGRATE)):
+        p = queue[i]
+        if p.allowed(dst) and not hint_holds(st, p, src, dst):
+            return False
+    return curr is None or not curr.allowed(dst) or hint_holds(st, curr, src, dst)
 
 
 def steal_enabled(st: State) -> bool:
