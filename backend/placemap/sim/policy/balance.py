@@ -204,10 +204,12 @@ def load_balance(
             stats.append(GroupStats(st, groups[i], grq, None, pct, footprint=False))
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
+    bi = 0
     for i in range(1, ng):
         gs = stats[i]
         if _pick_busiest(gs, busiest):
             busiest = gs
+            bi = i
     if busiest is None:
         return _balanced(failed, cpu, level, R_NO_BUSIEST)
     if local.group_type > busiest.group_type:
@@ -243,24 +245,31 @@ def load_balance(
     )
     if imbalance <= 0:
         return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
-    # find_busiest_queue()
-    rqs = st.rqs
+    # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, which
+    # its statistics just brought to now (pelt() would change nothing)
     src = -1
     best = -1.0
-    for c in busiest.cpus:
-        rq = rqs[c]
+    now = st.now
+    for rq in group_rqs[gids[bi]]:
         if mtype == MIGRATE_LOAD:
             if rq.nr_running == 1:
                 continue
-            v = st.cpu_load(c)
+            if rq.pelt_ts != now:
+                st.pelt(rq)
+            v = rq.load
         elif mtype == MIGRATE_UTIL:
-            v = st.cpu_util(c) if rq.nr_running > 1 else -1.0
+            v = -1.0
+            if rq.nr_running > 1:
+                if rq.pelt_ts != now:
+                    st.pelt(rq)
+                v = min(rq.util, 1024.0)
         else:
             v = float(rq.nr_running)
         if v > best:
-            best, src = v, c
+            best, src = v, rq.cpu
     if src < 0:
         return _balanced(failed, cpu, level, R_BALANCED)
+    rqs = st.rqs
     nf = failed[cpu][level]
     moves: list[Move] = []
     src_rq = rqs[src]
@@ -314,11 +323,15 @@ def load_balance(
     return [], R_ALL_HOT_OR_PINNED
 
 
+# The moves of a balance that moves nothing: one list for all of them (callers only read it).
+_NO_MOVES: Final[list[Move]] = []
+
+
 def _balanced(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[list[Move], str]:
     """load_balance()'s out_balanced / out_all_pinned: nothing to do here, so the domain's
     nr_balance_failed starts again from 0 (newly idle balances included)."""
     failed[cpu][level] = 0
-    return [], why
+    return _NO_MOVES, why
 
 
 def _all_pinned(st: State, curr: Task | None, queue: list[Task], src: int, dst: int) -> bool:
