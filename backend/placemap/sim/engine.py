@@ -134,6 +134,8 @@ class Engine(Handler):
     def _new_task(self, name: str, behavior: Behavior, group: int, hints: int) -> Task:
         p = Task(len(self.st.tasks) + 1, name, group, hints)
         p.behavior = behavior
+        if isinstance(behavior, Program):
+            p.program = behavior
         p.pelt_ts = self.env.now
         p.load = float(NICE_0_LOAD)  # init_entity_runnable_average()
         self.st.tasks.append(p)
@@ -382,12 +384,12 @@ class Engine(Handler):
             self._arm(rq)
 
     def _step(self, rq: Rq, p: Task) -> None:
-        b = p.behavior
+        prog = p.program
         self.stepping = p
-        if isinstance(b, Program):
-            ns = b.step(self, p)
+        if prog is not None:
+            ns = prog.step(self, p)
         else:
-            behavior: Behavior = b  # type: ignore[assignment]
+            behavior: Behavior = p.behavior  # type: ignore[assignment]
             ns = behavior.step(self, p)
         self.stepping = None
         if ns > 0:

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
 from placemap.sim.topology import Topology
+
+if TYPE_CHECKING:
+    from placemap.sim.engine import Program
 
 SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
@@ -68,6 +71,7 @@ class Task:
         "nvcsw",
         "pelt_ts",
         "pid",
+        "program",
         "recent_used_cpu",
         "run_since_sleep_ns",
         "state",
@@ -114,6 +118,9 @@ class Task:
         self.wait_start = 0
         self.woken_at = -1  # time of the pending wakeup (for wakeup latency), -1 when none
         self.behavior: object = None
+        # the behavior again when it is an engine.Program: typed, so that compiled, the engine
+        # calls its step directly without an isinstance test per burst (Engine._step)
+        self.program: Program | None = None
 
     def allowed(self, cpu: int) -> bool:
         return self.cpus_allowed is None or cpu in self.cpus_allowed
