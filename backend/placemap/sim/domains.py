@@ -418,7 +418,24 @@ class SchedDomains:
         key = (costs, cpu)
         row = self._cost_rows.get(key)
         if row is None:
-            row = self._cost_rows[key] = [costs[self.level_index(c, cpu)] for c in range(self.topo.nr_cpus)]
+            # level_index(c, cpu) for every c, its tests inlined against cpu's core, LLC, node
+            t = self.topo
+            core_of, llc_id, node_of = t.core_of, self.llc_id, t.node_of
+            core, llc, node = core_of[cpu], llc_id[cpu], node_of[cpu]
+            row = []
+            for c in range(t.nr_cpus):
+                if c == cpu:
+                    li = 0
+                elif core_of[c] == core:
+                    li = 1
+                elif llc_id[c] == llc:
+                    li = 2
+                elif node_of[c] == node:
+                    li = 3
+                else:
+                    li = 4
+                row.append(costs[li])
+            self._cost_rows[key] = row
         return row
 
     def level_between(self, a: int, b: int) -> str:
