@@ -21,6 +21,7 @@ result of scanning only the SMT siblings.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
 
@@ -80,6 +81,8 @@ class Domain:
     max_interval_ms: int
     busy_factor: int
     numa_distance: int  # 0 below the NUMA levels
+    # index in SchedDomains.group_cpus of each group (State.group_rqs holds their runqueues)
+    group_ids: tuple[int, ...] = ()
 
     @property
     def weight(self) -> int:
@@ -128,9 +131,9 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
     package_sets: dict[int, set[int]] = {}
     for c in cpus:
         package_sets.setdefault(topo.package_of[c], set()).add(c)
-    numa_in_package = any(
-        set(topo.node_cpus[topo.node_of[c]]) != package_sets[topo.package_of[c]] for c in cpus
-    )
+    # per (node, package) pair once, not per CPU
+    pairs = {(topo.node_of[c], topo.package_of[c]) for c in cpus}
+    numa_in_package = any(set(topo.node_cpus[n]) != package_sets[pk] for n, pk in sorted(pairs))
     if not numa_in_package:
         out.append(_Level("PKG", 0, spans(node_of, nodes), 0))
     dists = sorted({d for row in topo.distances for d in row})
@@ -166,6 +169,10 @@ def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
     return flags, 117, 1
 
 
+# SchedDomains._partition's result, and its cache by (span set, child level)
+_Partition = tuple[list[list[int]], list[tuple[int, ...]]]
+_Partitions = dict[tuple[frozenset[int], int], _Partition | None]
+
 _KIND: Final = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
 # Counter keys by SchedDomains.level_index (0: the same CPU)
 LEVEL_NAMES: Final = ("", "smt", "llc", "pkg", "numa")
@@ -181,13 +188,19 @@ class SchedDomains:
         cpus = topo.cpus
         nlev = len(levels)
         # Full (pre-degeneration) spans, each widened to contain its child as the kernel does.
+        # (CPUs share their span sets, so each (child, span) pair is widened once.)
         full: list[list[frozenset[int]]] = []
+        widened: dict[tuple[frozenset[int], frozenset[int]], frozenset[int]] = {}
         for c in range(topo.nr_cpus):
             chain: list[frozenset[int]] = []
             for lv in levels:
                 s = lv.spans[c]
-                if chain and not chain[-1] <= s:
-                    s = s | chain[-1]
+                if chain:
+                    inner = chain[-1]
+                    wide = widened.get((inner, s))
+                    if wide is None:
+                        wide = widened[(inner, s)] = s if inner <= s else s | inner
+                    s = wide
                 chain.append(s)
             full.append(chain)
         flag_info = [_sd_flags(lv, topo.node_reclaim_distance) for lv in levels]
@@ -201,18 +214,41 @@ class SchedDomains:
                 kept.append(li)
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
         self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
+        # every distinct sched group (CPU tuple) once; Domain.group_ids index it
+        self.group_cpus: list[tuple[int, ...]] = []
+        # by id: a group's tuple is sorted_of's one object per distinct set (kept alive there),
+        # and hashing a tuple of up to a few hundred ints per CPU and level is the slow part
+        gid_of: dict[int, int] = {}
         # Spans repeat across CPUs (every CPU of an LLC has the same MC span): each distinct set
         # is sorted once, and each distinct child span once as a group.
         sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
+        partitions: dict[
+            tuple[frozenset[int], int], tuple[list[list[int]], list[tuple[int, ...]]] | None
+        ] = {}
         for c in cpus:
             doms: list[Domain] = []
             for k, li in enumerate(kept):
                 span = sorted_of.get(full[c][li])
                 if span is None:
                     span = sorted_of[full[c][li]] = tuple(sorted(full[c][li]))
-                groups = self._groups(c, span, full, kept[k - 1] if k else None, sorted_of)
+                groups = self._groups(
+                    c,
+                    span,
+                    full,
+                    kept[k - 1] if k else None,
+                    sorted_of,
+                    partitions=partitions,
+                    key=full[c][li],
+                )
                 flags, pct, nice = flag_info[li]
                 w = len(span)
+                gids: list[int] = []
+                for g in groups:
+                    gid = gid_of.get(id(g))
+                    if gid is None:
+                        gid = gid_of[id(g)] = len(self.group_cpus)
+                        self.group_cpus.append(g)
+                    gids.append(gid)
                 doms.append(
                     Domain(
                         name=levels[li].name,
@@ -228,6 +264,7 @@ class SchedDomains:
                         max_interval_ms=2 * w,
                         busy_factor=16,
                         numa_distance=levels[li].numa_distance,
+                        group_ids=tuple(gids),
                     )
                 )
             self.per_cpu[c] = tuple(doms)
@@ -272,15 +309,34 @@ class SchedDomains:
         full: list[list[frozenset[int]]],
         child: int | None,
         sorted_of: dict[frozenset[int], tuple[int, ...]],
+        *,
+        partitions: _Partitions,
+        key: frozenset[int],
     ) -> tuple[tuple[int, ...], ...]:
         """build_sched_groups / build_overlap_sched_groups: walk the span from `cpu` (wrapping)
         and add each not yet covered CPU's child span as a group (sorted_of: sorted tuples of
-        the sets seen so far, shared)."""
-        start = span.index(cpu)
+        the sets seen so far, shared). partitions: per (span as the set `key`, whose hash is
+        cached, and child level), see _partition."""
+        start = bisect_left(span, cpu)  # span is sorted: span.index(cpu)
         if child is None:
             return tuple((x,) for x in span[start:] + span[:start])
-        covered: set[int] = set()
+        pkey = (key, child)
+        if pkey not in partitions:
+            partitions[pkey] = SchedDomains._partition(span, full, child, sorted_of)
+        part = partitions[pkey]
         groups: list[tuple[int, ...]] = []
+        if part is not None:
+            # the walk meets the groups in the order of their first position from start on
+            # (wrapping): a group's CPUs are covered exactly when the group is added
+            positions, tuples = part
+            n = len(span)
+            order: list[tuple[int, int]] = []
+            for gi, pos in enumerate(positions):
+                j = bisect_left(pos, start)
+                order.append((pos[j] if j < len(pos) else pos[0] + n, gi))
+            order.sort()
+            return tuple(tuples[gi] for _, gi in order)
+        covered: set[int] = set()
         for x in span[start:] + span[:start]:
             if x in covered:
                 continue
@@ -291,6 +347,44 @@ class SchedDomains:
                 t = sorted_of[g] = tuple(sorted(g))
             groups.append(t)
         return tuple(groups)
+
+    @staticmethod
+    def _partition(
+        span: tuple[int, ...],
+        full: list[list[frozenset[int]]],
+        child: int,
+        sorted_of: dict[frozenset[int], tuple[int, ...]],
+    ) -> _Partition | None:
+        """When the child spans of the span's CPUs partition it (each CPU in its own child span,
+        two child spans equal or disjoint within the span: every level but overlapping NUMA
+        ones): per child span, its CPUs' positions in the span (ascending), and its sorted
+        tuple. The walk in _groups then covers a CPU exactly when its own child span was
+        added, so it meets the groups in the order of their first position. Else None (the
+        walk by covered CPUs)."""
+        members = set(span)
+        owner: set[int] = set()  # CPUs of the span in a child span seen so far
+        positions: list[list[int]] = []
+        tuples: list[tuple[int, ...]] = []
+        seen: dict[frozenset[int], int] = {}
+        for i, x in enumerate(span):
+            g = full[x][child]
+            if x not in g:
+                return None
+            gi = seen.get(g)
+            if gi is None:
+                gi = seen[g] = len(tuples)
+                t = sorted_of.get(g)
+                if t is None:
+                    t = sorted_of[g] = tuple(sorted(g))
+                tuples.append(t)
+                positions.append([])
+                for y in g:
+                    if y in members:
+                        if y in owner:
+                            return None
+                        owner.add(y)
+            positions[gi].append(i)
+        return positions, tuples
 
     def sd_llc(self, cpu: int) -> Domain | None:
         i = self.llc_index[cpu]
@@ -324,7 +418,24 @@ class SchedDomains:
         key = (costs, cpu)
         row = self._cost_rows.get(key)
         if row is None:
-            row = self._cost_rows[key] = [costs[self.level_index(c, cpu)] for c in range(self.topo.nr_cpus)]
+            # level_index(c, cpu) for every c, its tests inlined against cpu's core, LLC, node
+            t = self.topo
+            core_of, llc_id, node_of = t.core_of, self.llc_id, t.node_of
+            core, llc, node = core_of[cpu], llc_id[cpu], node_of[cpu]
+            row = []
+            for c in range(t.nr_cpus):
+                if c == cpu:
+                    li = 0
+                elif core_of[c] == core:
+                    li = 1
+                elif llc_id[c] == llc:
+                    li = 2
+                elif node_of[c] == node:
+                    li = 3
+                else:
+                    li = 4
+                row.append(costs[li])
+            self._cost_rows[key] = row
         return row
 
     def level_between(self, a: int, b: int) -> str:

@@ -39,7 +39,8 @@ from placemap.sim.trace import EventLog, idle_comm
 
 SLEEP: Final = 0
 EXIT: Final = -1
-LEVELS: Final = ("smt", "llc", "pkg", "numa")
+LEVELS: Final = ("smt", "llc", "pkg", "numa")  # LEVEL_NAMES[1:]
+CAUSES: Final = ("wakeup", "balance", "fork")  # of a migration
 # The engine's event kinds (Environment.post -> Engine.handle)
 EV_CPU: Final = 0  # a CPU's burst or slice ends: (rq, gen)
 EV_START: Final = 1  # a CPU leaves idle to run what was queued: (rq, gen)
@@ -87,11 +88,13 @@ class Engine(Handler):
         self.live = 0
         self.stepping: Task | None = None  # the task whose behaviour is running
         # counters
-        self.migrations = dict.fromkeys(LEVELS, 0)
-        self.migrations_by_cause = {"wakeup": 0, "balance": 0, "fork": 0}
+        # counted in lists by SchedDomains.level_index (0, the same CPU, stays 0) and by CAUSES
+        # index (no string hashing per event); the properties below read them as dicts
+        self._migr_level = [0] * len(LEVEL_NAMES)
+        self._migr_cause = [0] * len(CAUSES)
+        self._wake_level = [0] * len(LEVEL_NAMES)
         self.wakeups = 0
         self.wakeups_affine = 0
-        self.wakeups_by_level = dict.fromkeys(LEVELS, 0)
         self.switches = 0
         self.busy_ns = 0
         self.wait_ns = 0
@@ -140,6 +143,8 @@ class Engine(Handler):
     def _new_task(self, name: str, behavior: Behavior, group: int, hints: int) -> Task:
         p = Task(len(self.st.tasks) + 1, name, group, hints)
         p.behavior = behavior
+        if isinstance(behavior, Program):
+            p.program = behavior
         p.pelt_ts = self.env.now
         p.load = float(NICE_0_LOAD)  # init_entity_runnable_average()
         self.st.tasks.append(p)
@@ -224,7 +229,7 @@ class Engine(Handler):
             self.wakeups_affine += 1
         li = st.sd.level_index(this_cpu, target)
         if li:
-            self.wakeups_by_level[LEVEL_NAMES[li]] += 1
+            self._wake_level[li] += 1
         prev = p.cpu
         rq = st.rqs[target]
         log = self.log
@@ -391,12 +396,12 @@ class Engine(Handler):
             self._arm(rq)
 
     def _step(self, rq: Rq, p: Task) -> None:
-        b = p.behavior
+        prog = p.program
         self.stepping = p
-        if isinstance(b, Program):
-            ns = b.step(self, p)
+        if prog is not None:
+            ns = prog.step(self, p)
         else:
-            behavior: Behavior = b  # type: ignore[assignment]
+            behavior: Behavior = p.behavior  # type: ignore[assignment]
             ns = behavior.step(self, p)
         self.stepping = None
         if ns > 0:
@@ -545,12 +550,26 @@ class Engine(Handler):
     # -- load balancing ----------------------------------------------------------------
 
     def _count_migration(self, src: int, dst: int, cause: str) -> None:
-        lvl = self.st.sd.level_between(src, dst)
+        lvl = self.st.sd.level_index(src, dst)
         if lvl:
-            self.migrations[lvl] += 1
-            self.migrations_by_cause[cause] += 1
+            self._migr_level[lvl] += 1
+            self._migr_cause[CAUSES.index(cause)] += 1
 
     # -- running and results ------------------------------------------------------------
+
+    @property
+    def migrations(self) -> dict[str, int]:
+        """Migrations by level (LEVELS)."""
+        return {name: self._migr_level[i + 1] for i, name in enumerate(LEVELS)}
+
+    @property
+    def migrations_by_cause(self) -> dict[str, int]:
+        return {name: self._migr_cause[i] for i, name in enumerate(CAUSES)}
+
+    @property
+    def wakeups_by_level(self) -> dict[str, int]:
+        """Wakeups by level between the waker's CPU and the chosen one (LEVELS)."""
+        return {name: self._wake_level[i + 1] for i, name in enumerate(LEVELS)}
 
     def run(self, until_ns: int) -> None:
         # The loop makes and drops many short-lived lists and tuples and no garbage cycles
@@ -585,4 +604,4 @@ class Engine(Handler):
 
     def sched_events(self) -> int:
         """Scheduler events simulated: wakeups + context switches + migrations."""
-        return self.wakeups + self.switches + sum(self.migrations.values())
+        return self.wakeups + self.switches + sum(self._migr_level)

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
 from placemap.sim.topology import Topology
+
+if TYPE_CHECKING:
+    from placemap.sim.engine import Program
 
 SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
@@ -101,6 +104,7 @@ class Task:
         "nvcsw",
         "pelt_ts",
         "pid",
+        "program",
         "recent_used_cpu",
         "run_since_sleep_ns",
         "state",
@@ -153,6 +157,9 @@ class Task:
         self.wait_start = 0
         self.woken_at = -1  # time of the pending wakeup (for wakeup latency), -1 when none
         self.behavior: object = None
+        # the behavior again when it is an engine.Program: typed, so that compiled, the engine
+        # calls its step directly without an isinstance test per burst (Engine._step)
+        self.program: Program | None = None
 
     def allowed(self, cpu: int) -> bool:
         return self.cpus_allowed is None or cpu in self.cpus_allowed
@@ -226,6 +233,9 @@ class State:
         self.now = 0
         nlev = max((len(d) for d in self.sd.per_cpu), default=0)
         self.rqs = [Rq(c, nlev) for c in range(topo.nr_cpus)]
+        # per sched group (SchedDomains.group_cpus), its CPUs' runqueues: the group statistics
+        # walk these instead of indexing rqs by CPU number
+        self.group_rqs: list[list[Rq]] = [[self.rqs[c] for c in g] for g in self.sd.group_cpus]
         self.cpus = topo.cpus
         n_llc = len(self.sd.llc_spans)
         # sched_domain_shared of each LLC: all CPUs start idle, so every LLC has an idle core.
@@ -241,6 +251,9 @@ class State:
         # double, so reusing it changes no result
         self._decay_dt = 0
         self._decay_y = 1.0
+        # load_balance()'s policy.groups.GroupStats, one per group of the domain it balances,
+        # recomputed in place at each call rather than allocated (and freed) per group
+        self.lb_stats: list[Any] = []
 
     # -- queries the policies use --------------------------------------------------------
 

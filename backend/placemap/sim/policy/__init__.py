@@ -5,17 +5,24 @@ fixed reason string (no formatting on the hot path; `Decision.explain()` builds 
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class Decision:
+    """A placement: the CPU, why (the deciding step), and the step before it when any.
 
-class Decision(NamedTuple):
-    """A placement: the CPU, why (the deciding step), and the step before it when any."""
+    A plain class rather than a NamedTuple: compiled, a NamedTuple is built by a call into
+    its interpreted __new__ (one per wakeup), a native class directly."""
 
-    cpu: int
-    reason: str
-    via: str = ""
-    affine: bool = False  # wake_affine() moved the target to the waker's CPU
+    __slots__ = ("affine", "cpu", "reason", "via")
+
+    def __init__(self, cpu: int, reason: str, via: str = "", affine: bool = False) -> None:
+        self.cpu = cpu
+        self.reason = reason
+        self.via = via
+        self.affine = affine  # wake_affine() moved the target to the waker's CPU
 
     def explain(self) -> str:
         tail = f" ({self.via})" if self.via else ""
         return f"CPU {self.cpu}: {self.reason}{tail}"
+
+    def __repr__(self) -> str:
+        return f"Decision(cpu={self.cpu}, reason={self.reason!r}, via={self.via!r}, affine={self.affine})"

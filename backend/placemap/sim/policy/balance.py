@@ -9,7 +9,7 @@ migration, which needs a preemption, stays the engine's business).
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final
 
 from placemap.sim.cost import newidle_lb_cost_ns
 from placemap.sim.domains import (
@@ -59,13 +59,21 @@ R_STEAL: Final = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
 R_NEWIDLE: Final = "newly idle balance pulled a task"
 
 
-class Move(NamedTuple):
-    task: Task
-    src: int
-    dst: int
-    level: int  # index of the domain in dst's chain
-    active: bool  # the task is running on src (needs a push)
-    reason: str
+class Move:
+    """One task to move from src to dst (a plain class, not a NamedTuple: see Decision)."""
+
+    __slots__ = ("active", "dst", "level", "reason", "src", "task")
+
+    def __init__(self, task: Task, src: int, dst: int, level: int, active: bool, reason: str) -> None:  # noqa: PLR0917 - positional, as the NamedTuple was
+        self.task = task
+        self.src = src
+        self.dst = dst
+        self.level = level  # index of the domain in dst's chain
+        self.active = active  # the task is running on src (needs a push)
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Move({self.task!r}, {self.src} -> {self.dst}, level {self.level}, active={self.active})"
 
 
 def llc_has_capacity(st: State, cpu: int) -> bool:
@@ -181,18 +189,40 @@ def load_balance(
             return _balanced(failed, cpu, level, R_NOT_BALANCE_CPU)
     if idle != CPU_NEWLY_IDLE and st.features.SIS_UTIL and level == st.sd.llc_index[cpu]:
         update_idle_cpu_scan(st, st.sd.llc_id[cpu])  # update_sd_lb_stats() at the LLC domain
-    stats = [GroupStats(st, g, None, sd.imbalance_pct, False) for g in groups]
-    local = stats[0]
+    # update_sd_lb_stats(): each group's statistics, into the State's reused GroupStats
+    stats = st.lb_stats
+    pct = sd.imbalance_pct
+    ng = len(groups)
+    gids = sd.group_ids
+    group_rqs = st.group_rqs
+    for i in range(ng):
+        grq = group_rqs[gids[i]]
+        if i < len(stats):
+            gs: GroupStats = stats[i]
+            gs.compute(st, groups[i], grq, None, pct, footprint=False)
+        else:
+            stats.append(GroupStats(st, groups[i], grq, None, pct, footprint=False))
+    local: GroupStats = stats[0]
     busiest: GroupStats | None = None
-    for g in stats[1:]:
-        if _pick_busiest(g, busiest):
-            busiest = g
+    bi = 0
+    for i in range(1, ng):
+        gs = stats[i]
+        if _pick_busiest(gs, busiest):
+            busiest = gs
+            bi = i
     if busiest is None:
         return _balanced(failed, cpu, level, R_NO_BUSIEST)
     if local.group_type > busiest.group_type:
         return _balanced(failed, cpu, level, R_BALANCED)
-    total_load = sum(g.load for g in stats)
-    total_cap = 1024 * sum(len(g.cpus) for g in stats)
+    # sum() of the loads in group order: the same additions from 0.0 (Python 3.11's sum of
+    # floats adds them in order, uncompensated)
+    total_load = 0.0
+    total_w = 0
+    for i in range(ng):
+        gs = stats[i]
+        total_load += gs.load
+        total_w += len(gs.cpus)
+    total_cap = 1024 * total_w
     if local.group_type == GROUP_OVERLOADED:
         l_avg, b_avg = local.load / len(local.cpus), busiest.load / len(busiest.cpus)
         if l_avg >= b_avg or l_avg * 1024 >= total_load * 1024 * 1024 / total_cap:
@@ -215,29 +245,37 @@ def load_balance(
     )
     if imbalance <= 0:
         return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
-    # find_busiest_queue()
-    rqs = st.rqs
+    # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, which
+    # its statistics just brought to now (pelt() would change nothing)
     src = -1
     best = -1.0
-    for c in busiest.cpus:
-        rq = rqs[c]
+    now = st.now
+    for rq in group_rqs[gids[bi]]:
         if mtype == MIGRATE_LOAD:
             if rq.nr_running == 1:
                 continue
-            v = st.cpu_load(c)
+            if rq.pelt_ts != now:
+                st.pelt(rq)
+            v = rq.load
         elif mtype == MIGRATE_UTIL:
-            v = st.cpu_util(c) if rq.nr_running > 1 else -1.0
+            v = -1.0
+            if rq.nr_running > 1:
+                if rq.pelt_ts != now:
+                    st.pelt(rq)
+                v = max(rq.util, rq.util_est)  # cpu_util_cfs(), UTIL_EST included
+                v = min(v, 1024.0)
         else:
             v = float(rq.nr_running)
         if v > best:
-            best, src = v, c
+            best, src = v, rq.cpu
     if src < 0:
         return _balanced(failed, cpu, level, R_BALANCED)
+    rqs = st.rqs
     nf = failed[cpu][level]
     moves: list[Move] = []
     src_rq = rqs[src]
     nr_left = src_rq.nr_running
-    for p in list(src_rq.queue)[:SYSCTL_SCHED_NR_MIGRATE]:
+    for p in src_rq.queue[:SYSCTL_SCHED_NR_MIGRATE]:  # a copy; nothing here changes the queue
         if idle != CPU_NOT_IDLE and nr_left <= 1:
             break
         if not can_migrate_task(
@@ -286,20 +324,25 @@ def load_balance(
     return [], R_ALL_HOT_OR_PINNED
 
 
+# The moves of a balance that moves nothing: one list for all of them (callers only read it).
+_NO_MOVES: Final[list[Move]] = []
+
+
 def _balanced(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[list[Move], str]:
     """load_balance()'s out_balanced / out_all_pinned: nothing to do here, so the domain's
     nr_balance_failed starts again from 0 (newly idle balances included)."""
     failed[cpu][level] = 0
-    return [], why
+    return _NO_MOVES, why
 
 
 def _all_pinned(st: State, curr: Task | None, queue: list[Task], src: int, dst: int) -> bool:
-    """Every task of src (the running one and the first sysctl_sched_nr_migrate queued) is
+    """Every task of src (the first sysctl_sched_nr_migrate queued, then the running one) is
     barred from dst by its affinity or held there by a hint."""
-    tasks = queue[:SYSCTL_SCHED_NR_MIGRATE]
-    if curr is not None:
-        tasks = [*tasks, curr]
-    return all(not p.allowed(dst) or hint_holds(st, p, src, dst) for p in tasks)
+    for i in range(min(len(queue), SYSCTL_SCHED_NR_MIGRATE)):
+        p = queue[i]
+        if p.allowed(dst) and not hint_holds(st, p, src, dst):
+            return False
+    return curr is None or not curr.allowed(dst) or hint_holds(st, curr, src, dst)
 
 
 def steal_enabled(st: State) -> bool:

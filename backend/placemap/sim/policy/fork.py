@@ -69,10 +69,10 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
     footprint = feat.MM_FOOTPRINT and not sd.flags & SD_SHARE_LLC
     local: GroupStats | None = None
     idlest: GroupStats | None = None
-    for cpus in sd.groups:
+    for i, cpus in enumerate(sd.groups):
         if p.cpus_allowed is not None and not p.cpus_allowed.intersection(cpus):
             continue
-        g = GroupStats(st, cpus, p, sd.imbalance_pct, footprint)
+        g = GroupStats(st, cpus, st.group_rqs[sd.group_ids[i]], p, sd.imbalance_pct, footprint=footprint)
         if this_cpu in cpus:
             local = g
         elif _pick_idlest(st, p, idlest, g, footprint):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from placemap.sim.state import State, Task, task_util_est
+from placemap.sim.state import Rq, State, Task, task_util_est
 
 GROUP_HAS_SPARE: Final = 0
 GROUP_FULLY_BUSY: Final = 1
@@ -20,15 +20,37 @@ class GroupStats:
     __slots__ = ("avg_load", "cpus", "footprint", "group_type", "idle_cpus", "load", "nr_running", "util")
 
     def __init__(
-        self, st: State, cpus: tuple[int, ...], p: Task | None, imbalance_pct: int, footprint: bool
+        self,
+        st: State,
+        cpus: tuple[int, ...],
+        rqs: list[Rq],
+        p: Task | None,
+        imbalance_pct: int,
+        *,
+        footprint: bool,
     ) -> None:
+        self.cpus = cpus
+        self.idle_cpus = self.nr_running = self.group_type = self.footprint = 0
+        self.load = self.util = self.avg_load = 0.0
+        self.compute(st, cpus, rqs, p, imbalance_pct, footprint=footprint)
+
+    def compute(
+        self,
+        st: State,
+        cpus: tuple[int, ...],
+        rqs: list[Rq],
+        p: Task | None,
+        imbalance_pct: int,
+        *,
+        footprint: bool,
+    ) -> None:
+        """(Re)compute every field for the group of `cpus`, whose runqueues are `rqs` (in the
+        same order; State.group_rqs). load_balance reuses its objects (State.lb_stats)."""
         self.cpus = cpus
         idle = nr = 0
         load = util = 0.0
-        rqs = st.rqs
         now = st.now
-        for c in cpus:
-            rq = rqs[c]
+        for rq in rqs:
             if rq.pelt_ts != now:
                 st.pelt(rq)
             n = rq.nr_running

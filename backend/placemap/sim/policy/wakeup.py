@@ -177,9 +177,16 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
     allowed = p.cpus_allowed
     idle_cpu = -1
     scanned = 0
-    skip: set[int] = set()
-    for cpu in _wrap(span, target + 1):
-        if cpu in skip or (allowed is not None and cpu not in allowed):
+    skip: set[int] | None = set() if has_idle_core else None
+    # for_each_cpu_wrap(cpu, span, target + 1), by index (as _wrap, without building it)
+    w = len(span)
+    i = bisect_right(span, target)
+    for _ in range(w):
+        if i == w:
+            i = 0
+        cpu = span[i]
+        i += 1
+        if (skip is not None and cpu in skip) or (allowed is not None and cpu not in allowed):
             continue
         scanned += 1
         if has_idle_core:
@@ -193,6 +200,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
                     idle_cpu = s
             if core_is_idle:
                 return cpu, R_IDLE_CORE
+            assert skip is not None
             skip.update(siblings[cpu])
         else:
             nr -= 1

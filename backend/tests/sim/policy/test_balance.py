@@ -161,3 +161,19 @@ def test_steal_is_disabled_beyond_steal_node_limit_nodes() -> None:
 
     assert not case(), "8 nodes > steal_node_limit 2"
     assert case(steal_node_limit=8)
+
+
+def test_migrate_util_takes_from_the_cpu_whose_runnable_estimate_is_highest() -> None:
+    """find_busiest_queue() for migrate_util reads cpu_util_cfs(), UTIL_EST included: of two
+    CPUs of the overloaded LLC 1 with the same util_avg, the one whose queued task woke with a
+    high util_est is the busiest, and idle LLC 0 pulls from it."""
+    st = make_state()
+    fill(st, [*range(8, 16), *range(136, 144)], util=900.0)  # 14400 > 85% of 16 x 1024
+    low = task(st, 8, state="sleeping")
+    high = task(st, 9, state="sleeping")
+    high.ue_ewma = 1000.0  # it ran long before it slept; low's estimate is 0
+    st.enqueue(low, 8)
+    st.enqueue(high, 9)
+    assert st.rqs[8].util == st.rqs[9].util and st.cpu_util(9) > st.cpu_util(8)
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
+    assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(high, 9)]
