@@ -207,13 +207,18 @@ MSG_LINE_CROSS_LLC_NS: Final = 80
 MSG_LINE_CROSS_NODE_NS: Final = 200
 
 
-def msg_transfer_ns(level: str) -> int:
-    """Extra cost of reading one message written `level` away ("", smt, llc, pkg, numa)."""
+def line_transfer_ns(level: str) -> int:
+    """Extra cost of one cache line last dirtied `level` away ("", smt, llc, pkg, numa)."""
     if level == "numa":
-        return MSG_LINES * MSG_LINE_CROSS_NODE_NS
+        return MSG_LINE_CROSS_NODE_NS
     if level == "pkg":
-        return MSG_LINES * MSG_LINE_CROSS_LLC_NS
+        return MSG_LINE_CROSS_LLC_NS
     return 0
+
+
+def msg_transfer_ns(level: str) -> int:
+    """Extra cost of reading one message written `level` away."""
+    return MSG_LINES * line_transfer_ns(level)
 
 
 # --- Request/response data read on another LLC (appended; used by workloads/pairs.py) -------
@@ -226,12 +231,7 @@ MSG_QUEUE_LINES: Final = MSG_LINES - 2
 
 def data_transfer_ns(level: str, nbytes: int) -> int:
     """Extra cost of reading a message of nbytes written `level` away."""
-    lines = MSG_QUEUE_LINES + -(-nbytes // CACHE_LINE_BYTES)
-    if level == "numa":
-        return lines * MSG_LINE_CROSS_NODE_NS
-    if level == "pkg":
-        return lines * MSG_LINE_CROSS_LLC_NS
-    return 0
+    return (MSG_QUEUE_LINES + -(-nbytes // CACHE_LINE_BYTES)) * line_transfer_ns(level)
 
 
 # --- The writer's side of a pipe shared across LLCs (appended; used by workloads/hackbench.py) --
@@ -247,8 +247,4 @@ PIPE_WRITE_LINES: Final = 4
 
 def pipe_write_transfer_ns(level: str) -> int:
     """Extra cost of one pipe write whose pipe was last used `level` away."""
-    if level == "numa":
-        return PIPE_WRITE_LINES * MSG_LINE_CROSS_NODE_NS
-    if level == "pkg":
-        return PIPE_WRITE_LINES * MSG_LINE_CROSS_LLC_NS
-    return 0
+    return PIPE_WRITE_LINES * line_transfer_ns(level)
