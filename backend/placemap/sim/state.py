@@ -58,6 +58,13 @@ def task_util_est(p: Task) -> float:
     return p.ue_ewma if p.ue_ewma > p.ue_enqueued else p.ue_enqueued
 
 
+def cpu_util_cfs(rq: Rq) -> float:
+    """cpu_util_cfs() of a runqueue whose averages are current: its utilization or, when
+    higher, the util_est of its runnable tasks (UTIL_EST), capped at its capacity."""
+    u = rq.util if rq.util > rq.util_est else rq.util_est
+    return u if u < 1024.0 else 1024.0
+
+
 def util_est_dequeue(rq: Rq, p: Task) -> None:
     """util_est_dequeue(): p's estimate leaves the runnable sum (p's estimate has not changed
     since it was added: util_est_update() runs after this, on a sleep only)."""
@@ -279,12 +286,10 @@ class State:
             rq.pelt_ts = self.now
 
     def cpu_util(self, cpu: int) -> float:
-        """cpu_util_cfs(): the CPU's utilization or, when higher, the util_est of its runnable
-        tasks (UTIL_EST), capped at its capacity."""
+        """cpu_util_cfs() of the CPU, brought to now."""
         rq = self.rqs[cpu]
         self.pelt(rq)
-        u = rq.util if rq.util > rq.util_est else rq.util_est
-        return u if u < 1024.0 else 1024.0
+        return cpu_util_cfs(rq)
 
     def cpu_load(self, cpu: int) -> float:
         rq = self.rqs[cpu]

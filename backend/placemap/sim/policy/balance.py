@@ -22,7 +22,7 @@ from placemap.sim.domains import (
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
-from placemap.sim.state import State, Task
+from placemap.sim.state import State, Task, cpu_util_cfs
 
 CPU_IDLE: Final = 0
 CPU_NOT_IDLE: Final = 1
@@ -262,8 +262,7 @@ def load_balance(
             if rq.nr_running > 1:
                 if rq.pelt_ts != now:
                     st.pelt(rq)
-                v = max(rq.util, rq.util_est)  # cpu_util_cfs(), UTIL_EST included
-                v = min(v, 1024.0)
+                v = cpu_util_cfs(rq)
         else:
             v = float(rq.nr_running)
         if v > best:
