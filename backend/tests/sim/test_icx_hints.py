@@ -73,9 +73,10 @@ def test_the_numa_balance_that_would_split_a_group_comes_later_than_the_calibrat
 
 def test_icx_fork_affine_is_tips_choice_when_children_sleep_at_fork() -> None:
     # tbench's clients and servers sleep right after the fork: the local group always has an
-    # idle core (fork_affine's condition) and stays inside tip's NUMA allowance.
-    for clients in (2, 16):
-        assert _same(_run("tbench", clients, ("fork_affine",)), _run("tbench", clients, ()))
+    # idle core (fork_affine's condition) and stays inside tip's NUMA allowance. (At 16 clients
+    # forks of varying length, mechanism 18, sometimes overlap a running client or server, and
+    # tip's allowance then sends 2 of the 32 forks to the other node; fork_affine keeps them.)
+    assert _same(_run("tbench", 2, ("fork_affine",)), _run("tbench", 2, ()))
 
 
 def test_icx_schbench_messenger_and_few_workers_share_the_socket_llc_with_or_without_hints() -> None:

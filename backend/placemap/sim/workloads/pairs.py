@@ -24,6 +24,14 @@ from placemap.sim.state import Task
 from placemap.sim.workloads.params import check_keys, choice_param, int_param
 
 FORK_NS: Final = 60_000
+# A fork (with the child's connect() and the daemon's accept()) does not take the same time
+# twice: the mm copied, the page faults after it and whatever else the CPU runs vary. Each fork
+# takes FORK_NS - FORK_SPREAD_NS / 2 + uniform[0, FORK_SPREAD_NS), 30-90 us. With a fixed
+# duration main's and the daemon's forks interleave with one period and the utilization round
+# robin of find_idlest_group aliases with it: every client on every other LLC of the node, every
+# server on the others (docs/calibration.md, mechanism 18). The calibration's signs are the same
+# for spreads of 10% to 100% of FORK_NS (three seeds each).
+FORK_SPREAD_NS: Final = FORK_NS
 # working sets: dbench's file buffers for tbench; a few pages for a pipe or a netperf socket
 WSS_KB: Final = {"tbench": 512, "ctxswitch": 16, "tcp_rr": 64, "udp_rr": 64}
 START_WAKE_NS: Final = 500
@@ -35,6 +43,11 @@ PROFILES: Final[dict[str, tuple[int, int, int]]] = {
     "tcp_rr": (6_000, 6_000, 2),  # netperf default 1-byte request/response
     "udp_rr": (5_000, 5_000, 2),
 }
+
+
+def fork_ns(eng: Engine) -> int:
+    """How long one fork takes (FORK_SPREAD_NS)."""
+    return FORK_NS - FORK_SPREAD_NS // 2 + eng.rng.randrange(FORK_SPREAD_NS)
 
 
 class _Side:
@@ -95,7 +108,7 @@ class _Daemon:
         cs.peer, side.peer = st, ct
         cs.peer_side, side.peer_side = side, cs
         w.servers.append((st, side))
-        return FORK_NS
+        return fork_ns(eng)
 
 
 class _Main:
@@ -112,7 +125,7 @@ class _Main:
             self.forked += 1
             side = _Side(w, False)
             w.clients.append((eng.fork(p, w.kind, side), side))
-            return FORK_NS
+            return fork_ns(eng)
         if not self.started and w.ready >= 2 * w.n:
             self.started = True
             w.t_start = eng.env.now

@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 
+from placemap.sim.engine import Engine
 from placemap.sim.errors import ScenarioError
+from placemap.sim.features import Features
 from placemap.sim.scenario import parse_scenario, run_scenario, simulate
+from placemap.sim.workloads import build
+from placemap.sim.workloads.pairs import FORK_NS, FORK_SPREAD_NS, Pairs, fork_ns
 from placemap.sim.workloads.schbench import FUTEX_WAKE_NS
 
 
@@ -141,6 +145,40 @@ def test_schbench_charges_every_wakee_from_the_loop_stamp_and_queues_the_herd_be
 def test_tbench_fork_affine_costs_throughput_with_8_clients() -> None:
     wl = {"kind": "tbench", "clients": 8}
     assert metric("zen3-2s-nps1", wl, ["fork_affine"], 100) < metric("zen3-2s-nps1", wl, None, 100)
+
+
+def _tbench_layout_before_start(seed: int) -> tuple[set[int], set[int]]:
+    """The LLCs holding tbench's clients and its servers once all are forked, before the start."""
+    wl_spec = {"kind": "tbench", "clients": 64}
+    sc = parse_scenario({"topology": "zen3-2s-nps1", "workload": wl_spec, "seed": seed, "duration_ms": 5})
+    eng = Engine(sc.topology, sc.features, sc.seed)
+    wl = build(sc.workload_spec)
+    wl.setup(eng, sc.hints)
+    assert isinstance(wl, Pairs)
+    llc = sc.topology.llc_of
+    clients: set[int] = set()
+    servers: set[int] = set()
+    while wl.t_start < 0:  # the last layout seen before main wakes the herd
+        clients = {llc[t.cpu] for t, _ in wl.clients}
+        servers = {llc[t.cpu] for t, _ in wl.servers}
+        eng.run(eng.env.now + 20_000)
+    assert len(wl.servers) == 64
+    return clients, servers
+
+
+def test_tbench_forks_take_varying_times_so_clients_and_servers_share_llcs_before_the_start() -> None:
+    # With one fixed fork duration main's and the daemon's forks interleave with one period and
+    # find_idlest_group's utilization round robin aliases with it: clients on some LLCs,
+    # servers on the others (1-2 shared LLCs of 8 for seeds 1-5; all 64 servers on one LLC
+    # for seeds 2, 3, 5). Forks of 30-90 us mix them.
+    topo = parse_scenario({"topology": "bdw-1s-20", "workload": {"kind": "tbench"}}).topology
+    eng = Engine(topo, Features(), 1)
+    times = [fork_ns(eng) for _ in range(200)]
+    assert min(times) >= FORK_NS - FORK_SPREAD_NS // 2 and max(times) < FORK_NS + FORK_SPREAD_NS // 2
+    assert len(set(times)) > 100
+    for seed in range(1, 6):
+        clients, servers = _tbench_layout_before_start(seed)
+        assert len(clients & servers) >= 5, (seed, clients, servers)
 
 
 @pytest.mark.parametrize(
