@@ -104,7 +104,8 @@ class Pipe:
         # the CPU each pending message was written on, in src[:n]; sized for a full pipe plus
         # one undelivered message of each writer (a writer checks for room a burst before its
         # messages land), so that writes store into it instead of growing and freeing a list
-        self.src = [0] * (capacity + FDS)
+        # (list[Any]: a sender stores one int object, boxed once per burst, into each pipe)
+        self.src: list[Any] = [0] * (capacity + FDS)
         self.received = 0  # messages read so far
         self.last_user = -1  # the CPU that used the pipe last (-1: none yet)
         self.waiters: list[Task] = []  # writers waiting for room, in the order they began to
@@ -138,7 +139,8 @@ class _Receiver(_Child):
             row = hb.msg_row(eng, p.cpu)
             src = pipe.src
             for j in range(k):
-                xfer += row[src[j]]
+                c: int = src[j]
+                xfer += row[c]
             pipe.n = 0
             pipe.last_user = p.cpu  # the read took the pipe's mutex and moved its tail
             # pipe_read(): writers wait exclusively (wait_event_interruptible_exclusive on
@@ -181,7 +183,7 @@ class _Sender(_Child):
         pipes = self.pipes
         n = self.batch
         if n:
-            here = p.cpu
+            here: Any = p.cpu  # the writer's CPU as an object: boxed here, not per message
             i = self.batch_first
             for _ in range(n):
                 pipe = pipes[i]
@@ -207,8 +209,8 @@ class _Sender(_Child):
         xfer = 0
         if loop < loops:
             # each write pulls the pipe's lines from whoever used the pipe last
-            here = p.cpu
-            row = hb.write_row(eng, here)
+            cpu = p.cpu
+            row = hb.write_row(eng, cpu)
             while n < FDS and loop < loops:
                 pipe = pipes[nxt]
                 if pipe.n >= cap:
@@ -216,7 +218,7 @@ class _Sender(_Child):
                 u = pipe.last_user
                 if u >= 0:
                     xfer += row[u]
-                pipe.last_user = here
+                pipe.last_user = cpu
                 n += 1
                 nxt += 1
                 if nxt == FDS:
