@@ -322,8 +322,11 @@ class SchedDomains:
             span = self.per_cpu[c][idx].span if idx >= 0 else (c,)
             self.llc_id[c] = llc_spans.setdefault(span, len(llc_spans))
         self.llc_spans: tuple[tuple[int, ...], ...] = tuple(llc_spans)
-        # cost_row's tables, by (costs, CPU)
+        # cost_row's tables, by (costs, CPU), and the rows they start from, by (costs, LLC id,
+        # node); the CPUs of each core (by core id), made on the first cost_row
         self._cost_rows: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        self._cost_templates: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
+        self._core_cpus: dict[int, list[int]] = {}
 
     @staticmethod
     def _imb_numa_nr(chain: list[frozenset[int]], flags: list[int]) -> list[int]:
@@ -459,23 +462,32 @@ class SchedDomains:
         key = (costs, cpu)
         row = self._cost_rows.get(key)
         if row is None:
-            # level_index(c, cpu) for every c, its tests inlined against cpu's core, LLC, node
+            # level_index(c, cpu) for every c, its tests inlined against cpu's core, LLC, node:
+            # a copy of the row by LLC and node (levels 2 to 4) that the CPUs of cpu's LLC and
+            # node share, then its core's CPUs (level 1) and cpu itself (0) on top, in
+            # level_index's order of tests
             t = self.topo
             core_of, llc_id, node_of = t.core_of, self.llc_id, t.node_of
             core, llc, node = core_of[cpu], llc_id[cpu], node_of[cpu]
-            row = []
-            for c in range(t.nr_cpus):
-                if c == cpu:
-                    li = 0
-                elif core_of[c] == core:
-                    li = 1
-                elif llc_id[c] == llc:
-                    li = 2
-                elif node_of[c] == node:
-                    li = 3
-                else:
-                    li = 4
-                row.append(costs[li])
+            tkey = (costs, llc, node)
+            template = self._cost_templates.get(tkey)
+            if template is None:
+                template = []
+                for c in range(t.nr_cpus):
+                    if llc_id[c] == llc:
+                        template.append(costs[2])
+                    elif node_of[c] == node:
+                        template.append(costs[3])
+                    else:
+                        template.append(costs[4])
+                self._cost_templates[tkey] = template
+            row = template[:]
+            if not self._core_cpus:
+                for c in range(t.nr_cpus):
+                    self._core_cpus.setdefault(core_of[c], []).append(c)
+            for c in self._core_cpus[core]:
+                row[c] = costs[1]
+            row[cpu] = costs[0]
             self._cost_rows[key] = row
         return row
 
