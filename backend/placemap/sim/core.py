@@ -13,6 +13,14 @@ scheduling order; when it reaches the lists' length, the pending events are renu
 0..n-1 in their order (the lists double when more than half are pending), so seq stays below
 2**SEQ_BITS and the keys within machine ints.
 
+Compiled, the queue is a heap of Event objects instead (Environment.objects): an event's
+time and priority (tk = time_ns * 2 + priority) and its seq are native int fields, so that
+comparing two in a sift reads two machine words instead of unboxing two 3-digit ints, and a
+post stores into a reused object (the event that just ran, or one from a free list) instead of
+allocating an int of the key. seq then counts posts without renumbering. Same order: by
+(tk, seq), which the int key encodes too; keys are unique, so both layouts pop the same events
+in the same order. Interpreted, heapq's C sifts on ints are the faster ones and stay.
+
 The engine's own events (a CPU's burst end, idle exit, resched, timers) are posted as small
 ints to a Handler instead of callables: compiled, the loop then calls the handler's method
 directly rather than through a Python-level bound-method call with its argument parsing.
@@ -91,6 +99,71 @@ def _pop(heap: list[Any]) -> None:
         _replace(heap, last)
 
 
+class Event:
+    """A posted event, for the heap of objects (compiled): it runs before another with a
+    smaller (tk, seq)."""
+
+    __slots__ = ("a", "b", "kind", "seq", "tk")
+
+    def __init__(self) -> None:
+        self.tk = 0  # time_ns * 2 + priority
+        self.seq = 0  # post number
+        self.kind: Any = None  # the handler's event kind (an int) or a callback
+        self.a: Any = None
+        self.b: Any = None
+
+
+def _ev_sift_up(heap: list[Event], pos: int, ev: Event) -> None:
+    """_sift_up for Events."""
+    tk = ev.tk
+    seq = ev.seq
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        q = heap[parent]
+        qk = q.tk
+        if qk < tk or (qk == tk and q.seq < seq):
+            break
+        heap[pos] = q
+        pos = parent
+    heap[pos] = ev
+
+
+def _ev_push(heap: list[Event], ev: Event) -> None:
+    """_push for Events."""
+    heap.append(ev)
+    _ev_sift_up(heap, len(heap) - 1, ev)
+
+
+def _ev_replace(heap: list[Event], ev: Event) -> None:
+    """_replace for Events: ev replaces the smallest."""
+    n = len(heap)
+    pos = 0
+    child = 1
+    while child < n:
+        right = child + 1
+        c = heap[child]
+        if right < n:
+            r = heap[right]
+            rk = r.tk
+            ck = c.tk
+            if rk < ck or (rk == ck and r.seq < c.seq):
+                child = right
+                c = r
+        heap[pos] = c
+        pos = child
+        child = 2 * pos + 1
+    _ev_sift_up(heap, pos, ev)
+
+
+def _ev_pop(heap: list[Event]) -> Event:
+    """_pop for Events; returns the smallest."""
+    first = heap[0]
+    last = heap.pop()
+    if heap:
+        _ev_replace(heap, last)
+    return first
+
+
 class Handler:
     """Receives the events posted with Environment.post (subclassed by the engine)."""
 
@@ -104,7 +177,9 @@ class Environment:
     __slots__ = (
         "_a",
         "_b",
+        "_evheap",
         "_fn",
+        "_free",
         "_heap",
         "_pending",
         "_seq",
@@ -112,12 +187,17 @@ class Environment:
         "events",
         "handler",
         "now",
+        "objects",
         "stopped",
     )
 
-    def __init__(self, handler: Handler | None = None) -> None:
+    def __init__(self, handler: Handler | None = None, *, objects: bool | None = None) -> None:
         self.handler = handler
         self.now = 0
+        # the heap of Events (compiled) or of int keys (interpreted); tests choose either
+        self.objects = not _INTERPRETED if objects is None else objects
+        self._evheap: list[Event] = []
+        self._free: list[Event] = []  # Events popped unused, for the next posts
         self._heap: list[Any] = []  # ints: ((time_ns * 2 + priority) << SEQ_BITS) | seq
         # by seq: the callback (or the handler's event kind) and its two arguments
         self._fn: list[Any] = [None] * FIRST_SLOTS
@@ -138,6 +218,33 @@ class Environment:
     def post(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any) -> None:
         """Call handler.handle(kind, a, b) at time_ns (never in the past) when kind is an int,
         else kind(a, b); same order as schedule."""
+        if self.objects:
+            seq = self._seq
+            self._seq = seq + 1
+            now = self.now
+            tk = (time_ns if time_ns > now else now) * 2 + priority
+            evheap = self._evheap
+            if self._spent:
+                # the event that just ran is still at the root: reuse it in its place
+                self._spent = False
+                ev = evheap[0]
+                ev.tk = tk
+                ev.seq = seq
+                ev.kind = kind
+                ev.a = a
+                ev.b = b
+                _ev_replace(evheap, ev)
+            else:
+                free = self._free
+                ev = free.pop() if free else Event()
+                ev.tk = tk
+                ev.seq = seq
+                ev.kind = kind
+                ev.a = a
+                ev.b = b
+                _ev_push(evheap, ev)
+            self._pending += 1
+            return
         seq = self._seq
         if seq == len(self._fn):
             seq = self._renumber()
@@ -191,6 +298,9 @@ class Environment:
 
     def run(self, until_ns: int) -> None:
         """Process events up to and including until_ns, or until stop()."""
+        if self.objects:
+            self._run_objects(until_ns)
+            return
         heap = self._heap
         fns, args_a, args_b = self._fn, self._a, self._b
         handler = self.handler
@@ -215,6 +325,41 @@ class Environment:
             b = args_b[s]
             self._pending -= 1
             self.now = key >> (SEQ_BITS + 1)
+            n += 1
+            if isinstance(fn, int):
+                assert handler is not None
+                handler.handle(fn, a, b)
+            else:
+                fn(a, b)
+        self.events += n
+        if not self.stopped:
+            self.now = max(self.now, until_ns)
+
+    def _run_objects(self, until_ns: int) -> None:
+        """run() on the heap of Events."""
+        heap = self._evheap
+        free = self._free
+        handler = self.handler
+        end = until_ns * 2 + 2  # tk below: at or before until_ns
+        n = 0
+        while True:
+            if self._spent:
+                self._spent = False
+                ev = _ev_pop(heap)
+                ev.a = ev.b = None
+                free.append(ev)
+            if not heap or self.stopped:
+                break
+            ev = heap[0]
+            tk = ev.tk
+            if tk >= end:
+                break
+            self._spent = True
+            fn = ev.kind
+            a = ev.a
+            b = ev.b
+            self._pending -= 1
+            self.now = tk >> 1
             n += 1
             if isinstance(fn, int):
                 assert handler is not None

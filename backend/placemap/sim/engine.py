@@ -428,6 +428,7 @@ class Engine(Handler):
             st.set_curr(rq, None)
             rq.nr_running -= 1
             util_est_dequeue(rq, p)
+            st.changed(rq)
             if rq.nr_running == 1:
                 st.nr_overloaded -= 1
             p.state = TASK_DEAD

@@ -9,6 +9,7 @@ output across runs.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -70,10 +71,19 @@ def parse_scenario(data: Any) -> Scenario:
 def simulate(sc: Scenario, log: EventLog | None = None) -> tuple[Engine, Workload]:
     """Run a validated scenario; returns the engine (state, counters) and the workload.
     With `log`, every fork, wakeup, migration, switch and exit is recorded into it."""
-    eng = Engine(sc.topology, sc.features, sc.seed, log)
-    wl = build(sc.workload_spec)
-    wl.setup(eng, sc.hints)
-    eng.run(sc.duration_ns)
+    # the cyclic collector paused for the setup too (Engine.run pauses it for the loop): the
+    # runqueues, domains' tables and tasks made here are no garbage, and a collection
+    # triggered by their allocation would traverse every object of the process
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        eng = Engine(sc.topology, sc.features, sc.seed, log)
+        wl = build(sc.workload_spec)
+        wl.setup(eng, sc.hints)
+        eng.run(sc.duration_ns)
+    finally:
+        if enabled:
+            gc.enable()
     return eng, wl
 
 

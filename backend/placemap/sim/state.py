@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
@@ -25,6 +25,7 @@ from placemap.sim.topology import Topology
 
 if TYPE_CHECKING:
     from placemap.sim.engine import Program
+    from placemap.sim.policy.groups import GroupStats
 
 SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
@@ -183,6 +184,7 @@ class Rq:
         "cpu",
         "curr",
         "gen",
+        "group_stats",
         "idle_since",
         "idle_stamp",
         "leaving",
@@ -228,6 +230,9 @@ class Rq:
         # and the wakeups of it that wait for its switch-out: (wakee, waker, waker's CPU, sync)
         self.leaving: Task | None = None
         self.wake_list: list[tuple[Task, Task | None, int, bool]] = []
+        # the load_balance statistics (GroupStats) of the groups this CPU belongs to, made so
+        # far: State.changed marks them stale
+        self.group_stats: list[GroupStats] = []
 
 
 class State:
@@ -258,9 +263,11 @@ class State:
         # double, so reusing it changes no result
         self._decay_dt = 0
         self._decay_y = 1.0
-        # load_balance()'s policy.groups.GroupStats, one per group of the domain it balances,
-        # recomputed in place at each call rather than allocated (and freed) per group
-        self.lb_stats: list[Any] = []
+        # load_balance()'s policy.groups.GroupStats: one per sched group (by SchedDomains
+        # group id), recomputed in place rather than allocated per call, and the ones of the
+        # domain being balanced, in group order
+        self.group_stats: list[GroupStats | None] = [None] * len(self.sd.group_cpus)
+        self.lb_stats: list[GroupStats] = []
 
     # -- queries the policies use --------------------------------------------------------
 
@@ -324,10 +331,17 @@ class State:
 
     # -- mutators the engine uses ------------------------------------------------------
 
+    def changed(self, rq: Rq) -> None:
+        """rq's nr_running, curr, util_est, util or load is about to change (other than by a
+        PELT update): the statistics of its groups computed at this instant are stale."""
+        for gs in rq.group_stats:
+            gs.at_now = -1
+
     def attach(self, p: Task, cpu: int) -> None:
         """p's averages join cpu (fork placement, or a wakeup/balance migration)."""
         rq = self.rqs[cpu]
         self.pelt(rq)
+        self.changed(rq)
         rq.util = min(1024.0, rq.util + p.util)
         rq.load += p.load
         p.cpu = cpu
@@ -337,6 +351,7 @@ class State:
             return
         rq = self.rqs[p.cpu]
         self.pelt(rq)
+        self.changed(rq)
         rq.util = max(0.0, rq.util - p.util)
         rq.load = max(0.0, rq.load - p.load)
 
@@ -349,6 +364,7 @@ class State:
             self.detach(p)
             self.attach(p, cpu)
         p.state = TASK_RUNNABLE
+        self.changed(rq)
         rq.queue.append(p)
         rq.nr_running += 1
         rq.util_est += task_util_est(p)  # util_est_enqueue()
@@ -362,6 +378,7 @@ class State:
         self.update_task(p)
         self.pelt(rq)
         p.state = TASK_SLEEPING
+        self.changed(rq)
         rq.curr = None
         rq.nr_running -= 1
         util_est_dequeue(rq, p)
@@ -375,6 +392,7 @@ class State:
 
     def set_curr(self, rq: Rq, p: Task | None) -> None:
         self.pelt(rq)
+        self.changed(rq)
         if rq.curr is not None:
             self.update_task(rq.curr)
         if p is not None:
@@ -387,6 +405,7 @@ class State:
         src = self.rqs[p.cpu]
         self.update_task(p)
         self.pelt(src)
+        self.changed(src)
         src.queue.remove(p)
         src.nr_running -= 1
         util_est_dequeue(src, p)
@@ -396,6 +415,7 @@ class State:
         self.attach(p, dst)
         rq = self.rqs[dst]
         self.pelt(rq)
+        self.changed(rq)
         rq.queue.append(p)
         rq.nr_running += 1
         rq.util_est += task_util_est(p)

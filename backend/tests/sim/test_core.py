@@ -5,12 +5,19 @@ from __future__ import annotations
 import heapq
 import random
 
+import pytest
+
 from placemap.sim import core
 from placemap.sim.core import NORMAL, URGENT, Environment
 
+# both queue layouts, whichever build runs: the heap of int keys (interpreted default) and
+# the heap of Event objects (compiled default)
+LAYOUTS = pytest.mark.parametrize("objects", [False, True], ids=["int-keys", "event-objects"])
 
-def test_events_run_in_time_then_priority_then_insertion_order() -> None:
-    env = Environment()
+
+@LAYOUTS
+def test_events_run_in_time_then_priority_then_insertion_order(objects: bool) -> None:
+    env = Environment(objects=objects)
     seen: list[tuple[int, str]] = []
 
     def note(a: str, _b: object) -> None:
@@ -25,8 +32,9 @@ def test_events_run_in_time_then_priority_then_insertion_order() -> None:
     assert env.now == 100 and env.events == 4
 
 
-def test_run_stops_at_until_and_on_stop() -> None:
-    env = Environment()
+@LAYOUTS
+def test_run_stops_at_until_and_on_stop(objects: bool) -> None:
+    env = Environment(objects=objects)
     seen: list[int] = []
     env.schedule(5, NORMAL, lambda a, b: seen.append(a), 5)
     env.schedule(50, NORMAL, lambda a, b: seen.append(a), 50)
@@ -37,8 +45,9 @@ def test_run_stops_at_until_and_on_stop() -> None:
     assert seen == [5] and env.now == 20, "stop() ends the run at the stopping event"
 
 
-def test_past_times_are_clamped_to_now() -> None:
-    env = Environment()
+@LAYOUTS
+def test_past_times_are_clamped_to_now(objects: bool) -> None:
+    env = Environment(objects=objects)
     env.run(30)
     seen: list[int] = []
     env.schedule(10, NORMAL, lambda a, b: seen.append(env.now), None)
@@ -46,12 +55,13 @@ def test_past_times_are_clamped_to_now() -> None:
     assert seen == [30]
 
 
-def test_order_holds_across_renumbering_and_growth() -> None:
+@LAYOUTS
+def test_order_holds_across_renumbering_and_growth(objects: bool) -> None:
     # More events than the first slot lists hold (4096), many pending at once (growth), events
     # posted from events at the same instant and later (renumbering while running): each event
     # run is the smallest pending (time, priority, post number), as a heap of tuples says.
     rng = random.Random(7)
-    env = Environment()
+    env = Environment(objects=objects)
     pending: list[tuple[int, int, int]] = []  # the reference queue
     prio_of: list[int] = []  # by post number
     ran: list[int] = []
@@ -106,3 +116,41 @@ def test_the_heap_keeps_heapq_invariant_and_pops_in_order() -> None:
         drained.append(heap[0])
         core._pop(heap)
     assert drained == sorted(model) and heapq.nsmallest(1, model) == drained[:1]
+
+
+def test_the_event_heap_keeps_its_invariant_and_pops_in_order() -> None:
+    # the sifts of the heap of Events against a sorted model of (tk, seq); many equal tk, as
+    # events at one instant are
+    rng = random.Random(5)
+    heap: list[core.Event] = []
+    model: list[tuple[int, int]] = []
+
+    def event(seq: int) -> core.Event:
+        ev = core.Event()
+        ev.tk = rng.randrange(40)
+        ev.seq = seq
+        return ev
+
+    def key(ev: core.Event) -> tuple[int, int]:
+        return (ev.tk, ev.seq)
+
+    for seq in range(5000):
+        op = rng.random()
+        ev = event(seq)
+        if op < 0.45 or not heap:
+            core._ev_push(heap, ev)
+            model.append(key(ev))
+        elif op < 0.8:
+            model.remove(min(model))
+            core._ev_replace(heap, ev)
+            model.append(key(ev))
+        else:
+            first = core._ev_pop(heap)
+            assert key(first) == min(model)
+            model.remove(key(first))
+        assert all(key(heap[(i - 1) // 2]) < key(heap[i]) for i in range(1, len(heap))), "heap invariant"
+        assert sorted(map(key, heap)) == sorted(model)
+    drained = []
+    while heap:
+        drained.append(key(core._ev_pop(heap)))
+    assert drained == sorted(model)

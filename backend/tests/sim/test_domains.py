@@ -11,7 +11,7 @@ from placemap.sim.domains import (
     SD_WAKE_AFFINE,
     SchedDomains,
 )
-from placemap.sim.topology import from_dict, preset
+from placemap.sim.topology import PRESETS, from_dict, preset
 from tests.sim.test_topology import epyc_7451
 
 
@@ -112,3 +112,14 @@ def test_cost_row_is_a_cost_by_level_index_against_every_cpu() -> None:
     row0 = sd.cost_row(costs, 0)
     assert (row0[0], row0[128], row0[1], row0[8], row0[64]) == (0, 10, 20, 30, 40)
     assert sd.cost_row((5, 5, 5, 5, 5), 0) == [5] * n
+
+
+def test_cost_row_matches_level_index_on_every_preset_and_cpu() -> None:
+    # cost_row builds a row from one shared by the CPUs of an LLC and node, then patches the
+    # core and the CPU itself: the same costs as level_index's tests, whatever the topology
+    costs = (1, 10, 100, 1000, 10000)
+    for name in PRESETS:
+        sd = SchedDomains(preset(name))
+        n = sd.topo.nr_cpus
+        for cpu in range(n):
+            assert sd.cost_row(costs, cpu) == [costs[sd.level_index(c, cpu)] for c in range(n)], (name, cpu)

@@ -27,9 +27,11 @@ def _read_burst(writer_cpus: dict[int, int]) -> int:
     rx.started = True
     p = Task(1, "receiver")
     p.cpu = 0
-    hb.pending_src[0].extend(c for c, n in writer_cpus.items() for _ in range(n))
+    for c, n in writer_cpus.items():
+        for _ in range(n):
+            hb.pipes[0].put(c)
     ns = rx.step(eng, p)
-    assert not hb.pending_src[0], "the burst consumed the pending messages"
+    assert hb.pipes[0].n == 0, "the burst consumed the pending messages"
     return ns
 
 

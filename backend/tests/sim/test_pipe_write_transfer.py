@@ -40,7 +40,7 @@ def test_a_write_pays_for_the_pipe_lines_another_llc_used_last() -> None:
     rx.started = True
     r = Task(200, "receiver")
     r.cpu = 64
-    hb.pending_src[3].append(8)
+    hb.pipes[3].put(8)
     rx.step(eng, r)
     ns = _write_burst(hb, eng, 8)
     assert ns == FDS * write + cost.pipe_write_transfer_ns("numa"), "only the pipe the reader used"

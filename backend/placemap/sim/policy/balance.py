@@ -189,19 +189,30 @@ def load_balance(
             return _balanced(failed, cpu, level, R_NOT_BALANCE_CPU)
     if idle != CPU_NEWLY_IDLE and st.features.SIS_UTIL and level == st.sd.llc_index[cpu]:
         update_idle_cpu_scan(st, st.sd.llc_id[cpu])  # update_sd_lb_stats() at the LLC domain
-    # update_sd_lb_stats(): each group's statistics, into the State's reused GroupStats
+    # update_sd_lb_stats(): each group's statistics, into the State's GroupStats of the group
+    # (not recomputed when nothing changed since they were computed at this instant)
     stats = st.lb_stats
     pct = sd.imbalance_pct
     ng = len(groups)
     gids = sd.group_ids
     group_rqs = st.group_rqs
+    group_stats = st.group_stats
     for i in range(ng):
-        grq = group_rqs[gids[i]]
-        if i < len(stats):
-            gs: GroupStats = stats[i]
-            gs.compute(st, groups[i], grq, None, pct, footprint=False)
+        gid = gids[i]
+        grq = group_rqs[gid]
+        cached = group_stats[gid]
+        if cached is None:
+            gs: GroupStats = GroupStats(st, groups[i], grq, None, pct, footprint=False)
+            group_stats[gid] = gs
+            for rq in grq:
+                rq.group_stats.append(gs)  # State.changed marks it stale
         else:
-            stats.append(GroupStats(st, groups[i], grq, None, pct, footprint=False))
+            gs = cached
+            gs.compute(st, groups[i], grq, None, pct, footprint=False)
+        if i < len(stats):
+            stats[i] = gs
+        else:
+            stats.append(gs)
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
     bi = 0

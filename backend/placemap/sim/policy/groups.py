@@ -17,7 +17,18 @@ MM_FOOTPRINT_OVERLOAD_FACTOR: Final = 4  # an LLC is overloaded past 4x its size
 class GroupStats:
     """update_sg_wakeup_stats() for one group."""
 
-    __slots__ = ("avg_load", "cpus", "footprint", "group_type", "idle_cpus", "load", "nr_running", "util")
+    __slots__ = (
+        "at_now",
+        "at_pct",
+        "avg_load",
+        "cpus",
+        "footprint",
+        "group_type",
+        "idle_cpus",
+        "load",
+        "nr_running",
+        "util",
+    )
 
     def __init__(
         self,
@@ -32,6 +43,10 @@ class GroupStats:
         self.cpus = cpus
         self.idle_cpus = self.nr_running = self.group_type = self.footprint = 0
         self.load = self.util = self.avg_load = 0.0
+        # the State.now and imbalance_pct of the last compute without a task and footprint,
+        # while no runqueue of the group has changed since (at_now -1: none; State.changed)
+        self.at_now = -1
+        self.at_pct = 0
         self.compute(st, cpus, rqs, p, imbalance_pct, footprint=footprint)
 
     def compute(
@@ -45,7 +60,15 @@ class GroupStats:
         footprint: bool,
     ) -> None:
         """(Re)compute every field for the group of `cpus`, whose runqueues are `rqs` (in the
-        same order; State.group_rqs). load_balance reuses its objects (State.lb_stats)."""
+        same order; State.group_rqs). load_balance keeps one per group (State.group_stats):
+        asked again at the same instant while none of the group's runqueues changed since
+        (State.changed resets at_now), the fields it holds are the ones the computation would
+        give, and every runqueue of the group is at `now` already (no PELT update skipped)."""
+        cacheable = p is None and not footprint
+        if cacheable and self.at_now == st.now and self.at_pct == imbalance_pct and self.cpus is cpus:
+            return
+        self.at_now = st.now if cacheable else -1
+        self.at_pct = imbalance_pct
         self.cpus = cpus
         idle = nr = 0
         load = util = 0.0

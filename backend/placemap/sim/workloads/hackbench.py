@@ -58,7 +58,7 @@ class _Main(Program):
                 child = eng.fork(p, "hackbench", beh)
                 hb.tasks.append(child)
                 if k < FDS:
-                    hb.receivers.append(child)
+                    hb.pipes[g * FDS + k].reader = child
                 return FORK_NS[hb.mode]
             self.phase = 1
             if hb.ready < hb.nr_children:
@@ -93,38 +93,71 @@ class _Child(Program):
         return SLEEP
 
 
+class Pipe:
+    """One receiver's pipe (or unix socket): its pending messages, the CPU that used it last
+    and the writers waiting for room. One object per receiver, so that a pass over a group's
+    pipes loads one object per pipe instead of an item of each of several lists (compiled, its
+    int fields are unboxed: a count changes without allocating an int object)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0  # messages pending (written, not read yet)
+        # the CPU each pending message was written on, in src[:n]; sized for a full pipe plus
+        # one undelivered message of each writer (a writer checks for room a burst before its
+        # messages land), so that writes store into it instead of growing and freeing a list
+        # (list[Any]: a sender stores one int object, boxed once per burst, into each pipe)
+        self.src: list[Any] = [0] * (capacity + FDS)
+        self.received = 0  # messages read so far
+        self.last_user = -1  # the CPU that used the pipe last (-1: none yet)
+        self.waiters: list[Task] = []  # writers waiting for room, in the order they began to
+        self.reader: Task | None = None
+
+    def put(self, cpu: int) -> None:
+        """A message written on `cpu` lands in the pipe."""
+        n = self.n
+        if n < len(self.src):
+            self.src[n] = cpu
+        else:
+            self.src.append(cpu)
+        self.n = n + 1
+
+
 class _Receiver(_Child):
+    def __init__(self, hb: Hackbench, group: int, index: int) -> None:
+        super().__init__(hb, group, index)
+        self.pipe = hb.pipes[group * FDS + index]
+
     def step(self, eng: Engine, p: Task) -> int:
         if not self.started:
             return self._ready(eng, p)
         hb = self.hb
-        r = self.group * FDS + self.index
-        src = hb.pending_src[r]
-        k = len(src)
+        pipe = self.pipe
+        k = pipe.n
         if k:
-            hb.received[r] += k
+            pipe.received += k
             # the messages' lines come from the LLCs they were written on
             xfer = 0
             row = hb.msg_row(eng, p.cpu)
-            for c in src:
+            src = pipe.src
+            for j in range(k):
+                c: int = src[j]
                 xfer += row[c]
-            src.clear()
-            hb.last_user[r] = p.cpu  # the read took the pipe's mutex and moved its tail
+            pipe.n = 0
+            pipe.last_user = p.cpu  # the read took the pipe's mutex and moved its tail
             # pipe_read(): writers wait exclusively (wait_event_interruptible_exclusive on
             # wr_wait), and a read that found the pipe full wakes one of them, the first to
             # have waited; the others are woken one by one by the writer before them
             # (pipe_write()'s wake_next_writer, in _Sender.step). A unix socket's writers
             # wait non-exclusively (sock_wait_for_wmem): the read's write_space wakes all.
-            waiters = hb.waiters[r]
+            waiters = pipe.waiters
             if waiters:
                 if hb.exclusive:
                     eng.wake(waiters.pop(0), p, sync=True)
                 else:
-                    hb.waiters[r] = []
+                    pipe.waiters = []
                     for s in waiters:
                         eng.wake(s, p, sync=True)
             return k * hb.read_ns + xfer
-        if hb.received[r] >= FDS * hb.loops:
+        if pipe.received >= FDS * hb.loops:
             hb.exited(eng)
             return EXIT
         return SLEEP
@@ -133,6 +166,7 @@ class _Receiver(_Child):
 class _Sender(_Child):
     def __init__(self, hb: Hackbench, group: int, index: int) -> None:
         super().__init__(hb, group, index)
+        self.pipes = hb.pipes[group * FDS : (group + 1) * FDS]  # the group's, by receiver
         self.loop = 0
         self.next_r = 0
         # the burst's messages, delivered when it ends: one to each of `batch` receivers of
@@ -146,18 +180,22 @@ class _Sender(_Child):
         if not self.started:
             return self._ready(eng, p)
         hb = self.hb
-        base = self.group * FDS
-        pending_src = hb.pending_src
+        pipes = self.pipes
         n = self.batch
         if n:
-            receivers = hb.receivers
-            here = p.cpu
+            here: Any = p.cpu  # the writer's CPU as an object: boxed here, not per message
             i = self.batch_first
             for _ in range(n):
-                r = base + i
-                pending_src[r].append(here)
-                rt = receivers[r]
-                if rt.state == TASK_SLEEPING:
+                pipe = pipes[i]
+                k = pipe.n  # Pipe.put, inlined
+                src = pipe.src
+                if k < len(src):
+                    src[k] = here
+                else:
+                    src.append(here)
+                pipe.n = k + 1
+                rt = pipe.reader
+                if rt is not None and rt.state == TASK_SLEEPING:
                     eng.wake(rt, p, sync=True)
                 i += 1
                 if i == FDS:
@@ -168,14 +206,24 @@ class _Sender(_Child):
         nxt, loop = self.next_r, self.loop
         first = nxt
         n = 0
-        while n < FDS and loop < loops:
-            if len(pending_src[base + nxt]) >= cap:
-                break
-            n += 1
-            nxt += 1
-            if nxt == FDS:
-                nxt = 0
-                loop += 1
+        xfer = 0
+        if loop < loops:
+            # each write pulls the pipe's lines from whoever used the pipe last
+            cpu = p.cpu
+            row = hb.write_row(eng, cpu)
+            while n < FDS and loop < loops:
+                pipe = pipes[nxt]
+                if pipe.n >= cap:
+                    break
+                u = pipe.last_user
+                if u >= 0:
+                    xfer += row[u]
+                pipe.last_user = cpu
+                n += 1
+                nxt += 1
+                if nxt == FDS:
+                    nxt = 0
+                    loop += 1
         self.next_r, self.loop = nxt, loop
         if n:
             self.batch_first = first
@@ -186,30 +234,15 @@ class _Sender(_Child):
                 # once its own write leaves the pipe not full (wake_next_writer); its first
                 # write of this burst is to that pipe
                 self.waited = -1
-                queue = hb.waiters[w]
-                if queue and len(pending_src[w]) + 1 < cap:
+                queue = pipes[w].waiters
+                if queue and pipes[w].n + 1 < cap:
                     eng.wake(queue.pop(0), p, sync=True)
-            # each write pulls the pipe's lines from whoever used the pipe last
-            here = p.cpu
-            row = hb.write_row(eng, here)
-            last_user = hb.last_user
-            xfer = 0
-            i = first
-            for _ in range(n):
-                r = base + i
-                u = last_user[r]
-                if u >= 0:
-                    xfer += row[u]
-                last_user[r] = here
-                i += 1
-                if i == FDS:
-                    i = 0
             return n * hb.write_ns + xfer
         if loop >= loops:
             hb.exited(eng)
             return EXIT
-        hb.waiters[base + nxt].append(p)
-        self.waited = base + nxt
+        pipes[nxt].waiters.append(p)
+        self.waited = nxt
         return SLEEP
 
 
@@ -231,22 +264,18 @@ class Hackbench:
         self.exclusive = ipc == "pipe"  # writers waiting for room are woken one at a time
         self.loops = loops
         self.nr_children = groups * 2 * FDS
-        self.received = [0] * (groups * FDS)
-        # per receiver: its pending messages, each as the CPU its sender wrote it on (a list
-        # append per message; their number is the list's length)
-        self.pending_src: list[list[int]] = [[] for _ in range(groups * FDS)]
+        # per receiver (group g's receiver r at g * FDS + r): its pipe
+        self.pipes = [Pipe(self.capacity) for _ in range(groups * FDS)]
         self.msg_ns = tuple(cost.msg_transfer_ns(lv) for lv in LEVEL_NAMES)  # by level_index
         # per reader CPU: msg_ns by writer CPU (SchedDomains.cost_row; looked up on a
-        # receiver's first read there)
-        self.msg_rows: dict[int, list[int]] = {}
-        # per receiver: the CPU that used its pipe last (-1: none yet), and per writer CPU the
-        # cost of a write by the last user's CPU (cost.pipe_write_transfer_ns)
-        self.last_user = [-1] * (groups * FDS)
+        # receiver's first read there). Lists by CPU (None: not looked up yet), sized on the
+        # first lookup: an item load per burst instead of a dictionary lookup
+        self.msg_rows: list[list[int] | None] = []
+        # per writer CPU: the cost of a write by the CPU that used the pipe last
+        # (cost.pipe_write_transfer_ns)
         self.write_ns_by_level = tuple(cost.pipe_write_transfer_ns(lv) for lv in LEVEL_NAMES)
-        self.write_rows: dict[int, list[int]] = {}
-        self.waiters: list[list[Task]] = [[] for _ in range(groups * FDS)]
+        self.write_rows: list[list[int] | None] = []
         self.tasks: list[Task] = []
-        self.receivers: list[Task] = []  # receiver r of group g at g * FDS + r
         self.main: Task | None = None
         self.ready = 0
         self.alive = self.nr_children
@@ -266,16 +295,22 @@ class Hackbench:
     def msg_row(self, eng: Engine, cpu: int) -> list[int]:
         """Extra cost of reading on `cpu` one message written on each CPU: one list lookup per
         message instead of a level_index."""
-        row = self.msg_rows.get(cpu)
+        rows = self.msg_rows
+        if not rows:
+            rows.extend([None] * eng.st.topo.nr_cpus)
+        row = rows[cpu]
         if row is None:
-            row = self.msg_rows[cpu] = eng.st.sd.cost_row(self.msg_ns, cpu)
+            row = rows[cpu] = eng.st.sd.cost_row(self.msg_ns, cpu)
         return row
 
     def write_row(self, eng: Engine, cpu: int) -> list[int]:
         """Extra cost of a write on `cpu` to a pipe last used on each CPU."""
-        row = self.write_rows.get(cpu)
+        rows = self.write_rows
+        if not rows:
+            rows.extend([None] * eng.st.topo.nr_cpus)
+        row = rows[cpu]
         if row is None:
-            row = self.write_rows[cpu] = eng.st.sd.cost_row(self.write_ns_by_level, cpu)
+            row = rows[cpu] = eng.st.sd.cost_row(self.write_ns_by_level, cpu)
         return row
 
     def setup(self, eng: Engine, hints: int) -> None:

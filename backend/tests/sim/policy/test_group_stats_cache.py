@@ -1,0 +1,51 @@
+"""load_balance keeps one GroupStats per sched group and, asked again at the same instant,
+computes a group again only when one of its runqueues changed since (State.changed): the
+statistics it uses must always be the ones a fresh computation gives."""
+
+from __future__ import annotations
+
+from placemap.sim.policy import balance as b
+from placemap.sim.policy.groups import GroupStats
+from placemap.sim.state import State
+from tests.sim.scaffold import make_state, task
+
+FIELDS = ("idle_cpus", "nr_running", "load", "util", "group_type", "avg_load")
+
+
+def _check(st: State, cpu: int, level: int) -> dict[int, tuple[object, ...]]:
+    """Balance cpu at level (newly idle) and compare the kept statistics of each group with a
+    fresh computation; returns the kept ones by group id."""
+    b.load_balance(st, cpu, level, b.CPU_NEWLY_IDLE, [[0] * 8 for _ in st.rqs])
+    sd = st.sd.per_cpu[cpu][level]
+    kept = {}
+    for cpus, gid in zip(sd.groups, sd.group_ids, strict=True):
+        gs = st.group_stats[gid]
+        assert gs is not None
+        fresh = GroupStats(st, cpus, st.group_rqs[gid], None, sd.imbalance_pct, footprint=False)
+        have = tuple(getattr(gs, f) for f in FIELDS)
+        assert have == tuple(getattr(fresh, f) for f in FIELDS), f"group {cpus[:4]}..."
+        kept[gid] = have
+    return kept
+
+
+def test_group_statistics_follow_every_runqueue_change_at_one_instant() -> None:
+    st = make_state()
+    for c in (8, 9, 9, 64):
+        task(st, c, util=300.0)
+    top = len(st.sd.per_cpu[0]) - 1  # NUMA: both nodes' groups
+    before = _check(st, 0, top)
+    assert _check(st, 0, top) == before, "nothing changed: the same statistics"
+    # the same instant: a task wakes on CPU 70 (node 1), another blocks on CPU 8 (node 0)
+    task(st, 70, util=500.0)
+    rq8 = st.rqs[8]
+    assert rq8.curr is not None
+    st.dequeue_sleep(rq8.curr)
+    after = _check(st, 0, top)
+    assert after != before
+    n0, n1 = st.sd.per_cpu[0][top].group_ids
+    assert after[n0][1] == before[n0][1] - 1 and after[n1][1] == before[n1][1] + 1  # nr_running
+    # a queued task moved between nodes (load balancing)
+    queued = st.rqs[9].queue[0]
+    st.move_queued(queued, 100)
+    moved = _check(st, 0, top)
+    assert moved[n0][1] == after[n0][1] - 1 and moved[n1][1] == after[n1][1] + 1
