@@ -182,6 +182,8 @@ class _Sender(_Child):
         hb = self.hb
         pipes = self.pipes
         n = self.batch
+        if n == FDS and self.batch_first == self.next_r and self.loop < hb.loops:
+            return self._deliver_and_write(eng, p)
         if n:
             here: Any = p.cpu  # the writer's CPU as an object: boxed here, not per message
             i = self.batch_first
@@ -225,6 +227,72 @@ class _Sender(_Child):
                     nxt = 0
                     loop += 1
         self.next_r, self.loop = nxt, loop
+        return self._wrote(eng, p, first, n, xfer)
+
+    def _deliver_and_write(self, eng: Engine, p: Task) -> int:
+        """step() after a full pass (the common case): the last burst wrote one message to
+        each of the FDS pipes from next_r on, which is where the next burst begins, so one
+        pass over the pipes delivers the last burst's message and writes the next burst's,
+        pipe by pipe, instead of two passes. Same result as delivering all, then writing:
+        a write to a pipe reads only that pipe's count (its message delivered just before)
+        and last user, and a wakeup (eng.wake) queues the reader and posts events without
+        running any task's step or touching a pipe, so that the later pipes' readers being
+        woken after the earlier pipes' writes changes nothing; the wakeups keep their order."""
+        hb = self.hb
+        pipes = self.pipes
+        cap = hb.capacity
+        loops = hb.loops
+        cpu = p.cpu
+        here: Any = cpu  # the writer's CPU as an object: boxed here, not per message
+        row = hb.write_row(eng, cpu)
+        nxt, loop = self.next_r, self.loop
+        first = nxt
+        n = 0
+        xfer = 0
+        writing = True  # until a full pipe or the end of the last loop ends the next burst
+        i = first  # the pipe the last burst's message goes to
+        for _ in range(FDS):
+            pipe = pipes[i]
+            k = pipe.n  # Pipe.put, inlined
+            src = pipe.src
+            if k < len(src):
+                src[k] = here
+            else:
+                src.append(here)
+            k += 1
+            pipe.n = k
+            rt = pipe.reader
+            if rt is not None and rt.state == TASK_SLEEPING:
+                eng.wake(rt, p, sync=True)
+            if writing:
+                if k >= cap:
+                    writing = False
+                else:
+                    # each write pulls the pipe's lines from whoever used the pipe last
+                    u = pipe.last_user
+                    if u >= 0:
+                        xfer += row[u]
+                    pipe.last_user = cpu
+                    n += 1
+                    nxt += 1
+                    if nxt == FDS:
+                        nxt = 0
+                        loop += 1
+                        if loop >= loops:
+                            writing = False
+            i += 1
+            if i == FDS:
+                i = 0
+        self.batch = 0
+        self.next_r, self.loop = nxt, loop
+        return self._wrote(eng, p, first, n, xfer)
+
+    def _wrote(self, eng: Engine, p: Task, first: int, n: int, xfer: int) -> int:
+        """The end of step(): a burst of n writes from receiver `first` on (next_r and loop
+        already say where the one after begins), else the exit or the wait for room."""
+        hb = self.hb
+        pipes = self.pipes
+        cap = hb.capacity
         if n:
             self.batch_first = first
             self.batch = n
@@ -238,9 +306,10 @@ class _Sender(_Child):
                 if queue and pipes[w].n + 1 < cap:
                     eng.wake(queue.pop(0), p, sync=True)
             return n * hb.write_ns + xfer
-        if loop >= loops:
+        if self.loop >= hb.loops:
             hb.exited(eng)
             return EXIT
+        nxt = self.next_r
         pipes[nxt].waiters.append(p)
         self.waited = nxt
         return SLEEP
