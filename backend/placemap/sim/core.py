@@ -6,12 +6,12 @@ per-event closure or object is built; stale events are dropped by their owners (
 generation counter) rather than removed from the queue. No wall clock here: live pacing, if
 ever needed, belongs in a wrapper outside the core.
 
-Layout, for speed: the heap holds plain ints (ints compare several times faster than tuples),
-key = ((time_ns * 2 + priority) << SEQ_BITS) | seq, and an event's callback and arguments wait
-in three lists at index seq (no per-event allocation, no dictionary). seq counts events in
-scheduling order; when it reaches the lists' length, the pending events are renumbered
-0..n-1 in their order (the lists double when more than half are pending), so seq stays below
-2**SEQ_BITS and the keys within machine ints.
+Interpreted (the pure-Python build), for speed, the heap holds plain ints (ints compare several
+times faster than tuples), key = ((time_ns * 2 + priority) << SEQ_BITS) | seq, and an event's
+callback and arguments wait in three lists at index seq (no per-event allocation, no
+dictionary). seq counts events in scheduling order; when it reaches the lists' length, the
+pending events are renumbered 0..n-1 in their order (the lists double when more than half are
+pending), so seq stays below 2**SEQ_BITS and the keys within machine ints.
 
 Compiled, the queue is a heap of Event objects instead (Environment.objects): an event's
 time and priority (tk = time_ns * 2 + priority) and its seq are native int fields, so that
@@ -48,60 +48,11 @@ SEQ_MASK: Final = (1 << SEQ_BITS) - 1
 FIRST_SLOTS: Final = 4096
 
 
-# The heap: heapq's layout and invariant (heap[k] <= heap[2k+1], heap[2k+2]), with its sifts
-# written here so that, compiled, each comparison is two native ints rather than a generic
-# rich comparison of two Python ints (heapq's C code), and no call goes through the
-# interpreter. Items are kept as the int objects they were stored as (list[Any]: moving one
-# neither unboxes nor boxes it); compared, they are read as native ints. Keys are unique (seq
-# is), so any valid heap pops them in the same order: the run does not depend on the layout.
-# Interpreted (the pure-Python build), heapq's C sifts are the faster ones and are used.
+# Two layouts of one queue, chosen by Environment.objects: interpreted (the pure-Python build),
+# a heap of int keys through heapq's C sifts; compiled, a heap of Event objects with native
+# fields and the sifts below. Keys are unique (seq is), so both pop the same events in the same
+# order: the run does not depend on the layout.
 _INTERPRETED: Final = __file__.endswith(".py")
-
-
-def _sift_up(heap: list[Any], pos: int, item: Any) -> None:
-    """Put item at pos, or higher while its parent is greater (heapq's _siftdown)."""
-    key: int = item
-    while pos > 0:
-        parent = (pos - 1) >> 1
-        pk: int = heap[parent]
-        if pk < key:
-            break
-        heap[pos] = heap[parent]
-        pos = parent
-    heap[pos] = item
-
-
-def _push(heap: list[Any], item: Any) -> None:
-    """heapq.heappush."""
-    heap.append(item)
-    _sift_up(heap, len(heap) - 1, item)
-
-
-def _replace(heap: list[Any], item: Any) -> None:
-    """heapq.heapreplace less its result: item replaces the smallest. As heapq, the hole at
-    the root goes down to a leaf along the smaller children, then item rises from there
-    (fewer comparisons than sifting item down, since most items belong near the leaves)."""
-    n = len(heap)
-    pos = 0
-    child = 1
-    while child < n:
-        right = child + 1
-        if right < n:
-            a: int = heap[child]
-            b: int = heap[right]
-            if b < a:
-                child = right
-        heap[pos] = heap[child]
-        pos = child
-        child = 2 * pos + 1
-    _sift_up(heap, pos, item)
-
-
-def _pop(heap: list[Any]) -> None:
-    """heapq.heappop less its result."""
-    last = heap.pop()
-    if heap:
-        _replace(heap, last)
 
 
 class Event:
@@ -121,7 +72,8 @@ class Event:
 
 
 def _ev_sift_up(heap: list[Event], pos: i64, ev: Event) -> None:
-    """_sift_up for Events (positions as i64: compiled, native index arithmetic)."""
+    """Put ev at pos, or higher while its parent runs after it (heapq's _siftdown; positions
+    as i64: compiled, native index arithmetic)."""
     tk = ev.tk
     seq = ev.seq
     parent: i64
@@ -137,13 +89,15 @@ def _ev_sift_up(heap: list[Event], pos: i64, ev: Event) -> None:
 
 
 def _ev_push(heap: list[Event], ev: Event) -> None:
-    """_push for Events."""
+    """heapq.heappush."""
     heap.append(ev)
     _ev_sift_up(heap, len(heap) - 1, ev)
 
 
 def _ev_replace(heap: list[Event], ev: Event) -> None:
-    """_replace for Events: ev replaces the smallest."""
+    """heapq.heapreplace less its result: ev replaces the smallest. As heapq, the hole at the
+    root goes down to a leaf along the earlier children, then ev rises from there (fewer
+    comparisons than sifting ev down, since most events belong near the leaves)."""
     n: i64 = len(heap)
     pos: i64 = 0
     child: i64 = 1
@@ -165,7 +119,7 @@ def _ev_replace(heap: list[Event], ev: Event) -> None:
 
 
 def _ev_pop(heap: list[Event]) -> Event:
-    """_pop for Events; returns the smallest."""
+    """heapq.heappop: removes and returns the smallest."""
     first = heap[0]
     last = heap.pop()
     if heap:
@@ -265,14 +219,9 @@ class Environment:
         key = (((time_ns if time_ns > now else now) * 2 + priority) << SEQ_BITS) | seq
         if self._spent:
             self._spent = False
-            if _INTERPRETED:
-                heapq.heapreplace(self._heap, key)
-            else:
-                _replace(self._heap, key)
-        elif _INTERPRETED:
-            heapq.heappush(self._heap, key)
+            heapq.heapreplace(self._heap, key)
         else:
-            _push(self._heap, key)
+            heapq.heappush(self._heap, key)
         self._pending += 1
 
     def _renumber(self) -> int:
@@ -281,10 +230,7 @@ class Environment:
         heap: list[int] = self._heap
         if self._spent:
             self._spent = False
-            if _INTERPRETED:
-                heapq.heappop(self._heap)
-            else:
-                _pop(self._heap)
+            heapq.heappop(self._heap)
         heap.sort()
         fn, a, b = self._fn, self._a, self._b
         moved = [(fn[k & SEQ_MASK], a[k & SEQ_MASK], b[k & SEQ_MASK]) for k in heap]
@@ -318,10 +264,7 @@ class Environment:
         while True:
             if self._spent:
                 self._spent = False
-                if _INTERPRETED:
-                    heapq.heappop(heap)
-                else:
-                    _pop(heap)
+                heapq.heappop(heap)
             if not heap or self.stopped:
                 break
             key: int = heap[0]

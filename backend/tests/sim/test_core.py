@@ -85,39 +85,6 @@ def test_order_holds_across_renumbering_and_growth(objects: bool) -> None:
     assert len(ran) == len(prio_of) > 20_000 and not pending
 
 
-def test_the_heap_keeps_heapq_invariant_and_pops_in_order() -> None:
-    # core's own sifts (push, replace, pop) against a sorted model, with big keys as the
-    # event keys are; any valid heap of unique keys pops in the same order
-    rng = random.Random(3)
-    heap: list[int] = []
-    model: list[int] = []
-    used: set[int] = set()
-    for _ in range(5000):
-        op = rng.random()
-        k = rng.randrange(1 << 60)
-        while k in used:
-            k = rng.randrange(1 << 60)
-        used.add(k)
-        if op < 0.45 or not heap:
-            core._push(heap, k)
-            model.append(k)
-        elif op < 0.8:
-            model.remove(min(model))
-            core._replace(heap, k)
-            model.append(k)
-        else:
-            model.remove(min(model))
-            core._pop(heap)
-        assert all(heap[(i - 1) // 2] < heap[i] for i in range(1, len(heap))), "heap invariant"
-        assert sorted(heap) == sorted(model)
-        assert not heap or heap[0] == min(model)
-    drained = []
-    while heap:
-        drained.append(heap[0])
-        core._pop(heap)
-    assert drained == sorted(model) and heapq.nsmallest(1, model) == drained[:1]
-
-
 def test_the_event_heap_keeps_its_invariant_and_pops_in_order() -> None:
     # the sifts of the heap of Events against a sorted model of (tk, seq); many equal tk, as
     # events at one instant are
