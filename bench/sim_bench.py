@@ -2,7 +2,9 @@
 second, where the time goes, and the wall time of a full `placemap calibrate`.
 
 Prints side by side, measured in this run (each variant in its own process):
-  - the reference scenario (bench.REFERENCE: hackbench 8 groups on zen3-2s-nps1), events per
+  - the reference scenario (bench.REFERENCE: `hackbench -g 8` on zen3-2s-nps1, hackbench's
+    defaults otherwise: processes, sockets, 100 loops) and the one before session 9
+    (bench.PIPE_REFERENCE: pipes, 200 loops), each on a process's first run: events per
     second of wall time and per CPU-second, best of --repeats, for
       baseline: the simulator as of BASELINE_COMMIT (before the speed work; pure Python),
       pure:     today's sources as pure Python (PLACEMAP_SIM_PURE=1),
@@ -53,7 +55,7 @@ try:
     status = _native.status
 except ImportError:
     status = "pure (no compiled build in this version)"
-r = bench.measure(profile=sys.argv[1] == "profile", top=15)
+r = bench.measure(json.loads(sys.argv[2]), profile=sys.argv[1] == "profile", top=15)
 r["status"] = status
 print(json.dumps(r))
 """
@@ -190,8 +192,8 @@ def child(code: str, args: list[str], tree: Path, pure: bool) -> dict[str, Any]:
     return result
 
 
-def best(code: str, tree: Path, pure: bool, repeats: int) -> dict[str, Any]:
-    runs = [child(code, ["plain"], tree, pure) for _ in range(repeats)]
+def best(code: str, tree: Path, pure: bool, repeats: int, scenario: dict[str, Any]) -> dict[str, Any]:
+    runs = [child(code, ["plain", json.dumps(scenario)], tree, pure) for _ in range(repeats)]
     r = min(runs, key=lambda x: x["cpu_s"])
     r["events_per_wall_s"] = round(r["sched_events"] / r["wall_s"]) if r["wall_s"] else 0
     return r
@@ -231,34 +233,40 @@ def main() -> int:
     )
 
     base = baseline_tree()
-    print(f"\nreference scenario (best of {args.repeats}): {json.dumps(REFERENCE_TEXT)}")
-    print(
-        f"{'variant':<10} {'events':>8} {'cpu_s':>7} {'wall_s':>7} {'events/cpu-s':>13} {'events/wall-s':>14}"
-    )
-    variants: dict[str, dict[str, Any]] = {}
-    for name, src, pure in (("baseline", base, True), ("pure", tree, True), ("compiled", tree, False)):
-        if name == "compiled" and why != "ok":
-            print(f"{name:<10} skipped: {why}")
-            continue
-        r = best(MEASURE, src, pure, args.repeats)
-        variants[name] = r
-        print(
-            f"{name:<10} {r['sched_events']:>8} {r['cpu_s']:>7.3f} {r['wall_s']:>7.3f} "
-            f"{r['events_per_cpu_s']:>13,} {r['events_per_wall_s']:>14,}  {r['status']}"
-        )
-    b = variants["baseline"]["events_per_cpu_s"]
-    for r in variants.values():
-        r["speedup_vs_baseline_cpu"] = round(r["events_per_cpu_s"] / b, 2)
-    fastest = max(variants.values(), key=lambda r: r["events_per_cpu_s"])
-    print(
-        "speed-up per CPU-second vs baseline: "
-        + ", ".join(f"{n} x{r['speedup_vs_baseline_cpu']}" for n, r in variants.items())
-        + f"; target {TARGET:,}/s: {fastest['events_per_cpu_s'] / TARGET:.0%} of it"
-    )
-    report["reference"] = variants
+    from placemap.sim.bench import PIPE_REFERENCE, REFERENCE  # noqa: PLC0415 - after the path is set
 
-    prof = child(MEASURE, ["profile"], tree, True)
-    print(f"\nwhere the time goes (pure Python under cProfile, {prof['cpu_s']} CPU-s; own time):")
+    for key, scenario, text in (
+        ("reference", REFERENCE, REFERENCE_TEXT),
+        ("pipe_reference", PIPE_REFERENCE, PIPE_REFERENCE_TEXT),
+    ):
+        print(f"\n{text} (best of {args.repeats}, a process's first run):")
+        print(
+            f"{'variant':<10} {'events':>8} {'cpu_s':>7} {'wall_s':>7} {'events/cpu-s':>13} {'events/wall-s':>14}"
+        )
+        variants: dict[str, dict[str, Any]] = {}
+        for name, src, pure in (("baseline", base, True), ("pure", tree, True), ("compiled", tree, False)):
+            if name == "compiled" and why != "ok":
+                print(f"{name:<10} skipped: {why}")
+                continue
+            r = best(MEASURE, src, pure, args.repeats, scenario)
+            variants[name] = r
+            print(
+                f"{name:<10} {r['sched_events']:>8} {r['cpu_s']:>7.3f} {r['wall_s']:>7.3f} "
+                f"{r['events_per_cpu_s']:>13,} {r['events_per_wall_s']:>14,}  {r['status']}"
+            )
+        b = variants["baseline"]["events_per_cpu_s"]
+        for r in variants.values():
+            r["speedup_vs_baseline_cpu"] = round(r["events_per_cpu_s"] / b, 2)
+        fastest = max(variants.values(), key=lambda r: r["events_per_cpu_s"])
+        print(
+            "speed-up per CPU-second vs baseline: "
+            + ", ".join(f"{n} x{r['speedup_vs_baseline_cpu']}" for n, r in variants.items())
+            + f"; target {TARGET:,}/s: {fastest['events_per_cpu_s'] / TARGET:.0%} of it"
+        )
+        report[key] = variants
+
+    prof = child(MEASURE, ["profile", json.dumps(REFERENCE)], tree, True)
+    print(f"\nwhere the time goes, reference (pure Python under cProfile, {prof['cpu_s']} CPU-s; own time):")
     for row in prof["profile"]:
         print(f"  {row['share']:>6.1%} {row['own_s']:>7.3f}s {row['calls']:>9} {row['function']}")
     report["profile"] = prof["profile"]
@@ -310,7 +318,12 @@ def main() -> int:
     return 0
 
 
-REFERENCE_TEXT = "hackbench 8 groups x 200 loops, zen3-2s-nps1, seed 1 (placemap.sim.bench.REFERENCE)"
+REFERENCE_TEXT = (
+    "reference: hackbench -g 8 (processes, sockets, 100 loops), zen3-2s-nps1, seed 1 (bench.REFERENCE)"
+)
+PIPE_REFERENCE_TEXT = (
+    "reference before session 9: hackbench -g 8 -p -l 200 (pipes), zen3-2s-nps1, seed 1 (bench.PIPE_REFERENCE)"
+)
 
 if __name__ == "__main__":
     sys.exit(main())

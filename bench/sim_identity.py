@@ -33,7 +33,7 @@ Z1, Z2, Z4, ICX = "zen3-2s-nps1", "zen3-2s-nps2", "zen3-2s-nps4", "icx-2s"
 SCENARIOS: dict[str, dict[str, Any]] = {
     "ref-hackbench": {
         "topology": Z1,
-        "workload": {"kind": "hackbench", "groups": 8, "loops": 200},
+        "workload": {"kind": "hackbench", "groups": 8, "loops": 200, "ipc": "pipe"},
         "seed": 1,
     },
     "hb-icx-socket-thread-wake_affine": {
@@ -50,7 +50,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "hb-nps4-numa_imb_legacy": {
         "topology": Z4,
-        "workload": {"kind": "hackbench", "groups": 4, "loops": 50},
+        "workload": {"kind": "hackbench", "groups": 4, "loops": 50, "ipc": "pipe"},
         "features": {"NUMA_IMB_LEGACY": True},
         "seed": 3,
     },
@@ -116,7 +116,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "hb-nps1-no_mc": {
         "topology": Z1,
-        "workload": {"kind": "hackbench", "groups": 4, "loops": 50},
+        "workload": {"kind": "hackbench", "groups": 4, "loops": 50, "ipc": "pipe"},
         "features": {"NO_MC": True},
         "seed": 12,
     },
@@ -134,7 +134,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "hb-bdw-select_bias_prev": {
         "topology": "bdw-1s-20",
-        "workload": {"kind": "hackbench", "groups": 2, "loops": 50},
+        "workload": {"kind": "hackbench", "groups": 2, "loops": 50, "ipc": "pipe"},
         "features": {"SELECT_BIAS_PREV": True},
         "seed": 14,
     },
@@ -169,7 +169,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     },
     "hb-icx-g16-hold-steal": {
         "topology": ICX,
-        "workload": {"kind": "hackbench", "groups": 16, "loops": 30},
+        "workload": {"kind": "hackbench", "groups": 16, "loops": 30, "ipc": "pipe"},
         "hints": ["wake_hold", "wake_wide"],
         "features": {"STEAL": True},
         "seed": 19,

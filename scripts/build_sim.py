@@ -38,7 +38,8 @@ EXTRA_CFLAGS = ["-flto=auto", "-fno-semantic-interposition", "-fno-plt"]
 # build without a profile.
 PGO_GENERATE = ["-fprofile-generate", "-fprofile-update=single"]
 PGO_USE = ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile", "-Wno-coverage-mismatch"]
-# A few short runs of each workload kind (the reference hackbench first), on three machines.
+# A few short runs of each workload kind (the reference hackbench over sockets first, then the
+# calibration's threads over pipes), on three machines.
 TRAIN = """
 import sys
 from placemap.sim import engine, bench
@@ -47,7 +48,8 @@ if not engine.__file__.endswith(".so"):
     sys.exit("training: the instrumented build was not imported")
 Z1, Z4, ICX = "zen3-2s-nps1", "zen3-2s-nps4", "icx-2s"
 runs = [bench.REFERENCE,
-        {"topology": ICX, "workload": {"kind": "hackbench", "groups": 2, "loops": 50}, "seed": 2},
+        {"topology": ICX, "workload": {"kind": "hackbench", "groups": 2, "loops": 50, "mode": "thread", "ipc": "pipe"},
+         "seed": 2},
         {"topology": Z1, "workload": {"kind": "schbench", "workers": 32}, "duration_ms": 300},
         {"topology": Z4, "workload": {"kind": "tbench", "clients": 32}, "duration_ms": 20},
         {"topology": ICX, "workload": {"kind": "stream", "threads": 16}, "duration_ms": 60},

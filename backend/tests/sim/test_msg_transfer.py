@@ -22,7 +22,7 @@ def _read_burst(writer_cpus: dict[int, int]) -> int:
     """The burst of receiver 0 of a zen3 hackbench group, on CPU 0, reading the messages
     `writer_cpus` (CPU -> count) wrote."""
     eng = Engine(preset("zen3-2s-nps1"), seed=1)
-    hb = Hackbench(groups=1, loops=10)
+    hb = Hackbench(groups=1, loops=10, ipc="pipe")
     rx = _Receiver(hb, 0, 0)
     rx.started = True
     p = Task(1, "receiver")

@@ -21,7 +21,7 @@ def _sleeper(pid: int, cpu: int) -> Task:
 
 def test_a_read_of_a_full_pipe_wakes_one_writer_and_that_writer_wakes_the_next() -> None:
     eng = Engine(preset("icx-2s"), seed=1)
-    hb = Hackbench(groups=1, loops=100)
+    hb = Hackbench(groups=1, loops=100, ipc="pipe")
     for _ in range(hb.capacity):
         hb.pipes[0].put(4)  # receiver 0's pipe is full
     w1, w2, w3 = _sleeper(11, 4), _sleeper(12, 5), _sleeper(13, 6)
@@ -46,7 +46,7 @@ def test_a_read_of_a_full_pipe_wakes_one_writer_and_that_writer_wakes_the_next()
 
 def test_a_writer_that_did_not_wait_wakes_nobody() -> None:
     eng = Engine(preset("icx-2s"), seed=1)
-    hb = Hackbench(groups=1, loops=100)
+    hb = Hackbench(groups=1, loops=100, ipc="pipe")
     w2 = _sleeper(12, 5)
     hb.pipes[0].waiters.append(w2)
     tx = _Sender(hb, 0, 0)

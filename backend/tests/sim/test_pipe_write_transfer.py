@@ -30,7 +30,7 @@ def _write_burst(hb: Hackbench, eng: Engine, cpu: int) -> int:
 def test_a_write_pays_for_the_pipe_lines_another_llc_used_last() -> None:
     # zen3: CPU 0's LLC is CPUs 0-7 and 128-135; CPU 8 is another CCX of the socket
     eng = Engine(preset("zen3-2s-nps1"), seed=1)
-    hb = Hackbench(groups=1, loops=10)
+    hb = Hackbench(groups=1, loops=10, ipc="pipe")
     write = WRITE_NS["pipe"]
     assert _write_burst(hb, eng, 0) == FDS * write, "fresh pipes: nobody used them yet"
     assert _write_burst(hb, eng, 1) == FDS * write, "last used by a writer of the same LLC"

@@ -1,5 +1,8 @@
 """hackbench -g G [process|thread] [pipe|socket] -l L.
 
+Defaults are hackbench's own (rt-tests hackbench.c, as perf bench sched messaging): 10 groups,
+processes, unix sockets (pipes only with -p / --pipe), 100 loops of 100-byte messages.
+
 Per group 20 senders and 20 receivers; every sender writes L messages of 100 bytes to every
 receiver; a receiver reads until it has 20 x L. Writes and reads are sync wakeups; a sender
 blocks when the receiver's buffer is full; the blocked senders are woken (sync) one at a time,
@@ -322,7 +325,9 @@ class Hackbench:
     better = "lower"
     PARAMS: ClassVar[tuple[str, ...]] = ("groups", "mode", "ipc", "loops")
 
-    def __init__(self, groups: int = 1, mode: str = "process", ipc: str = "pipe", loops: int = 100) -> None:
+    def __init__(
+        self, groups: int = 10, mode: str = "process", ipc: str = "socket", loops: int = 100
+    ) -> None:
         self.groups = groups
         self.mode = mode
         self.ipc = ipc
@@ -355,9 +360,9 @@ class Hackbench:
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Hackbench:
         check_keys(spec, cls.PARAMS, field)
         return cls(
-            groups=int_param(spec, "groups", 1, 1, 64, field=field),
+            groups=int_param(spec, "groups", 10, 1, 64, field=field),
             mode=choice_param(spec, "mode", "process", ("process", "thread"), field),
-            ipc=choice_param(spec, "ipc", "pipe", ("pipe", "socket"), field),
+            ipc=choice_param(spec, "ipc", "socket", ("pipe", "socket"), field),
             loops=int_param(spec, "loops", 100, 1, 1_000_000, field=field),
         )
 

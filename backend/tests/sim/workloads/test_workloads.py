@@ -12,6 +12,7 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim.features import Features
 from placemap.sim.scenario import parse_scenario, run_scenario, simulate
 from placemap.sim.workloads import build
+from placemap.sim.workloads.hackbench import Hackbench
 from placemap.sim.workloads.pairs import FORK_NS, FORK_SPREAD_NS, Pairs, fork_ns
 from placemap.sim.workloads.schbench import FUTEX_WAKE_NS
 
@@ -41,6 +42,15 @@ def metric(topology: str, workload: dict[str, Any], hints: list[str] | None = No
 def test_every_workload_runs_and_names_its_metric(workload: dict[str, Any], name: str) -> None:
     r = run_scenario({"topology": "bdw-1s-20", "workload": workload, "seed": 2, "duration_ms": 150})
     assert r["metric"]["name"] == name and r["metric"]["value"] > 0
+
+
+def test_hackbench_defaults_are_hackbench_s_own() -> None:
+    # rt-tests hackbench.c (and perf bench sched messaging): 10 groups of 20 senders and 20
+    # receivers, processes, unix sockets unless -p/--pipe, 100 loops
+    hb = build({"kind": "hackbench"}, "workload")
+    assert isinstance(hb, Hackbench)
+    assert (hb.groups, hb.mode, hb.ipc, hb.loops) == (10, "process", "socket", 100)
+    assert hb.nr_children == 400
 
 
 def test_stream_on_unified_llc_gains_from_fork_spread_across_nodes() -> None:
