@@ -17,6 +17,7 @@ from placemap.settings import Settings
 from placemap.sim.calibration import calibrate
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
+from placemap.sim_profile import resolve
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
 
@@ -30,11 +31,17 @@ def _sim(args: argparse.Namespace) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
-    store = Store(Settings.from_env(db_path=args.db).db_path) if args.save else None
+    # the store: to save the run, or to read the recording a trace workload replays
+    wl = scenario.get("workload") if isinstance(scenario, dict) else None
+    replays = isinstance(wl, dict) and wl.get("kind") == "trace" and "recording" in wl
+    store = Store(Settings.from_env(db_path=args.db).db_path) if args.save or replays else None
     try:
-        if store is None:
+        if store is not None and replays:
+            scenario = resolve(scenario, store)
+        if not args.save:
             result = run_scenario(scenario, wall_clock=not args.deterministic)
         else:
+            assert store is not None
             result = run_and_save(scenario, store=store, wall_clock=not args.deterministic)
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
@@ -94,7 +101,11 @@ def register(sub: Any) -> None:
     sim.add_argument(
         "--save", action="store_true", help="also store the run as a recording (source simulated) to replay"
     )
-    sim.add_argument("--db", help="SQLite file for --save (default data/placemap.db, env PLACEMAP_DB)")
+    sim.add_argument(
+        "--db",
+        help="SQLite file for --save and a trace workload's recording (default data/placemap.db, "
+        "env PLACEMAP_DB)",
+    )
     sim.set_defaults(func=_sim)
     cal = sub.add_parser("calibrate", help="compare the simulator with the published result tables")
     cal.add_argument("--csv", default=str(DEFAULT_CSV), help="result table (default: shared/calibration)")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from placemap.sim.errors import ScenarioError
+from placemap.sim_profile import resolve
 from placemap.sim_record import run
 from placemap.store import Store
 from placemap.store.store import new_id
@@ -78,11 +79,13 @@ def worker_main(db_path: str, scenario: dict[str, Any], save: bool, conn: Connec
     """The worker process: run one scenario, reporting over `conn`."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
-    store = Store(Path(db_path)) if save else None
+    store = Store(Path(db_path))
     try:
+        # a trace workload's recording becomes its profile here, off the server's threads
+        scenario = resolve(scenario, store)
         result = run(
             scenario,
-            store=store,
+            store=store if save else None,
             on_progress=lambda f: conn.send(("progress", f)),
             on_recording=lambda rid: conn.send(("recording", rid)),
         )
@@ -92,8 +95,7 @@ def worker_main(db_path: str, scenario: dict[str, Any], save: bool, conn: Connec
     except Exception as exc:
         conn.send(("failed", None, f"{type(exc).__name__}: {exc}"))
     finally:
-        if store is not None:
-            store.close()
+        store.close()
         conn.close()
 
 

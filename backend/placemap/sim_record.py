@@ -24,6 +24,7 @@ from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology as TopologyModel
 from placemap.sim.scenario import Scenario, parse_scenario, simulate, summarize
 from placemap.sim.trace import COLUMNS, PRIO, EventLog
+from placemap.sim_profile import for_meta
 from placemap.store import Store
 from placemap.store.live import LiveStore
 
@@ -168,7 +169,7 @@ def run(
             log.flush()
             ingestor.finish(None)
             # finish() writes the ingest's own metadata; the scenario and result join it after
-            LiveStore(store).merge_meta(rid, {"scenario": dict(scenario), "sim_result": result})
+            LiveStore(store).merge_meta(rid, {"scenario": for_meta(scenario), "sim_result": result})
             result["recording_id"] = rid
     except BaseException as exc:
         if ingestor is not None and store is not None and rid is not None:

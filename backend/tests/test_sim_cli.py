@@ -6,9 +6,14 @@ import csv
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from placemap.cli import main
+from placemap.replay.ingest import Ingestor
+from placemap.sim.scenario import run_scenario
+from placemap.sim_profile import profile_from_table
+from placemap.store import Store
 
 SCENARIO = {
     "topology": "zen3-2s-nps1",
@@ -76,3 +81,37 @@ def test_calibrate_reports_agreement_for_a_small_table(
     # the same report from one process as from the pool
     code, one, _ = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
     assert code == 0 and one == out
+
+
+def test_sim_replays_a_stored_recording_as_a_trace_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], g4_table: pa.Table
+) -> None:
+    db = tmp_path / "p.db"
+    store = Store(db)
+    rid = store.create_recording("g4")
+    ing = Ingestor(store, rid, None)
+    for batch in g4_table.to_batches(max_chunksize=10_000):
+        ing.add(batch)
+    ing.finish(None)
+    store.close()
+    f = tmp_path / "s.json"
+    f.write_text(
+        json.dumps({"topology": "bdw-1s-20", "workload": {"kind": "trace", "recording": rid}, "seed": 1})
+    )
+    code, out, err = run(["sim", str(f), "--json", "--deterministic", "--db", str(db)], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["metric"]["name"] == "runtime_s" and result["sim"]["complete"]
+    # the stored recording's profile is the one its events make
+    profile = profile_from_table(g4_table, source=f"recording {rid}")
+    direct = run_scenario(
+        {"topology": "bdw-1s-20", "workload": {"kind": "trace", "profile": profile}, "seed": 1}
+    )
+    direct["sim"]["wall_s"] = 0.0
+    assert result == direct
+    f.write_text(json.dumps({"topology": "recorded", "workload": {"kind": "trace", "recording": rid}}))
+    code, _, err = run(["sim", str(f), "--db", str(db)], capsys)
+    assert code == 2 and "topology: recording" in err and "no host topology" in err
+    f.write_text(json.dumps({"topology": "bdw-1s-20", "workload": {"kind": "trace", "recording": "nope"}}))
+    code, _, err = run(["sim", str(f), "--db", str(db)], capsys)
+    assert code == 2 and "workload.recording: no recording 'nope'" in err

@@ -12,7 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Server
+from conftest import Server, wait_done
+from ftrace_lines import G4
 
 from placemap.sim.scenario import run_scenario
 
@@ -172,3 +173,44 @@ def test_a_worker_killed_from_outside_fails_its_job_and_recording(client: httpx.
     }
     rec = client.get(f"/api/recordings/{job['recording_id']}").json()
     assert rec["status"] == "failed" and "exit code -9" in rec["error"] and rec["event_count"] == 0
+
+
+def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Client) -> None:
+    # vm2-hackbench-g4 (a real 2-CPU VM's hackbench) uploaded with that VM's topology
+    vm2 = {
+        "machine": "vm2",
+        "source": "manual",
+        "cpus": [
+            {"cpu": c, "online": True, "core": c, "llc": 0, "numa_node": 0, "package": 0, "smt_siblings": [c]}
+            for c in (0, 1)
+        ],
+        "llcs": [{"id": 0, "cpus": [0, 1], "numa_nodes": [0]}],
+        "numa_nodes": [{"id": 0, "cpus": [0, 1]}],
+        "node_distances": [[10]],
+    }
+    tid = client.post("/api/topologies", json=vm2).json()["id"]
+    r = client.post("/api/recordings", params={"name": "g4", "topology_id": tid}, content=G4.read_bytes())
+    rec = wait_done(client, r.json()["id"])
+    assert rec["status"] == "ready"
+    rid = str(rec["id"])
+    bad = {"topology": "recorded", "workload": {"kind": "trace", "recording": "nope"}}
+    r = client.post("/api/sim/jobs", json={"scenario": bad})
+    assert r.status_code == 422 and r.json()["detail"]["message"].startswith("workload.recording:")
+    sc = {
+        "topology": "recorded",
+        "workload": {"kind": "trace", "recording": rid},
+        "seed": 1,
+        "duration_ms": 5000,
+    }
+    r = client.post("/api/sim/jobs", json={"scenario": sc, "save": True})
+    assert r.status_code == 202, r.text
+    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert job["status"] == "done", job
+    assert job["scenario"] == sc, "the job shows the scenario as submitted, not the profile"
+    result = job["result"]
+    assert result["sim"]["complete"] and result["metric"]["name"] == "runtime_s"
+    recorded_s = (int(str(rec["t_end_ns"])) - int(str(rec["t_start_ns"]))) / 1e9
+    assert abs(result["metric"]["value"] / recorded_s - 1) < 0.15
+    saved = client.get(f"/api/recordings/{job['recording_id']}").json()
+    prof = saved["scenario"]["workload"]["profile"]
+    assert prof["source"] == f"recording {rid}" and prof["tasks"] > 160 and "ops" not in str(prof)

@@ -289,6 +289,8 @@ export interface paths {
         /**
          * Submit
          * @description Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}.
+         *     A trace workload names a stored recording ({"kind": "trace", "recording": ID}; topology
+         *     "recorded" for the recording's own host): the job builds its profile.
          */
         post: operations["submit_api_sim_jobs_post"];
         delete?: never;

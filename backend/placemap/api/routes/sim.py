@@ -8,10 +8,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
+from placemap.api.deps import StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.sim.errors import ScenarioError
-from placemap.sim.scenario import parse_scenario
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
+from placemap.sim_profile import validate
 
 router = APIRouter(prefix="/api/sim")
 
@@ -123,10 +124,12 @@ def _model(job: Job) -> SimJob:
 
 
 @router.post("/jobs", status_code=202)
-def submit(jobs: JobsDep, body: SimJobRequest) -> SimJobCreated:
-    """Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}."""
+def submit(jobs: JobsDep, store: StoreDep, body: SimJobRequest) -> SimJobCreated:
+    """Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}.
+    A trace workload names a stored recording ({"kind": "trace", "recording": ID}; topology
+    "recorded" for the recording's own host): the job builds its profile."""
     try:
-        parse_scenario(body.scenario)
+        validate(body.scenario, store)
     except ScenarioError as exc:
         raise ApiError(422, "bad_scenario", str(exc)) from exc
     try:

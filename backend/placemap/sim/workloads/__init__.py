@@ -11,6 +11,7 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim.workloads.hackbench import Hackbench
 from placemap.sim.workloads.pairs import Pairs
 from placemap.sim.workloads.params import Workload
+from placemap.sim.workloads.replay import TraceReplay
 from placemap.sim.workloads.schbench import Schbench
 from placemap.sim.workloads.stream import Stream
 
@@ -21,6 +22,7 @@ WORKLOADS: Final[dict[str, Any]] = {
     "ctxswitch": Pairs,
     "netperf": Pairs,
     "stream": Stream,
+    "trace": TraceReplay,
 }
 
 
