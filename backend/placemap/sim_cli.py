@@ -17,7 +17,7 @@ from placemap.settings import Settings
 from placemap.sim.calibration import calibrate
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
-from placemap.sim_profile import resolve
+from placemap.sim_profile import resolve, trace_input
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
 
@@ -32,12 +32,12 @@ def _sim(args: argparse.Namespace) -> int:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
-    wl = scenario.get("workload") if isinstance(scenario, dict) else None
-    replays = isinstance(wl, dict) and wl.get("kind") == "trace" and "recording" in wl
-    store = Store(Settings.from_env(db_path=args.db).db_path) if args.save or replays else None
+    settings = Settings.from_env(db_path=args.db)
+    replays = trace_input(scenario)
+    store = Store(settings.db_path) if args.save or replays == "recording" else None
     try:
-        if store is not None and replays:
-            scenario = resolve(scenario, store)
+        if replays is not None:
+            scenario = resolve(scenario, store, settings.collector)
         if not args.save:
             result = run_scenario(scenario, wall_clock=not args.deterministic)
         else:

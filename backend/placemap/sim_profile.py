@@ -23,8 +23,10 @@ ends without a wakeup seen (a lost event) is a SLEEP of its length. Counted and 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -249,26 +251,69 @@ def recording_table(store: Store, rid: str) -> pa.Table:
     return pa.concat_tables(tables)
 
 
-def resolve(scenario: Any, store: Store) -> Any:
-    """The scenario with a trace workload's "recording" replaced by its profile, and the
-    topology "recorded" by the recording's host topology; any other scenario as it is. A
-    recording that does not exist or has no host topology is a ScenarioError naming the field."""
-    if not isinstance(scenario, dict):
+def trace_input(scenario: Any) -> str | None:
+    """ "recording" or "file" when the scenario's workload is a trace named by one, else None."""
+    wl = scenario.get("workload") if isinstance(scenario, dict) else None
+    if not isinstance(wl, dict) or wl.get("kind") != "trace":
+        return None
+    return next((k for k in ("recording", "file") if k in wl), None)
+
+
+def resolve(scenario: Any, store: Store | None = None, collector: Path | None = None) -> Any:
+    """The scenario with a trace workload's "recording" (from `store`) or "file" (a trace file
+    read by the importer, `collector`) replaced by its profile, and the topology "recorded" by
+    the recording's host topology; any other scenario as it is. A recording that does not exist
+    or has no host topology, or a file the importer refuses, is a ScenarioError naming the field."""
+    what = trace_input(scenario)
+    if what is None:
         return scenario
-    wl = scenario.get("workload")
-    if not isinstance(wl, dict) or wl.get("kind") != "trace" or "recording" not in wl:
-        return scenario
-    rid = wl["recording"]
-    rec = _ready_recording(rid, store)
+    wl = scenario["workload"]
+    rec: RecordingRow | None = None
+    if what == "recording":
+        if store is None:
+            raise ScenarioError("workload.recording", "no store to read recordings from")
+        rid = wl["recording"]
+        rec = _ready_recording(rid, store)
+        table, source = recording_table(store, rid), f"recording {rid}"
+    else:
+        if collector is None:
+            raise ScenarioError("workload.file", "placemap sim reads trace files; the API replays recordings")
+        path = wl["file"]
+        if not isinstance(path, str):
+            raise ScenarioError("workload.file", f"expected a path, got {path!r}")
+        table, source = file_table(collector, Path(path)), f"file {Path(path).name}"
     try:
-        profile = profile_from_table(recording_table(store, rid), source=f"recording {rid}")
+        profile = profile_from_table(table, source=source)
     except ProfileError as exc:
-        raise ScenarioError("workload.recording", str(exc)) from exc
+        raise ScenarioError(f"workload.{what}", str(exc)) from exc
     out = dict(scenario)
-    out["workload"] = {**{k: v for k, v in wl.items() if k != "recording"}, "profile": profile}
+    out["workload"] = {**{k: v for k, v in wl.items() if k != what}, "profile": profile}
     if scenario.get("topology") == "recorded":
+        if rec is None:
+            raise ScenarioError("topology", "a trace file brings no host topology: name a preset or give one")
+        assert store is not None
         out["topology"] = _recorded_topology(rec, store)
     return out
+
+
+def file_table(collector: Path, path: Path) -> pa.Table:
+    """A trace file (ftrace text, trace-cmd, perf script, raw tracefs; as placemap-collect import
+    reads it) as one table in the event schema; ScenarioError("workload.file") when it cannot."""
+    if not path.is_file():
+        raise ScenarioError("workload.file", f"no file {str(path)!r}")
+    if not collector.is_file():
+        raise ScenarioError("workload.file", f"no importer binary at {collector}: run scripts/install")
+    proc = subprocess.run(
+        [str(collector), "import", str(path), "--out", "-"], capture_output=True, check=False, timeout=3600
+    )
+    if proc.returncode != 0:
+        msg = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise ScenarioError("workload.file", (msg[-1] if msg else f"the importer exited {proc.returncode}"))
+    try:
+        table = pa.ipc.open_stream(proc.stdout).read_all()
+    except pa.ArrowInvalid as exc:
+        raise ScenarioError("workload.file", f"the importer's output was not an Arrow stream: {exc}") from exc
+    return pa.Table.from_arrays([table.column(f.name) for f in EVENT_SCHEMA], schema=EVENT_SCHEMA)
 
 
 def _ready_recording(rid: Any, store: Store) -> RecordingRow:
@@ -314,10 +359,13 @@ def validate(scenario: Any, store: Store) -> None:
     if not isinstance(scenario, dict):
         parse_scenario(scenario)
         return
-    wl = scenario.get("workload")
-    if not isinstance(wl, dict) or wl.get("kind") != "trace" or "recording" not in wl:
+    what = trace_input(scenario)
+    if what == "file":
+        raise ScenarioError("workload.file", "the API replays stored recordings: upload the trace first")
+    if what is None:
         parse_scenario(scenario)
         return
+    wl = scenario["workload"]
     rec = _ready_recording(wl["recording"], store)
     out = dict(scenario)
     if scenario.get("topology") == "recorded":

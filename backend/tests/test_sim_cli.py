@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from collector import collector_binary
+from ftrace_lines import G4
 
 from placemap.cli import main
 from placemap.replay.ingest import Ingestor
@@ -115,3 +117,30 @@ def test_sim_replays_a_stored_recording_as_a_trace_workload(
     f.write_text(json.dumps({"topology": "bdw-1s-20", "workload": {"kind": "trace", "recording": "nope"}}))
     code, _, err = run(["sim", str(f), "--db", str(db)], capsys)
     assert code == 2 and "workload.recording: no recording 'nope'" in err
+
+
+def test_sim_replays_a_trace_file_read_by_the_importer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, g4_table: pa.Table
+) -> None:
+    # the real importer binary (placemap-collect), as scripts/install builds it
+    monkeypatch.setenv("PLACEMAP_COLLECT", str(collector_binary(tmp_path / "collector")))
+    f = tmp_path / "s.json"
+    f.write_text(
+        json.dumps({"topology": "bdw-1s-20", "workload": {"kind": "trace", "file": str(G4)}, "seed": 1})
+    )
+    code, out, err = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    assert code == 0, err
+    profile = profile_from_table(g4_table, source=f"file {G4.name}")
+    direct = run_scenario(
+        {"topology": "bdw-1s-20", "workload": {"kind": "trace", "profile": profile}, "seed": 1}
+    )
+    direct["sim"]["wall_s"] = 0.0
+    assert json.loads(out) == direct
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\x00\x01 not a trace\n")
+    f.write_text(json.dumps({"topology": "bdw-1s-20", "workload": {"kind": "trace", "file": str(bad)}}))
+    code, _, err = run(["sim", str(f)], capsys)
+    assert code == 2 and "workload.file:" in err
+    f.write_text(json.dumps({"topology": "recorded", "workload": {"kind": "trace", "file": str(G4)}}))
+    code, _, err = run(["sim", str(f)], capsys)
+    assert code == 2 and "topology: a trace file brings no host topology" in err

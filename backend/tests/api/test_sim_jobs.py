@@ -196,6 +196,10 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     bad = {"topology": "recorded", "workload": {"kind": "trace", "recording": "nope"}}
     r = client.post("/api/sim/jobs", json={"scenario": bad})
     assert r.status_code == 422 and r.json()["detail"]["message"].startswith("workload.recording:")
+    # the server reads no path a client names
+    bad = {"topology": "bdw-1s-20", "workload": {"kind": "trace", "file": "/etc/passwd"}}
+    r = client.post("/api/sim/jobs", json={"scenario": bad})
+    assert r.status_code == 422 and r.json()["detail"]["message"].startswith("workload.file:")
     sc = {
         "topology": "recorded",
         "workload": {"kind": "trace", "recording": rid},
