@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.sim.errors import ScenarioError
@@ -39,6 +40,7 @@ from placemap.store import RecordingRow, Store
 from placemap.store.codec import decode_chunk
 
 RUNNABLE_STATES = ("R", "R+")
+BATCH = 65_536  # events made into Python objects at a time
 COLUMNS = (
     "ts_ns", "cpu", "kind", "cur_pid", "pid", "comm", "target_cpu", "prev_state", "next_pid", "next_comm",
 )  # fmt: skip
@@ -82,13 +84,11 @@ class _Task:
 
 def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
     """The trace workload's profile of an event table in the project's event schema."""
-    cols = {c: table.column(c).to_pylist() for c in COLUMNS}
     n = table.num_rows
     if n == 0:
         raise ProfileError("the recording has no events")
-    t0 = cols["ts_ns"][0]
-    kinds = cols["kind"]
-    has_waking = any(k == Kind.WAKING for k in kinds)
+    t0 = table.column("ts_ns")[0].as_py()
+    has_waking = pc.any(pc.equal(table.column("kind"), int(Kind.WAKING))).as_py()
     wake_kind = Kind.WAKING if has_waking else Kind.WAKEUP
     tasks: dict[int, _Task] = {}
     skipped = {"sleeps_without_wakeup": 0, "switches_missing": 0, "idle_subjects": 0}
@@ -117,110 +117,119 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
             t.ops[t.sleep_at + 1] = max(0, ts - t.sleep_since)
         t.sleep_at = -1
 
-    ts_c, cpu_c, cur_c, pid_c, comm_c = cols["ts_ns"], cols["cpu"], cols["cur_pid"], cols["pid"], cols["comm"]
-    for i in range(n):
-        k = kinds[i]
-        ts = ts_c[i] - t0
-        cpu = cpu_c[i]
-        if k == Kind.SWITCH:
-            prev = pid_c[i]
-            cur = on_cpu.get(cpu)  # the task the recording last switched in on this CPU
-            p = get(prev, comm_c[i], cpu, "running") if prev else None
-            if cur is not None and cur is not p and cur.run_cpu == cpu:
-                # cur's switch out is missing: it ran until last seen running, and p (or the
-                # idle task) from there
-                skipped["switches_missing"] += 1
-                cur.run_cpu = -1
-                gap_from: int | None = cur.run_since
-            else:
-                gap_from = None
-            if p is not None:
-                if p.sleep_at >= 0:
-                    # asleep, yet on a CPU: its switch in (or wakeup) was not recorded
-                    skipped["sleeps_without_wakeup"] += 1
-                    end_sleep(p, ts, None)
-                if p.run_cpu != cpu and not p.done:
-                    if gap_from is not None:
-                        p.run_cpu, p.run_since = cpu, gap_from
-                    elif cpu not in cpu_since and not p.ops and p.pending_run == 0:
-                        p.run_cpu, p.run_since = cpu, 0  # running since before the recording began
-                    elif cur is None or cur is not p:
-                        skipped["switches_missing"] += 1
-                        p.run_cpu, p.run_since = cpu, cpu_since.get(cpu, 0)
-                p.ran_until(ts)
-                p.run_cpu = -1
-                state = cols["prev_state"][i] or "R"
-                pre, p.prewake = p.prewake, None
-                if p.done:
-                    pass
-                elif p.exiting or state[0] in "XZ":
-                    p.flush()
-                    p.ops += [OP_EXIT, 0]
-                    p.done = True
-                elif state not in RUNNABLE_STATES:
-                    p.flush()
-                    p.sleep_at = len(p.ops)
-                    p.sleep_since = ts
-                    p.ops += [OP_WAIT, 0]  # its wakeup decides WAIT or SLEEP
+    def _events(cols: dict[str, list[Any]]) -> None:
+        kinds = cols["kind"]
+        ts_c, cpu_c, cur_c = cols["ts_ns"], cols["cpu"], cols["cur_pid"]
+        pid_c, comm_c = cols["pid"], cols["comm"]
+        for i in range(len(kinds)):
+            k = kinds[i]
+            ts = ts_c[i] - t0
+            cpu = cpu_c[i]
+            if k == Kind.SWITCH:
+                prev = pid_c[i]
+                cur = on_cpu.get(cpu)  # the task the recording last switched in on this CPU
+                p = get(prev, comm_c[i], cpu, "running") if prev else None
+                if cur is not None and cur is not p and cur.run_cpu == cpu:
+                    # cur's switch out is missing: it ran until last seen running, and p (or the
+                    # idle task) from there
+                    skipped["switches_missing"] += 1
+                    cur.run_cpu = -1
+                    gap_from: int | None = cur.run_since
+                else:
+                    gap_from = None
+                if p is not None:
+                    if p.sleep_at >= 0:
+                        # asleep, yet on a CPU: its switch in (or wakeup) was not recorded
+                        skipped["sleeps_without_wakeup"] += 1
+                        end_sleep(p, ts, None)
+                    if p.run_cpu != cpu and not p.done:
+                        if gap_from is not None:
+                            p.run_cpu, p.run_since = cpu, gap_from
+                        elif cpu not in cpu_since and not p.ops and p.pending_run == 0:
+                            p.run_cpu, p.run_since = cpu, 0  # running since before the recording began
+                        elif cur is None or cur is not p:
+                            skipped["switches_missing"] += 1
+                            p.run_cpu, p.run_since = cpu, cpu_since.get(cpu, 0)
+                    p.ran_until(ts)
+                    p.run_cpu = -1
+                    state = cols["prev_state"][i] or "R"
+                    pre, p.prewake = p.prewake, None
+                    if p.done:
+                        pass
+                    elif p.exiting or state[0] in "XZ":
+                        p.flush()
+                        p.ops += [OP_EXIT, 0]
+                        p.done = True
+                    elif state not in RUNNABLE_STATES:
+                        p.flush()
+                        p.sleep_at = len(p.ops)
+                        p.sleep_since = ts
+                        p.ops += [OP_WAIT, 0]  # its wakeup decides WAIT or SLEEP
+                        if pre is not None:
+                            p.sleep_at = -1  # woken before it was off the CPU: its WAKE is written
+                            pre = None
                     if pre is not None:
-                        p.sleep_at = -1  # woken before it was off the CPU: its WAKE is written
-                        pre = None
-                if pre is not None:
-                    # the wakeup found it running and it did not sleep: no WAKE after all
-                    _cancel_wake(pre)
-            cpu_since[cpu] = ts
-            on_cpu.pop(cpu, None)
-            nxt = cols["next_pid"][i]
-            if nxt:
-                q = get(nxt, cols["next_comm"][i] or "", cpu, "running")
-                if q.sleep_at >= 0:
-                    skipped["sleeps_without_wakeup"] += 1
-                    end_sleep(q, ts, None)
-                q.run_cpu, q.run_since = cpu, ts
-                on_cpu[cpu] = q
-        elif k == wake_kind:
-            pid = pid_c[i]
-            if not pid:
-                skipped["idle_subjects"] += 1
-                continue
-            tcpu = cols["target_cpu"][i]
-            p = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "asleep")
-            w = tasks.get(cur_c[i]) if has_waking and cur_c[i] else None
-            waker = w if w is not None and w.run_cpu == cpu and w is not p and not w.done else None
-            if p.done:
-                continue
-            if p.sleep_at < 0:
-                if p.run_cpu >= 0 and waker is not None and p.prewake is None:
-                    # woken while still on its CPU: a WAKE now, kept if it then switches out asleep
-                    waker.ran_until(ts)
-                    waker.flush()
-                    p.prewake = (waker, len(waker.ops))
-                    waker.ops += [OP_WAKE, p.pid]
-                continue
-            end_sleep(p, ts, waker)
-        elif k == Kind.WAKEUP_NEW:
-            pid = pid_c[i]
-            if not pid:
-                skipped["idle_subjects"] += 1
-                continue
-            tcpu = cols["target_cpu"][i]
-            parent = tasks.get(cur_c[i]) if cur_c[i] else None
-            if pid in tasks:
-                continue
-            if parent is not None and parent.run_cpu == cpu:
-                get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "forked")
-                parent.ran_until(ts)
-                parent.flush()
-                parent.ops += [OP_FORK, pid]
-            else:
-                # no parent task seen running: the child starts when the recording saw it
-                c = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "asleep")
-                end_sleep(c, ts, None)
-        elif k == Kind.EXIT:
-            e = tasks.get(pid_c[i])
-            if e is not None:
-                e.exiting = True  # it still runs (and may wake its parent) until switched out
-    end = ts_c[n - 1] - t0
+                        # the wakeup found it running and it did not sleep: no WAKE after all
+                        _cancel_wake(pre)
+                cpu_since[cpu] = ts
+                on_cpu.pop(cpu, None)
+                nxt = cols["next_pid"][i]
+                if nxt:
+                    q = get(nxt, cols["next_comm"][i] or "", cpu, "running")
+                    if q.sleep_at >= 0:
+                        skipped["sleeps_without_wakeup"] += 1
+                        end_sleep(q, ts, None)
+                    q.run_cpu, q.run_since = cpu, ts
+                    on_cpu[cpu] = q
+            elif k == wake_kind:
+                pid = pid_c[i]
+                if not pid:
+                    skipped["idle_subjects"] += 1
+                    continue
+                tcpu = cols["target_cpu"][i]
+                p = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "asleep")
+                w = tasks.get(cur_c[i]) if has_waking and cur_c[i] else None
+                waker = w if w is not None and w.run_cpu == cpu and w is not p and not w.done else None
+                if p.done:
+                    continue
+                if p.sleep_at < 0:
+                    if p.run_cpu >= 0 and waker is not None and p.prewake is None:
+                        # woken while still on its CPU: a WAKE now, kept if it then switches out asleep
+                        waker.ran_until(ts)
+                        waker.flush()
+                        p.prewake = (waker, len(waker.ops))
+                        waker.ops += [OP_WAKE, p.pid]
+                    continue
+                end_sleep(p, ts, waker)
+            elif k == Kind.WAKEUP_NEW:
+                pid = pid_c[i]
+                if not pid:
+                    skipped["idle_subjects"] += 1
+                    continue
+                tcpu = cols["target_cpu"][i]
+                parent = tasks.get(cur_c[i]) if cur_c[i] else None
+                if pid in tasks:
+                    continue
+                if parent is not None and parent.run_cpu == cpu:
+                    get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "forked")
+                    parent.ran_until(ts)
+                    parent.flush()
+                    parent.ops += [OP_FORK, pid]
+                else:
+                    # no parent task seen running: the child starts when the recording saw it
+                    c = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "asleep")
+                    end_sleep(c, ts, None)
+            elif k == Kind.EXIT:
+                e = tasks.get(pid_c[i])
+                if e is not None:
+                    e.exiting = True  # it still runs (and may wake its parent) until switched out
+
+    # a batch at a time as Python lists: memory for one batch's objects, not the recording's
+    for batch in table.select(list(COLUMNS)).to_batches(max_chunksize=BATCH):
+        cols = {c: batch.column(c).to_pylist() for c in COLUMNS}
+        _events(cols)
+
+    end = table.column("ts_ns")[n - 1].as_py() - t0
     out = []
     for t in tasks.values():
         if t.prewake is not None:

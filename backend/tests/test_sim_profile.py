@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from placemap import sim_profile
 from placemap.schema.events import Kind
 from placemap.sim.scenario import run_scenario
 from placemap.sim.workloads.replay import OP_FORK, OP_RUN, OP_WAIT, OP_WAKE
@@ -141,3 +142,12 @@ def test_a_saved_run_keeps_the_profile_s_summary_not_the_profile(g4_profile: dic
         "skipped": g4_profile["skipped"],
     }
     assert sc["workload"]["profile"] is g4_profile, "the scenario itself is left as it was"
+
+
+def test_the_profile_does_not_depend_on_how_the_events_are_batched(
+    g4_profile: dict[str, Any], g4_table: pa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # events become Python objects a batch at a time (a long recording's memory): a task's state
+    # carries across batch ends
+    monkeypatch.setattr(sim_profile, "BATCH", 997)
+    assert profile_from_table(g4_table, source="vm2-hackbench-g4") == g4_profile
