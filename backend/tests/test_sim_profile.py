@@ -114,7 +114,7 @@ def test_replayed_on_its_own_two_cpus_it_lasts_about_as_long_as_recorded(g4_prof
     assert r["sim"]["complete"]
     recorded_s = g4_profile["recorded_ns"] / 1e9
     assert 0.78 < recorded_s < 0.8
-    # 0.862 s on this model (2026-11-26): the model's costs, not the VM's, decide the rest
+    # 0.866 s on this model (2026-11-26): the model's costs, not the VM's, decide the rest
     assert abs(r["metric"]["value"] / recorded_s - 1) < 0.15
     assert run_scenario(sc, wall_clock=False) == r, "deterministic"
 

@@ -161,6 +161,21 @@ class Engine(Handler):
         self.balancer.start()
         return p
 
+    def spawn_asleep(
+        self, name: str, behavior: Behavior, cpu: int, *, group: int = 0, hints: int = 0
+    ) -> Task:
+        """A task that is asleep on `cpu` from the start (a recording's task that slept when the
+        recording began): it runs when woken. Asleep for long, its averages have decayed to 0,
+        so it adds nothing to the CPU's."""
+        self.st.now = self.env.now
+        p = self._new_task(name, behavior, group, hints)
+        p.util = 0.0
+        p.load = 0.0
+        p.state = TASK_SLEEPING
+        p.cpu = cpu
+        self.balancer.start()
+        return p
+
     def fork(self, parent: Task, name: str, behavior: Behavior, *, group: int | None = None) -> Task:
         """wake_up_new_task(): place the child with the fork slow path; it inherits the hints
         and the affinity of its parent."""

@@ -15,7 +15,7 @@ import pytest
 from conftest import Server, wait_done
 from ftrace_lines import G4
 
-from placemap.sim.scenario import run_scenario
+from placemap.sim.scenario import parse_scenario, run_scenario
 
 SMALL: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -218,3 +218,14 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     saved = client.get(f"/api/recordings/{job['recording_id']}").json()
     prof = saved["scenario"]["workload"]["profile"]
     assert prof["source"] == f"recording {rid}" and prof["tasks"] > 160 and "ops" not in str(prof)
+
+
+def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
+    o = client.get("/api/sim/options").json()
+    assert "zen3-2s-nps1" in o["presets"] and "icx-2s" in o["presets"]
+    assert o["hint_categories"]["fork"] == ["fork_affine", "fork_spread"]
+    assert o["features"]["SIS_UTIL"] is True and o["features"]["steal_node_limit"] == 2
+    # every name it lists is one the scenario parser takes
+    sc = {**SMALL, "hints": [h[0] for h in o["hint_categories"].values()], "topology": o["presets"][-1]}
+    sc["features"] = {k: not v if isinstance(v, bool) else v for k, v in o["features"].items()}
+    parse_scenario(sc)

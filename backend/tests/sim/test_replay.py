@@ -48,8 +48,18 @@ def test_a_wait_blocks_until_its_wake_and_the_wakee_is_placed_by_the_kernel_rule
         task(2, "asleep", [OP_WAIT, 0, OP_RUN, MS, OP_EXIT, 0], cpu=5),
     ]
     eng, wl = simulate(parse_scenario(scenario(tasks)))
-    assert wl.complete() and eng.wakeups >= 1
+    assert wl.complete() and eng.wakeups == 1
     assert 3 * MS <= eng.env.now < 3.1 * MS  # 2 ms before the wakeup, then 1 ms
+    # asleep from the start, pid 2 is on no runqueue until its wakeup: 4 switches (each task in,
+    # and out to idle); spawned runnable it would run first for nothing, 2 more
+    assert eng.switches == 4
+
+
+def test_a_task_asleep_at_the_start_in_a_timed_sleep_wakes_when_it_ends() -> None:
+    tasks = [task(1, "asleep", [OP_SLEEP, 4 * MS, OP_RUN, MS, OP_EXIT, 0])]
+    eng, wl = simulate(parse_scenario(scenario(tasks)))
+    assert wl.complete() and eng.wakeups == 1
+    assert 5 * MS <= eng.env.now < 5.1 * MS
 
 
 def test_a_wake_before_the_fork_of_its_wakee_waits_for_the_fork() -> None:
@@ -91,6 +101,7 @@ def test_a_hostile_name_is_only_a_name() -> None:
         ),
         ({"tasks": [task(1, "running", []), task(1, "asleep", [])]}, "workload.profile.tasks[1].pid"),
         ({"tasks": [task(1, "walking", [])]}, "workload.profile.tasks[0].start"),
+        ({"tasks": [task(1, "asleep", [OP_RUN, 5])]}, "workload.profile.tasks[0].ops[0]"),
         ({"tasks": [task(1, "running", [])], "recorded_ns": -1}, "workload.profile.recorded_ns"),
     ],
 )

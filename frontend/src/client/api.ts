@@ -273,6 +273,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sim/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Options
+         * @description The simulator's presets, hints and features, for a what-if form.
+         */
+        get: operations["options_api_sim_options_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sim/jobs": {
         parameters: {
             query?: never;
@@ -965,6 +985,23 @@ export interface components {
             /** By Cause */
             by_cause: {
                 [key: string]: number;
+            };
+        };
+        /**
+         * SimOptions
+         * @description What a scenario can name: the topology presets, the hints by category (one per category
+         *     at a time) and the feature switches with their defaults.
+         */
+        SimOptions: {
+            /** Presets */
+            presets: string[];
+            /** Hint Categories */
+            hint_categories: {
+                [key: string]: string[];
+            };
+            /** Features */
+            features: {
+                [key: string]: boolean | number;
             };
         };
         /**
@@ -1933,6 +1970,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    options_api_sim_options_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimOptions"];
+                };
             };
             /** @description Unknown id */
             404: {

@@ -9,6 +9,9 @@ import type {
   Overview,
   PlacementState,
   Recording,
+  SimJob,
+  SimJobCreated,
+  SimOptions,
   TaskInfo,
   TaskPath,
   Topology,
@@ -65,6 +68,17 @@ export const api = {
     getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}`, signal),
   taskPath: (id: string, pid: number, signal?: AbortSignal) =>
     getJson<TaskPath>(`/recordings/${enc(id)}/tasks/${pid}/path`, signal),
+  simOptions: (signal?: AbortSignal) => getJson<SimOptions>("/sim/options", signal),
+  simJob: (id: string, signal?: AbortSignal) => getJson<SimJob>(`/sim/jobs/${enc(id)}`, signal),
+  async submitSimJob(scenario: Record<string, unknown>, save: boolean): Promise<SimJobCreated> {
+    const res = await fetch(`${BASE}/sim/jobs`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ scenario, save }),
+    });
+    if (!res.ok) throw await errorFrom(res);
+    return (await res.json()) as SimJobCreated;
+  },
   async deleteRecording(id: string): Promise<void> {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);

@@ -25,3 +25,6 @@ export type TaskPlacement = S["PathPlacement"];
 export type MigrationLevel = keyof S["LevelCounts"];
 export type MigrationCause = keyof S["CauseCounts"];
 export type ApiErrorBody = S["ErrorResponse"];
+export type SimOptions = S["SimOptions"];
+export type SimJob = S["SimJob"];
+export type SimJobCreated = S["SimJobCreated"];

@@ -3,6 +3,7 @@ list, cancel. The jobs themselves run in worker processes (placemap.sim_jobs).""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
@@ -11,6 +12,8 @@ from pydantic import BaseModel, Field
 from placemap.api.deps import StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.sim.errors import ScenarioError
+from placemap.sim.features import HINT_CATEGORIES, Features
+from placemap.sim.topology import PRESETS
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 
@@ -120,6 +123,25 @@ def _model(job: Job) -> SimJob:
         result=None if job.result is None else SimResult.model_validate(job.result),
         recording_id=job.recording_id,
         error=None if job.error is None else SimJobError(field=job.error.field, message=job.error.message),
+    )
+
+
+class SimOptions(BaseModel):
+    """What a scenario can name: the topology presets, the hints by category (one per category
+    at a time) and the feature switches with their defaults."""
+
+    presets: list[str]
+    hint_categories: dict[str, list[str]]
+    features: dict[str, bool | int]
+
+
+@router.get("/options")
+def options() -> SimOptions:
+    """The simulator's presets, hints and features, for a what-if form."""
+    return SimOptions(
+        presets=list(PRESETS),
+        hint_categories={k: list(v) for k, v in HINT_CATEGORIES.items()},
+        features={f.name: getattr(Features(), f.name) for f in fields(Features)},
     )
 
 

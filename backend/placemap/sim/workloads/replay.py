@@ -17,8 +17,8 @@ the replayed schedule runs them in (the recording's own order is one valid order
 replay cannot deadlock). Placement (fork, wakeup and balance) is the simulated kernel's; only
 the work and the wakeup graph come from the trace. The recording does not say which wakeups
 were WF_SYNC, so none is. Tasks that were alive at the start of the recording start on their
-first recorded CPU (modulo the simulated machine's online CPUs) at time 0; one that began
-asleep runs for no time and blocks. Metric: runtime_s, the time until every task ended
+first recorded CPU (modulo the simulated machine's online CPUs) at time 0, running (runnable)
+or asleep in their first op as the recording began. Metric: runtime_s, the time until every task ended
 (lower is better); the recording's own span is `recorded_ns`.
 """
 
@@ -172,6 +172,8 @@ class TraceReplay:
                     raise ScenarioError(of, f"unknown op {op!r}; known: {known}")
                 hi = MAX_NS if op in (OP_RUN, OP_SLEEP) else 2**31 - 1
                 _int(arg, f"{tf}.ops[{j + 1}]", 0, hi)
+            if start == "asleep" and ops and ops[0] not in (OP_WAIT, OP_SLEEP):
+                raise ScenarioError(f"{tf}.ops[0]", "an asleep task must begin with a wait or a sleep")
             tasks.append(TaskProfile(pid, comm[:15], cpu, str(start), [int(x) for x in ops]))
         start_of = {tp.pid: tp.start for tp in tasks}
         for k, tp in enumerate(tasks):
@@ -189,12 +191,22 @@ class TraceReplay:
         self.hints = hints
         cpus = eng.st.cpus
         for tp in self.order:
-            if tp.start == "forked":
-                continue
+            if tp.start == "forked" or (tp.start == "asleep" and not tp.ops):
+                continue  # forked later; or asleep for the whole recording
             prog = _Replayed(self, tp)
             self.programs[tp.pid] = prog
             self.alive += 1
-            self.tasks[tp.pid] = eng.spawn(tp.comm, prog, cpus[tp.cpu % len(cpus)], hints=hints)
+            cpu = cpus[tp.cpu % len(cpus)]
+            if tp.start == "running":
+                self.tasks[tp.pid] = eng.spawn(tp.comm, prog, cpu, hints=hints)
+                continue
+            # asleep from the start, in its first op: a WAIT, or a SLEEP that a timer ends
+            p = self.tasks[tp.pid] = eng.spawn_asleep(tp.comm, prog, cpu, hints=hints)
+            prog.i = 2
+            if tp.ops[0] == OP_WAIT:
+                prog.waiting = True
+            else:
+                eng.wake_at(eng.env.now + tp.ops[1], p)
 
     def fork(self, eng: Engine, parent: Task, pid: int) -> None:
         if pid in self.tasks:

@@ -4,6 +4,7 @@
  * Failed imports show their error; every recording shows its lost-events and skipped-lines counts.
  * Live recordings come first with their host and counts so far (the list is polled while any is
  * live, slowly otherwise, so new runs appear); any recording but a running one can be deleted.
+ * The open recording (a ready one that was not itself simulated) offers its what-if replay.
  */
 import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
 import type { Recording } from "../../client/types";
@@ -13,6 +14,7 @@ import { LiveRecordingMeta } from "../live/LiveRecordingMeta";
 import { liveFirst } from "../live/order";
 import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
+import { WhatIf } from "../whatif/WhatIf";
 
 interface Props {
   openId: string | null;
@@ -210,6 +212,9 @@ export function RecordingsPanel({ openId, onOpen, onDeleted }: Props) {
               </div>
             )}
             {r.status !== "importing" && r.status !== "failed" && r.status !== "live" && <LossBadge rec={r} />}
+            {r.id === openId && r.status === "ready" && r.source !== "simulated" && (
+              <WhatIf rec={r} onOpen={(id) => { onOpen(id, false); }} onSaved={() => { void refresh(); }} />
+            )}
             <DeleteRecording rec={r} onDeleted={deleted} />
           </li>
         ))}

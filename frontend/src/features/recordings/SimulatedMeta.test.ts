@@ -60,3 +60,21 @@ describe("SimulatedMeta", () => {
     expect(scenarioSummary({ hints: [1, { a: 2 }] }).hints).toEqual(["1", '{"a":2}']);
   });
 });
+
+describe("a replayed recording", () => {
+  it("says what it replayed, from the profile's source", () => {
+    const s = scenarioSummary({
+      topology: "zen3-2s-nps1",
+      workload: { kind: "trace", profile: { source: "recording abc", recorded_ns: 5, tasks: 3 } },
+      hints: ["wake_affine"],
+    });
+    expect(s.workload).toBe("trace of recording abc");
+    expect(scenarioSummary({ workload: { kind: "trace", profile: { source: "" } } }).workload).toBe("trace");
+    const html = renderToStaticMarkup(
+      createElement(SimulatedMeta, {
+        rec: { ...base, scenario: { workload: { kind: "trace", profile: { source: "file <b>x</b>.txt" } } } },
+      }),
+    );
+    expect(html).toContain("trace of file &lt;b&gt;x&lt;/b&gt;.txt");
+  });
+});

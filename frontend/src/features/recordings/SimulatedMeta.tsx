@@ -24,7 +24,10 @@ export function scenarioSummary(scenario: unknown): { topology: string | null; w
   const topo = sc.topology;
   const topology = typeof topo === "string" ? topo : isObject(topo) && typeof topo.machine === "string" ? topo.machine : null;
   const wl = sc.workload;
-  const workload = isObject(wl) && wl.kind !== undefined ? scalar(wl.kind) : null;
+  let workload = isObject(wl) && wl.kind !== undefined ? scalar(wl.kind) : null;
+  // a replayed recording: the profile's source ("recording ID", "file NAME")
+  const prof = isObject(wl) ? wl.profile : undefined;
+  if (workload === "trace" && isObject(prof) && typeof prof.source === "string" && prof.source) workload = `trace of ${prof.source}`;
   const hints = Array.isArray(sc.hints) ? sc.hints.map(scalar) : [];
   const features = isObject(sc.features) ? Object.entries(sc.features).map(([k, v]) => `${k}=${scalar(v)}`) : [];
   return { topology, workload, hints, features };

@@ -1,0 +1,67 @@
+/**
+ * The what-if replay in real chromium against the real backend: a real recording (vm2-hackbench-g4,
+ * uploaded with the 2-CPU VM's topology) is opened, replayed under a hint on a preset machine from
+ * the form, the job's result shows beside the recorded span, and the twin opens on the preset's
+ * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field.
+ */
+import { expect, test } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const G4 = join(here, "..", "..", "..", "shared", "traces", "vm2-hackbench-g4.ftrace.txt.gz");
+const ARTIFACTS = join(here, "..", "test-artifacts");
+
+const VM2 = {
+  machine: "vm2",
+  source: "manual",
+  cpus: [0, 1].map((c) => ({ cpu: c, online: true, core: c, llc: 0, numa_node: 0, package: 0, smt_siblings: [c] })),
+  llcs: [{ id: 0, cpus: [0, 1], numa_nodes: [0] }],
+  numa_nodes: [{ id: 0, cpus: [0, 1] }],
+  node_distances: [[10]],
+};
+
+test("what-if: replay a recording under a hint on another machine, open the twin", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  const tid = ((await (await request.post("/api/topologies", { data: VM2 })).json()) as { id: string }).id;
+  const up = await request.post(`/api/recordings?name=g4-whatif&topology_id=${tid}`, { data: readFileSync(G4) });
+  expect(up.status()).toBe(202);
+  const rid = ((await up.json()) as { id: string }).id;
+  await expect
+    .poll(async () => ((await (await request.get(`/api/recordings/${rid}`)).json()) as { status: string }).status, { timeout: 60_000 })
+    .toBe("ready");
+
+  await page.goto("/");
+  const item = page.getByTestId("recording-item").filter({ hasText: "g4-whatif" });
+  await item.locator("button.rec-open").click();
+  const whatif = item.getByTestId("whatif");
+  await whatif.getByRole("button", { name: /What if/ }).click();
+  const form = whatif.getByRole("form", { name: "What-if replay" });
+  await expect(form.getByLabel("topology")).toHaveValue("recorded");
+  await form.getByLabel("topology").selectOption("zen3-2s-nps1");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByRole("button", { name: "Replay" }).click();
+  const result = whatif.getByTestId("whatif-result");
+  await expect(result).toContainText("runtime_s", { timeout: 180_000 });
+  await expect(result).toContainText("(recorded 787.9 ms)");
+  const seconds = Number(/runtime_s ([0-9.]+) s/.exec(await result.innerText())?.[1]);
+  expect(seconds).toBeGreaterThan(0.05);
+  expect(seconds).toBeLessThan(0.788 / 2); // 256 CPUs instead of 2
+  await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
+
+  await result.getByRole("button", { name: "open the what-if run" }).click();
+  const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "wake_affine" });
+  await expect(twin).toHaveCount(1);
+  await expect(twin.getByTestId("sim-rec-meta")).toContainText(`zen3-2s-nps1 · trace of recording ${rid}`);
+  await expect(twin).toHaveClass(/open/);
+  await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);
+  await page.screenshot({ path: join(ARTIFACTS, "whatif-twin.png") });
+
+  // two hints of one category cannot be chosen (radios); a bad seed is refused by the API
+  const bad = await request.post("/api/sim/jobs", {
+    data: { scenario: { topology: "zen3-2s-nps1", workload: { kind: "trace", recording: rid }, seed: -1 } },
+  });
+  expect(bad.status()).toBe(422);
+  expect(((await bad.json()) as { detail: { message: string } }).detail.message).toMatch(/^seed:/);
+});

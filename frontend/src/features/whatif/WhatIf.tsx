@@ -1,0 +1,162 @@
+/**
+ * "What if": replay an open recording under another topology, hints and features. The form
+ * (presets, hints and features from GET /api/sim/options) submits a saved simulator job whose
+ * workload is the recording itself (a trace workload); its progress is polled, and when done
+ * the result (runtime against the recorded span) and a button to open the twin recording show.
+ * A refused scenario or a failed job shows the backend's message, which names the field.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api } from "../../client/http";
+import type { Recording, SimJob, SimOptions } from "../../client/types";
+import { formatDuration } from "../../viz/time";
+import { defaultChoice, whatIfScenario, type WhatIfChoice } from "./scenario";
+import "./whatif.css";
+
+const POLL_MS = 300;
+
+interface Props {
+  rec: Recording;
+  /** open the finished what-if run */
+  onOpen: (id: string) => void;
+  /** a what-if run was saved (refresh the list) */
+  onSaved: () => void;
+}
+
+export function WhatIf({ rec, onOpen, onSaved }: Props) {
+  const [open, setOpen] = useState(false);
+  const [opts, setOpts] = useState<SimOptions | null>(null);
+  const [choice, setChoice] = useState<WhatIfChoice | null>(null);
+  const [job, setJob] = useState<SimJob | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const poll = useRef<ReturnType<typeof setInterval> | null>(null);
+  const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
+
+  useEffect(() => {
+    if (!open || opts) return;
+    const ctl = new AbortController();
+    api.simOptions(ctl.signal).then(
+      (o) => {
+        setOpts(o);
+        setChoice(defaultChoice(o, rec.topology_id != null));
+      },
+      (e: unknown) => {
+        if (!ctl.signal.aborted) setErr(e instanceof Error ? e.message : String(e));
+      },
+    );
+    return () => { ctl.abort(); };
+  }, [open, opts, rec.topology_id]);
+
+  useEffect(() => () => {
+    if (poll.current) clearInterval(poll.current);
+  }, []);
+
+  const run = async () => {
+    if (!opts || !choice) return;
+    setErr(null);
+    setJob(null);
+    try {
+      const created = await api.submitSimJob(whatIfScenario(rec.id, spanNs, choice, opts), true);
+      if (poll.current) clearInterval(poll.current);
+      poll.current = setInterval(() => {
+        api.simJob(created.job_id).then(
+          (j) => {
+            setJob(j);
+            if (j.status === "done" || j.status === "failed" || j.status === "cancelled") {
+              if (poll.current) clearInterval(poll.current);
+              poll.current = null;
+              if (j.status === "done") onSaved();
+            }
+          },
+          (e: unknown) => { setErr(e instanceof Error ? e.message : String(e)); },
+        );
+      }, POLL_MS);
+    } catch (e) {
+      setErr(e instanceof Error ? e.message : String(e));
+    }
+  };
+
+  const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
+  const busy = running !== null;
+  const set = (f: (c: WhatIfChoice) => WhatIfChoice) => { setChoice((c) => (c ? f(c) : c)); };
+
+  return (
+    <div className="whatif" data-testid="whatif">
+      <button type="button" className="linkish" aria-expanded={open} onClick={() => { setOpen(!open); }}>
+        {open ? "▾" : "▸"} What if…
+      </button>
+      {open && opts && choice && (
+        <form
+          className="whatif-form small"
+          aria-label="What-if replay"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run();
+          }}
+        >
+          <label>
+            topology{" "}
+            <select value={choice.topology} aria-label="topology" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
+              {rec.topology_id != null && <option value="recorded">recorded host</option>}
+              {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
+            </select>
+          </label>
+          {Object.entries(opts.hint_categories).map(([cat, hints]) => (
+            <fieldset key={cat}>
+              <legend>{cat} hint</legend>
+              {["", ...hints].map((h) => (
+                <label key={h || "none"}>
+                  <input
+                    type="radio"
+                    name={`hint-${cat}`}
+                    value={h}
+                    checked={choice.hints[cat] === h}
+                    onChange={() => { set((c) => ({ ...c, hints: { ...c.hints, [cat]: h } })); }}
+                  />
+                  {h || "none"}
+                </label>
+              ))}
+            </fieldset>
+          ))}
+          <fieldset>
+            <legend>features</legend>
+            {Object.keys(choice.features).map((f) => (
+              <label key={f}>
+                <input
+                  type="checkbox"
+                  checked={choice.features[f]}
+                  onChange={(e) => { const v = e.target.checked; set((c) => ({ ...c, features: { ...c.features, [f]: v } })); }}
+                />
+                {f}
+              </label>
+            ))}
+          </fieldset>
+          <label>
+            seed{" "}
+            <input
+              type="number"
+              min={0}
+              value={choice.seed}
+              aria-label="seed"
+              onChange={(e) => { const v = Math.max(0, Math.floor(Number(e.target.value) || 0)); set((c) => ({ ...c, seed: v })); }}
+            />
+          </label>
+          <button type="submit" disabled={busy}>Replay</button>
+        </form>
+      )}
+      {running && <progress max={1} value={running.progress} aria-label="what-if progress" data-testid="whatif-progress" />}
+      {job?.status === "done" && job.result && (
+        <div className="whatif-result small" data-testid="whatif-result">
+          {job.result.metric.name} {job.result.metric.value} s (recorded {formatDuration(spanNs)}
+          {job.result.sim.complete ? "" : "; the replay did not finish"})
+          {job.recording_id && (
+            <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
+              open the what-if run
+            </button>
+          )}
+        </div>
+      )}
+      {job?.status === "failed" && <div className="error small" data-testid="whatif-error">{job.error?.message ?? "the job failed"}</div>}
+      {err && <div className="error small" data-testid="whatif-error">{err}</div>}
+    </div>
+  );
+}

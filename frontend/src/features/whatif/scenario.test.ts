@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import type { SimOptions } from "../../client/types";
+import { defaultChoice, durationMs, MAX_DURATION_MS, whatIfScenario } from "./scenario";
+
+// as GET /api/sim/options answers (a subset)
+const OPTS: SimOptions = {
+  presets: ["zen3-2s-nps1", "icx-2s"],
+  hint_categories: { fork: ["fork_affine", "fork_spread"], wake: ["wake_affine", "wake_hold"] },
+  features: { SIS_UTIL: true, SIS_SHORT: false, steal_node_limit: 2 },
+};
+
+describe("whatIfScenario", () => {
+  it("replays the recording on its own host by default, changing nothing", () => {
+    const c = defaultChoice(OPTS, true);
+    expect(whatIfScenario("r1", 788e6, c, OPTS)).toEqual({
+      topology: "recorded",
+      workload: { kind: "trace", recording: "r1" },
+      hints: [],
+      features: {},
+      seed: 1,
+      duration_ms: 3152,
+    });
+  });
+
+  it("names a preset when the recording has no host topology", () => {
+    expect(defaultChoice(OPTS, false).topology).toBe("zen3-2s-nps1");
+  });
+
+  it("sends the chosen hints (one per category) and only the features that differ from their defaults", () => {
+    const c = defaultChoice(OPTS, false);
+    c.hints.wake = "wake_affine";
+    c.features.SIS_UTIL = false;
+    c.features.SIS_SHORT = false;
+    const sc = whatIfScenario("r2", 1e9, { ...c, topology: "icx-2s", seed: 7 }, OPTS);
+    expect(sc.hints).toEqual(["wake_affine"]);
+    expect(sc.features).toEqual({ SIS_UTIL: false });
+    expect(sc.topology).toBe("icx-2s");
+    expect(sc.seed).toBe(7);
+  });
+
+  it("allows four times the recorded span, within the job limits", () => {
+    expect(durationMs(0)).toBe(1000);
+    expect(durationMs(10e9)).toBe(40_000);
+    expect(durationMs(1e12)).toBe(MAX_DURATION_MS);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * The what-if form's choices -> the simulator scenario that replays a recording under them
+ * (a trace workload naming the recording, POST /api/sim/jobs). Pure, for the form and its tests.
+ */
+import type { SimOptions } from "../../client/types";
+
+export interface WhatIfChoice {
+  /** "recorded" (the recording's own host topology) or a preset name */
+  topology: string;
+  /** per hint category, the chosen hint or "" for none */
+  hints: Record<string, string>;
+  /** boolean feature switches as chosen (the others keep their defaults) */
+  features: Record<string, boolean>;
+  seed: number;
+}
+
+/** Longest simulated time a job may take (the scenario's duration_ms limit), ms. */
+export const MAX_DURATION_MS = 600_000;
+
+/** The simulated time to allow: four times the recording's span, at least a second (the run stops
+ * when every replayed task has ended, so a longer allowance costs nothing). */
+export function durationMs(spanNs: number): number {
+  const ms = Math.ceil((4 * Math.max(0, spanNs)) / 1e6);
+  return Math.min(MAX_DURATION_MS, Math.max(1000, ms));
+}
+
+export function defaultChoice(opts: SimOptions, hasTopology: boolean): WhatIfChoice {
+  const features: Record<string, boolean> = {};
+  for (const [k, v] of Object.entries(opts.features)) if (typeof v === "boolean") features[k] = v;
+  const hints: Record<string, string> = {};
+  for (const cat of Object.keys(opts.hint_categories)) hints[cat] = "";
+  return { topology: hasTopology ? "recorded" : (opts.presets[0] ?? "zen3-2s-nps1"), hints, features, seed: 1 };
+}
+
+export function whatIfScenario(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions): Record<string, unknown> {
+  const hints = Object.values(choice.hints).filter((h) => h !== "");
+  const features: Record<string, boolean> = {};
+  for (const [k, v] of Object.entries(choice.features)) if (opts.features[k] !== v) features[k] = v;
+  return {
+    topology: choice.topology,
+    workload: { kind: "trace", recording: recordingId },
+    hints,
+    features,
+    seed: choice.seed,
+    duration_ms: durationMs(spanNs),
+  };
+}
