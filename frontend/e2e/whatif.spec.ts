@@ -43,12 +43,21 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await form.getByRole("radio", { name: "wake_affine" }).check();
   await form.getByRole("button", { name: "Replay" }).click();
   const result = whatif.getByTestId("whatif-result");
-  await expect(result).toContainText("runtime_s", { timeout: 180_000 });
-  await expect(result).toContainText("(recorded 787.9 ms)");
-  const seconds = Number(/runtime_s ([0-9.]+) s/.exec(await result.innerText())?.[1]);
+  await expect(result).toContainText("runtime", { timeout: 180_000 });
+  await expect(result).toContainText("(recorded 787.9 ms on its host)");
+  const ms = (re: RegExp, text: string): number => Number(re.exec(text)?.[1]);
+  const seconds = ms(/runtime ([0-9.]+) ms/, await result.innerText()) / 1000;
   expect(seconds).toBeGreaterThan(0.05);
   expect(seconds).toBeLessThan(0.788 / 2); // 256 CPUs instead of 2
+  // compared with the same replay on the same machine without the hint (run beside it)
+  const change = result.getByTestId("whatif-change");
+  await expect(change).toContainText("on the same machine without the changes", { timeout: 180_000 });
+  const base = ms(/against ([0-9.]+) ms/, await change.innerText()) / 1000;
+  expect(base).toBeGreaterThan(0.05);
+  expect(base).toBeLessThan(0.788 / 2);
+  expect(base).not.toBe(seconds);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
+  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 
   await result.getByRole("button", { name: "open the what-if run" }).click();
   const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "wake_affine" });

@@ -2,14 +2,16 @@
  * "What if": replay an open recording under another topology, hints and features. The form
  * (presets, hints and features from GET /api/sim/options) submits a saved simulator job whose
  * workload is the recording itself (a trace workload); its progress is polled, and when done
- * the result (runtime against the recorded span) and a button to open the twin recording show.
+ * the result and a button to open the twin recording show. The result is compared with the same
+ * replay without the changes (same machine and seed, run beside it, not saved), so that the
+ * model's own error on the recording cancels out; the recorded span is shown for reference.
  * A refused scenario or a failed job shows the backend's message, which names the field.
  */
 import { useEffect, useRef, useState } from "react";
 import { api } from "../../client/http";
 import type { Recording, SimJob, SimOptions } from "../../client/types";
 import { formatDuration } from "../../viz/time";
-import { defaultChoice, whatIfScenario, type WhatIfChoice } from "./scenario";
+import { baselineOf, changePct, changesSomething, defaultChoice, whatIfScenario, type WhatIfChoice } from "./scenario";
 import "./whatif.css";
 
 const POLL_MS = 300;
@@ -27,6 +29,8 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
   const [opts, setOpts] = useState<SimOptions | null>(null);
   const [choice, setChoice] = useState<WhatIfChoice | null>(null);
   const [job, setJob] = useState<SimJob | null>(null);
+  // the same replay without the changes (not saved), when the choice changes anything
+  const [base, setBase] = useState<SimJob | null>(null);
   const [err, setErr] = useState<string | null>(null);
   const poll = useRef<ReturnType<typeof setInterval> | null>(null);
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
@@ -54,17 +58,30 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
     if (!opts || !choice) return;
     setErr(null);
     setJob(null);
+    setBase(null);
     try {
       const created = await api.submitSimJob(whatIfScenario(rec.id, spanNs, choice, opts), true);
+      const baseline = changesSomething(choice, opts)
+        ? await api.submitSimJob(whatIfScenario(rec.id, spanNs, baselineOf(choice, opts), opts), false)
+        : null;
+      const ended = (j: SimJob | null) => j !== null && (j.status === "done" || j.status === "failed" || j.status === "cancelled");
+      let saved = false;
       if (poll.current) clearInterval(poll.current);
       poll.current = setInterval(() => {
-        api.simJob(created.job_id).then(
-          (j) => {
+        void Promise.all([
+          api.simJob(created.job_id),
+          baseline ? api.simJob(baseline.job_id) : Promise.resolve(null),
+        ]).then(
+          ([j, b]) => {
             setJob(j);
-            if (j.status === "done" || j.status === "failed" || j.status === "cancelled") {
+            setBase(b);
+            if (j.status === "done" && !saved) {
+              saved = true;
+              onSaved();
+            }
+            if (ended(j) && (baseline === null || ended(b))) {
               if (poll.current) clearInterval(poll.current);
               poll.current = null;
-              if (j.status === "done") onSaved();
             }
           },
           (e: unknown) => { setErr(e instanceof Error ? e.message : String(e)); },
@@ -76,6 +93,7 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
   };
 
   const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
+  const baseValue = base?.status === "done" && base.result ? base.result.metric.value : null;
   const busy = running !== null;
   const set = (f: (c: WhatIfChoice) => WhatIfChoice) => { setChoice((c) => (c ? f(c) : c)); };
 
@@ -146,8 +164,17 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
       {running && <progress max={1} value={running.progress} aria-label="what-if progress" data-testid="whatif-progress" />}
       {job?.status === "done" && job.result && (
         <div className="whatif-result small" data-testid="whatif-result">
-          {job.result.metric.name} {job.result.metric.value} s (recorded {formatDuration(spanNs)}
-          {job.result.sim.complete ? "" : "; the replay did not finish"})
+          runtime {formatDuration(job.result.metric.value * 1e9)}
+          {baseValue !== null && (
+            <span data-testid="whatif-change">
+              {" "}
+              against {formatDuration(baseValue * 1e9)} on the same machine without the changes (
+              {`${changePct(job.result.metric.value, baseValue) >= 0 ? "+" : ""}${changePct(job.result.metric.value, baseValue).toFixed(1)}%`})
+            </span>
+          )}
+          {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
+          {" "}
+          (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish"})
           {job.recording_id && (
             <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
               open the what-if run

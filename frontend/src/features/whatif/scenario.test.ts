@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
-import { defaultChoice, durationMs, MAX_DURATION_MS, whatIfScenario } from "./scenario";
+import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, MAX_DURATION_MS, whatIfScenario } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -42,5 +42,23 @@ describe("whatIfScenario", () => {
     expect(durationMs(0)).toBe(1000);
     expect(durationMs(10e9)).toBe(40_000);
     expect(durationMs(1e12)).toBe(MAX_DURATION_MS);
+  });
+});
+
+describe("the baseline a what-if is compared with", () => {
+  it("is the same machine and seed without the hints and feature changes", () => {
+    const c = { ...defaultChoice(OPTS, true), topology: "icx-2s", seed: 3 };
+    c.hints.fork = "fork_spread";
+    c.features.SIS_SHORT = true;
+    expect(changesSomething(c, OPTS)).toBe(true);
+    const b = baselineOf(c, OPTS);
+    expect(whatIfScenario("r", 1e9, b, OPTS)).toMatchObject({ topology: "icx-2s", seed: 3, hints: [], features: {} });
+    expect(changesSomething(b, OPTS)).toBe(false);
+  });
+
+  it("gives the change in percent of the baseline", () => {
+    expect(changePct(0.22, 0.2)).toBeCloseTo(10);
+    expect(changePct(0.18, 0.2)).toBeCloseTo(-10);
+    expect(changePct(1, 0)).toBe(0);
   });
 });

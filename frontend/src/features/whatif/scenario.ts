@@ -45,3 +45,21 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
     duration_ms: durationMs(spanNs),
   };
 }
+
+/** The same replay without the choice's hints and feature changes (same topology and seed): what
+ * the what-if is compared with, so that the model's own error on the recording cancels out. */
+export function baselineOf(choice: WhatIfChoice, opts: SimOptions): WhatIfChoice {
+  const base = defaultChoice(opts, true);
+  return { ...choice, hints: base.hints, features: base.features };
+}
+
+/** Whether the choice changes anything that the baseline replay does not have. */
+export function changesSomething(choice: WhatIfChoice, opts: SimOptions): boolean {
+  const sc = whatIfScenario("", 0, choice, opts);
+  return (sc.hints as string[]).length > 0 || Object.keys(sc.features as object).length > 0;
+}
+
+/** The what-if's runtime against the baseline's, as a signed percentage of the baseline. */
+export function changePct(whatIf: number, baseline: number): number {
+  return baseline > 0 ? ((whatIf - baseline) / baseline) * 100 : 0;
+}
