@@ -56,6 +56,8 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   expect(base).toBeGreaterThan(0.05);
   expect(base).toBeLessThan(0.788 / 2);
   expect(base).not.toBe(seconds);
+  // what the real trace lacks is shown, counted (72 switches missing from vm2-hackbench-g4)
+  await expect(result.getByTestId("whatif-lacked")).toContainText("switches missing 72");
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 

@@ -11,10 +11,19 @@ import { useEffect, useRef, useState } from "react";
 import { api } from "../../client/http";
 import type { Recording, SimJob, SimOptions } from "../../client/types";
 import { formatDuration } from "../../viz/time";
-import { baselineOf, changePct, changesSomething, defaultChoice, whatIfScenario, type WhatIfChoice } from "./scenario";
+import {
+  baselineOf,
+  changePct,
+  changesSomething,
+  defaultChoice,
+  profileSkips,
+  whatIfScenario,
+  type WhatIfChoice,
+} from "./scenario";
 import "./whatif.css";
 
 const POLL_MS = 300;
+
 
 interface Props {
   rec: Recording;
@@ -31,6 +40,8 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
   const [job, setJob] = useState<SimJob | null>(null);
   // the same replay without the changes (not saved), when the choice changes anything
   const [base, setBase] = useState<SimJob | null>(null);
+  // what the recording lacked for the replay (the twin's profile summary): name -> count
+  const [lacked, setLacked] = useState<Record<string, number>>({});
   const [err, setErr] = useState<string | null>(null);
   const poll = useRef<ReturnType<typeof setInterval> | null>(null);
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
@@ -59,6 +70,7 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
     setErr(null);
     setJob(null);
     setBase(null);
+    setLacked({});
     try {
       const created = await api.submitSimJob(whatIfScenario(rec.id, spanNs, choice, opts), true);
       const baseline = changesSomething(choice, opts)
@@ -78,6 +90,12 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
             if (j.status === "done" && !saved) {
               saved = true;
               onSaved();
+              if (j.recording_id) {
+                api.recording(j.recording_id).then(
+                  (twin) => { setLacked(profileSkips(twin.scenario)); },
+                  () => { /* the twin's summary is extra; its absence is not an error */ },
+                );
+              }
             }
             if (ended(j) && (baseline === null || ended(b))) {
               if (poll.current) clearInterval(poll.current);
@@ -175,6 +193,15 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
           {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {" "}
           (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish"})
+          {Object.values(lacked).some((n) => n > 0) && (
+            <div className="muted" data-testid="whatif-lacked">
+              the recording lacked (counted, replayed around):{" "}
+              {Object.entries(lacked)
+                .filter(([, n]) => n > 0)
+                .map(([k, n]) => `${k.replaceAll("_", " ")} ${n.toLocaleString()}`)
+                .join(", ")}
+            </div>
+          )}
           {job.recording_id && (
             <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
               open the what-if run

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
-import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, MAX_DURATION_MS, whatIfScenario } from "./scenario";
+import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, MAX_DURATION_MS, profileSkips, whatIfScenario } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -60,5 +60,14 @@ describe("the baseline a what-if is compared with", () => {
     expect(changePct(0.22, 0.2)).toBeCloseTo(10);
     expect(changePct(0.18, 0.2)).toBeCloseTo(-10);
     expect(changePct(1, 0)).toBe(0);
+  });
+});
+
+describe("profileSkips", () => {
+  it("reads what the recording lacked from a twin's stored scenario, and nothing from anything else", () => {
+    const twin = { workload: { kind: "trace", profile: { source: "recording r", skipped: { switches_missing: 72, sleeps_without_wakeup: 1, x: "y" } } } };
+    expect(profileSkips(twin)).toEqual({ switches_missing: 72, sleeps_without_wakeup: 1 });
+    expect(profileSkips(null)).toEqual({});
+    expect(profileSkips({ workload: { kind: "schbench" } })).toEqual({});
   });
 });

@@ -63,3 +63,15 @@ export function changesSomething(choice: WhatIfChoice, opts: SimOptions): boolea
 export function changePct(whatIf: number, baseline: number): number {
   return baseline > 0 ? ((whatIf - baseline) / baseline) * 100 : 0;
 }
+
+/** The trace profile's skip counts from a twin recording's stored scenario ({} when absent). */
+export function profileSkips(scenario: unknown): Record<string, number> {
+  const wl = typeof scenario === "object" && scenario !== null ? (scenario as Record<string, unknown>).workload : null;
+  const prof = typeof wl === "object" && wl !== null ? (wl as Record<string, unknown>).profile : null;
+  const sk = typeof prof === "object" && prof !== null ? (prof as Record<string, unknown>).skipped : null;
+  const out: Record<string, number> = {};
+  if (typeof sk === "object" && sk !== null) {
+    for (const [k, v] of Object.entries(sk)) if (typeof v === "number") out[k] = v;
+  }
+  return out;
+}
