@@ -15,7 +15,8 @@ How each event reads (ts from the recording's first event):
   or timer) p's sleep is SLEEP for as long as it slept. A task first seen being woken was
   asleep at the start.
 - wakeup_new of p by w: w's RUN so far then FORK p.
-- exit: the task's RUN so far then EXIT.
+- a switch out in state X or Z (dead, zombie): EXIT. (sched_process_exit comes before it: the
+  exiting task still runs, may be preempted and wakes its parent.)
 A sleep never ended before the recording ends ends the task's program; one that a switch in
 ends without a wakeup seen (a lost event) is a SLEEP of its length. Counted and returned in
 `skipped`: events of CPUs or tasks this cannot place (pid 0 subjects) and sleeps ended so.
@@ -41,6 +42,8 @@ from placemap.store.codec import decode_chunk
 
 RUNNABLE_STATES = ("R", "R+")
 BATCH = 65_536  # events made into Python objects at a time
+# profile keys of tasks whose pid an earlier task of the recording had (above PID_MAX_LIMIT, 2^22)
+REUSED_PID_BASE = 1 << 30
 COLUMNS = (
     "ts_ns", "cpu", "kind", "cur_pid", "pid", "comm", "target_cpu", "prev_state", "next_pid", "next_comm",
 )  # fmt: skip
@@ -62,7 +65,6 @@ class _Task:
     pending_run: int = 0  # run time not yet written as a RUN op
     sleep_at: int = -1  # the ops index of the open sleep's op, -1 when not asleep
     sleep_since: int = 0
-    exiting: bool = False  # sched_process_exit seen: EXIT at its last switch out
     done: bool = False
     # a wakeup while it still ran (it had set TASK_INTERRUPTIBLE, the waker came before its
     # switch out): the waker and the index of the WAKE op written for it
@@ -90,15 +92,19 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
     t0 = table.column("ts_ns")[0].as_py()
     has_waking = pc.any(pc.equal(table.column("kind"), int(Kind.WAKING))).as_py()
     wake_kind = Kind.WAKING if has_waking else Kind.WAKEUP
-    tasks: dict[int, _Task] = {}
+    tasks: dict[int, _Task] = {}  # by recorded pid, its latest task
+    every: list[_Task] = []  # every task, in the order first seen
     skipped = {"sleeps_without_wakeup": 0, "switches_missing": 0, "idle_subjects": 0}
     on_cpu: dict[int, _Task] = {}  # per CPU, the task switched in last (none: idle or not seen)
     cpu_since: dict[int, int] = {}  # per CPU, the time of its last switch
 
     def get(pid: int, comm: str, cpu: int, start: str) -> _Task:
         t = tasks.get(pid)
-        if t is None:
-            t = tasks[pid] = _Task(pid, comm, cpu, start)
+        if t is None or t.done:
+            # a pid seen after its task ended is a new task (the pid was reused): its own key
+            key = pid if t is None else REUSED_PID_BASE + len(every)
+            t = tasks[pid] = _Task(key, comm, cpu, start)
+            every.append(t)
             if start == "asleep":
                 t.ops += [OP_WAIT, 0]
                 t.sleep_at = 0
@@ -156,7 +162,7 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
                     pre, p.prewake = p.prewake, None
                     if p.done:
                         pass
-                    elif p.exiting or state[0] in "XZ":
+                    elif state[0] in "XZ":
                         p.flush()
                         p.ops += [OP_EXIT, 0]
                         p.done = True
@@ -208,21 +214,17 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
                     continue
                 tcpu = cols["target_cpu"][i]
                 parent = tasks.get(cur_c[i]) if cur_c[i] else None
-                if pid in tasks:
+                if pid in tasks and not tasks[pid].done:
                     continue
                 if parent is not None and parent.run_cpu == cpu:
-                    get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "forked")
+                    child = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "forked")
                     parent.ran_until(ts)
                     parent.flush()
-                    parent.ops += [OP_FORK, pid]
+                    parent.ops += [OP_FORK, child.pid]
                 else:
                     # no parent task seen running: the child starts when the recording saw it
                     c = get(pid, comm_c[i], tcpu if tcpu is not None and tcpu >= 0 else cpu, "asleep")
                     end_sleep(c, ts, None)
-            elif k == Kind.EXIT:
-                e = tasks.get(pid_c[i])
-                if e is not None:
-                    e.exiting = True  # it still runs (and may wake its parent) until switched out
 
     # a batch at a time as Python lists: memory for one batch's objects, not the recording's
     for batch in table.select(list(COLUMNS)).to_batches(max_chunksize=BATCH):
@@ -231,7 +233,7 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
 
     end = table.column("ts_ns")[n - 1].as_py() - t0
     out = []
-    for t in tasks.values():
+    for t in every:
         if t.prewake is not None:
             _cancel_wake(t.prewake)
         if t.sleep_at >= 0:
