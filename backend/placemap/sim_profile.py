@@ -1,25 +1,28 @@
 """A recording's events -> the trace workload's profile (placemap.sim.workloads.replay): per
 task, how it began, its first CPU and its program of RUN / WAKE / WAIT / SLEEP / FORK / EXIT
-ops, read from sched_switch, sched_waking (sched_wakeup where a source has no sched_waking),
-sched_wakeup_new and sched_process_exit. Also resolves a scenario's
-{"kind": "trace", "recording": ID} into {"kind": "trace", "profile": ...} from the store (and
-the topology "recorded" into the recording's host topology), so that the simulator package
-itself reads no SQLite.
+ops, read from sched_switch, sched_waking (sched_wakeup where a source has no sched_waking) and
+sched_wakeup_new. Also resolves a scenario's {"kind": "trace", "recording": ID} (from the
+store) or {"kind": "trace", "file": PATH} (read by the importer) into {"kind": "trace",
+"profile": ...}, and the topology "recorded" into the recording's host topology, so that the
+simulator package itself reads no SQLite and runs no importer.
 
 How each event reads (ts from the recording's first event):
 - switch on CPU c, prev -> next: prev's time on c since it was switched in is RUN; if its
-  prev_state is not runnable (R, R+) it blocks: a sleep whose kind its wakeup decides. next
-  starts running (a task first seen here was runnable at the start).
+  prev_state is not runnable (R, R+) it blocks: a sleep whose kind its wakeup decides; in state
+  X or Z (dead, zombie) it ends: EXIT (sched_process_exit comes earlier: an exiting task still
+  runs, may be preempted and wakes its parent). next starts running (a task first seen here
+  was runnable at the start).
 - waking of p by cur_pid w on CPU c: when p is asleep and w is a task running on c, w's RUN so
   far then WAKE p, and p's sleep is a WAIT; when the waker is no task (cur_pid 0: an interrupt
-  or timer) p's sleep is SLEEP for as long as it slept. A task first seen being woken was
-  asleep at the start.
+  or timer) p's sleep is SLEEP for as long as it slept. A wakeup of p while it still runs (it
+  set its sleeping state, the waker came before its switch out) is kept if p then switches out
+  asleep. A task first seen being woken was asleep at the start.
 - wakeup_new of p by w: w's RUN so far then FORK p.
-- a switch out in state X or Z (dead, zombie): EXIT. (sched_process_exit comes before it: the
-  exiting task still runs, may be preempted and wakes its parent.)
-A sleep never ended before the recording ends ends the task's program; one that a switch in
-ends without a wakeup seen (a lost event) is a SLEEP of its length. Counted and returned in
-`skipped`: events of CPUs or tasks this cannot place (pid 0 subjects) and sleeps ended so.
+A sleep never ended before the recording ends ends the task's program; a pid seen again after
+its task ended is a new task (pid reuse). What the recording lacks is counted in `skipped`:
+switches missing (a CPU's switch out of a task other than the one its last switch ran: the
+time between is split at the moment the earlier task was last seen running), sleeps ended by
+a switch in with no wakeup recorded (replayed as a SLEEP of their length), wakeups of pid 0.
 """
 
 from __future__ import annotations
@@ -263,7 +266,8 @@ def recording_table(store: Store, rid: str) -> pa.Table:
 
 
 def trace_input(scenario: Any) -> str | None:
-    """ "recording" or "file" when the scenario's workload is a trace named by one, else None."""
+    """How the scenario's trace workload names its recording: "recording", "file", or None (not a
+    trace, or one given as a profile)."""
     wl = scenario.get("workload") if isinstance(scenario, dict) else None
     if not isinstance(wl, dict) or wl.get("kind") != "trace":
         return None
