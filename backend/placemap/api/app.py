@@ -13,6 +13,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from placemap.api import errors
 from placemap.api.imports import ImportService
+from placemap.api.limits import JsonBodyLimit
 from placemap.api.models import ErrorResponse
 from placemap.api.routes import data, frontend, ingest, meta, recordings, sim
 from placemap.api.routes.data import ARROW_STREAM
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         compresslevel=5,
         exclude_content_types=(ARROW_STREAM, "text/event-stream"),
     )
+    app.add_middleware(JsonBodyLimit)
     errors.install(app)
     app.include_router(meta.router)
     app.include_router(recordings.router)

@@ -4,10 +4,12 @@ and an API that keeps answering while the simulator runs."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -229,3 +231,29 @@ def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
     sc = {**SMALL, "hints": [h[0] for h in o["hint_categories"].values()], "topology": o["presets"][-1]}
     sc["features"] = {k: not v if isinstance(v, bool) else v for k, v in o["features"].items()}
     parse_scenario(sc)
+
+
+def test_an_oversized_scenario_is_refused_before_it_is_parsed(client: httpx.Client) -> None:
+    # a trace workload's inline profile of 17 MB: over the JSON body limit, stated or streamed
+    big = {"tasks": [{"pid": 1, "comm": "x", "cpu": 0, "start": "running", "ops": [0, 1] * 1_000_000}]}
+    body = json.dumps({"scenario": {"topology": "bdw-1s-20", "workload": {"kind": "trace", "profile": big}}})
+    body = body.replace('"x"', '"' + "x" * (17 * 1024 * 1024 - len(body)) + '"')
+    r = client.post("/api/sim/jobs", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and r.json()["detail"]["code"] == "body_too_large"
+
+    def chunks() -> Iterator[bytes]:
+        data = body.encode()
+        for i in range(0, len(data), 1 << 20):
+            yield data[i : i + (1 << 20)]
+
+    r = client.post("/api/sim/jobs", content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and r.json()["detail"]["code"] == "body_too_large"
+    # a profile under the limit is taken (and run)
+    small = {"tasks": [{"pid": 1, "comm": "x", "cpu": 0, "start": "running", "ops": [0, 1000]}]}
+    r = client.post(
+        "/api/sim/jobs",
+        json={"scenario": {"topology": "bdw-1s-20", "workload": {"kind": "trace", "profile": small}}},
+    )
+    assert r.status_code == 202, r.text
+    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert job["status"] == "done" and job["result"]["sim"]["complete"]
