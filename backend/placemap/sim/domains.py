@@ -145,9 +145,15 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
     online = topo.online
     cpus = topo.cpus
 
+    # every distinct span as one object, whatever level it comes from (a NODE span equal to
+    # its PKG span is the PKG span's set): the build's dictionaries keyed by spans and its
+    # span comparisons then find equal spans by identity instead of comparing two sets of up
+    # to a few hundred CPUs element by element (their hashes are equal, so every lookup did)
+    canon: dict[frozenset[int], frozenset[int]] = {}
+
     def spans(key: list[int], span_of: dict[int, tuple[int, ...]]) -> tuple[frozenset[int], ...]:
         """Per CPU, the set span_of[key[cpu]]: one frozenset per distinct key, shared by the CPUs
-        that have it (built once, not per CPU)."""
+        that have it (built once, not per CPU), and by the levels that have it (canon)."""
         sets: dict[int, frozenset[int]] = {}
         out_: list[frozenset[int]] = []
         for c in range(n):
@@ -157,7 +163,8 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
             k = key[c]
             s = sets.get(k)
             if s is None:
-                s = sets[k] = frozenset(span_of[k])
+                s = frozenset(span_of[k])
+                s = sets[k] = canon.setdefault(s, s)
             out_.append(s)
         return tuple(out_)
 
@@ -219,6 +226,20 @@ _KIND: Final = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": 
 LEVEL_NAMES: Final = ("", "smt", "llc", "pkg", "numa")
 
 
+def _first_at_least(a: list[int], x: int) -> int:
+    """bisect_left(a, x) on an ascending list of ints (compiled: native int compares instead of
+    a call into the bisect module comparing int objects)."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 class SchedDomains:
     """Per-CPU domain chains (bottom up) plus the LLC-level facts the wakeup path needs."""
 
@@ -251,7 +272,13 @@ class SchedDomains:
         kept: list[int] = []
         for li in range(nlev):
             below = kept[-1] if kept else None
-            if any(len(full[c][li]) > 1 and (below is None or full[c][li] != full[c][below]) for c in cpus):
+            # (`is not` first: a set compared with itself by != is still compared element by
+            # element, and equal spans are one object here, see _levels' canon)
+            if any(
+                len(full[c][li]) > 1
+                and (below is None or (full[c][li] is not full[c][below] and full[c][li] != full[c][below]))
+                for c in cpus
+            ):
                 kept.append(li)
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
         self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
@@ -372,14 +399,18 @@ class SchedDomains:
         if part is not None:
             # the walk meets the groups in the order of their first position from start on
             # (wrapping): a group's CPUs are covered exactly when the group is added
+            # (each group's first position at or after start as an int key * ng + gi: a list of
+            # ints sorts without tuple comparisons; keys are distinct, so the order is the same)
             positions, tuples = part
             n = len(span)
-            order: list[tuple[int, int]] = []
-            for gi, pos in enumerate(positions):
-                j = bisect_left(pos, start)
-                order.append((pos[j] if j < len(pos) else pos[0] + n, gi))
+            ng = len(positions)
+            order: list[int] = []
+            for gi in range(ng):
+                pos = positions[gi]
+                j = _first_at_least(pos, start)
+                order.append((pos[j] if j < len(pos) else pos[0] + n) * ng + gi)
             order.sort()
-            return tuple(tuples[gi] for _, gi in order)
+            return tuple([tuples[k % ng] for k in order])
         covered: set[int] = set()
         for x in span[start:] + span[:start]:
             if x in covered:
