@@ -240,6 +240,27 @@ def _first_at_least(a: list[int], x: int) -> int:
     return lo
 
 
+def index_after(a: tuple[int, ...], x: int) -> int:
+    """bisect_right(a, x) on an ascending tuple of ints (a span or group): compiled, native int
+    compares instead of a call into the bisect module comparing int objects."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def sorted_contains(a: tuple[int, ...], x: int) -> bool:
+    """`x in a` for an ascending tuple of ints (a span or group), by bisection instead of
+    comparing x with each item."""
+    i = index_after(a, x)
+    return i > 0 and a[i - 1] == x
+
+
 class SchedDomains:
     """Per-CPU domain chains (bottom up) plus the LLC-level facts the wakeup path needs."""
 

@@ -268,6 +268,10 @@ class State:
         # domain being balanced, in group order
         self.group_stats: list[GroupStats | None] = [None] * len(self.sd.group_cpus)
         self.lb_stats: list[GroupStats] = []
+        # select_idle_cpu()'s idle-core scans, numbered: per CPU, the number of the last scan
+        # that skips it (its core scanned already)
+        self.scan_no = 0
+        self.scan_mark = [0] * topo.nr_cpus
 
     # -- queries the policies use --------------------------------------------------------
 

@@ -11,7 +11,7 @@ from bisect import bisect_right
 from typing import Final
 
 from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
-from placemap.sim.domains import SD_WAKE_AFFINE
+from placemap.sim.domains import SD_WAKE_AFFINE, index_after
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import Decision
 from placemap.sim.state import State, Task
@@ -177,16 +177,20 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
     allowed = p.cpus_allowed
     idle_cpu = -1
     scanned = 0
-    skip: set[int] | None = set() if has_idle_core else None
+    # the CPUs to skip in the idle-core scan (the siblings of the cores scanned so far): the
+    # ones whose State.scan_mark is this scan's number, instead of a set built per scan
+    mark = st.scan_mark
+    scan = st.scan_no + 1
+    st.scan_no = scan
     # for_each_cpu_wrap(cpu, span, target + 1), by index (as _wrap, without building it)
     w = len(span)
-    i = bisect_right(span, target)
+    i = index_after(span, target)
     for _ in range(w):
         if i == w:
             i = 0
         cpu = span[i]
         i += 1
-        if (skip is not None and cpu in skip) or (allowed is not None and cpu not in allowed):
+        if (has_idle_core and mark[cpu] == scan) or (allowed is not None and cpu not in allowed):
             continue
         scanned += 1
         if has_idle_core:
@@ -200,8 +204,8 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
                     idle_cpu = s
             if core_is_idle:
                 return cpu, R_IDLE_CORE
-            assert skip is not None
-            skip.update(siblings[cpu])
+            for s in siblings[cpu]:
+                mark[s] = scan
         else:
             nr -= 1
             if nr <= 0:
