@@ -20,6 +20,7 @@ from placemap.sim.balancing import Balancer
 from placemap.sim.core import NORMAL, URGENT, Environment, Handler
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
+from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import select_task_rq_wake
@@ -40,7 +41,6 @@ from placemap.sim.trace import EventLog, idle_comm
 SLEEP: Final = 0
 EXIT: Final = -1
 LEVELS: Final = ("smt", "llc", "pkg", "numa")  # LEVEL_NAMES[1:]
-CAUSES: Final = ("wakeup", "balance", "fork")  # of a migration
 # The engine's event kinds (Environment.post -> Engine.handle)
 EV_CPU: Final = 0  # a CPU's burst or slice ends: (rq, gen)
 EV_START: Final = 1  # a CPU leaves idle to run what was queued: (rq, gen)
@@ -182,7 +182,7 @@ class Engine(Handler):
                 log.migrate(st.now, parent.cpu, parent.pid, p, orig=parent.cpu, dest=d.cpu)
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
-            self._count_migration(parent.cpu, d.cpu, "fork")
+            self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
         p.vruntime = st.rqs[d.cpu].min_vruntime + self._min_gran_ns  # START_DEBIT
         self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
         return p
@@ -240,9 +240,9 @@ class Engine(Handler):
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
             log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
         if target != prev:
-            self._count_migration(prev, target, "wakeup")
+            lv = self._count_migration(prev, target, CAUSE_WAKEUP)
             p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
-            p.wake_penalty_ns += cost.cold_cache_ns(st.sd.level_between(prev, target), p.wss_kb)
+            p.wake_penalty_ns += cost.cold_cache_ns_at(lv, p.wss_kb)
         if waker is not None:
             p.wake_penalty_ns += self._transfer_ns[li]
         # place_entity(): a sleeper gets at most half a latency period of credit
@@ -471,7 +471,7 @@ class Engine(Handler):
             if mv is not None:
                 spent += cost.STEAL_COST_NS
         if mv is not None:
-            self.balancer.apply(mv, "balance")
+            self.balancer.apply(mv, CAUSE_BALANCE)
             if self.prev_state[cpu] == "S":
                 rq.leaving = self.prev_task[cpu]  # on_cpu until the switch to the pulled task
             self._kick(rq, spent)
@@ -550,11 +550,14 @@ class Engine(Handler):
 
     # -- load balancing ----------------------------------------------------------------
 
-    def _count_migration(self, src: int, dst: int, cause: str) -> None:
+    def _count_migration(self, src: int, dst: int, cause: int) -> int:
+        """Count a migration from src to dst by level and by cause (an index of CAUSES);
+        returns its SchedDomains.level_index for the caller's cost."""
         lvl = self.st.sd.level_index(src, dst)
         if lvl:
             self._migr_level[lvl] += 1
-            self._migr_cause[CAUSES.index(cause)] += 1
+            self._migr_cause[cause] += 1
+        return lvl
 
     # -- running and results ------------------------------------------------------------
 
