@@ -143,3 +143,24 @@ def test_index_after_and_sorted_contains_match_bisect_and_in() -> None:
         for x in range(-1, (t[-1] if t else 0) + 2):
             assert index_after(t, x) == bisect_right(t, x), (t, x)
             assert sorted_contains(t, x) == (x in t), (t, x)
+
+
+def test_groups_are_the_kernel_walk_for_every_cpu_and_level() -> None:
+    """Every CPU's groups at every level are build_sched_groups()'s walk of the span from the
+    CPU (wrapping), adding each not yet covered CPU's child span: the build reuses one group
+    order (and one Domain) for consecutive CPUs of one group, and must match it everywhere."""
+    for name in ("zen3-2s-nps1", "zen3-2s-nps4", "icx-2s"):
+        sd = SchedDomains(preset(name))
+        for c, doms in enumerate(sd.per_cpu):
+            for k, d in enumerate(doms):
+                i = d.span.index(c)
+                walk: list[tuple[int, ...]] = []
+                covered: set[int] = set()
+                for x in d.span[i:] + d.span[:i]:
+                    if x in covered:
+                        continue
+                    g = tuple(sorted(sd.per_cpu[x][k - 1].span_set)) if k else (x,)
+                    covered.update(g)
+                    walk.append(g)
+                assert d.groups == tuple(walk), (name, c, d.name)
+                assert [sd.group_cpus[gid] for gid in d.group_ids] == list(d.groups)
