@@ -23,7 +23,7 @@ from placemap.sim.features import Features
 from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
-from placemap.sim.policy.wakeup import select_task_rq_wake
+from placemap.sim.policy.wakeup import wake_target
 from placemap.sim.speed import Speeds
 from placemap.sim.state import (
     NICE_0_LOAD,
@@ -222,10 +222,9 @@ class Engine(Handler):
     def _ttwu(self, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> None:
         st = self.st
         now = st.now
-        d = select_task_rq_wake(st, p, waker, this_cpu, sync)
-        target = d.cpu
+        target, _why, _via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
         self.wakeups += 1
-        if d.affine:
+        if affine:
             self.wakeups_affine += 1
         li = st.sd.level_index(this_cpu, target)
         if li:

@@ -292,6 +292,16 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
 def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> Decision:
     """select_task_rq_fair() for a wakeup (WF_TTWU): p last ran on p.cpu; the waker runs on
     this_cpu (waker None: an interrupt or timer on this_cpu)."""
+    cpu, why, via, affine = wake_target(st, p, waker, this_cpu, sync)
+    return Decision(cpu, why, via, affine)
+
+
+def wake_target(
+    st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool
+) -> tuple[int, str, str, bool]:
+    """select_task_rq_wake's decision as a plain tuple (cpu, reason, via, affine), for the
+    engine's wakeups: compiled, a tuple of fixed shape is returned as a C struct, where a
+    Decision is an object allocated and freed per wakeup."""
     prev = p.cpu
     sd = st.sd
     # record_wakee() is select_task_rq_fair()'s first step for every WF_TTWU wakeup; the RFC's
@@ -302,10 +312,10 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
             cpu, why = select_idle_sibling(st, p, prev, this_cpu, this_cpu)
-            return Decision(cpu, why, R_HINT_AFFINE, True)
+            return cpu, why, R_HINT_AFFINE, True
         if hints & HINT_WAKE_HOLD and st.has_idle_cores[sd.llc_id[prev]]:
             cpu, why = select_idle_sibling(st, p, prev, prev, this_cpu)
-            return Decision(cpu, why, R_HINT_HOLD)
+            return cpu, why, R_HINT_HOLD, False
     want_affine = True
     via = R_NOT_AFFINE
     if waker is not None and wake_wide(st, waker, p, this_cpu):
@@ -327,4 +337,4 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
                     via = R_WA_SAME
                 break
     cpu, why = select_idle_sibling(st, p, prev, target, this_cpu)
-    return Decision(cpu, why, via, affine)
+    return cpu, why, via, affine
