@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 import random
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
@@ -37,6 +37,9 @@ from placemap.sim.state import (
 )
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # compiled, a native int (see core.py); annotations only
 
 SLEEP: Final = 0
 EXIT: Final = -1
@@ -124,6 +127,14 @@ class Engine(Handler):
             else 0
             for c in range(topo.nr_cpus)
         ]
+
+    def handle_gen(self, kind: int, a: Any, g: i64) -> None:
+        """A CPU's event posted with its generation (EV_CPU, EV_START; Environment.post_gen),
+        called by the compiled event loop."""
+        if kind == EV_CPU:
+            self._on_cpu(a, g)
+        else:
+            self._on_start(a, g)
 
     def handle(self, kind: int, a: Any, b: Any) -> None:
         """An event posted by this engine (EV_*), called by the event loop."""
@@ -305,7 +316,7 @@ class Engine(Handler):
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True
         rq.gen += 1
-        self.env.post(self.env.now + delay, URGENT, EV_START, rq, rq.gen)
+        self.env.post_gen(self.env.now + delay, URGENT, EV_START, rq, rq.gen)
 
     def _on_start(self, rq: Rq, gen: int) -> None:
         if gen != rq.gen:
@@ -348,7 +359,7 @@ class Engine(Handler):
         end = self.env.now + max(1, int(p.work_ns / rq.speed + 0.999))
         if rq.queue and rq.slice_end < end:
             end = max(rq.slice_end, self.env.now + 1)
-        self.env.post(end, URGENT, EV_CPU, rq, rq.gen)
+        self.env.post_gen(end, URGENT, EV_CPU, rq, rq.gen)
 
     def _sibling_speed(self, cpu: int) -> None:
         """An SMT sibling of `cpu` started or stopped running: re-time the others."""
