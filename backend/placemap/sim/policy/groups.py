@@ -70,7 +70,12 @@ class GroupStats:
         cacheable = p is None and not footprint
         if cacheable and self.at_now == st.now and self.at_pct == imbalance_pct and self.cpus is cpus:
             return
-        self.at_now = st.now if cacheable else -1
+        # (an if statement: compiled, the conditional expression of an i64 and an int boxed
+        # the time into an int object)
+        if cacheable:
+            self.at_now = st.now
+        else:
+            self.at_now = -1
         self.at_pct = imbalance_pct
         self.cpus = cpus
         idle: i64 = 0

@@ -205,7 +205,8 @@ class _Sender(_Child):
             self.batch = 0
         cap = hb.capacity
         loops = hb.loops
-        nxt, loop = self.next_r, self.loop
+        nxt = self.next_r  # (two statements: compiled, a tuple assignment boxes both ints)
+        loop = self.loop
         first = nxt
         n = 0
         xfer = 0
@@ -226,7 +227,8 @@ class _Sender(_Child):
                 if nxt == FDS:
                     nxt = 0
                     loop += 1
-        self.next_r, self.loop = nxt, loop
+        self.next_r = nxt
+        self.loop = loop
         return self._wrote(eng, p, first, n, xfer)
 
     def _deliver_and_write(self, eng: Engine, p: Task) -> int:
@@ -245,7 +247,8 @@ class _Sender(_Child):
         cpu = p.cpu
         here: Any = cpu  # the writer's CPU as an object: boxed here, not per message
         row = hb.write_row(eng, cpu)
-        nxt, loop = self.next_r, self.loop
+        nxt = self.next_r  # (two statements: compiled, a tuple assignment boxes both ints)
+        loop = self.loop
         first = nxt
         n = 0
         xfer = 0
@@ -284,7 +287,8 @@ class _Sender(_Child):
             if i == FDS:
                 i = 0
         self.batch = 0
-        self.next_r, self.loop = nxt, loop
+        self.next_r = nxt
+        self.loop = loop
         return self._wrote(eng, p, first, n, xfer)
 
     def _wrote(self, eng: Engine, p: Task, first: int, n: int, xfer: int) -> int:
