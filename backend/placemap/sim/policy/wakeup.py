@@ -185,7 +185,8 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
     # for_each_cpu_wrap(cpu, span, target + 1), by index (as _wrap, without building it)
     w = len(span)
     i = index_after(span, target)
-    for _ in range(w):
+    # (a named loop variable: compiled, `_` is untyped and its every value was boxed)
+    for _step in range(w):
         if i == w:
             i = 0
         cpu = span[i]

@@ -187,7 +187,7 @@ class _Sender(_Child):
         if n:
             here: Any = p.cpu  # the writer's CPU as an object: boxed here, not per message
             i = self.batch_first
-            for _ in range(n):
+            for _m in range(n):  # (named: compiled, `_` is untyped, boxed per message)
                 pipe = pipes[i]
                 k = pipe.n  # Pipe.put, inlined
                 src = pipe.src
@@ -254,7 +254,7 @@ class _Sender(_Child):
         xfer = 0
         writing = True  # until a full pipe or the end of the last loop ends the next burst
         i = first  # the pipe the last burst's message goes to
-        for _ in range(FDS):
+        for _m in range(FDS):  # (named: compiled, `_` is untyped, boxed per pipe)
             pipe = pipes[i]
             k = pipe.n  # Pipe.put, inlined
             src = pipe.src
