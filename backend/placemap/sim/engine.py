@@ -72,6 +72,41 @@ class Program:
         raise NotImplementedError
 
 
+class Tally:
+    """Counts by a small index (0 to 4: a SchedDomains.level_index or a CAUSES index) in native
+    int fields: compiled, `counts[i] += 1` on a list of ints makes a new int object past 256 and
+    frees the old one at each count; a field counts in place."""
+
+    __slots__ = ("c0", "c1", "c2", "c3", "c4")
+
+    def __init__(self) -> None:
+        self.c0 = 0
+        self.c1 = 0
+        self.c2 = 0
+        self.c3 = 0
+        self.c4 = 0
+
+    def add(self, i: int) -> None:
+        if i == 0:
+            self.c0 += 1
+        elif i == 1:
+            self.c1 += 1
+        elif i == 2:
+            self.c2 += 1
+        elif i == 3:
+            self.c3 += 1
+        elif i == 4:
+            self.c4 += 1
+        else:
+            raise IndexError(i)
+
+    def get(self, i: int) -> int:
+        return (self.c0, self.c1, self.c2, self.c3, self.c4)[i]
+
+    def total(self) -> int:
+        return self.c0 + self.c1 + self.c2 + self.c3 + self.c4
+
+
 class Engine(Handler):
     """One simulation run: state, event loop, seeded RNG and counters."""
 
@@ -91,11 +126,11 @@ class Engine(Handler):
         self.live = 0
         self.stepping: Task | None = None  # the task whose behaviour is running
         # counters
-        # counted in lists by SchedDomains.level_index (0, the same CPU, stays 0) and by CAUSES
-        # index (no string hashing per event); the properties below read them as dicts
-        self._migr_level = [0] * len(LEVEL_NAMES)
-        self._migr_cause = [0] * len(CAUSES)
-        self._wake_level = [0] * len(LEVEL_NAMES)
+        # counted by SchedDomains.level_index (0, the same CPU, stays 0) and by CAUSES index in
+        # Tallies (no string hashing, no int object per count); the properties read them as dicts
+        self._migr_level = Tally()
+        self._migr_cause = Tally()
+        self._wake_level = Tally()
         self.wakeups = 0
         self.wakeups_affine = 0
         self.switches = 0
@@ -239,7 +274,7 @@ class Engine(Handler):
             self.wakeups_affine += 1
         li = st.sd.level_index(this_cpu, target)
         if li:
-            self._wake_level[li] += 1
+            self._wake_level.add(li)
         prev = p.cpu
         rq = st.rqs[target]
         log = self.log
@@ -565,8 +600,8 @@ class Engine(Handler):
         returns its SchedDomains.level_index for the caller's cost."""
         lvl = self.st.sd.level_index(src, dst)
         if lvl:
-            self._migr_level[lvl] += 1
-            self._migr_cause[cause] += 1
+            self._migr_level.add(lvl)
+            self._migr_cause.add(cause)
         return lvl
 
     # -- running and results ------------------------------------------------------------
@@ -574,16 +609,16 @@ class Engine(Handler):
     @property
     def migrations(self) -> dict[str, int]:
         """Migrations by level (LEVELS)."""
-        return {name: self._migr_level[i + 1] for i, name in enumerate(LEVELS)}
+        return {name: self._migr_level.get(i + 1) for i, name in enumerate(LEVELS)}
 
     @property
     def migrations_by_cause(self) -> dict[str, int]:
-        return {name: self._migr_cause[i] for i, name in enumerate(CAUSES)}
+        return {name: self._migr_cause.get(i) for i, name in enumerate(CAUSES)}
 
     @property
     def wakeups_by_level(self) -> dict[str, int]:
         """Wakeups by level between the waker's CPU and the chosen one (LEVELS)."""
-        return {name: self._wake_level[i + 1] for i, name in enumerate(LEVELS)}
+        return {name: self._wake_level.get(i + 1) for i, name in enumerate(LEVELS)}
 
     def run(self, until_ns: int) -> None:
         # The loop makes and drops many short-lived lists and tuples and no garbage cycles
@@ -618,4 +653,4 @@ class Engine(Handler):
 
     def sched_events(self) -> int:
         """Scheduler events simulated: wakeups + context switches + migrations."""
-        return self.wakeups + self.switches + sum(self._migr_level)
+        return self.wakeups + self.switches + self._migr_level.total()
