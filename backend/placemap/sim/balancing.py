@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from placemap.sim import cost
 from placemap.sim.core import NORMAL
+from placemap.sim.policy import CAUSE_BALANCE
 from placemap.sim.policy.balance import (
     CPU_IDLE,
     CPU_NOT_IDLE,
@@ -41,7 +42,7 @@ class Balancer:
             env = self.eng.env
             env.schedule(env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
 
-    def apply(self, m: Move, cause: str) -> None:
+    def apply(self, m: Move, cause: int) -> None:
         """Carry out a move: a queued task changes runqueue; a running one (active balance)
         is preempted first."""
         eng = self.eng
@@ -57,8 +58,7 @@ class Balancer:
             cur = st.rqs[m.dst].curr
             eng.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
         st.move_queued(p, m.dst)
-        eng._count_migration(m.src, m.dst, cause)
-        pen = cost.cold_cache_ns(st.sd.level_between(m.src, m.dst), p.wss_kb)
+        pen = cost.cold_cache_ns_at(eng._count_migration(m.src, m.dst, cause), p.wss_kb)
         if p.work_ns > 0:
             p.work_ns += pen
         else:
@@ -102,7 +102,7 @@ class Balancer:
                     # unbalanced (moved, or failed to): back to the shortest interval
                     iv[level] = sd.min_interval_ms * 1_000_000
                     for m in moves:
-                        self.apply(m, "balance")
+                        self.apply(m, CAUSE_BALANCE)
                     if moves and idle and rq.curr is None and not rq.starting:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
                 elif why == R_ALL_PINNED:  # every task pinned: back off up to MAX_PINNED_INTERVAL

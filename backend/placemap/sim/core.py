@@ -59,7 +59,7 @@ class Event:
     """A posted event, for the heap of objects (compiled): it runs before another with a
     smaller (tk, seq)."""
 
-    __slots__ = ("a", "b", "kind", "seq", "tk")
+    __slots__ = ("a", "b", "g", "kind", "seq", "tk")
 
     def __init__(self) -> None:
         # i64 (compiled: unboxed machine words, compared in a sift without a tag test); a
@@ -69,6 +69,8 @@ class Event:
         self.kind: Any = None  # the handler's event kind (an int) or a callback
         self.a: Any = None
         self.b: Any = None
+        # post_gen's int argument, unboxed (-1: a post's event, whose arguments are a and b)
+        self.g: i64 = -1
 
 
 def _ev_sift_up(heap: list[Event], pos: i64, ev: Event) -> None:
@@ -133,6 +135,10 @@ class Handler:
     def handle(self, kind: int, a: Any, b: Any) -> None:
         raise NotImplementedError
 
+    def handle_gen(self, kind: int, a: Any, g: i64) -> None:
+        """An event posted with Environment.post_gen (compiled; interpreted, handle(kind, a, g))."""
+        raise NotImplementedError
+
 
 class Environment:
     """Simulated time in ns and the queue of future events."""
@@ -178,35 +184,20 @@ class Environment:
         """Call fn(a, b) at time_ns (never in the past)."""
         self.post(time_ns, priority, fn, a, b)
 
+    def post_gen(self, time_ns: int, priority: int, kind: int, a: Any, g: i64) -> None:
+        """post(time_ns, priority, kind, a, g) for a non-negative int g (a CPU's generation):
+        on the heap of Events, g waits in the Event's native field and the handler gets it as
+        handle_gen(kind, a, g), so that no int object is made and freed per event; same order."""
+        if self.objects:
+            self._post_event(time_ns, priority, kind, a, None, g)
+            return
+        self.post(time_ns, priority, kind, a, g)
+
     def post(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any) -> None:
         """Call handler.handle(kind, a, b) at time_ns (never in the past) when kind is an int,
         else kind(a, b); same order as schedule."""
         if self.objects:
-            seq = self._seq
-            self._seq = seq + 1
-            now = self.now
-            tk = (time_ns if time_ns > now else now) * 2 + priority
-            evheap = self._evheap
-            if self._spent:
-                # the event that just ran is still at the root: reuse it in its place
-                self._spent = False
-                ev = evheap[0]
-                ev.tk = tk
-                ev.seq = seq
-                ev.kind = kind
-                ev.a = a
-                ev.b = b
-                _ev_replace(evheap, ev)
-            else:
-                free = self._free
-                ev = free.pop() if free else Event()
-                ev.tk = tk
-                ev.seq = seq
-                ev.kind = kind
-                ev.a = a
-                ev.b = b
-                _ev_push(evheap, ev)
-            self._pending += 1
+            self._post_event(time_ns, priority, kind, a, b, -1)
             return
         seq = self._seq
         if seq == len(self._fn):
@@ -222,6 +213,36 @@ class Environment:
             heapq.heapreplace(self._heap, key)
         else:
             heapq.heappush(self._heap, key)
+        self._pending += 1
+
+    def _post_event(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any, g: i64) -> None:  # noqa: PLR0917 - post()'s arguments and g
+        """post() on the heap of Events (g: post_gen's int, else -1)."""
+        seq = self._seq
+        self._seq = seq + 1
+        now = self.now
+        tk = (time_ns if time_ns > now else now) * 2 + priority
+        evheap = self._evheap
+        if self._spent:
+            # the event that just ran is still at the root: reuse it in its place
+            self._spent = False
+            ev = evheap[0]
+            ev.tk = tk
+            ev.seq = seq
+            ev.kind = kind
+            ev.a = a
+            ev.b = b
+            ev.g = g
+            _ev_replace(evheap, ev)
+        else:
+            free = self._free
+            ev = free.pop() if free else Event()
+            ev.tk = tk
+            ev.seq = seq
+            ev.kind = kind
+            ev.a = a
+            ev.b = b
+            ev.g = g
+            _ev_push(evheap, ev)
         self._pending += 1
 
     def _renumber(self) -> int:
@@ -310,12 +331,16 @@ class Environment:
             fn = ev.kind
             a = ev.a
             b = ev.b
+            g = ev.g
             self._pending -= 1
             self.now = tk >> 1
             n += 1
             if isinstance(fn, int):
                 assert handler is not None
-                handler.handle(fn, a, b)
+                if g >= 0:
+                    handler.handle_gen(fn, a, g)
+                else:
+                    handler.handle(fn, a, b)
             else:
                 fn(a, b)
         self.events += n

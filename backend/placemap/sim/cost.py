@@ -188,6 +188,17 @@ def cold_cache_ns(level: str, wss_kb: int) -> int:
     return 0  # an SMT sibling shares the core's caches
 
 
+def cold_cache_ns_at(level_index: int, wss_kb: int) -> int:
+    """cold_cache_ns by the level's SchedDomains.level_index (domains.LEVEL_NAMES: 2 llc,
+    3 pkg, 4 numa), for the engine's migrations: no level name to look up and compare."""
+    if level_index >= 3:
+        ns = min(wss_kb, COLD_MAX_KB) * COLD_NS_PER_KB
+        return int(ns * COLD_CACHE_NUMA_FACTOR) if level_index == 4 else ns
+    if level_index == 2:
+        return min(wss_kb, L2_KB) * COLD_NS_PER_KB_SAME_LLC
+    return 0
+
+
 def params() -> dict[str, float]:
     """Every parameter by name (for the report and the API)."""
     return {k: v for k, v in globals().items() if k.isupper() and isinstance(v, int | float)}

@@ -21,7 +21,6 @@ result of scanning only the SMT siblings.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
 
@@ -145,9 +144,15 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
     online = topo.online
     cpus = topo.cpus
 
+    # every distinct span as one object, whatever level it comes from (a NODE span equal to
+    # its PKG span is the PKG span's set): the build's dictionaries keyed by spans and its
+    # span comparisons then find equal spans by identity instead of comparing two sets of up
+    # to a few hundred CPUs element by element (their hashes are equal, so every lookup did)
+    canon: dict[frozenset[int], frozenset[int]] = {}
+
     def spans(key: list[int], span_of: dict[int, tuple[int, ...]]) -> tuple[frozenset[int], ...]:
         """Per CPU, the set span_of[key[cpu]]: one frozenset per distinct key, shared by the CPUs
-        that have it (built once, not per CPU)."""
+        that have it (built once, not per CPU), and by the levels that have it (canon)."""
         sets: dict[int, frozenset[int]] = {}
         out_: list[frozenset[int]] = []
         for c in range(n):
@@ -157,7 +162,8 @@ def _levels(topo: Topology, no_mc: bool) -> list[_Level]:
             k = key[c]
             s = sets.get(k)
             if s is None:
-                s = sets[k] = frozenset(span_of[k])
+                s = frozenset(span_of[k])
+                s = sets[k] = canon.setdefault(s, s)
             out_.append(s)
         return tuple(out_)
 
@@ -210,13 +216,64 @@ def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
     return flags, 117, 1
 
 
-# SchedDomains._partition's result, and its cache by (span set, child level)
-_Partition = tuple[list[list[int]], list[tuple[int, ...]]]
+class _Partition:
+    """SchedDomains._partition's result for one span and child level: per child span (group),
+    its CPUs' positions in the span (ascending) and its sorted tuple; the group at each
+    position; and the last group order made (_groups), for the CPU at position `last_start`."""
+
+    __slots__ = ("group_at", "last", "last_start", "positions", "tuples")
+
+    def __init__(
+        self, positions: list[list[int]], tuples: list[tuple[int, ...]], group_at: list[int]
+    ) -> None:
+        self.positions = positions
+        self.tuples = tuples
+        self.group_at = group_at
+        self.last_start = -2
+        self.last: tuple[tuple[int, ...], ...] = ()
+
+
+# SchedDomains._partition's results by (span set, child level)
 _Partitions = dict[tuple[frozenset[int], int], _Partition | None]
 
 _KIND: Final = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
 # Counter keys by SchedDomains.level_index (0: the same CPU)
 LEVEL_NAMES: Final = ("", "smt", "llc", "pkg", "numa")
+
+
+def _first_at_least(a: list[int], x: int) -> int:
+    """bisect_left(a, x) on an ascending list of ints (compiled: native int compares instead of
+    a call into the bisect module comparing int objects)."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def index_after(a: tuple[int, ...], x: int) -> int:
+    """bisect_right(a, x) on an ascending tuple of ints (a span or group): compiled, native int
+    compares instead of a call into the bisect module comparing int objects."""
+    lo = 0
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def sorted_contains(a: tuple[int, ...], x: int) -> bool:
+    """`x in a` for an ascending tuple of ints (a span or group), by bisection instead of
+    comparing x with each item."""
+    i = index_after(a, x)
+    return i > 0 and a[i - 1] == x
 
 
 class SchedDomains:
@@ -245,13 +302,28 @@ class SchedDomains:
                 chain.append(s)
             full.append(chain)
         flag_info = [_sd_flags(lv, topo.node_reclaim_distance) for lv in levels]
-        imb = {c: self._imb_numa_nr(full[c], [f[0] for f in flag_info]) for c in cpus}
+        # (per distinct chain of span sets, by their ids: the sets are alive in `full`)
+        level_flags = [f[0] for f in flag_info]
+        imb_of: dict[tuple[int, ...], list[int]] = {}
+        imb: dict[int, list[int]] = {}
+        for c in cpus:
+            ckey = tuple([id(s) for s in full[c]])
+            got = imb_of.get(ckey)
+            if got is None:
+                got = imb_of[ckey] = self._imb_numa_nr(full[c], level_flags)
+            imb[c] = got
         # Degeneration, decided per level for the whole machine: keep a level when, for some
         # CPU, it is wider than one CPU and than the last kept level below it.
         kept: list[int] = []
         for li in range(nlev):
             below = kept[-1] if kept else None
-            if any(len(full[c][li]) > 1 and (below is None or full[c][li] != full[c][below]) for c in cpus):
+            # (`is not` first: a set compared with itself by != is still compared element by
+            # element, and equal spans are one object here, see _levels' canon)
+            if any(
+                len(full[c][li]) > 1
+                and (below is None or (full[c][li] is not full[c][below] and full[c][li] != full[c][below]))
+                for c in cpus
+            ):
                 kept.append(li)
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
         self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
@@ -263,9 +335,11 @@ class SchedDomains:
         # Spans repeat across CPUs (every CPU of an LLC has the same MC span): each distinct set
         # is sorted once, and each distinct child span once as a group.
         sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
-        partitions: dict[
-            tuple[frozenset[int], int], tuple[list[list[int]], list[tuple[int, ...]]] | None
-        ] = {}
+        partitions: _Partitions = {}
+        # CPUs whose domain at a level would be equal share one Domain object (nothing changes
+        # a Domain once built): by level, the groups tuple's id (one object for the CPUs whose
+        # group order is the same, see _groups; alive in the Domain) and imb_numa_nr
+        shared: dict[tuple[int, int, int], Domain] = {}
         for c in cpus:
             doms: list[Domain] = []
             for k, li in enumerate(kept):
@@ -281,6 +355,11 @@ class SchedDomains:
                     partitions=partitions,
                     key=full[c][li],
                 )
+                dkey = (li, id(groups), imb[c][li])
+                dom = shared.get(dkey)
+                if dom is not None:
+                    doms.append(dom)
+                    continue
                 flags, pct, nice = flag_info[li]
                 w = len(span)
                 gids: list[int] = []
@@ -290,24 +369,23 @@ class SchedDomains:
                         gid = gid_of[id(g)] = len(self.group_cpus)
                         self.group_cpus.append(g)
                     gids.append(gid)
-                doms.append(
-                    Domain(
-                        name=levels[li].name,
-                        kind=_KIND[levels[li].name],
-                        span=span,
-                        span_set=full[c][li],
-                        groups=groups,
-                        flags=flags,
-                        imbalance_pct=pct,
-                        cache_nice_tries=nice,
-                        imb_numa_nr=imb[c][li],
-                        min_interval_ms=w,
-                        max_interval_ms=2 * w,
-                        busy_factor=16,
-                        numa_distance=levels[li].numa_distance,
-                        group_ids=tuple(gids),
-                    )
+                dom = shared[dkey] = Domain(
+                    name=levels[li].name,
+                    kind=_KIND[levels[li].name],
+                    span=span,
+                    span_set=full[c][li],
+                    groups=groups,
+                    flags=flags,
+                    imbalance_pct=pct,
+                    cache_nice_tries=nice,
+                    imb_numa_nr=imb[c][li],
+                    min_interval_ms=w,
+                    max_interval_ms=2 * w,
+                    busy_factor=16,
+                    numa_distance=levels[li].numa_distance,
+                    group_ids=tuple(gids),
                 )
+                doms.append(dom)
             self.per_cpu[c] = tuple(doms)
         # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache().
         self.llc_index: list[int] = [-1] * topo.nr_cpus  # per CPU, index of sd_llc in its chain
@@ -361,7 +439,7 @@ class SchedDomains:
         and add each not yet covered CPU's child span as a group (sorted_of: sorted tuples of
         the sets seen so far, shared). partitions: per (span as the set `key`, whose hash is
         cached, and child level), see _partition."""
-        start = bisect_left(span, cpu)  # span is sorted: span.index(cpu)
+        start = index_after(span, cpu - 1)  # span is sorted: span.index(cpu)
         if child is None:
             return tuple((x,) for x in span[start:] + span[:start])
         pkey = (key, child)
@@ -372,14 +450,28 @@ class SchedDomains:
         if part is not None:
             # the walk meets the groups in the order of their first position from start on
             # (wrapping): a group's CPUs are covered exactly when the group is added
-            positions, tuples = part
+            # (each group's first position at or after start as an int key * ng + gi: a list of
+            # ints sorts without tuple comparisons; keys are distinct, so the order is the same)
+            last = part.last_start
+            if start == last + 1 and part.group_at[start] == part.group_at[last]:
+                # from the position after one of the same group, the same order: the group of
+                # position `last` came first there, and its next position is `start`, still
+                # before every other group's (the others' first positions are unchanged)
+                part.last_start = start
+                return part.last
+            positions, tuples = part.positions, part.tuples
             n = len(span)
-            order: list[tuple[int, int]] = []
-            for gi, pos in enumerate(positions):
-                j = bisect_left(pos, start)
-                order.append((pos[j] if j < len(pos) else pos[0] + n, gi))
+            ng = len(positions)
+            order: list[int] = []
+            for gi in range(ng):
+                pos = positions[gi]
+                j = _first_at_least(pos, start)
+                order.append((pos[j] if j < len(pos) else pos[0] + n) * ng + gi)
             order.sort()
-            return tuple(tuples[gi] for _, gi in order)
+            out = tuple([tuples[k % ng] for k in order])
+            part.last_start = start
+            part.last = out
+            return out
         covered: set[int] = set()
         for x in span[start:] + span[:start]:
             if x in covered:
@@ -409,6 +501,7 @@ class SchedDomains:
         owner: set[int] = set()  # CPUs of the span in a child span seen so far
         positions: list[list[int]] = []
         tuples: list[tuple[int, ...]] = []
+        group_at: list[int] = []
         seen: dict[frozenset[int], int] = {}
         for i, x in enumerate(span):
             g = full[x][child]
@@ -428,7 +521,8 @@ class SchedDomains:
                             return None
                         owner.add(y)
             positions[gi].append(i)
-        return positions, tuples
+            group_at.append(gi)
+        return _Partition(positions, tuples, group_at)
 
     def sd_llc(self, cpu: int) -> Domain | None:
         i = self.llc_index[cpu]

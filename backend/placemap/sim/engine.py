@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import gc
 import random
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
 from placemap.sim.core import NORMAL, URGENT, Environment, Handler
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
+from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
 from placemap.sim.policy.balance import newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
-from placemap.sim.policy.wakeup import select_task_rq_wake
+from placemap.sim.policy.wakeup import wake_target
 from placemap.sim.speed import Speeds
 from placemap.sim.state import (
     NICE_0_LOAD,
@@ -37,10 +38,12 @@ from placemap.sim.state import (
 from placemap.sim.topology import Topology
 from placemap.sim.trace import EventLog, idle_comm
 
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # compiled, a native int (see core.py); annotations only
+
 SLEEP: Final = 0
 EXIT: Final = -1
 LEVELS: Final = ("smt", "llc", "pkg", "numa")  # LEVEL_NAMES[1:]
-CAUSES: Final = ("wakeup", "balance", "fork")  # of a migration
 # The engine's event kinds (Environment.post -> Engine.handle)
 EV_CPU: Final = 0  # a CPU's burst or slice ends: (rq, gen)
 EV_START: Final = 1  # a CPU leaves idle to run what was queued: (rq, gen)
@@ -69,6 +72,41 @@ class Program:
         raise NotImplementedError
 
 
+class Tally:
+    """Counts by a small index (0 to 4: a SchedDomains.level_index or a CAUSES index) in native
+    int fields: compiled, `counts[i] += 1` on a list of ints makes a new int object past 256 and
+    frees the old one at each count; a field counts in place."""
+
+    __slots__ = ("c0", "c1", "c2", "c3", "c4")
+
+    def __init__(self) -> None:
+        self.c0 = 0
+        self.c1 = 0
+        self.c2 = 0
+        self.c3 = 0
+        self.c4 = 0
+
+    def add(self, i: int) -> None:
+        if i == 0:
+            self.c0 += 1
+        elif i == 1:
+            self.c1 += 1
+        elif i == 2:
+            self.c2 += 1
+        elif i == 3:
+            self.c3 += 1
+        elif i == 4:
+            self.c4 += 1
+        else:
+            raise IndexError(i)
+
+    def get(self, i: int) -> int:
+        return (self.c0, self.c1, self.c2, self.c3, self.c4)[i]
+
+    def total(self) -> int:
+        return self.c0 + self.c1 + self.c2 + self.c3 + self.c4
+
+
 class Engine(Handler):
     """One simulation run: state, event loop, seeded RNG and counters."""
 
@@ -88,11 +126,11 @@ class Engine(Handler):
         self.live = 0
         self.stepping: Task | None = None  # the task whose behaviour is running
         # counters
-        # counted in lists by SchedDomains.level_index (0, the same CPU, stays 0) and by CAUSES
-        # index (no string hashing per event); the properties below read them as dicts
-        self._migr_level = [0] * len(LEVEL_NAMES)
-        self._migr_cause = [0] * len(CAUSES)
-        self._wake_level = [0] * len(LEVEL_NAMES)
+        # counted by SchedDomains.level_index (0, the same CPU, stays 0) and by CAUSES index in
+        # Tallies (no string hashing, no int object per count); the properties read them as dicts
+        self._migr_level = Tally()
+        self._migr_cause = Tally()
+        self._wake_level = Tally()
         self.wakeups = 0
         self.wakeups_affine = 0
         self.switches = 0
@@ -124,6 +162,14 @@ class Engine(Handler):
             else 0
             for c in range(topo.nr_cpus)
         ]
+
+    def handle_gen(self, kind: int, a: Any, g: i64) -> None:
+        """A CPU's event posted with its generation (EV_CPU, EV_START; Environment.post_gen),
+        called by the compiled event loop."""
+        if kind == EV_CPU:
+            self._on_cpu(a, g)
+        else:
+            self._on_start(a, g)
 
     def handle(self, kind: int, a: Any, b: Any) -> None:
         """An event posted by this engine (EV_*), called by the event loop."""
@@ -197,7 +243,7 @@ class Engine(Handler):
                 log.migrate(st.now, parent.cpu, parent.pid, p, orig=parent.cpu, dest=d.cpu)
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
-            self._count_migration(parent.cpu, d.cpu, "fork")
+            self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
         p.vruntime = st.rqs[d.cpu].min_vruntime + self._min_gran_ns  # START_DEBIT
         self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
         return p
@@ -237,14 +283,13 @@ class Engine(Handler):
     def _ttwu(self, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> None:
         st = self.st
         now = st.now
-        d = select_task_rq_wake(st, p, waker, this_cpu, sync)
-        target = d.cpu
+        target, _why, _via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
         self.wakeups += 1
-        if d.affine:
+        if affine:
             self.wakeups_affine += 1
         li = st.sd.level_index(this_cpu, target)
         if li:
-            self._wake_level[li] += 1
+            self._wake_level.add(li)
         prev = p.cpu
         rq = st.rqs[target]
         log = self.log
@@ -255,9 +300,9 @@ class Engine(Handler):
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
             log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
         if target != prev:
-            self._count_migration(prev, target, "wakeup")
+            lv = self._count_migration(prev, target, CAUSE_WAKEUP)
             p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
-            p.wake_penalty_ns += cost.cold_cache_ns(st.sd.level_between(prev, target), p.wss_kb)
+            p.wake_penalty_ns += cost.cold_cache_ns_at(lv, p.wss_kb)
         if waker is not None:
             p.wake_penalty_ns += self._transfer_ns[li]
         # place_entity(): a sleeper gets at most half a latency period of credit
@@ -321,7 +366,7 @@ class Engine(Handler):
     def _kick(self, rq: Rq, delay: int) -> None:
         rq.starting = True
         rq.gen += 1
-        self.env.post(self.env.now + delay, URGENT, EV_START, rq, rq.gen)
+        self.env.post_gen(self.env.now + delay, URGENT, EV_START, rq, rq.gen)
 
     def _on_start(self, rq: Rq, gen: int) -> None:
         if gen != rq.gen:
@@ -364,7 +409,7 @@ class Engine(Handler):
         end = self.env.now + max(1, int(p.work_ns / rq.speed + 0.999))
         if rq.queue and rq.slice_end < end:
             end = max(rq.slice_end, self.env.now + 1)
-        self.env.post(end, URGENT, EV_CPU, rq, rq.gen)
+        self.env.post_gen(end, URGENT, EV_CPU, rq, rq.gen)
 
     def _sibling_speed(self, cpu: int) -> None:
         """An SMT sibling of `cpu` started or stopped running: re-time the others."""
@@ -486,7 +531,7 @@ class Engine(Handler):
             if mv is not None:
                 spent += cost.STEAL_COST_NS
         if mv is not None:
-            self.balancer.apply(mv, "balance")
+            self.balancer.apply(mv, CAUSE_BALANCE)
             if self.prev_state[cpu] == "S":
                 rq.leaving = self.prev_task[cpu]  # on_cpu until the switch to the pulled task
             self._kick(rq, spent)
@@ -565,27 +610,30 @@ class Engine(Handler):
 
     # -- load balancing ----------------------------------------------------------------
 
-    def _count_migration(self, src: int, dst: int, cause: str) -> None:
+    def _count_migration(self, src: int, dst: int, cause: int) -> int:
+        """Count a migration from src to dst by level and by cause (an index of CAUSES);
+        returns its SchedDomains.level_index for the caller's cost."""
         lvl = self.st.sd.level_index(src, dst)
         if lvl:
-            self._migr_level[lvl] += 1
-            self._migr_cause[CAUSES.index(cause)] += 1
+            self._migr_level.add(lvl)
+            self._migr_cause.add(cause)
+        return lvl
 
     # -- running and results ------------------------------------------------------------
 
     @property
     def migrations(self) -> dict[str, int]:
         """Migrations by level (LEVELS)."""
-        return {name: self._migr_level[i + 1] for i, name in enumerate(LEVELS)}
+        return {name: self._migr_level.get(i + 1) for i, name in enumerate(LEVELS)}
 
     @property
     def migrations_by_cause(self) -> dict[str, int]:
-        return {name: self._migr_cause[i] for i, name in enumerate(CAUSES)}
+        return {name: self._migr_cause.get(i) for i, name in enumerate(CAUSES)}
 
     @property
     def wakeups_by_level(self) -> dict[str, int]:
         """Wakeups by level between the waker's CPU and the chosen one (LEVELS)."""
-        return {name: self._wake_level[i + 1] for i, name in enumerate(LEVELS)}
+        return {name: self._wake_level.get(i + 1) for i, name in enumerate(LEVELS)}
 
     def run(self, until_ns: int) -> None:
         # The loop makes and drops many short-lived lists and tuples and no garbage cycles
@@ -620,4 +668,4 @@ class Engine(Handler):
 
     def sched_events(self) -> int:
         """Scheduler events simulated: wakeups + context switches + migrations."""
-        return self.wakeups + self.switches + sum(self._migr_level)
+        return self.wakeups + self.switches + self._migr_level.total()

@@ -24,6 +24,10 @@ from placemap.sim.features import Features
 from placemap.sim.topology import Topology
 
 if TYPE_CHECKING:
+    # i64: compiled, a native 64-bit int (no tag test, no overflow path); interpreted,
+    # annotations only (as in core.py)
+    from mypy_extensions import i64
+
     from placemap.sim.engine import Program
     from placemap.sim.policy.groups import GroupStats
 
@@ -209,11 +213,12 @@ class Rq:
         self.cpu = cpu
         self.curr: Task | None = None
         self.queue: list[Task] = []
-        self.nr_running = 0
+        # i64: the group statistics read both for every runqueue of a group (GroupStats.compute)
+        self.nr_running: i64 = 0
         self.util = 0.0
         self.util_est = 0.0  # cfs_rq->avg.util_est.enqueued: util_est of the runnable tasks
         self.load = 0.0
-        self.pelt_ts = 0
+        self.pelt_ts: i64 = 0
         self.idle_stamp = 0
         self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
         self.min_vruntime = 0
@@ -242,7 +247,7 @@ class State:
         self.topo = topo
         self.features = features or Features()
         self.sd = _domains(topo, self.features.NO_MC)
-        self.now = 0
+        self.now: i64 = 0
         nlev = max((len(d) for d in self.sd.per_cpu), default=0)
         self.rqs = [Rq(c, nlev) for c in range(topo.nr_cpus)]
         # per sched group (SchedDomains.group_cpus), its CPUs' runqueues: the group statistics
@@ -261,13 +266,17 @@ class State:
         # were mostly last brought up to date together (by the pass before), so consecutive
         # ones often decay over the same interval; exp() of the same argument is the same
         # double, so reusing it changes no result
-        self._decay_dt = 0
+        self._decay_dt: i64 = 0
         self._decay_y = 1.0
         # load_balance()'s policy.groups.GroupStats: one per sched group (by SchedDomains
         # group id), recomputed in place rather than allocated per call, and the ones of the
         # domain being balanced, in group order
         self.group_stats: list[GroupStats | None] = [None] * len(self.sd.group_cpus)
         self.lb_stats: list[GroupStats] = []
+        # select_idle_cpu()'s idle-core scans, numbered: per CPU, the number of the last scan
+        # that skips it (its core scanned already)
+        self.scan_no = 0
+        self.scan_mark = [0] * topo.nr_cpus
 
     # -- queries the policies use --------------------------------------------------------
 
@@ -285,11 +294,11 @@ class State:
         if dt > 0:
             if dt != self._decay_dt:
                 self._decay_dt = dt
-                self._decay_y = math.exp(-_K * dt)
+                self._decay_y = math.exp(-_K * float(dt))  # float(): exact, dt < 2**53
             y = self._decay_y
             gain = 1024.0 * (1.0 - y)
             rq.util = rq.util * y + (gain if rq.curr is not None else 0.0)
-            rq.load = rq.load * y + gain * rq.nr_running
+            rq.load = rq.load * y + gain * float(rq.nr_running)
             rq.pelt_ts = self.now
 
     def cpu_util(self, cpu: int) -> float:
@@ -309,7 +318,7 @@ class State:
         if dt > 0:
             if dt != self._decay_dt:
                 self._decay_dt = dt
-                self._decay_y = math.exp(-_K * dt)
+                self._decay_y = math.exp(-_K * float(dt))  # float(): exact, dt < 2**53
             y = self._decay_y
             gain = 1024.0 * (1.0 - y)
             runnable = p.state == TASK_RUNNABLE

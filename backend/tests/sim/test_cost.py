@@ -8,6 +8,7 @@ from pathlib import Path
 
 import placemap.sim
 from placemap.sim import cost
+from placemap.sim.domains import LEVEL_NAMES
 
 
 def test_every_parameter_is_documented_by_a_comment_above_it_or_its_group() -> None:
@@ -57,3 +58,10 @@ def test_a_unified_llc_has_no_link_ceiling_of_its_own() -> None:
     # the same 8-core LLC: as a whole node only the channels bind; as part of a bigger node
     # (a split LLC) its link binds too
     assert cost.mem_speed(8, 8, 8, 1, 8) > cost.mem_speed(8, 8, 8, 1, 32)
+
+
+def test_cold_cache_ns_at_is_cold_cache_ns_by_level_index() -> None:
+    """The engine's cost of a migration by level index is cold_cache_ns of the level's name."""
+    for i, level in enumerate(LEVEL_NAMES):
+        for wss in (0, 64, 256, cost.L2_KB, cost.COLD_MAX_KB, 10**7):
+            assert cost.cold_cache_ns_at(i, wss) == cost.cold_cache_ns(level, wss), (level, wss)

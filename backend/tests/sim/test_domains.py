@@ -3,6 +3,8 @@ groups, imb_numa_nr), on the presets and on a real lscpu dump."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from placemap.sim.domains import (
     SD_BALANCE_FORK,
     SD_NUMA,
@@ -10,6 +12,8 @@ from placemap.sim.domains import (
     SD_SHARE_LLC,
     SD_WAKE_AFFINE,
     SchedDomains,
+    index_after,
+    sorted_contains,
 )
 from placemap.sim.topology import PRESETS, from_dict, preset
 from tests.sim.test_topology import epyc_7451
@@ -123,3 +127,40 @@ def test_cost_row_matches_level_index_on_every_preset_and_cpu() -> None:
         n = sd.topo.nr_cpus
         for cpu in range(n):
             assert sd.cost_row(costs, cpu) == [costs[sd.level_index(c, cpu)] for c in range(n)], (name, cpu)
+
+
+def test_index_after_and_sorted_contains_match_bisect_and_in() -> None:
+    """The native searches select_idle_cpu and find_idlest_group use on spans and groups give
+    bisect_right's index and `in`'s answer, for every probe around every item."""
+    for t in [
+        (),
+        (5,),
+        (0, 2),
+        (1, 3, 4, 8, 9, 13),
+        tuple(range(0, 64, 3)),
+        *preset("zen3-2s-nps1").llc_cpus[:2],
+    ]:
+        for x in range(-1, (t[-1] if t else 0) + 2):
+            assert index_after(t, x) == bisect_right(t, x), (t, x)
+            assert sorted_contains(t, x) == (x in t), (t, x)
+
+
+def test_groups_are_the_kernel_walk_for_every_cpu_and_level() -> None:
+    """Every CPU's groups at every level are build_sched_groups()'s walk of the span from the
+    CPU (wrapping), adding each not yet covered CPU's child span: the build reuses one group
+    order (and one Domain) for consecutive CPUs of one group, and must match it everywhere."""
+    for name in ("zen3-2s-nps1", "zen3-2s-nps4", "icx-2s"):
+        sd = SchedDomains(preset(name))
+        for c, doms in enumerate(sd.per_cpu):
+            for k, d in enumerate(doms):
+                i = d.span.index(c)
+                walk: list[tuple[int, ...]] = []
+                covered: set[int] = set()
+                for x in d.span[i:] + d.span[:i]:
+                    if x in covered:
+                        continue
+                    g = tuple(sorted(sd.per_cpu[x][k - 1].span_set)) if k else (x,)
+                    covered.update(g)
+                    walk.append(g)
+                assert d.groups == tuple(walk), (name, c, d.name)
+                assert [sd.group_cpus[gid] for gid in d.group_ids] == list(d.groups)

@@ -3,8 +3,10 @@ onto one LLC, runqueue invariants after a run."""
 
 from __future__ import annotations
 
+import pytest
+
 from placemap.sim import cost
-from placemap.sim.engine import EXIT, SLEEP, Engine, Program
+from placemap.sim.engine import EXIT, SLEEP, Engine, Program, Tally
 from placemap.sim.state import Task
 from placemap.sim.topology import preset
 from placemap.sim.workloads.hackbench import Hackbench
@@ -156,3 +158,14 @@ def test_a_waiter_shortens_the_running_tasks_slice_to_its_share_of_the_period() 
     half = cost.SCHED_LATENCY_NS // 2
     assert half <= waited <= half + 2 * cost.CONTEXT_SWITCH_NS, (waited, half)
     invariants(eng)
+
+
+def test_tally_counts_by_index() -> None:
+    """The engine's counters by level and cause: add(i) counts at i, total() sums them all."""
+    t = Tally()
+    for i in (1, 4, 4, 0, 2, 4):
+        t.add(i)
+    assert [t.get(i) for i in range(5)] == [1, 1, 1, 0, 3]
+    assert t.total() == 6
+    with pytest.raises(IndexError):
+        t.add(5)

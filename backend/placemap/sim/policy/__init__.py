@@ -5,6 +5,14 @@ fixed reason string (no formatting on the hot path; `Decision.explain()` builds 
 
 from __future__ import annotations
 
+from typing import Final
+
+# What caused a migration (the engine's counters by cause), by index
+CAUSES: Final = ("wakeup", "balance", "fork")
+CAUSE_WAKEUP: Final = 0
+CAUSE_BALANCE: Final = 1
+CAUSE_FORK: Final = 2
+
 
 class Decision:
     """A placement: the CPU, why (the deciding step), and the step before it when any.

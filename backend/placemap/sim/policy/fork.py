@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, SD_SHARE_LLC, Domain
+from placemap.sim.domains import SD_BALANCE_FORK, SD_NUMA, SD_SHARE_LLC, Domain, sorted_contains
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
 from placemap.sim.policy import Decision
 from placemap.sim.policy.balance import adjust_numa_imbalance
@@ -73,7 +73,7 @@ def find_idlest_group(st: State, sd: Domain, p: Task, this_cpu: int) -> tuple[tu
         if p.cpus_allowed is not None and not p.cpus_allowed.intersection(cpus):
             continue
         g = GroupStats(st, cpus, st.group_rqs[sd.group_ids[i]], p, sd.imbalance_pct, footprint=footprint)
-        if this_cpu in cpus:
+        if sorted_contains(cpus, this_cpu):  # groups are ascending tuples
             local = g
         elif _pick_idlest(st, p, idlest, g, footprint):
             idlest = g

@@ -4,9 +4,12 @@ A CPU's utilization is cpu_util_cfs()'s: with UTIL_EST, the runnable tasks' esti
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from placemap.sim.state import Rq, State, Task, task_util_est
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # compiled, native ints (see core.py); annotations only
 
 GROUP_HAS_SPARE: Final = 0
 GROUP_FULLY_BUSY: Final = 1
@@ -67,10 +70,16 @@ class GroupStats:
         cacheable = p is None and not footprint
         if cacheable and self.at_now == st.now and self.at_pct == imbalance_pct and self.cpus is cpus:
             return
-        self.at_now = st.now if cacheable else -1
+        # (an if statement: compiled, the conditional expression of an i64 and an int boxed
+        # the time into an int object)
+        if cacheable:
+            self.at_now = st.now
+        else:
+            self.at_now = -1
         self.at_pct = imbalance_pct
         self.cpus = cpus
-        idle = nr = 0
+        idle: i64 = 0
+        nr: i64 = 0
         load = util = 0.0
         now = st.now
         for rq in rqs:

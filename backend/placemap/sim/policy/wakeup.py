@@ -11,7 +11,7 @@ from bisect import bisect_right
 from typing import Final
 
 from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
-from placemap.sim.domains import SD_WAKE_AFFINE
+from placemap.sim.domains import SD_WAKE_AFFINE, index_after
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import Decision
 from placemap.sim.state import State, Task
@@ -177,16 +177,21 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
     allowed = p.cpus_allowed
     idle_cpu = -1
     scanned = 0
-    skip: set[int] | None = set() if has_idle_core else None
+    # the CPUs to skip in the idle-core scan (the siblings of the cores scanned so far): the
+    # ones whose State.scan_mark is this scan's number, instead of a set built per scan
+    mark = st.scan_mark
+    scan = st.scan_no + 1
+    st.scan_no = scan
     # for_each_cpu_wrap(cpu, span, target + 1), by index (as _wrap, without building it)
     w = len(span)
-    i = bisect_right(span, target)
-    for _ in range(w):
+    i = index_after(span, target)
+    # (a named loop variable: compiled, `_` is untyped and its every value was boxed)
+    for _step in range(w):
         if i == w:
             i = 0
         cpu = span[i]
         i += 1
-        if (skip is not None and cpu in skip) or (allowed is not None and cpu not in allowed):
+        if (has_idle_core and mark[cpu] == scan) or (allowed is not None and cpu not in allowed):
             continue
         scanned += 1
         if has_idle_core:
@@ -200,8 +205,8 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
                     idle_cpu = s
             if core_is_idle:
                 return cpu, R_IDLE_CORE
-            assert skip is not None
-            skip.update(siblings[cpu])
+            for s in siblings[cpu]:
+                mark[s] = scan
         else:
             nr -= 1
             if nr <= 0:
@@ -288,6 +293,16 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
 def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> Decision:
     """select_task_rq_fair() for a wakeup (WF_TTWU): p last ran on p.cpu; the waker runs on
     this_cpu (waker None: an interrupt or timer on this_cpu)."""
+    cpu, why, via, affine = wake_target(st, p, waker, this_cpu, sync)
+    return Decision(cpu, why, via, affine)
+
+
+def wake_target(
+    st: State, p: Task, waker: Task | None, this_cpu: int, sync: bool
+) -> tuple[int, str, str, bool]:
+    """select_task_rq_wake's decision as a plain tuple (cpu, reason, via, affine), for the
+    engine's wakeups: compiled, a tuple of fixed shape is returned as a C struct, where a
+    Decision is an object allocated and freed per wakeup."""
     prev = p.cpu
     sd = st.sd
     # record_wakee() is select_task_rq_fair()'s first step for every WF_TTWU wakeup; the RFC's
@@ -298,10 +313,10 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
             cpu, why = select_idle_sibling(st, p, prev, this_cpu, this_cpu)
-            return Decision(cpu, why, R_HINT_AFFINE, True)
+            return cpu, why, R_HINT_AFFINE, True
         if hints & HINT_WAKE_HOLD and st.has_idle_cores[sd.llc_id[prev]]:
             cpu, why = select_idle_sibling(st, p, prev, prev, this_cpu)
-            return Decision(cpu, why, R_HINT_HOLD)
+            return cpu, why, R_HINT_HOLD, False
     want_affine = True
     via = R_NOT_AFFINE
     if waker is not None and wake_wide(st, waker, p, this_cpu):
@@ -323,4 +338,4 @@ def select_task_rq_wake(st: State, p: Task, waker: Task | None, this_cpu: int, s
                     via = R_WA_SAME
                 break
     cpu, why = select_idle_sibling(st, p, prev, target, this_cpu)
-    return Decision(cpu, why, via, affine)
+    return cpu, why, via, affine

@@ -190,7 +190,7 @@ class _Sender(_Child):
         if n:
             here: Any = p.cpu  # the writer's CPU as an object: boxed here, not per message
             i = self.batch_first
-            for _ in range(n):
+            for _m in range(n):  # (named: compiled, `_` is untyped, boxed per message)
                 pipe = pipes[i]
                 k = pipe.n  # Pipe.put, inlined
                 src = pipe.src
@@ -208,7 +208,8 @@ class _Sender(_Child):
             self.batch = 0
         cap = hb.capacity
         loops = hb.loops
-        nxt, loop = self.next_r, self.loop
+        nxt = self.next_r  # (two statements: compiled, a tuple assignment boxes both ints)
+        loop = self.loop
         first = nxt
         n = 0
         xfer = 0
@@ -229,7 +230,8 @@ class _Sender(_Child):
                 if nxt == FDS:
                     nxt = 0
                     loop += 1
-        self.next_r, self.loop = nxt, loop
+        self.next_r = nxt
+        self.loop = loop
         return self._wrote(eng, p, first, n, xfer)
 
     def _deliver_and_write(self, eng: Engine, p: Task) -> int:
@@ -248,13 +250,14 @@ class _Sender(_Child):
         cpu = p.cpu
         here: Any = cpu  # the writer's CPU as an object: boxed here, not per message
         row = hb.write_row(eng, cpu)
-        nxt, loop = self.next_r, self.loop
+        nxt = self.next_r  # (two statements: compiled, a tuple assignment boxes both ints)
+        loop = self.loop
         first = nxt
         n = 0
         xfer = 0
         writing = True  # until a full pipe or the end of the last loop ends the next burst
         i = first  # the pipe the last burst's message goes to
-        for _ in range(FDS):
+        for _m in range(FDS):  # (named: compiled, `_` is untyped, boxed per pipe)
             pipe = pipes[i]
             k = pipe.n  # Pipe.put, inlined
             src = pipe.src
@@ -287,7 +290,8 @@ class _Sender(_Child):
             if i == FDS:
                 i = 0
         self.batch = 0
-        self.next_r, self.loop = nxt, loop
+        self.next_r = nxt
+        self.loop = loop
         return self._wrote(eng, p, first, n, xfer)
 
     def _wrote(self, eng: Engine, p: Task, first: int, n: int, xfer: int) -> int:
