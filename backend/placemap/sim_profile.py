@@ -87,8 +87,10 @@ class _Task:
             self.run_since = ts
 
 
-def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
-    """The trace workload's profile of an event table in the project's event schema."""
+def profile_from_table(table: pa.Table, source: str = "", name: str = "") -> dict[str, Any]:
+    """The trace workload's profile of an event table in the project's event schema; `source`
+    says where the events came from ("recording ID", "file NAME"), `name` is what the replay's
+    own recording is named after (the recording's or the file's name)."""
     n = table.num_rows
     if n == 0:
         raise ProfileError("the recording has no events")
@@ -246,7 +248,7 @@ def profile_from_table(table: pa.Table, source: str = "") -> dict[str, Any]:
         out.append({"pid": t.pid, "comm": t.comm, "cpu": t.cpu, "start": t.start, "ops": t.ops})
     if not out:
         raise ProfileError("no task ran in the recording")
-    return {"source": source, "recorded_ns": end, "tasks": out, "skipped": skipped}
+    return {"source": source, "name": name, "recorded_ns": end, "tasks": out, "skipped": skipped}
 
 
 def _cancel_wake(pre: tuple[_Task, int]) -> None:
@@ -289,7 +291,7 @@ def resolve(scenario: Any, store: Store | None = None, collector: Path | None = 
             raise ScenarioError("workload.recording", "no store to read recordings from")
         rid = wl["recording"]
         rec = _ready_recording(rid, store)
-        table, source = recording_table(store, rid), f"recording {rid}"
+        table, source, name = recording_table(store, rid), f"recording {rid}", rec.name
     else:
         if collector is None:
             raise ScenarioError("workload.file", "placemap sim reads trace files; the API replays recordings")
@@ -297,8 +299,9 @@ def resolve(scenario: Any, store: Store | None = None, collector: Path | None = 
         if not isinstance(path, str):
             raise ScenarioError("workload.file", f"expected a path, got {path!r}")
         table, source = file_table(collector, Path(path)), f"file {Path(path).name}"
+        name = Path(path).name
     try:
-        profile = profile_from_table(table, source=source)
+        profile = profile_from_table(table, source=source, name=name)
     except ProfileError as exc:
         raise ScenarioError(f"workload.{what}", str(exc)) from exc
     out = dict(scenario)
@@ -359,6 +362,7 @@ def for_meta(scenario: Mapping[str, Any]) -> dict[str, Any]:
             **{k: v for k, v in wl.items() if k != "profile"},
             "profile": {
                 "source": prof.get("source", ""),
+                "name": prof.get("name", ""),
                 "recorded_ns": prof.get("recorded_ns", 0),
                 "tasks": len(tasks) if isinstance(tasks, list) else 0,
                 "skipped": prof.get("skipped", {}),

@@ -121,6 +121,9 @@ def recording_topology(scenario: Mapping[str, Any], sc: Scenario) -> dict[str, A
 def recording_name(scenario: Mapping[str, Any], sc: Scenario) -> str:
     """A display name saying what was simulated: topology, workload, hints, seed."""
     parts = ["sim", sc.topology.name, str(sc.workload_spec.get("kind"))]
+    prof = sc.workload_spec.get("profile")
+    if isinstance(prof, Mapping) and isinstance(prof.get("name"), str) and prof["name"]:
+        parts.append(f"of {prof['name'][:80]}")  # a replay: the recording (or file) it replays
     hints = scenario.get("hints") or []
     if isinstance(hints, list) and hints:
         parts.append("+".join(str(h) for h in hints))

@@ -137,6 +137,7 @@ def test_a_saved_run_keeps_the_profile_s_summary_not_the_profile(g4_profile: dic
     meta = for_meta(sc)
     assert meta["workload"]["profile"] == {
         "source": "vm2-hackbench-g4",
+        "name": "",
         "recorded_ns": g4_profile["recorded_ns"],
         "tasks": len(g4_profile["tasks"]),
         "skipped": g4_profile["skipped"],

@@ -64,6 +64,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await result.getByRole("button", { name: "open the what-if run" }).click();
   const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "wake_affine" });
   await expect(twin).toHaveCount(1);
+  await expect(twin.locator(".rec-name")).toHaveText("sim zen3-2s-nps1 trace of g4-whatif wake_affine seed 1");
   await expect(twin.getByTestId("sim-rec-meta")).toContainText(`zen3-2s-nps1 · trace of recording ${rid}`);
   await expect(twin).toHaveClass(/open/);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);

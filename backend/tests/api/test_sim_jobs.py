@@ -220,6 +220,7 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     saved = client.get(f"/api/recordings/{job['recording_id']}").json()
     prof = saved["scenario"]["workload"]["profile"]
     assert prof["source"] == f"recording {rid}" and prof["tasks"] > 160 and "ops" not in str(prof)
+    assert prof["name"] == "g4" and saved["name"].endswith(" trace of g4 seed 1")
 
 
 def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
