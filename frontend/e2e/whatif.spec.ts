@@ -61,6 +61,21 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 
+  // side by side: the twin follows the recording's time from its start, and the URL keeps the view
+  await result.getByRole("button", { name: "compare side by side" }).click();
+  const cmp = page.getByTestId("compare");
+  await expect(cmp.locator(".grid-wrap")).toHaveCount(2);
+  await expect(page.getByTestId("compare-other")).toContainText("trace of g4-whatif wake_affine");
+  await page.getByTestId("seek-input").fill("+100ms");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(cmp.getByTestId("from-start")).toHaveText(["+100.0 ms", "+100.0 ms"]);
+  await expect(page).toHaveURL(/[?&]cmp=/);
+  const compareUrl = page.url();
+  await page.screenshot({ path: join(ARTIFACTS, "whatif-compare.png") });
+  await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
+  await expect(page.getByTestId("compare")).toHaveCount(0);
+  await expect(page).not.toHaveURL(/[?&]cmp=/);
+
   await result.getByRole("button", { name: "open the what-if run" }).click();
   const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "wake_affine" });
   await expect(twin).toHaveCount(1);
@@ -69,6 +84,10 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(twin).toHaveClass(/open/);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-twin.png") });
+
+  // the comparison's link opens the same view: both recordings at +100 ms
+  await page.goto(compareUrl);
+  await expect(page.getByTestId("compare").getByTestId("from-start")).toHaveText(["+100.0 ms", "+100.0 ms"]);
 
   // two hints of one category cannot be chosen (radios); a bad seed is refused by the API
   const bad = await request.post("/api/sim/jobs", {

@@ -1,7 +1,8 @@
 /**
  * The dashboard shell: recordings on the left, the grid + playback in the middle, inspector,
  * legend and the text view on the right. Keeps the URL in step with the view
- * (?rec=ID&t=NS&sel=PID&speed=S, &live=1 for a live view) so a reload opens the same view.
+ * (?rec=ID&t=NS&sel=PID&speed=S, &live=1 for a live view, &cmp=ID2 for a recording compared
+ * side by side) so a reload opens the same view.
  * A live view swaps the playback controls for the live bar and the live timeline (features/live).
  */
 import { useCallback, useEffect, useState } from "react";
@@ -18,11 +19,13 @@ import { formatView, parseView } from "./features/urlState";
 import { LiveBar } from "./features/live/LiveBar";
 import { LiveTimeline } from "./features/live/LiveTimeline";
 import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
+import { follow } from "./features/compare/compare";
+import { formatDuration } from "./viz/time";
 
 const initialView = parseView(window.location.search);
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
-function UrlSync({ player }: { player: Player }) {
+function UrlSync({ player, cmp }: { player: Player; cmp: string | null }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
   const liveMode = snap.live?.mode ?? null;
@@ -36,13 +39,48 @@ function UrlSync({ player }: { player: Player }) {
       sel: snap.selected,
       speed: snap.speed,
       live: liveMode !== null && liveMode !== "ended",
+      ...(cmp ? { cmp } : {}),
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp]);
   return null;
 }
 
-function Workspace({ player, onSelect, onOpenFinished }: { player: Player; onSelect: (pid: number | null) => void; onOpenFinished: () => void }) {
+/** A compared recording's time from its start, at the snapshot rate. */
+function FromStart({ player }: { player: Player }) {
+  const snap = usePlayerSnapshot(player);
+  return <span className="muted small mono" data-testid="from-start">+{formatDuration(snap.playhead - player.tStart)}</span>;
+}
+
+/** The open recording and the compared one side by side, the compared one following the open
+ * one's time from start (features/compare). */
+function CompareRow({ player, cmp, onSelect, onClose }: { player: Player; cmp: Player; onSelect: (pid: number | null) => void; onClose: () => void }) {
+  useEffect(() => follow(player, cmp), [player, cmp]);
+  // the names show once each recording has loaded
+  usePlayerField(player, "status");
+  usePlayerField(cmp, "status");
+  return (
+    <div className="compare-row" data-testid="compare">
+      <div className="compare-col">
+        <div className="compare-title small">
+          <FromStart player={player} />
+          <b className="compare-name" title={player.rec?.name}>{player.rec?.name ?? "…"}</b>
+        </div>
+        <GridView player={player} onSelect={onSelect} />
+      </div>
+      <div className="compare-col" data-testid="compare-other">
+        <div className="compare-title small">
+          <FromStart player={cmp} />
+          <button type="button" className="linkish" onClick={onClose}>close</button>
+          <b className="compare-name" title={cmp.rec?.name}>{cmp.rec?.name ?? "…"}</b>
+        </div>
+        <GridView player={cmp} onSelect={() => undefined} />
+      </div>
+    </div>
+  );
+}
+
+function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
   // only status and selection re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
   const selected = usePlayerField(player, "selected");
@@ -52,7 +90,7 @@ function Workspace({ player, onSelect, onOpenFinished }: { player: Player; onSel
 
   return (
     <>
-      <UrlSync player={player} />
+      <UrlSync player={player} cmp={cmpId} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -69,7 +107,11 @@ function Workspace({ player, onSelect, onOpenFinished }: { player: Player; onSel
           )}
         </div>
         {ready && live && <LiveBar player={player} onOpenFinished={onOpenFinished} />}
-        <GridView player={player} onSelect={onSelect} />
+        {cmp && !live ? (
+          <CompareRow player={player} cmp={cmp} onSelect={onSelect} onClose={onCloseCompare} />
+        ) : (
+          <GridView player={player} onSelect={onSelect} />
+        )}
         {ready && live && <LiveTimeline player={player} />}
         {ready && rec && !live && (
           <>
@@ -94,19 +136,23 @@ export function App() {
   const [recId, setRecId] = useState<string | null>(initialView.rec);
   const [init, setInit] = useState({ t: initialView.t, speed: initialView.speed, selected: initialView.sel, live: initialView.live ?? false });
   const player = usePlayer(recId, init);
+  const [cmpId, setCmpId] = useState<string | null>(initialView.cmp ?? null);
+  const cmpPlayer = usePlayer(cmpId, { t: null, speed: 1, selected: null });
 
   const open = useCallback((id: string, live: boolean, sel: number | null = null) => {
     setInit((v) => ({ t: null, speed: v.speed, selected: sel, live }));
     setRecId(id);
+    setCmpId(null);
     window.history.replaceState(null, "", formatView({ rec: id, t: null, sel, speed: 1, live }));
   }, []);
   const onDeleted = useCallback(
     (id: string) => {
+      if (id === cmpId) setCmpId(null);
       if (id !== recId) return;
       setRecId(null);
       window.history.replaceState(null, "", window.location.pathname);
     },
-    [recId],
+    [recId, cmpId],
   );
   const onSelect = useCallback(
     (pid: number | null) => {
@@ -122,12 +168,15 @@ export function App() {
         <span className="muted small">where Linux puts tasks</span>
       </header>
       <aside className="left">
-        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} />
+        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} />
       </aside>
       {player ? (
         <Workspace
           key={`${player.recId}${init.live ? ":live" : ""}`}
           player={player}
+          cmp={cmpPlayer}
+          cmpId={cmpId}
+          onCloseCompare={() => { setCmpId(null); }}
           onSelect={onSelect}
           onOpenFinished={() => {
             // the task followed live stays selected in the stored recording's inspector

@@ -14,6 +14,12 @@ describe("URL view state", () => {
     expect(parseView("?rec=r-1&t=5&live=1")).toMatchObject({ t: 5, live: true });
     expect(parseView("?rec=r-1&live=yes").live).toBe(false);
   });
+  it("carries the recording compared beside the open one", () => {
+    const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, cmp: "r-2" });
+    expect(s).toBe("?rec=r-1&t=7&cmp=r-2");
+    expect(parseView(s)).toMatchObject({ rec: "r-1", t: 7, cmp: "r-2" });
+    expect(parseView("?rec=r-1&cmp=").cmp).toBeUndefined();
+  });
   it("ignores junk and clamps speed", () => {
     expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100, live: false });
     expect(parseView("?speed=0").speed).toBe(1);

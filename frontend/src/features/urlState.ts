@@ -1,6 +1,6 @@
 /**
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
- * the head, with t it is paused there), so a reload (and later a share link) opens
+ * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start), so a reload (and later a share link) opens
  * exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
@@ -12,6 +12,8 @@ export interface ViewState {
   speed: number;
   /** open in live mode (follow the head of a recording still being collected) */
   live?: boolean;
+  /** a second recording shown beside it at the same time from its start (a what-if twin) */
+  cmp?: string;
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -37,6 +39,7 @@ export function parseView(search: string): ViewState {
     sel: intOrNull(p.get("sel")),
     speed: speedRaw === null ? 1 : clampSpeed(Number(speedRaw)),
     live: p.get("live") === "1",
+    cmp: p.get("cmp") || undefined,
   };
 }
 
@@ -47,6 +50,7 @@ export function formatView(v: ViewState): string {
   if (v.sel !== null) p.set("sel", String(v.sel));
   if (v.speed !== 1) p.set("speed", String(v.speed));
   if (v.live) p.set("live", "1");
+  if (v.cmp) p.set("cmp", v.cmp);
   const s = p.toString();
   return s ? `?${s}` : "";
 }

@@ -22,6 +22,8 @@ interface Props {
   onOpen: (id: string, live: boolean) => void;
   /** a recording was deleted (close it if it is open) */
   onDeleted?: (id: string) => void;
+  /** show a recording beside the open one (a what-if twin) */
+  onCompare?: (id: string) => void;
 }
 
 /** List refresh period while a recording is live (its counts grow), and otherwise (new live runs appear). */
@@ -54,7 +56,7 @@ export function LossBadge({ rec }: { rec: Recording }) {
   );
 }
 
-export function RecordingsPanel({ openId, onOpen, onDeleted }: Props) {
+export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare }: Props) {
   const [recs, setRecs] = useState<Recording[]>([]);
   const [listErr, setListErr] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadRow[]>([]);
@@ -213,7 +215,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted }: Props) {
             )}
             {r.status !== "importing" && r.status !== "failed" && r.status !== "live" && <LossBadge rec={r} />}
             {r.id === openId && r.status === "ready" && r.source !== "simulated" && (
-              <WhatIf rec={r} onOpen={(id) => { onOpen(id, false); }} onSaved={() => { void refresh(); }} />
+              <WhatIf rec={r} onOpen={(id) => { onOpen(id, false); }} onCompare={onCompare} onSaved={() => { void refresh(); }} />
             )}
             <DeleteRecording rec={r} onDeleted={deleted} />
           </li>

@@ -31,9 +31,11 @@ interface Props {
   onOpen: (id: string) => void;
   /** a what-if run was saved (refresh the list) */
   onSaved: () => void;
+  /** show the finished what-if run beside this recording */
+  onCompare?: (id: string) => void;
 }
 
-export function WhatIf({ rec, onOpen, onSaved }: Props) {
+export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   const [open, setOpen] = useState(false);
   const [opts, setOpts] = useState<SimOptions | null>(null);
   const [choice, setChoice] = useState<WhatIfChoice | null>(null);
@@ -205,6 +207,11 @@ export function WhatIf({ rec, onOpen, onSaved }: Props) {
           {job.recording_id && (
             <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
               open the what-if run
+            </button>
+          )}
+          {job.recording_id && onCompare && (
+            <button type="button" className="linkish" onClick={() => { if (job.recording_id) onCompare(job.recording_id); }}>
+              compare side by side
             </button>
           )}
         </div>
