@@ -88,6 +88,15 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   // the comparison's link opens the same view: both recordings at +100 ms
   await page.goto(compareUrl);
   await expect(page.getByTestId("compare").getByTestId("from-start")).toHaveText(["+100.0 ms", "+100.0 ms"]);
+  // played, the twin keeps the recording's time from start (both advance at its speed)
+  await page.getByTestId("speed-select").selectOption("0.1");
+  await page.getByTestId("play").click();
+  await page.waitForTimeout(600);
+  await page.getByTestId("play").click();
+  const labels = await page.getByTestId("compare").getByTestId("from-start").allInnerTexts();
+  const [mainMs, twinMs] = labels.map((x) => ms(/\+([0-9.]+) ms/, x));
+  expect(mainMs).toBeGreaterThan(101);
+  expect(Math.abs((mainMs ?? 0) - (twinMs ?? 0))).toBeLessThan(3);
 
   // two hints of one category cannot be chosen (radios); a bad seed is refused by the API
   const bad = await request.post("/api/sim/jobs", {
