@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "backend" / "tests"))
 
 import pyarrow as pa  # noqa: E402
 from collector import collector_binary  # noqa: E402
+from vm2 import VM2  # noqa: E402
 
 from placemap.schema.events import EVENT_SCHEMA  # noqa: E402
 from placemap.sim import _native  # noqa: E402
@@ -37,16 +38,6 @@ FILES = [
     "vm2-hackbench-g2.perf-script.txt.gz",
     "vm2-hackbench-threads.tracefs-raw/trace.txt.gz",
 ]
-VM2: dict[str, Any] = {
-    "machine": "vm2",
-    "cpus": [
-        {"cpu": c, "online": True, "core": c, "llc": 0, "numa_node": 0, "package": 0, "smt_siblings": [c]}
-        for c in (0, 1)
-    ],
-    "llcs": [{"id": 0, "cpus": [0, 1], "numa_nodes": [0]}],
-    "numa_nodes": [{"id": 0, "cpus": [0, 1]}],
-    "node_distances": [[10]],
-}
 
 
 def best_of(n: int, f: Any) -> tuple[float, Any]:
@@ -79,12 +70,11 @@ def main() -> int:
             imp_s = min(imp_s, time.perf_counter() - w0)
         t = pa.ipc.open_stream(raw).read_all()
         table = pa.Table.from_arrays([t.column(f.name) for f in EVENT_SCHEMA], schema=EVENT_SCHEMA)
-        prof_s, profile = best_of(3, lambda table=table: profile_from_table(table, source=name))
+        prof_s, profile = best_of(3, lambda table=table, name=name: profile_from_table(table, source=name))
         replays = {}
         for topo_name, topo in (("vm2", VM2), ("zen3", "zen3-2s-nps1")):
-            sc = parse_scenario(
-                {"topology": topo, "workload": {"kind": "trace", "profile": profile}, "seed": 1, "duration_ms": 60_000}
-            )
+            wl_spec = {"kind": "trace", "profile": profile}
+            sc = parse_scenario({"topology": topo, "workload": wl_spec, "seed": 1, "duration_ms": 60_000})
             cpu_s, (eng, wl) = best_of(3, lambda sc=sc: simulate(sc))
             replays[topo_name] = {
                 "runtime_s": wl.metric(eng, eng.env.now),

@@ -9,24 +9,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from vm2 import VM2
 
 from placemap import sim_profile
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.sim.scenario import run_scenario
 from placemap.sim.workloads.replay import OP_EXIT, OP_FORK, OP_RUN, OP_WAIT, OP_WAKE
 from placemap.sim_profile import for_meta, profile_from_table
-
-# the VM the trace came from (vm2-sysfs-topology.tar.gz): two CPUs, no SMT, one LLC, one node
-VM2: dict[str, Any] = {
-    "machine": "vm2",
-    "cpus": [
-        {"cpu": c, "online": True, "core": c, "llc": 0, "numa_node": 0, "package": 0, "smt_siblings": [c]}
-        for c in (0, 1)
-    ],
-    "llcs": [{"id": 0, "cpus": [0, 1], "numa_nodes": [0]}],
-    "numa_nodes": [{"id": 0, "cpus": [0, 1]}],
-    "node_distances": [[10]],
-}
 
 
 @pytest.fixture(scope="module")

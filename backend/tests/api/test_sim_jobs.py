@@ -16,6 +16,7 @@ import httpx
 import pytest
 from conftest import Server, wait_done
 from ftrace_lines import G4
+from vm2 import VM2
 
 from placemap.sim.scenario import parse_scenario, run_scenario
 
@@ -179,17 +180,7 @@ def test_a_worker_killed_from_outside_fails_its_job_and_recording(client: httpx.
 
 def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Client) -> None:
     # vm2-hackbench-g4 (a real 2-CPU VM's hackbench) uploaded with that VM's topology
-    vm2 = {
-        "machine": "vm2",
-        "source": "manual",
-        "cpus": [
-            {"cpu": c, "online": True, "core": c, "llc": 0, "numa_node": 0, "package": 0, "smt_siblings": [c]}
-            for c in (0, 1)
-        ],
-        "llcs": [{"id": 0, "cpus": [0, 1], "numa_nodes": [0]}],
-        "numa_nodes": [{"id": 0, "cpus": [0, 1]}],
-        "node_distances": [[10]],
-    }
+    vm2 = {**VM2, "source": "manual"}
     tid = client.post("/api/topologies", json=vm2).json()["id"]
     r = client.post("/api/recordings", params={"name": "g4", "topology_id": tid}, content=G4.read_bytes())
     rec = wait_done(client, r.json()["id"])
