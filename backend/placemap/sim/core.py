@@ -222,26 +222,23 @@ class Environment:
         now = self.now
         tk = (time_ns if time_ns > now else now) * 2 + priority
         evheap = self._evheap
-        if self._spent:
-            # the event that just ran is still at the root: reuse it in its place
+        # the event that just ran is still at the root: reuse it in its place
+        spent = self._spent
+        if spent:
             self._spent = False
             ev = evheap[0]
-            ev.tk = tk
-            ev.seq = seq
-            ev.kind = kind
-            ev.a = a
-            ev.b = b
-            ev.g = g
-            _ev_replace(evheap, ev)
         else:
             free = self._free
             ev = free.pop() if free else Event()
-            ev.tk = tk
-            ev.seq = seq
-            ev.kind = kind
-            ev.a = a
-            ev.b = b
-            ev.g = g
+        ev.tk = tk
+        ev.seq = seq
+        ev.kind = kind
+        ev.a = a
+        ev.b = b
+        ev.g = g
+        if spent:
+            _ev_replace(evheap, ev)
+        else:
             _ev_push(evheap, ev)
         self._pending += 1
 
