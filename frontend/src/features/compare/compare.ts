@@ -24,9 +24,8 @@ export function follow(main: Player, cmp: Player): () => void {
     if (c.speed !== snap.speed) cmp.setSpeed(snap.speed);
     const atEnd = target >= cmp.tEnd;
     const playing = snap.playing && !atEnd;
-    if (Math.abs(cmp.getPlayhead() - target) > DRIFT_NS || !snap.playing) {
-      if (Math.abs(cmp.getPlayhead() - target) > 0) cmp.seek(target);
-    }
+    const drift = Math.abs(cmp.getPlayhead() - target);
+    if (drift > DRIFT_NS || (!snap.playing && drift > 0)) cmp.seek(target);
     if (c.playing !== playing) cmp.setPlaying(playing);
   };
   const offMain = main.subscribe(sync);
