@@ -71,6 +71,20 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(cmp.getByTestId("from-start")).toHaveText(["+100.0 ms", "+100.0 ms"]);
   await expect(page).toHaveURL(/[?&]cmp=/);
   const compareUrl = page.url();
+  // beside the grids, both runs' whole-run counts, as each recording's metrics give them
+  const twinId = new URL(compareUrl).searchParams.get("cmp") ?? "";
+  type M = { migrations: { total: number }; wakeups: { total: number } };
+  const mA = (await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as M;
+  const mB = (await (await request.get(`/api/recordings/${twinId}/metrics`)).json()) as M;
+  expect(mB.migrations.total).toBeGreaterThan(0);
+  const counts = page.getByTestId("compare-counts");
+  const cells = (key: string) => counts.locator(`tr[data-key="${key}"] td`);
+  const n = (x: number) => x.toLocaleString("en-US");
+  await expect(cells("migrations")).toHaveText([n(mA.migrations.total), n(mB.migrations.total), /^[+\u2212=]/]);
+  await expect(cells("wakeups").first()).toHaveText(n(mA.wakeups.total));
+  // the recording's host has one LLC: none of its migrations left it
+  await expect(cells("migrations.node").first()).toHaveText("0");
+  await expect(cells("migrations.cross_node").first()).toHaveText("0");
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare.png") });
   await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
   await expect(page.getByTestId("compare")).toHaveCount(0);

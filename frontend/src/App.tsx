@@ -20,6 +20,7 @@ import { LiveBar } from "./features/live/LiveBar";
 import { LiveTimeline } from "./features/live/LiveTimeline";
 import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
+import { CompareCounts } from "./features/compare/CompareCounts";
 import { formatDuration } from "./viz/time";
 
 const initialView = parseView(window.location.search);
@@ -121,6 +122,7 @@ function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompar
         )}
       </main>
       <aside className="right">
+        {ready && cmp && !live && <CompareCounts aId={player.recId} bId={cmp.recId} aName={rec?.name ?? ""} bName={cmp.rec?.name ?? ""} />}
         {/* the stored inspector asks the server for task paths, which a live recording has only once it
             is stored: a live view's inspector works from the events the browser holds */}
         {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}

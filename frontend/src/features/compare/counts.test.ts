@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import type { Metrics } from "../../client/types";
+import { compareRows, formatChange, formatValue } from "./counts";
+
+const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
+const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
+
+function metrics(over: Partial<Metrics> = {}): Metrics {
+  return {
+    events_by_kind: { switch: 1000, waking: 400 },
+    migrations: {
+      total: 30,
+      by_level: lv(5, 10, 0, 15),
+      by_cause: cause(20, 4, 6),
+      by_level_cause: { smt: cause(5, 0, 0), llc: cause(5, 4, 1), node: cause(0, 0, 0), cross_node: cause(10, 0, 5) },
+    },
+    wakeups: { total: 400, same_cpu: 300, by_level: lv(1, 2, 0, 97) },
+    lost_events: 7,
+    skipped_lines: 2,
+    llc_util: null,
+    per_cpu_busy: [0.5, 0.25],
+    ...over,
+  };
+}
+
+const row = (rows: ReturnType<typeof compareRows>, key: string) => {
+  const r = rows.find((x) => x.key === key);
+  if (!r) throw new Error(`no row ${key}`);
+  return r;
+};
+
+describe("compareRows", () => {
+  it("takes each value from its own recording", () => {
+    const b = metrics({ migrations: { ...metrics().migrations, total: 3, by_level: lv(1, 2, 0, 0) }, lost_events: 0, per_cpu_busy: [1, 1, 0, 0] });
+    const rows = compareRows(metrics(), b);
+    expect(row(rows, "migrations")).toMatchObject({ a: 30, b: 3, part: false });
+    expect(row(rows, "migrations.cross_node")).toMatchObject({ a: 15, b: 0, part: true });
+    expect(row(rows, "migrations.cause.balance")).toMatchObject({ a: 6, b: 6 });
+    expect(row(rows, "wakeups.same_cpu")).toMatchObject({ a: 0.75, b: 0.75, unit: "fraction" });
+    expect(row(rows, "wakeups.cross_node")).toMatchObject({ a: 97, b: 97 });
+    expect(row(rows, "busy")).toMatchObject({ a: 0.375, b: 0.5 });
+    expect(row(rows, "switches")).toMatchObject({ a: 1000, b: 1000 });
+    expect(row(rows, "lost")).toMatchObject({ a: 7, b: 0 });
+    expect(row(rows, "skipped")).toMatchObject({ a: 2, b: 2 });
+  });
+
+  it("has no share where there is nothing to divide", () => {
+    const none = metrics({ wakeups: { total: 0, same_cpu: 0, by_level: lv(0, 0, 0, 0) }, per_cpu_busy: null, events_by_kind: {} });
+    const rows = compareRows(none, metrics());
+    expect(row(rows, "wakeups.same_cpu").a).toBeNull();
+    expect(row(rows, "busy").a).toBeNull();
+    expect(row(rows, "switches").a).toBe(0);
+  });
+});
+
+describe("formatValue and formatChange", () => {
+  it("reads counts and fractions", () => {
+    expect(formatValue(12345, "count")).toBe("12,345");
+    expect(formatValue(0.1234, "fraction")).toBe("12.3%");
+    expect(formatValue(null, "count")).toBe("–");
+  });
+  it("gives the twin's change against the recording", () => {
+    expect(formatChange(40, 52, "count")).toBe("+30.0%");
+    expect(formatChange(40, 20, "count")).toBe("\u221250.0%");
+    expect(formatChange(0, 1234, "count")).toBe("+1,234");
+    expect(formatChange(0, 4, "count")).toBe("+4");
+    expect(formatChange(7, 7, "count")).toBe("=");
+    expect(formatChange(0.75, 0.5, "fraction")).toBe("\u221225.0 pt");
+    expect(formatChange(null, 3, "count")).toBe("");
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * The comparison's numbers: what each recording's kernel (or model) decided over the whole run,
+ * row by row (migrations by level and cause, wakeups by level, CPU busy, what was lost), with the
+ * twin's change against the recording. Pure; the rows come from each recording's GET metrics.
+ */
+import type { Metrics } from "../../client/types";
+
+export interface CountRow {
+  key: string;
+  label: string;
+  /** indented under the row before it (a part of a total) */
+  part: boolean;
+  a: number | null;
+  b: number | null;
+  /** how the value reads: a count, or a fraction shown as a percentage */
+  unit: "count" | "fraction";
+}
+
+const LEVELS = [
+  ["smt", "SMT sibling"],
+  ["llc", "same LLC"],
+  ["node", "other LLC, same node"],
+  ["cross_node", "other node"],
+] as const;
+
+const CAUSES = [
+  ["wakeup", "at wakeup"],
+  ["fork", "at fork"],
+  ["balance", "by the balancer"],
+] as const;
+
+function meanBusy(m: Metrics): number | null {
+  const busy = m.per_cpu_busy;
+  if (!busy || busy.length === 0) return null;
+  return busy.reduce((s, x) => s + x, 0) / busy.length;
+}
+
+function sameCpuShare(m: Metrics): number | null {
+  return m.wakeups.total > 0 ? m.wakeups.same_cpu / m.wakeups.total : null;
+}
+
+/** The rows, in reading order, for recording `a` and its twin `b`. */
+export function compareRows(a: Metrics, b: Metrics): CountRow[] {
+  const rows: CountRow[] = [];
+  const add = (key: string, label: string, part: boolean, f: (m: Metrics) => number | null, unit: CountRow["unit"] = "count") =>
+    rows.push({ key, label, part, a: f(a), b: f(b), unit });
+  add("migrations", "migrations", false, (m) => m.migrations.total);
+  for (const [k, label] of LEVELS) add(`migrations.${k}`, label, true, (m) => m.migrations.by_level[k]);
+  for (const [k, label] of CAUSES) add(`migrations.cause.${k}`, label, true, (m) => m.migrations.by_cause[k]);
+  add("wakeups", "wakeups", false, (m) => m.wakeups.total);
+  add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
+  for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
+  add("busy", "CPU busy (mean)", false, meanBusy, "fraction");
+  add("switches", "context switches", false, (m) => m.events_by_kind.switch ?? 0);
+  add("lost", "events lost", false, (m) => m.lost_events);
+  add("skipped", "lines skipped", false, (m) => m.skipped_lines);
+  return rows;
+}
+
+/** A row's value as text. */
+export function formatValue(v: number | null, unit: CountRow["unit"]): string {
+  if (v === null) return "–";
+  return unit === "fraction" ? `${(v * 100).toFixed(1)}%` : v.toLocaleString("en-US");
+}
+
+/** The twin's change against the recording, short enough for a narrow column: "+30.0%", "−50.0%",
+ * "+4" from 0 (no ratio), "=" when equal; a fraction changes by percentage points ("−25.0 pt"). */
+export function formatChange(a: number | null, b: number | null, unit: CountRow["unit"]): string {
+  if (a === null || b === null) return "";
+  if (a === b) return "=";
+  const sign = b > a ? "+" : "\u2212";
+  if (unit === "fraction") return `${sign}${(Math.abs(b - a) * 100).toFixed(1)} pt`;
+  if (a === 0) return `${sign}${Math.abs(b - a).toLocaleString("en-US")}`;
+  return `${sign}${((Math.abs(b - a) / a) * 100).toFixed(1)}%`;
+}
