@@ -98,6 +98,12 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(twin).toHaveClass(/open/);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-twin.png") });
+  // any stored recording compares with the open one: here the real run beside its twin, the other way round
+  await expect(twin.getByTestId("compare-with-open")).toHaveCount(0);
+  await item.getByTestId("compare-with-open").click();
+  await expect(page.getByTestId("compare-other")).toContainText("g4-whatif");
+  await expect(cells("migrations")).toHaveText([n(mB.migrations.total), n(mA.migrations.total), /^[+\u2212=]/]);
+  await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
 
   // the comparison's link opens the same view: both recordings at +100 ms
   await page.goto(compareUrl);

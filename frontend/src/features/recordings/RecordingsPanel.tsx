@@ -101,6 +101,8 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare }: Props)
   }, [importingKey]);
 
   const anyLive = recs.some((r) => r.status === "live");
+  // any other stored recording can be shown beside a stored open one (say tip and a patched kernel)
+  const openReady = recs.some((r) => r.id === openId && r.status === "ready");
   useEffect(() => {
     const timer = setInterval(() => {
       void refresh();
@@ -216,6 +218,11 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare }: Props)
             {r.status !== "importing" && r.status !== "failed" && r.status !== "live" && <LossBadge rec={r} />}
             {r.id === openId && r.status === "ready" && r.source !== "simulated" && (
               <WhatIf rec={r} onOpen={(id) => { onOpen(id, false); }} onCompare={onCompare} onSaved={() => { void refresh(); }} />
+            )}
+            {onCompare && openReady && r.id !== openId && r.status === "ready" && (
+              <button type="button" className="linkish small" data-testid="compare-with-open" onClick={() => { onCompare(r.id); }}>
+                compare with the open recording
+              </button>
             )}
             <DeleteRecording rec={r} onDeleted={deleted} />
           </li>
