@@ -18,7 +18,9 @@ from conftest import Server, wait_done
 from ftrace_lines import G4
 from vm2 import VM2
 
-from placemap.sim.scenario import parse_scenario, run_scenario
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import MAX_DURATION_MS, parse_scenario, run_scenario
+from placemap.sim.workloads import WORKLOADS, build
 
 SMALL: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -223,6 +225,34 @@ def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
     sc = {**SMALL, "hints": [h[0] for h in o["hint_categories"].values()], "topology": o["presets"][-1]}
     sc["features"] = {k: not v if isinstance(v, bool) else v for k, v in o["features"].items()}
     parse_scenario(sc)
+
+
+def test_options_give_each_workload_parameter_as_the_parser_takes_it(client: httpx.Client) -> None:
+    o = client.get("/api/sim/options").json()
+    assert set(o["workloads"]) == set(WORKLOADS) - {"trace"}
+    assert o["max_duration_ms"] == MAX_DURATION_MS
+    hb = {p["name"]: p for p in o["workloads"]["hackbench"]}
+    assert {k: hb["groups"][k] for k in ("type", "default", "min", "max", "choices")} == {
+        "type": "int",
+        "default": 10,
+        "min": 1,
+        "max": 64,
+        "choices": None,
+    }
+    assert "-g" in hb["groups"]["help"]
+    assert hb["ipc"]["choices"] == ["pipe", "socket"] and hb["ipc"]["default"] == "socket"
+    for kind, params in o["workloads"].items():
+        # the defaults, as a form sends them, are taken; each bound is taken and one past it refused
+        build({"kind": kind, **{p["name"]: p["default"] for p in params}})
+        for p in params:
+            ok = [p["min"], p["max"]] if p["type"] == "int" else p["choices"]
+            for v in ok:
+                build({"kind": kind, p["name"]: v})
+            bad = [p["min"] - 1, p["max"] + 1] if p["type"] == "int" else ["bogus"]
+            for v in bad:
+                with pytest.raises(ScenarioError) as e:
+                    build({"kind": kind, p["name"]: v})
+                assert e.value.field == f"workload.{p['name']}"
 
 
 def test_an_oversized_scenario_is_refused_before_it_is_parsed(client: httpx.Client) -> None:

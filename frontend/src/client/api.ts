@@ -282,7 +282,7 @@ export interface paths {
         };
         /**
          * Options
-         * @description The simulator's presets, hints and features, for a what-if form.
+         * @description The simulator's presets, hints, features and workloads, for the simulate and what-if forms.
          */
         get: operations["options_api_sim_options_get"];
         put?: never;
@@ -990,7 +990,8 @@ export interface components {
         /**
          * SimOptions
          * @description What a scenario can name: the topology presets, the hints by category (one per category
-         *     at a time) and the feature switches with their defaults.
+         *     at a time), the feature switches with their defaults, and each parametric workload's
+         *     parameters (the trace workload names a recording instead).
          */
         SimOptions: {
             /** Presets */
@@ -1003,6 +1004,12 @@ export interface components {
             features: {
                 [key: string]: boolean | number;
             };
+            /** Workloads */
+            workloads: {
+                [key: string]: components["schemas"]["WorkloadParam"][];
+            };
+            /** Max Duration Ms */
+            max_duration_ms: number;
         };
         /**
          * SimResult
@@ -1139,6 +1146,29 @@ export interface components {
              */
             same_cpu: number;
             by_level: components["schemas"]["LevelCounts"];
+        };
+        /**
+         * WorkloadParam
+         * @description One parameter of a parametric workload: an integer in [min, max] or one of `choices`.
+         */
+        WorkloadParam: {
+            /** Name */
+            name: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "int" | "choice";
+            /** Default */
+            default: number | string;
+            /** Min */
+            min?: number | null;
+            /** Max */
+            max?: number | null;
+            /** Choices */
+            choices?: string[] | null;
+            /** Help */
+            help: string;
         };
     };
     responses: never;

@@ -13,7 +13,9 @@ from placemap.api.deps import StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
+from placemap.sim.scenario import MAX_DURATION_MS
 from placemap.sim.topology import PRESETS
+from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 
@@ -126,22 +128,45 @@ def _model(job: Job) -> SimJob:
     )
 
 
+class WorkloadParam(BaseModel):
+    """One parameter of a parametric workload: an integer in [min, max] or one of `choices`."""
+
+    name: str
+    type: Literal["int", "choice"]
+    default: int | str
+    min: int | None = None
+    max: int | None = None
+    choices: list[str] | None = None
+    help: str
+
+
 class SimOptions(BaseModel):
     """What a scenario can name: the topology presets, the hints by category (one per category
-    at a time) and the feature switches with their defaults."""
+    at a time), the feature switches with their defaults, and each parametric workload's
+    parameters (the trace workload names a recording instead)."""
 
     presets: list[str]
     hint_categories: dict[str, list[str]]
     features: dict[str, bool | int]
+    workloads: dict[str, list[WorkloadParam]]
+    max_duration_ms: int
+
+
+def _param(p: Param) -> WorkloadParam:
+    if isinstance(p, IntParam):
+        return WorkloadParam(name=p.name, type="int", default=p.default, min=p.lo, max=p.hi, help=p.help)
+    return WorkloadParam(name=p.name, type="choice", default=p.default, choices=list(p.choices), help=p.help)
 
 
 @router.get("/options")
 def options() -> SimOptions:
-    """The simulator's presets, hints and features, for a what-if form."""
+    """The simulator's presets, hints, features and workloads, for the simulate and what-if forms."""
     return SimOptions(
         presets=list(PRESETS),
         hint_categories={k: list(v) for k, v in HINT_CATEGORIES.items()},
         features={f.name: getattr(Features(), f.name) for f in fields(Features)},
+        workloads={kind: [_param(p) for p in params] for kind, params in CATALOG.items()},
+        max_duration_ms=MAX_DURATION_MS,
     )
 
 

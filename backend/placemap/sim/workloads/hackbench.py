@@ -22,13 +22,13 @@ LLC costs the pipe's lines (cost.pipe_write_transfer_ns).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.engine import EXIT, SLEEP, Engine, Program
 from placemap.sim.state import TASK_SLEEPING, Task
-from placemap.sim.workloads.params import check_keys, choice_param, int_param
+from placemap.sim.workloads.catalog import read
 
 FDS: Final = 20  # hackbench's default: 20 senders and 20 receivers per group
 # CPU cost of one 100-byte write / read (syscall, copy, wakeup check): perf of hackbench on
@@ -327,7 +327,6 @@ class Hackbench:
 
     metric_name = "runtime_s"
     better = "lower"
-    PARAMS: ClassVar[tuple[str, ...]] = ("groups", "mode", "ipc", "loops")
 
     def __init__(
         self, groups: int = 10, mode: str = "process", ipc: str = "socket", loops: int = 100
@@ -362,13 +361,8 @@ class Hackbench:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Hackbench:
-        check_keys(spec, cls.PARAMS, field)
-        return cls(
-            groups=int_param(spec, "groups", 10, 1, 64, field=field),
-            mode=choice_param(spec, "mode", "process", ("process", "thread"), field),
-            ipc=choice_param(spec, "ipc", "socket", ("pipe", "socket"), field),
-            loops=int_param(spec, "loops", 100, 1, 1_000_000, field=field),
-        )
+        p = read(spec, "hackbench", field)
+        return cls(groups=p.int("groups"), mode=p.choice("mode"), ipc=p.choice("ipc"), loops=p.int("loops"))
 
     def msg_row(self, eng: Engine, cpu: int) -> list[int]:
         """Extra cost of reading on `cpu` one message written on each CPU: one list lookup per

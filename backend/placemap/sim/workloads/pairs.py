@@ -21,7 +21,7 @@ from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
-from placemap.sim.workloads.params import check_keys, choice_param, int_param
+from placemap.sim.workloads.catalog import read
 
 FORK_NS: Final = 60_000
 # A fork (with the child's connect() and the daemon's accept()) does not take the same time
@@ -165,14 +165,12 @@ class Pairs:
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Pairs:
         kind = spec["kind"]
         if kind == "tbench":
-            check_keys(spec, ("clients",), field)
-            return cls("tbench", int_param(spec, "clients", 8, 1, 4096, field=field))
+            return cls("tbench", read(spec, "tbench", field).int("clients"))
         if kind == "ctxswitch":
-            check_keys(spec, ("pairs",), field)
-            return cls("ctxswitch", int_param(spec, "pairs", 1, 1, 4096, field=field))
-        check_keys(spec, ("test", "threads"), field)
-        test = choice_param(spec, "test", "tcp_rr", ("tcp_rr", "udp_rr"), field)
-        return cls(test, int_param(spec, "threads", 1, 1, 4096, field=field))
+            return cls("ctxswitch", read(spec, "ctxswitch", field).int("pairs"))
+        p = read(spec, "netperf", field)
+        test = p.choice("test")
+        return cls(test, p.int("threads"))
 
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus

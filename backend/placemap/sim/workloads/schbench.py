@@ -11,12 +11,12 @@ Defaults are schbench's classic -s 30000 -c 30000 (us); both can be set per scen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from placemap.sim.cost import SMT_SPEED
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
-from placemap.sim.workloads.params import check_keys, int_param
+from placemap.sim.workloads.catalog import read
 
 WORKER_GROUP: Final = 1  # task group whose wakeup latencies are measured
 FUTEX_WAKE_NS: Final = 1_500  # messenger's cost per worker woken (futex_wake + ttwu)
@@ -147,7 +147,6 @@ class Schbench:
 
     metric_name = "p99_wakeup_latency_us"
     better = "lower"
-    PARAMS: ClassVar[tuple[str, ...]] = ("messengers", "workers", "cputime_us", "sleeptime_us")
 
     def __init__(
         self, messengers: int = 1, workers: int = 16, cputime_us: int = 30000, sleeptime_us: int = 30000
@@ -159,12 +158,12 @@ class Schbench:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Schbench:
-        check_keys(spec, cls.PARAMS, field)
+        p = read(spec, "schbench", field)
         return cls(
-            messengers=int_param(spec, "messengers", 1, 1, 64, field=field),
-            workers=int_param(spec, "workers", 16, 1, 4096, field=field),
-            cputime_us=int_param(spec, "cputime_us", 30000, 1, 10_000_000, field=field),
-            sleeptime_us=int_param(spec, "sleeptime_us", 30000, 1, 10_000_000, field=field),
+            messengers=p.int("messengers"),
+            workers=p.int("workers"),
+            cputime_us=p.int("cputime_us"),
+            sleeptime_us=p.int("sleeptime_us"),
         )
 
     def setup(self, eng: Engine, hints: int) -> None:

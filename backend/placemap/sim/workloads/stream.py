@@ -21,7 +21,7 @@ from typing import Any, Final
 from placemap.sim import cost
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
-from placemap.sim.workloads.params import check_keys, int_param
+from placemap.sim.workloads.catalog import read
 
 BYTES_PER_ITER: Final = 160 * 1024 * 1024  # Stream Copy of 10M doubles: read a[], write c[]
 FOOTPRINT_KB: Final = 3 * 80 * 1024  # three arrays of 10M doubles
@@ -122,8 +122,7 @@ class Stream:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Stream:
-        check_keys(spec, ("threads",), field)
-        return cls(int_param(spec, "threads", 4, 1, 4096, field=field))
+        return cls(read(spec, "stream", field).int("threads"))
 
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus
