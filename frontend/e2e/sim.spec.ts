@@ -59,3 +59,60 @@ test("simulated recording: badge and scenario in the list, the preset's grid", a
   }
   await page.screenshot({ path: join(ARTIFACTS, "sim-recording.png") });
 });
+
+test("simulate form: a workload under a hint beside its baseline, both saved, compared side by side", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  const form = sim.getByRole("form", { name: "Simulate" });
+  // the form's defaults are the simulator's (GET /api/sim/options)
+  await expect(form.getByLabel("workload")).toHaveValue("schbench");
+  await expect(form.getByLabel("workers")).toHaveValue("16");
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workers").fill("8");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("simulated ms").fill("300");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-change")).toContainText("without the hints and feature changes", { timeout: 180_000 });
+
+  // the same scenario through the API gives the value shown (seeded and deterministic)
+  const scenario = { topology: "zen3-2s-nps1", workload: { kind: "schbench", messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 }, seed: 1, duration_ms: 300 };
+  const value = async (hints: string[]): Promise<number> => {
+    const jid = ((await (await request.post("/api/sim/jobs", { data: { scenario: { ...scenario, hints } } })).json()) as { job_id: string }).job_id;
+    let v = NaN;
+    await expect
+      .poll(async () => {
+        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number } } | null };
+        if (j.result) v = j.result.metric.value;
+        return j.status;
+      }, { timeout: 120_000 })
+      .toBe("done");
+    return v;
+  };
+  const [hinted, base] = [await value(["wake_affine"]), await value([])];
+  const us = (x: number) => `${x.toLocaleString("en-US", { maximumFractionDigits: 1 })} us`;
+  await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
+  await expect(result.getByTestId("simulate-change")).toContainText(`against ${us(base)}`);
+  await expect(result.getByTestId("simulate-change")).toContainText(hinted < base ? ", better (lower is better)" : hinted > base ? ", worse (lower is better)" : ", the same");
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-form.png") });
+
+  // both runs are stored recordings, shown side by side: the baseline open, the hinted run beside it
+  await result.getByRole("button", { name: "compare with the baseline side by side" }).click();
+  await expect(page.getByTestId("compare").locator(".grid-wrap")).toHaveCount(2);
+  await expect(page.locator(".rec-title")).toHaveText("sim zen3-2s-nps1 schbench seed 1");
+  await expect(page.getByTestId("compare-other")).toContainText("wake_affine");
+  await expect(page).toHaveURL(/[?&]cmp=/);
+  await expect(page.getByTestId("compare-counts").locator('tr[data-key="migrations"] td')).toHaveCount(3);
+  await page.screenshot({ path: join(ARTIFACTS, "simulate-compare.png") });
+
+  // a parameter out of the simulator's bounds (from GET /api/sim/options) is held by the form itself
+  await form.getByLabel("workers").fill("0");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  expect(await form.getByLabel("workers").evaluate((el) => (el as HTMLInputElement).validity.rangeUnderflow)).toBe(true);
+  await form.getByLabel("workers").fill("4097");
+  expect(await form.getByLabel("workers").evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow)).toBe(true);
+  await expect(sim.getByTestId("simulate-progress")).toHaveCount(0);
+  await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
+});

@@ -21,6 +21,7 @@ import { LiveTimeline } from "./features/live/LiveTimeline";
 import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
+import { Simulate } from "./features/simulate/Simulate";
 import { formatDuration } from "./viz/time";
 
 const initialView = parseView(window.location.search);
@@ -170,6 +171,13 @@ export function App() {
         <span className="muted small">where Linux puts tasks</span>
       </header>
       <aside className="left">
+        <Simulate
+          onOpen={(id) => { open(id, false); }}
+          onComparePair={(main, other) => {
+            open(main, false);
+            setCmpId(other);
+          }}
+        />
         <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} />
       </aside>
       {player ? (

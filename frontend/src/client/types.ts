@@ -28,3 +28,5 @@ export type ApiErrorBody = S["ErrorResponse"];
 export type SimOptions = S["SimOptions"];
 export type SimJob = S["SimJob"];
 export type SimJobCreated = S["SimJobCreated"];
+export type WorkloadParam = S["WorkloadParam"];
+export type SimMetric = S["SimMetric"];

@@ -1,6 +1,6 @@
 /**
  * The comparison's table: both recordings' whole-run counts (GET metrics of each) side by side,
- * with the twin's change against the recording. Every value is text.
+ * (left: the open recording, right: the one beside it) with the right one's change. Every value is text.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
@@ -38,8 +38,8 @@ export function CompareCounts({ aId, bId, aName, bName }: { aId: string; bId: st
       <thead>
         <tr>
           <th scope="col" />
-          <th scope="col" title={aName}>recording</th>
-          <th scope="col" title={bName}>twin</th>
+          <th scope="col" title={aName}>left</th>
+          <th scope="col" title={bName}>right</th>
           <th scope="col">change</th>
         </tr>
       </thead>

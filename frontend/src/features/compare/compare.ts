@@ -1,5 +1,6 @@
 /**
- * Side-by-side comparison of two recordings (a recording and its what-if twin): the compared
+ * Side-by-side comparison of two recordings (a recording and its what-if twin, a run and its
+ * baseline, or any two stored recordings): the compared
  * player follows the main one at the same time from its own start, playing when it plays and at
  * its speed; a seek of the main player moves it too. Pure helpers plus the follow wiring.
  */

@@ -1,7 +1,7 @@
 /**
  * The comparison's numbers: what each recording's kernel (or model) decided over the whole run,
  * row by row (migrations by level and cause, wakeups by level, CPU busy, what was lost), with the
- * twin's change against the recording. Pure; the rows come from each recording's GET metrics.
+ * right one's change against the left one. Pure; the rows come from each recording's GET metrics.
  */
 import type { Metrics } from "../../client/types";
 
@@ -39,7 +39,7 @@ function sameCpuShare(m: Metrics): number | null {
   return m.wakeups.total > 0 ? m.wakeups.same_cpu / m.wakeups.total : null;
 }
 
-/** The rows, in reading order, for recording `a` and its twin `b`. */
+/** The rows, in reading order, for the left recording `a` and the right one `b`. */
 export function compareRows(a: Metrics, b: Metrics): CountRow[] {
   const rows: CountRow[] = [];
   const add = (key: string, label: string, part: boolean, f: (m: Metrics) => number | null, unit: CountRow["unit"] = "count") =>
@@ -63,7 +63,7 @@ export function formatValue(v: number | null, unit: CountRow["unit"]): string {
   return unit === "fraction" ? `${(v * 100).toFixed(1)}%` : v.toLocaleString("en-US");
 }
 
-/** The twin's change against the recording, short enough for a narrow column: "+30.0%", "−50.0%",
+/** The right value's change against the left one, short enough for a narrow column: "+30.0%", "−50.0%",
  * "+4" from 0 (no ratio), "=" when equal; a fraction changes by percentage points ("−25.0 pt"). */
 export function formatChange(a: number | null, b: number | null, unit: CountRow["unit"]): string {
   if (a === null || b === null) return "";

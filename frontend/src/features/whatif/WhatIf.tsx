@@ -7,9 +7,9 @@
  * model's own error on the recording cancels out; the recorded span is shown for reference.
  * A refused scenario or a failed job shows the backend's message, which names the field.
  */
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { api } from "../../client/http";
-import type { Recording, SimJob, SimOptions } from "../../client/types";
+import type { Recording, SimOptions } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import {
   baselineOf,
@@ -20,10 +20,9 @@ import {
   whatIfScenario,
   type WhatIfChoice,
 } from "./scenario";
+import { ToggleFields } from "./ToggleFields";
+import { useJobPair } from "./useJobPair";
 import "./whatif.css";
-
-const POLL_MS = 300;
-
 
 interface Props {
   rec: Recording;
@@ -39,13 +38,11 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   const [open, setOpen] = useState(false);
   const [opts, setOpts] = useState<SimOptions | null>(null);
   const [choice, setChoice] = useState<WhatIfChoice | null>(null);
-  const [job, setJob] = useState<SimJob | null>(null);
-  // the same replay without the changes (not saved), when the choice changes anything
-  const [base, setBase] = useState<SimJob | null>(null);
+  const { job, base, err: jobErr, submit } = useJobPair();
   // what the recording lacked for the replay (the twin's profile summary): name -> count
   const [lacked, setLacked] = useState<Record<string, number>>({});
-  const [err, setErr] = useState<string | null>(null);
-  const poll = useRef<ReturnType<typeof setInterval> | null>(null);
+  const [optsErr, setOptsErr] = useState<string | null>(null);
+  const err = optsErr ?? jobErr;
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
 
   useEffect(() => {
@@ -57,59 +54,25 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
         setChoice(defaultChoice(o, rec.topology_id != null));
       },
       (e: unknown) => {
-        if (!ctl.signal.aborted) setErr(e instanceof Error ? e.message : String(e));
+        if (!ctl.signal.aborted) setOptsErr(e instanceof Error ? e.message : String(e));
       },
     );
     return () => { ctl.abort(); };
   }, [open, opts, rec.topology_id]);
 
-  useEffect(() => () => {
-    if (poll.current) clearInterval(poll.current);
-  }, []);
-
-  const run = async () => {
+  const run = () => {
     if (!opts || !choice) return;
-    setErr(null);
-    setJob(null);
-    setBase(null);
     setLacked({});
-    try {
-      const created = await api.submitSimJob(whatIfScenario(rec.id, spanNs, choice, opts), true);
-      const baseline = changesSomething(choice, opts)
-        ? await api.submitSimJob(whatIfScenario(rec.id, spanNs, baselineOf(choice, opts), opts), false)
-        : null;
-      const ended = (j: SimJob | null) => j !== null && (j.status === "done" || j.status === "failed" || j.status === "cancelled");
-      let saved = false;
-      if (poll.current) clearInterval(poll.current);
-      poll.current = setInterval(() => {
-        void Promise.all([
-          api.simJob(created.job_id),
-          baseline ? api.simJob(baseline.job_id) : Promise.resolve(null),
-        ]).then(
-          ([j, b]) => {
-            setJob(j);
-            setBase(b);
-            if (j.status === "done" && !saved) {
-              saved = true;
-              onSaved();
-              if (j.recording_id) {
-                api.recording(j.recording_id).then(
-                  (twin) => { setLacked(profileSkips(twin.scenario)); },
-                  () => { /* the twin's summary is extra; its absence is not an error */ },
-                );
-              }
-            }
-            if (ended(j) && (baseline === null || ended(b))) {
-              if (poll.current) clearInterval(poll.current);
-              poll.current = null;
-            }
-          },
-          (e: unknown) => { setErr(e instanceof Error ? e.message : String(e)); },
+    const baseline = changesSomething(choice, opts) ? whatIfScenario(rec.id, spanNs, baselineOf(choice, opts), opts) : null;
+    void submit(whatIfScenario(rec.id, spanNs, choice, opts), baseline, false, (j) => {
+      onSaved();
+      if (j.recording_id) {
+        api.recording(j.recording_id).then(
+          (twin) => { setLacked(profileSkips(twin.scenario)); },
+          () => { /* the twin's summary is extra; its absence is not an error */ },
         );
-      }, POLL_MS);
-    } catch (e) {
-      setErr(e instanceof Error ? e.message : String(e));
-    }
+      }
+    });
   };
 
   const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
@@ -128,7 +91,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
           aria-label="What-if replay"
           onSubmit={(e) => {
             e.preventDefault();
-            void run();
+            run();
           }}
         >
           <label>
@@ -138,46 +101,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
               {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
             </select>
           </label>
-          {Object.entries(opts.hint_categories).map(([cat, hints]) => (
-            <fieldset key={cat}>
-              <legend>{cat} hint</legend>
-              {["", ...hints].map((h) => (
-                <label key={h || "none"}>
-                  <input
-                    type="radio"
-                    name={`hint-${cat}`}
-                    value={h}
-                    checked={choice.hints[cat] === h}
-                    onChange={() => { set((c) => ({ ...c, hints: { ...c.hints, [cat]: h } })); }}
-                  />
-                  {h || "none"}
-                </label>
-              ))}
-            </fieldset>
-          ))}
-          <fieldset>
-            <legend>features</legend>
-            {Object.keys(choice.features).map((f) => (
-              <label key={f}>
-                <input
-                  type="checkbox"
-                  checked={choice.features[f]}
-                  onChange={(e) => { const v = e.target.checked; set((c) => ({ ...c, features: { ...c.features, [f]: v } })); }}
-                />
-                {f}
-              </label>
-            ))}
-          </fieldset>
-          <label>
-            seed{" "}
-            <input
-              type="number"
-              min={0}
-              value={choice.seed}
-              aria-label="seed"
-              onChange={(e) => { const v = Math.max(0, Math.floor(Number(e.target.value) || 0)); set((c) => ({ ...c, seed: v })); }}
-            />
-          </label>
+          <ToggleFields opts={opts} choice={choice} set={set} />
           <button type="submit" disabled={busy}>Replay</button>
         </form>
       )}

@@ -7,6 +7,8 @@ const OPTS: SimOptions = {
   presets: ["zen3-2s-nps1", "icx-2s"],
   hint_categories: { fork: ["fork_affine", "fork_spread"], wake: ["wake_affine", "wake_hold"] },
   features: { SIS_UTIL: true, SIS_SHORT: false, steal_node_limit: 2 },
+  workloads: {},
+  max_duration_ms: 600_000,
 };
 
 describe("whatIfScenario", () => {

@@ -3,15 +3,11 @@
  * (a trace workload naming the recording, POST /api/sim/jobs). Pure, for the form and its tests.
  */
 import type { SimOptions } from "../../client/types";
+import type { Toggles } from "./ToggleFields";
 
-export interface WhatIfChoice {
+export interface WhatIfChoice extends Toggles {
   /** "recorded" (the recording's own host topology) or a preset name */
   topology: string;
-  /** per hint category, the chosen hint or "" for none */
-  hints: Record<string, string>;
-  /** boolean feature switches as chosen (the others keep their defaults) */
-  features: Record<string, boolean>;
-  seed: number;
 }
 
 /** Longest simulated time a job may take (the scenario's duration_ms limit), ms. */
@@ -24,23 +20,32 @@ export function durationMs(spanNs: number): number {
   return Math.min(MAX_DURATION_MS, Math.max(1000, ms));
 }
 
-export function defaultChoice(opts: SimOptions, hasTopology: boolean): WhatIfChoice {
+/** No hint, every feature at its default, seed 1. */
+export function defaultToggles(opts: SimOptions): Toggles {
   const features: Record<string, boolean> = {};
   for (const [k, v] of Object.entries(opts.features)) if (typeof v === "boolean") features[k] = v;
   const hints: Record<string, string> = {};
   for (const cat of Object.keys(opts.hint_categories)) hints[cat] = "";
-  return { topology: hasTopology ? "recorded" : (opts.presets[0] ?? "zen3-2s-nps1"), hints, features, seed: 1 };
+  return { hints, features, seed: 1 };
 }
 
-export function whatIfScenario(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions): Record<string, unknown> {
+/** The scenario's hints and the features that differ from their defaults. */
+export function toggleParts(choice: Toggles, opts: SimOptions): { hints: string[]; features: Record<string, boolean> } {
   const hints = Object.values(choice.hints).filter((h) => h !== "");
   const features: Record<string, boolean> = {};
   for (const [k, v] of Object.entries(choice.features)) if (opts.features[k] !== v) features[k] = v;
+  return { hints, features };
+}
+
+export function defaultChoice(opts: SimOptions, hasTopology: boolean): WhatIfChoice {
+  return { ...defaultToggles(opts), topology: hasTopology ? "recorded" : (opts.presets[0] ?? "zen3-2s-nps1") };
+}
+
+export function whatIfScenario(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions): Record<string, unknown> {
   return {
     topology: choice.topology,
     workload: { kind: "trace", recording: recordingId },
-    hints,
-    features,
+    ...toggleParts(choice, opts),
     seed: choice.seed,
     duration_ms: durationMs(spanNs),
   };
@@ -48,20 +53,20 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
 
 /** The same replay without the choice's hints and feature changes (same topology and seed): what
  * the what-if is compared with, so that the model's own error on the recording cancels out. */
-export function baselineOf(choice: WhatIfChoice, opts: SimOptions): WhatIfChoice {
-  const base = defaultChoice(opts, true);
+export function baselineOf<T extends Toggles>(choice: T, opts: SimOptions): T {
+  const base = defaultToggles(opts);
   return { ...choice, hints: base.hints, features: base.features };
 }
 
-/** Whether the choice changes anything that the baseline replay does not have. */
-export function changesSomething(choice: WhatIfChoice, opts: SimOptions): boolean {
-  const sc = whatIfScenario("", 0, choice, opts);
-  return (sc.hints as string[]).length > 0 || Object.keys(sc.features as object).length > 0;
+/** Whether the choice changes anything that the baseline does not have. */
+export function changesSomething(choice: Toggles, opts: SimOptions): boolean {
+  const t = toggleParts(choice, opts);
+  return t.hints.length > 0 || Object.keys(t.features).length > 0;
 }
 
-/** The what-if's runtime against the baseline's, as a signed percentage of the baseline. */
-export function changePct(whatIf: number, baseline: number): number {
-  return baseline > 0 ? ((whatIf - baseline) / baseline) * 100 : 0;
+/** A run's metric against its baseline's, as a signed percentage of the baseline. */
+export function changePct(value: number, baseline: number): number {
+  return baseline > 0 ? ((value - baseline) / baseline) * 100 : 0;
 }
 
 /** The trace profile's skip counts from a twin recording's stored scenario ({} when absent). */

@@ -1,0 +1,153 @@
+/**
+ * "Simulate": run a parametric workload (hackbench, schbench, tbench, stream, ctxswitch, netperf)
+ * on a preset machine under hints and features, beside the same run without them (same machine,
+ * workload and seed), both saved as recordings; shows both metrics and the change by the metric's
+ * own direction, opens either run, or shows the two side by side. The workloads, their parameters
+ * and bounds come from GET /api/sim/options; a refused scenario shows the backend's message, which
+ * names the field.
+ */
+import { useEffect, useState } from "react";
+import { api } from "../../client/http";
+import type { SimOptions } from "../../client/types";
+import { ToggleFields } from "../whatif/ToggleFields";
+import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
+import { useJobPair } from "../whatif/useJobPair";
+import { defaultSimChoice, formatMetric, simScenario, verdict, withKind, type SimChoice } from "./scenario";
+import "../whatif/whatif.css";
+
+interface Props {
+  /** open a finished run */
+  onOpen: (id: string) => void;
+  /** open `main` with `other` beside it */
+  onComparePair: (main: string, other: string) => void;
+}
+
+export function Simulate({ onOpen, onComparePair }: Props) {
+  const [open, setOpen] = useState(false);
+  const [opts, setOpts] = useState<SimOptions | null>(null);
+  const [choice, setChoice] = useState<SimChoice | null>(null);
+  const [optsErr, setOptsErr] = useState<string | null>(null);
+  const { job, base, err: jobErr, submit } = useJobPair();
+  const err = optsErr ?? jobErr;
+
+  useEffect(() => {
+    if (!open || opts) return;
+    const ctl = new AbortController();
+    api.simOptions(ctl.signal).then(
+      (o) => {
+        setOpts(o);
+        setChoice(defaultSimChoice(o));
+      },
+      (e: unknown) => {
+        if (!ctl.signal.aborted) setOptsErr(e instanceof Error ? e.message : String(e));
+      },
+    );
+    return () => { ctl.abort(); };
+  }, [open, opts]);
+
+  const set = (f: (c: SimChoice) => SimChoice) => { setChoice((c) => (c ? f(c) : c)); };
+  const run = () => {
+    if (!opts || !choice) return;
+    const baseline = changesSomething(choice, opts) ? simScenario(baselineOf(choice, opts), opts) : null;
+    void submit(simScenario(choice, opts), baseline, true);
+  };
+  const busy = job !== null && (job.status === "queued" || job.status === "running");
+  const result = job?.status === "done" ? job.result : null;
+  const baseResult = base?.status === "done" ? base.result : null;
+  const runId = job?.status === "done" ? job.recording_id : null;
+  const baseId = base?.status === "done" ? base.recording_id : null;
+
+  return (
+    <div className="whatif simulate" data-testid="simulate">
+      <button type="button" className="linkish" aria-expanded={open} onClick={() => { setOpen(!open); }}>
+        {open ? "▾" : "▸"} Simulate…
+      </button>
+      {open && opts && choice && (
+        <form
+          className="whatif-form small"
+          aria-label="Simulate"
+          onSubmit={(e) => {
+            e.preventDefault();
+            run();
+          }}
+        >
+          <label>
+            machine{" "}
+            <select value={choice.topology} aria-label="machine" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
+              {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
+            </select>
+          </label>
+          <label>
+            workload{" "}
+            <select value={choice.kind} aria-label="workload" onChange={(e) => { const v = e.target.value; set((c) => withKind(c, v, opts)); }}>
+              {Object.keys(opts.workloads).map((k) => <option key={k} value={k}>{k}</option>)}
+            </select>
+          </label>
+          <fieldset>
+            <legend>{choice.kind}</legend>
+            {(opts.workloads[choice.kind] ?? []).map((p) => (
+              <label key={p.name} title={p.help}>
+                {p.name}{" "}
+                {p.type === "choice" ? (
+                  <select value={String(choice.params[p.name])} aria-label={p.name} onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, params: { ...c.params, [p.name]: v } })); }}>
+                    {(p.choices ?? []).map((x) => <option key={x} value={x}>{x}</option>)}
+                  </select>
+                ) : (
+                  <input
+                    type="number"
+                    aria-label={p.name}
+                    min={p.min ?? undefined}
+                    max={p.max ?? undefined}
+                    value={choice.params[p.name]}
+                    onChange={(e) => { const v = Math.floor(Number(e.target.value)); set((c) => ({ ...c, params: { ...c.params, [p.name]: v } })); }}
+                  />
+                )}
+              </label>
+            ))}
+          </fieldset>
+          <ToggleFields opts={opts} choice={choice} set={set} />
+          <label>
+            simulated ms{" "}
+            <input
+              type="number"
+              min={1}
+              max={opts.max_duration_ms}
+              value={choice.durationMs}
+              aria-label="simulated ms"
+              onChange={(e) => { const v = Math.floor(Number(e.target.value)); set((c) => ({ ...c, durationMs: v })); }}
+            />
+          </label>
+          <button type="submit" disabled={busy}>Simulate</button>
+        </form>
+      )}
+      {busy && <progress max={1} value={job.progress} aria-label="simulation progress" data-testid="simulate-progress" />}
+      {result && (
+        <div className="whatif-result small" data-testid="simulate-result">
+          <span className="mono">{result.metric.name}</span> <b data-testid="simulate-value">{formatMetric(result.metric)}</b>
+          {baseResult && (
+            <span data-testid="simulate-change">
+              {" "}
+              against <b>{formatMetric(baseResult.metric)}</b> without the hints and feature changes:{" "}
+              {`${changePct(result.metric.value, baseResult.metric.value) >= 0 ? "+" : ""}${changePct(result.metric.value, baseResult.metric.value).toFixed(1)}%`}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
+            </span>
+          )}
+          {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
+          {!result.sim.complete && <span className="muted"> (the workload did not finish within the simulated time)</span>}
+          {runId && (
+            <button type="button" className="linkish" onClick={() => { onOpen(runId); }}>
+              open the run
+            </button>
+          )}
+          {runId && baseId && (
+            <button type="button" className="linkish" onClick={() => { onComparePair(baseId, runId); }}>
+              compare with the baseline side by side
+            </button>
+          )}
+        </div>
+      )}
+      {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}
+      {base?.status === "failed" && <div className="error small" data-testid="simulate-error">baseline: {base.error?.message ?? "the job failed"}</div>}
+      {err && <div className="error small" data-testid="simulate-error">{err}</div>}
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import type { SimOptions } from "../../client/types";
+import { baselineOf, changesSomething } from "../whatif/scenario";
+import { defaultSimChoice, formatMetric, simScenario, verdict, withKind } from "./scenario";
+
+// as GET /api/sim/options answers (a subset)
+const OPTS: SimOptions = {
+  presets: ["bdw-1s-20", "zen3-2s-nps1"],
+  hint_categories: { fork: ["fork_affine", "fork_spread"], wake: ["wake_affine", "wake_hold"] },
+  features: { SIS_UTIL: true, SIS_SHORT: false, steal_node_limit: 2 },
+  workloads: {
+    hackbench: [
+      { name: "groups", type: "int", default: 10, min: 1, max: 64, choices: null, help: "-g" },
+      { name: "ipc", type: "choice", default: "socket", min: null, max: null, choices: ["pipe", "socket"], help: "-p" },
+    ],
+    schbench: [{ name: "workers", type: "int", default: 16, min: 1, max: 4096, choices: null, help: "-t" }],
+  },
+  max_duration_ms: 600_000,
+};
+
+describe("simScenario", () => {
+  it("starts from schbench's defaults on zen3-2s-nps1, changing nothing", () => {
+    const c = defaultSimChoice(OPTS);
+    expect(simScenario(c, OPTS)).toEqual({
+      topology: "zen3-2s-nps1",
+      workload: { kind: "schbench", workers: 16 },
+      hints: [],
+      features: {},
+      seed: 1,
+      duration_ms: 1000,
+    });
+    expect(changesSomething(c, OPTS)).toBe(false);
+  });
+
+  it("takes another workload's own defaults, and the baseline drops only hints and feature changes", () => {
+    let c = withKind(defaultSimChoice(OPTS), "hackbench", OPTS);
+    c = { ...c, params: { ...c.params, ipc: "pipe" }, hints: { ...c.hints, wake: "wake_affine" }, features: { ...c.features, SIS_SHORT: true }, seed: 3 };
+    expect(simScenario(c, OPTS)).toMatchObject({ workload: { kind: "hackbench", groups: 10, ipc: "pipe" }, hints: ["wake_affine"], features: { SIS_SHORT: true }, seed: 3 });
+    expect(changesSomething(c, OPTS)).toBe(true);
+    expect(simScenario(baselineOf(c, OPTS), OPTS)).toEqual({
+      topology: "zen3-2s-nps1",
+      workload: { kind: "hackbench", groups: 10, ipc: "pipe" },
+      hints: [],
+      features: {},
+      seed: 3,
+      duration_ms: 1000,
+    });
+  });
+});
+
+describe("formatMetric and verdict", () => {
+  it("reads each metric in its unit", () => {
+    expect(formatMetric({ name: "runtime_s", value: 0.2195 })).toBe("219.5 ms");
+    expect(formatMetric({ name: "p99_wakeup_latency_us", value: 41.04 })).toBe("41 us");
+    expect(formatMetric({ name: "p99_wakeup_latency_us", value: 2636.25 })).toBe("2,636.3 us");
+    expect(formatMetric({ name: "throughput_mb_s", value: 15168.4 })).toBe("15,168 MB/s");
+    expect(formatMetric({ name: "transactions_per_s", value: 51234.6 })).toBe("51,235/s");
+  });
+  it("says better or worse by the metric's direction", () => {
+    expect(verdict(40, 50, "lower")).toBe("better");
+    expect(verdict(40, 50, "higher")).toBe("worse");
+    expect(verdict(60, 50, "higher")).toBe("better");
+    expect(verdict(50, 50, "lower")).toBe("the same");
+  });
+});

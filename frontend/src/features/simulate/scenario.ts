@@ -1,0 +1,62 @@
+/**
+ * The simulate form's choices -> a parametric scenario (POST /api/sim/jobs), its baseline (the same
+ * run without the hints and feature changes) and how a result reads. The workloads and their
+ * parameters come from GET /api/sim/options, so the form cannot drift from the simulator. Pure.
+ */
+import type { SimMetric, SimOptions } from "../../client/types";
+import type { Toggles } from "../whatif/ToggleFields";
+import { defaultToggles, toggleParts } from "../whatif/scenario";
+import { formatDuration } from "../../viz/time";
+
+export interface SimChoice extends Toggles {
+  topology: string;
+  kind: string;
+  params: Record<string, number | string>;
+  durationMs: number;
+}
+
+/** The parameters' defaults for `kind`. */
+export function paramDefaults(opts: SimOptions, kind: string): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const p of opts.workloads[kind] ?? []) out[p.name] = p.default;
+  return out;
+}
+
+export function defaultSimChoice(opts: SimOptions): SimChoice {
+  const kinds = Object.keys(opts.workloads);
+  const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
+  const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000 };
+}
+
+/** Another workload, with its own parameters' defaults. */
+export function withKind(choice: SimChoice, kind: string, opts: SimOptions): SimChoice {
+  return { ...choice, kind, params: paramDefaults(opts, kind) };
+}
+
+export function simScenario(choice: SimChoice, opts: SimOptions): Record<string, unknown> {
+  return {
+    topology: choice.topology,
+    workload: { kind: choice.kind, ...choice.params },
+    ...toggleParts(choice, opts),
+    seed: choice.seed,
+    duration_ms: choice.durationMs,
+  };
+}
+
+/** A metric's value with its unit, from its name's suffix. */
+export function formatMetric(m: Pick<SimMetric, "name" | "value">): string {
+  const v = m.value;
+  if (m.name.endsWith("_s") && !m.name.endsWith("_per_s") && !m.name.endsWith("_mb_s")) return formatDuration(v * 1e9);
+  const num = (digits: number) => v.toLocaleString("en-US", { maximumFractionDigits: digits });
+  if (m.name.endsWith("_us")) return `${num(1)} us`;
+  if (m.name.endsWith("_mb_s")) return `${num(0)} MB/s`;
+  if (m.name.endsWith("_per_s")) return `${num(0)}/s`;
+  return num(3);
+}
+
+/** Whether a run did better than its baseline, by the metric's own direction. */
+export function verdict(value: number, baseline: number, better: SimMetric["better"]): "better" | "worse" | "the same" {
+  if (value === baseline) return "the same";
+  return (value < baseline) === (better === "lower") ? "better" : "worse";
+}

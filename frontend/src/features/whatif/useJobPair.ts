@@ -1,0 +1,66 @@
+/**
+ * A simulator job and, beside it, its baseline (the same scenario without the changes), submitted
+ * together and polled until both have ended. Shared by the what-if replay and the simulate form.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api } from "../../client/http";
+import type { SimJob } from "../../client/types";
+
+const POLL_MS = 300;
+
+export function jobEnded(j: SimJob | null): boolean {
+  return j !== null && (j.status === "done" || j.status === "failed" || j.status === "cancelled");
+}
+
+export interface JobPair {
+  job: SimJob | null;
+  base: SimJob | null;
+  err: string | null;
+  /** Submit `scenario` (saved) and `baseline` (when not null; saved when `saveBase`); `onDone` runs
+   * once when the main job is done. */
+  submit: (scenario: Record<string, unknown>, baseline: Record<string, unknown> | null, saveBase: boolean, onDone?: (j: SimJob) => void) => Promise<void>;
+}
+
+export function useJobPair(): JobPair {
+  const [job, setJob] = useState<SimJob | null>(null);
+  const [base, setBase] = useState<SimJob | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const poll = useRef<ReturnType<typeof setInterval> | null>(null);
+  const stop = () => {
+    if (poll.current) clearInterval(poll.current);
+    poll.current = null;
+  };
+  useEffect(() => stop, []);
+
+  const submit: JobPair["submit"] = async (scenario, baseline, saveBase, onDone) => {
+    stop();
+    setErr(null);
+    setJob(null);
+    setBase(null);
+    try {
+      const created = await api.submitSimJob(scenario, true);
+      const b = baseline ? await api.submitSimJob(baseline, saveBase) : null;
+      let done = false;
+      poll.current = setInterval(() => {
+        void Promise.all([api.simJob(created.job_id), b ? api.simJob(b.job_id) : Promise.resolve(null)]).then(
+          ([j, bj]) => {
+            setJob(j);
+            setBase(bj);
+            if (j.status === "done" && !done) {
+              done = true;
+              onDone?.(j);
+            }
+            if (jobEnded(j) && (b === null || jobEnded(bj))) stop();
+          },
+          (e: unknown) => {
+            stop();
+            setErr(e instanceof Error ? e.message : String(e));
+          },
+        );
+      }, POLL_MS);
+    } catch (e) {
+      setErr(e instanceof Error ? e.message : String(e));
+    }
+  };
+  return { job, base, err, submit };
+}
