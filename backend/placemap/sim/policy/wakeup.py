@@ -130,14 +130,24 @@ def _wrap(span: tuple[int, ...], start: int) -> tuple[int, ...]:
 
 
 def update_idle_cpu_scan(st: State, llc: int) -> int:
-    """SIS_UTIL: nr_idle_scan = llc_weight * (1 - (u * pct/100)^2), u = LLC util fraction
-    (0 at 85% for imbalance_pct 117). Called from the LLC-level periodic balance."""
-    span = st.sd.llc_spans[llc]
+    """SIS_UTIL (70fb5ccf2ebb): nr_idle_scan = llc_weight * (1 - (x * pct/100)^2), x the LLC's
+    sum of cpu_util_cfs() over its capacity, pct the LLC domain's imbalance_pct (117): no scan
+    from 85%. In the kernel's integers: x' = sum_util / llc_weight, tmp = x'^2 * pct^2 /
+    (10000 * 1024) capped at 1024, y = (1024 - tmp) * llc_weight / 1024, each division
+    truncating (tmp down, so the budget rounds up by one where a fraction would not).
+    Called from the LLC-level periodic balance (update_sd_lb_stats(), not newly idle)."""
+    sd = st.sd
+    span = sd.llc_spans[llc]
     w = len(span)
-    x = st.llc_util(llc) / w / 1024.0
-    pct = 117
-    y = 1.0 - min(1.0, x * x * pct * pct / 10000.0)
-    nr = int(y * w)
+    first = span[0]
+    pct = sd.per_cpu[first][sd.llc_index[first]].imbalance_pct
+    # sum_util: the groups' group_util, each CPU's cpu_util_cfs() (an unsigned long)
+    sum_util = 0
+    for c in span:
+        sum_util += int(st.cpu_util(c))
+    x = sum_util // w
+    tmp = min(x * x * pct * pct // (10000 * 1024), 1024)
+    nr = (1024 - tmp) * w // 1024
     st.nr_idle_scan[llc] = nr
     return nr
 
