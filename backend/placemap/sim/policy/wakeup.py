@@ -316,9 +316,12 @@ def wake_target(
     prev = p.cpu
     sd = st.sd
     # record_wakee() is select_task_rq_fair()'s first step for every WF_TTWU wakeup; the RFC's
-    # hint test (patch 3/5) comes after it, so a hinted wakeup counts in the waker's flips too
-    if waker is not None:
-        record_wakee(st, waker, p)
+    # hint test (patch 3/5) comes after it, so a hinted wakeup counts in the waker's flips too.
+    # It and wake_wide() read `current`: for a wakeup from a timer or an interrupt, the task
+    # the interrupt hit on this_cpu (or the CPU's idle task, whose flips are not modelled)
+    cur = waker if waker is not None else st.rqs[this_cpu].curr
+    if cur is not None:
+        record_wakee(st, cur, p)
     hints = p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
@@ -329,7 +332,7 @@ def wake_target(
             return cpu, why, R_HINT_HOLD, False
     want_affine = True
     via = R_NOT_AFFINE
-    if waker is not None and wake_wide(st, waker, p, this_cpu):
+    if cur is not None and wake_wide(st, cur, p, this_cpu):
         want_affine = False
         via = R_WIDE
     if not p.allowed(this_cpu):

@@ -221,6 +221,19 @@ def test_a_hinted_wakeup_across_llcs_still_counts_in_the_wakers_flips() -> None:
     assert waker.wakee_flips == 2 and waker.last_wakee is b
 
 
+def test_a_timer_wakeup_counts_in_the_flips_of_the_task_it_interrupts() -> None:
+    # A timer (hrtimer_wakeup -> try_to_wake_up) runs in the interrupted task's context:
+    # select_task_rq_fair()'s record_wakee() and wake_wide() read that `current`, so a task
+    # running on the CPU where sleepers' timers fire builds wakee flips of its own
+    st = make_state()
+    running = task(st, 17)
+    a = task(st, 17, state="sleeping")
+    b = task(st, 17, state="sleeping")
+    w.select_task_rq_wake(st, a, None, 17, sync=False)
+    w.select_task_rq_wake(st, b, None, 17, sync=False)
+    assert running.wakee_flips == 2 and running.last_wakee is b
+
+
 def test_wake_hold_hint_keeps_the_sync_wakee_on_prevs_llc() -> None:
     st = make_state()
     waker = task(st, 16)
