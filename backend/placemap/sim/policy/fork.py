@@ -160,7 +160,12 @@ def find_idlest_group_cpu(st: State, cpus: tuple[int, ...], p: Task) -> tuple[in
 
 
 def select_task_rq_fork(st: State, p: Task, this_cpu: int, sd_flag: int = SD_BALANCE_FORK) -> Decision:
-    """find_idlest_cpu() from the highest domain of this_cpu carrying sd_flag."""
+    """find_idlest_cpu() from the highest domain of this_cpu carrying sd_flag. For a fork,
+    first wake_up_new_task()'s `p->recent_used_cpu = task_cpu(p)`: the child's task_cpu() is
+    still the CPU sched_fork() ran on (the parent's, this_cpu), so the child's first wakeup
+    can take the parent's CPU as recent_used_cpu in select_idle_sibling()."""
+    if sd_flag == SD_BALANCE_FORK:
+        p.recent_used_cpu = this_cpu
     top: Domain | None = None
     for dom in st.sd.per_cpu[this_cpu]:
         if not dom.flags & sd_flag:

@@ -130,14 +130,24 @@ def _wrap(span: tuple[int, ...], start: int) -> tuple[int, ...]:
 
 
 def update_idle_cpu_scan(st: State, llc: int) -> int:
-    """SIS_UTIL: nr_idle_scan = llc_weight * (1 - (u * pct/100)^2), u = LLC util fraction
-    (0 at 85% for imbalance_pct 117). Called from the LLC-level periodic balance."""
-    span = st.sd.llc_spans[llc]
+    """SIS_UTIL (70fb5ccf2ebb): nr_idle_scan = llc_weight * (1 - (x * pct/100)^2), x the LLC's
+    sum of cpu_util_cfs() over its capacity, pct the LLC domain's imbalance_pct (117): no scan
+    from 85%. In the kernel's integers: x' = sum_util / llc_weight, tmp = x'^2 * pct^2 /
+    (10000 * 1024) capped at 1024, y = (1024 - tmp) * llc_weight / 1024, each division
+    truncating (tmp down, so the budget rounds up by one where a fraction would not).
+    Called from the LLC-level periodic balance (update_sd_lb_stats(), not newly idle)."""
+    sd = st.sd
+    span = sd.llc_spans[llc]
     w = len(span)
-    x = st.llc_util(llc) / w / 1024.0
-    pct = 117
-    y = 1.0 - min(1.0, x * x * pct * pct / 10000.0)
-    nr = int(y * w)
+    first = span[0]
+    pct = sd.per_cpu[first][sd.llc_index[first]].imbalance_pct
+    # sum_util: the groups' group_util, each CPU's cpu_util_cfs() (an unsigned long)
+    sum_util = 0
+    for c in span:
+        sum_util += int(st.cpu_util(c))
+    x = sum_util // w
+    tmp = min(x * x * pct * pct // (10000 * 1024), 1024)
+    nr = (1024 - tmp) * w // 1024
     st.nr_idle_scan[llc] = nr
     return nr
 
@@ -306,9 +316,12 @@ def wake_target(
     prev = p.cpu
     sd = st.sd
     # record_wakee() is select_task_rq_fair()'s first step for every WF_TTWU wakeup; the RFC's
-    # hint test (patch 3/5) comes after it, so a hinted wakeup counts in the waker's flips too
-    if waker is not None:
-        record_wakee(st, waker, p)
+    # hint test (patch 3/5) comes after it, so a hinted wakeup counts in the waker's flips too.
+    # It and wake_wide() read `current`: for a wakeup from a timer or an interrupt, the task
+    # the interrupt hit on this_cpu (or the CPU's idle task, whose flips are not modelled)
+    cur = waker if waker is not None else st.rqs[this_cpu].curr
+    if cur is not None:
+        record_wakee(st, cur, p)
     hints = p.hints & (HINT_WAKE_AFFINE | HINT_WAKE_HOLD)
     if hints and not sd.share_cache(this_cpu, prev):
         if hints & HINT_WAKE_AFFINE and st.has_idle_cores[sd.llc_id[this_cpu]]:
@@ -319,7 +332,7 @@ def wake_target(
             return cpu, why, R_HINT_HOLD, False
     want_affine = True
     via = R_NOT_AFFINE
-    if waker is not None and wake_wide(st, waker, p, this_cpu):
+    if cur is not None and wake_wide(st, cur, p, this_cpu):
         want_affine = False
         via = R_WIDE
     if not p.allowed(this_cpu):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD
 from placemap.sim.policy import fork as f
-from placemap.sim.state import State, Task
+from placemap.sim.policy import wakeup as w
+from placemap.sim.state import TASK_SLEEPING, State, Task
 from tests.sim.scaffold import fill, make_state, task
 
 SHARED = Path(__file__).resolve().parents[4].parent / "shared"  # beside the repo root
@@ -158,3 +159,24 @@ def test_pinned_stream_on_zen3_nps1_follows_the_fixed_kernels_trace_as_v6_0_plac
     assert set(got) == set(want), "one child per allowed CPU, as in the trace"
     tip = _trace_targets("zen3-2s-256cpu_nps1_stream-pinned_sched_wakeup_new_tip_f5b2eeb49991.txt")
     assert tip[3:] == [16, 16, 16, 16] and got[3:] != tip[3:], "the pre-fix pile-up is not modelled"
+
+
+def test_childs_first_wakeup_takes_the_parents_idle_cpu_0_as_recent_used_cpu() -> None:
+    """wake_up_new_task() sets p->recent_used_cpu = task_cpu(p) before select_task_rq(): the
+    CPU sched_fork() ran on, the parent's. The child goes to CPU 8 (LLC 1); the parent on
+    CPU 0 then sleeps. A sync wakeup from CPU 1 (LLC 0) pulls the child to the waker's CPU,
+    busy; prev 8 is on another LLC; recent_used_cpu 0 is idle and shares CPU 1's LLC, so
+    select_idle_sibling() returns it before any scan (which would have found CPU 2)."""
+    st = make_state()
+    parent = task(st, 0)
+    c = child(st)
+    d = f.select_task_rq_fork(st, c, 0)
+    assert d.cpu == 8, d.explain()
+    st.tasks.append(c)
+    c.state = TASK_SLEEPING
+    st.attach(c, 8)  # the child ran on 8 and sleeps there
+    st.dequeue_sleep(parent)
+    waker = task(st, 1)
+    wd = w.select_task_rq_wake(st, c, waker, 1, sync=True)
+    assert wd.cpu == 0 and wd.reason == w.R_RECENT_IDLE, wd.explain()
+    assert c.recent_used_cpu == 8, "prev becomes the next recent_used_cpu"

@@ -195,6 +195,20 @@ def test_wake_affine_hint_onto_an_llc_at_85pct_util_stacks_on_the_waker_and_keep
     assert st.has_idle_cores[LLC2], "no scan ran, so nothing cleared the flag"
 
 
+def test_sis_util_budget_rounds_as_the_kernels_integers_so_82pct_still_scans() -> None:
+    # update_idle_cpu_scan() in v6.0's integers: 14 of LLC 2's 16 CPUs at util 969, sum_util
+    # 13566: x = 13566 / 16 = 847, tmp = 847^2 * 117^2 / 10240000 = 959 (truncated), y = 65,
+    # nr = 65 * 16 / 1024 = 1. In fractions, 16 * (1 - (0.828 * 1.17)^2) = 0.98 -> 0: no
+    # scan at all, and the wake_affine wakee would stack on busy 16 with core 23 idle.
+    st = make_state()
+    llc2_busy(st, idle=(23, 151), util=969.0)
+    assert w.update_idle_cpu_scan(st, LLC2) == 1
+    assert st.has_idle_cores[LLC2]
+    p = task(st, 0, state="sleeping", hints=HINT_WAKE_AFFINE)
+    d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=False)
+    assert d.via == w.R_HINT_AFFINE and d.cpu == 23 and d.reason == w.R_IDLE_CORE, d.explain()
+
+
 def test_a_hinted_wakeup_across_llcs_still_counts_in_the_wakers_flips() -> None:
     # record_wakee() runs first in select_task_rq_fair() for every wakeup, before the RFC's
     # hint test: a waker fanning out to hinted wakees builds the flips wake_wide() reads
@@ -205,6 +219,19 @@ def test_a_hinted_wakeup_across_llcs_still_counts_in_the_wakers_flips() -> None:
     assert w.select_task_rq_wake(st, a, waker, 16, sync=False).via == w.R_HINT_AFFINE
     assert w.select_task_rq_wake(st, b, waker, 16, sync=False).via == w.R_HINT_AFFINE
     assert waker.wakee_flips == 2 and waker.last_wakee is b
+
+
+def test_a_timer_wakeup_counts_in_the_flips_of_the_task_it_interrupts() -> None:
+    # A timer (hrtimer_wakeup -> try_to_wake_up) runs in the interrupted task's context:
+    # select_task_rq_fair()'s record_wakee() and wake_wide() read that `current`, so a task
+    # running on the CPU where sleepers' timers fire builds wakee flips of its own
+    st = make_state()
+    running = task(st, 17)
+    a = task(st, 17, state="sleeping")
+    b = task(st, 17, state="sleeping")
+    w.select_task_rq_wake(st, a, None, 17, sync=False)
+    w.select_task_rq_wake(st, b, None, 17, sync=False)
+    assert running.wakee_flips == 2 and running.last_wakee is b
 
 
 def test_wake_hold_hint_keeps_the_sync_wakee_on_prevs_llc() -> None:
