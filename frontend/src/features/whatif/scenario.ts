@@ -10,14 +10,12 @@ export interface WhatIfChoice extends Toggles {
   topology: string;
 }
 
-/** Longest simulated time a job may take (the scenario's duration_ms limit), ms. */
-export const MAX_DURATION_MS = 600_000;
-
 /** The simulated time to allow: four times the recording's span, at least a second (the run stops
- * when every replayed task has ended, so a longer allowance costs nothing). */
-export function durationMs(spanNs: number): number {
+ * when every replayed task has ended, so a longer allowance costs nothing), at most `maxMs` (the
+ * simulator's limit, GET /api/sim/options' max_duration_ms). */
+export function durationMs(spanNs: number, maxMs: number): number {
   const ms = Math.ceil((4 * Math.max(0, spanNs)) / 1e6);
-  return Math.min(MAX_DURATION_MS, Math.max(1000, ms));
+  return Math.min(maxMs, Math.max(1000, ms));
 }
 
 /** No hint, every feature at its default, seed 1. */
@@ -47,7 +45,7 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
     workload: { kind: "trace", recording: recordingId },
     ...toggleParts(choice, opts),
     seed: choice.seed,
-    duration_ms: durationMs(spanNs),
+    duration_ms: durationMs(spanNs, opts.max_duration_ms),
   };
 }
 
