@@ -91,7 +91,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(page).not.toHaveURL(/[?&]cmp=/);
 
   await result.getByRole("button", { name: "open the what-if run" }).click();
-  const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "wake_affine" });
+  const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "trace of g4-whatif wake_affine" });
   await expect(twin).toHaveCount(1);
   await expect(twin.locator(".rec-name")).toHaveText("sim zen3-2s-nps1 trace of g4-whatif wake_affine seed 1");
   await expect(twin.getByTestId("sim-rec-meta")).toContainText(`zen3-2s-nps1 · trace of recording ${rid}`);

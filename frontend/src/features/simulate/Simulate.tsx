@@ -6,9 +6,8 @@
  * and bounds come from GET /api/sim/options; a refused scenario shows the backend's message, which
  * names the field.
  */
-import { useEffect, useState } from "react";
-import { api } from "../../client/http";
-import type { SimOptions } from "../../client/types";
+import { useState } from "react";
+import { SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
@@ -24,28 +23,10 @@ interface Props {
 
 export function Simulate({ onOpen, onComparePair }: Props) {
   const [open, setOpen] = useState(false);
-  const [opts, setOpts] = useState<SimOptions | null>(null);
-  const [choice, setChoice] = useState<SimChoice | null>(null);
-  const [optsErr, setOptsErr] = useState<string | null>(null);
+  const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const err = optsErr ?? jobErr;
 
-  useEffect(() => {
-    if (!open || opts) return;
-    const ctl = new AbortController();
-    api.simOptions(ctl.signal).then(
-      (o) => {
-        setOpts(o);
-        setChoice(defaultSimChoice(o));
-      },
-      (e: unknown) => {
-        if (!ctl.signal.aborted) setOptsErr(e instanceof Error ? e.message : String(e));
-      },
-    );
-    return () => { ctl.abort(); };
-  }, [open, opts]);
-
-  const set = (f: (c: SimChoice) => SimChoice) => { setChoice((c) => (c ? f(c) : c)); };
   const run = () => {
     if (!opts || !choice) return;
     const baseline = changesSomething(choice, opts) ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -59,18 +40,9 @@ export function Simulate({ onOpen, onComparePair }: Props) {
 
   return (
     <div className="whatif simulate" data-testid="simulate">
-      <button type="button" className="linkish" aria-expanded={open} onClick={() => { setOpen(!open); }}>
-        {open ? "▾" : "▸"} Simulate…
-      </button>
+      <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
-        <form
-          className="whatif-form small"
-          aria-label="Simulate"
-          onSubmit={(e) => {
-            e.preventDefault();
-            run();
-          }}
-        >
+        <SimForm label="Simulate" onSubmit={run}>
           <label>
             machine{" "}
             <select value={choice.topology} aria-label="machine" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
@@ -118,7 +90,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             />
           </label>
           <button type="submit" disabled={busy}>Simulate</button>
-        </form>
+        </SimForm>
       )}
       {busy && <progress max={1} value={job.progress} aria-label="simulation progress" data-testid="simulate-progress" />}
       {result && (

@@ -7,9 +7,9 @@
  * model's own error on the recording cancels out; the recorded span is shown for reference.
  * A refused scenario or a failed job shows the backend's message, which names the field.
  */
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api } from "../../client/http";
-import type { Recording, SimOptions } from "../../client/types";
+import type { Recording } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import {
   baselineOf,
@@ -20,6 +20,7 @@ import {
   whatIfScenario,
   type WhatIfChoice,
 } from "./scenario";
+import { SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { useJobPair } from "./useJobPair";
 import "./whatif.css";
@@ -36,29 +37,13 @@ interface Props {
 
 export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   const [open, setOpen] = useState(false);
-  const [opts, setOpts] = useState<SimOptions | null>(null);
-  const [choice, setChoice] = useState<WhatIfChoice | null>(null);
+  const hasTopology = rec.topology_id != null;
+  const { opts, choice, set, err: optsErr } = useSimChoice<WhatIfChoice>(open, (o) => defaultChoice(o, hasTopology));
   const { job, base, err: jobErr, submit } = useJobPair();
   // what the recording lacked for the replay (the twin's profile summary): name -> count
   const [lacked, setLacked] = useState<Record<string, number>>({});
-  const [optsErr, setOptsErr] = useState<string | null>(null);
   const err = optsErr ?? jobErr;
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
-
-  useEffect(() => {
-    if (!open || opts) return;
-    const ctl = new AbortController();
-    api.simOptions(ctl.signal).then(
-      (o) => {
-        setOpts(o);
-        setChoice(defaultChoice(o, rec.topology_id != null));
-      },
-      (e: unknown) => {
-        if (!ctl.signal.aborted) setOptsErr(e instanceof Error ? e.message : String(e));
-      },
-    );
-    return () => { ctl.abort(); };
-  }, [open, opts, rec.topology_id]);
 
   const run = () => {
     if (!opts || !choice) return;
@@ -78,32 +63,22 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
   const baseValue = base?.status === "done" && base.result ? base.result.metric.value : null;
   const busy = running !== null;
-  const set = (f: (c: WhatIfChoice) => WhatIfChoice) => { setChoice((c) => (c ? f(c) : c)); };
 
   return (
     <div className="whatif" data-testid="whatif">
-      <button type="button" className="linkish" aria-expanded={open} onClick={() => { setOpen(!open); }}>
-        {open ? "▾" : "▸"} What if…
-      </button>
+      <Toggle open={open} setOpen={setOpen} title="What if…" />
       {open && opts && choice && (
-        <form
-          className="whatif-form small"
-          aria-label="What-if replay"
-          onSubmit={(e) => {
-            e.preventDefault();
-            run();
-          }}
-        >
+        <SimForm label="What-if replay" onSubmit={run}>
           <label>
             topology{" "}
             <select value={choice.topology} aria-label="topology" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
-              {rec.topology_id != null && <option value="recorded">recorded host</option>}
+              {hasTopology && <option value="recorded">recorded host</option>}
               {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
             </select>
           </label>
           <ToggleFields opts={opts} choice={choice} set={set} />
           <button type="submit" disabled={busy}>Replay</button>
-        </form>
+        </SimForm>
       )}
       {running && <progress max={1} value={running.progress} aria-label="what-if progress" data-testid="whatif-progress" />}
       {job?.status === "done" && job.result && (

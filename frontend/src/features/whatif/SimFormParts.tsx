@@ -1,0 +1,62 @@
+/**
+ * What the simulate and what-if forms share around their fields: the options (GET /api/sim/options,
+ * fetched when the form first opens) with the choice made from them, the "▸ title" toggle, and the
+ * form element itself.
+ */
+import { useEffect, useState, type ReactNode } from "react";
+import { api } from "../../client/http";
+import type { SimOptions } from "../../client/types";
+
+export interface SimChoiceState<T> {
+  opts: SimOptions | null;
+  choice: T | null;
+  set: (f: (c: T) => T) => void;
+  err: string | null;
+}
+
+/** The options once `open`, and a choice started from them by `init`. */
+export function useSimChoice<T>(open: boolean, init: (o: SimOptions) => T): SimChoiceState<T> {
+  const [opts, setOpts] = useState<SimOptions | null>(null);
+  const [choice, setChoice] = useState<T | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const [initFn] = useState(() => init);
+  useEffect(() => {
+    if (!open || opts) return;
+    const ctl = new AbortController();
+    api.simOptions(ctl.signal).then(
+      (o) => {
+        setOpts(o);
+        setChoice(initFn(o));
+      },
+      (e: unknown) => {
+        if (!ctl.signal.aborted) setErr(e instanceof Error ? e.message : String(e));
+      },
+    );
+    return () => { ctl.abort(); };
+  }, [open, opts, initFn]);
+  const set = (f: (c: T) => T) => { setChoice((c) => (c === null ? c : f(c))); };
+  return { opts, choice, set, err };
+}
+
+export function Toggle({ open, setOpen, title }: { open: boolean; setOpen: (v: boolean) => void; title: string }) {
+  return (
+    <button type="button" className="linkish" aria-expanded={open} onClick={() => { setOpen(!open); }}>
+      {open ? "▾" : "▸"} {title}
+    </button>
+  );
+}
+
+export function SimForm({ label, onSubmit, children }: { label: string; onSubmit: () => void; children: ReactNode }) {
+  return (
+    <form
+      className="whatif-form small"
+      aria-label={label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
