@@ -59,7 +59,7 @@ class Event:
     """A posted event, for the heap of objects (compiled): it runs before another with a
     smaller (tk, seq)."""
 
-    __slots__ = ("a", "b", "g", "kind", "seq", "tk")
+    __slots__ = ("a", "b", "g", "kind", "pos", "seq", "tk")
 
     def __init__(self) -> None:
         # i64 (compiled: unboxed machine words, compared in a sift without a tag test); a
@@ -71,6 +71,9 @@ class Event:
         self.b: Any = None
         # post_gen's int argument, unboxed (-1: a post's event, whose arguments are a and b)
         self.g: i64 = -1
+        # its index in the heap, kept by every sift (-1: not on the heap), so that
+        # Environment.post_gen_over can move it in place
+        self.pos: i64 = -1
 
 
 def _ev_sift_up(heap: list[Event], pos: i64, ev: Event) -> None:
@@ -86,8 +89,10 @@ def _ev_sift_up(heap: list[Event], pos: i64, ev: Event) -> None:
         if qk < tk or (qk == tk and q.seq < seq):
             break
         heap[pos] = q
+        q.pos = pos
         pos = parent
     heap[pos] = ev
+    ev.pos = pos
 
 
 def _ev_push(heap: list[Event], ev: Event) -> None:
@@ -97,12 +102,17 @@ def _ev_push(heap: list[Event], ev: Event) -> None:
 
 
 def _ev_replace(heap: list[Event], ev: Event) -> None:
-    """heapq.heapreplace less its result: ev replaces the smallest. As heapq, the hole at the
-    root goes down to a leaf along the earlier children, then ev rises from there (fewer
-    comparisons than sifting ev down, since most events belong near the leaves)."""
+    """heapq.heapreplace less its result: ev replaces the smallest."""
+    _ev_sift_down(heap, 0, ev)
+
+
+def _ev_sift_down(heap: list[Event], pos: i64, ev: Event) -> None:
+    """ev replaces the event at pos, where it runs after the parent (heapq's _siftup): as
+    heapq, the hole goes down to a leaf along the earlier children, then ev rises from there
+    (fewer comparisons than sifting ev down, since most events belong near the leaves); it
+    stops at pos at the highest, being after pos's parent."""
     n: i64 = len(heap)
-    pos: i64 = 0
-    child: i64 = 1
+    child: i64 = 2 * pos + 1
     right: i64
     while child < n:
         right = child + 1
@@ -115,6 +125,7 @@ def _ev_replace(heap: list[Event], ev: Event) -> None:
                 child = right
                 c = r
         heap[pos] = c
+        c.pos = pos
         pos = child
         child = 2 * pos + 1
     _ev_sift_up(heap, pos, ev)
@@ -126,6 +137,7 @@ def _ev_pop(heap: list[Event]) -> Event:
     last = heap.pop()
     if heap:
         _ev_replace(heap, last)
+    first.pos = -1
     return first
 
 
@@ -193,6 +205,40 @@ class Environment:
             return
         self.post(time_ns, priority, kind, a, g)
 
+    def post_gen_over(  # noqa: PLR0917 - post_gen()'s arguments and old
+        self, old: Event | None, time_ns: int, priority: int, kind: int, a: Any, g: i64
+    ) -> Event | None:
+        """post_gen, by a caller for whom `old` (an Event this method returned before, or None)
+        is stale if still pending: its handler will do nothing (a CPU's event of an older
+        generation). On the heap of Events, when old is still on the heap (and not the event
+        running now), old becomes the new event where it is and moves to the new event's place:
+        the pending events and their order are the same as after a post that leaves old to
+        be popped and ignored, less old. Returns the Event posted (None interpreted)."""
+        if not self.objects:
+            self.post(time_ns, priority, kind, a, g)
+            return None
+        if old is None or old.pos < 0 or (old.pos == 0 and self._spent):
+            return self._post_event(time_ns, priority, kind, a, None, g)
+        seq = self._seq
+        self._seq = seq + 1
+        now = self.now
+        old.tk = (time_ns if time_ns > now else now) * 2 + priority
+        old.seq = seq
+        old.kind = kind
+        old.a = a
+        old.b = None
+        old.g = g
+        heap = self._evheap
+        pos = old.pos
+        if pos > 0:
+            q = heap[(pos - 1) >> 1]
+            qk = q.tk
+            if old.tk < qk or (old.tk == qk and seq < q.seq):
+                _ev_sift_up(heap, pos, old)
+                return old
+        _ev_sift_down(heap, pos, old)
+        return old
+
     def post(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any) -> None:
         """Call handler.handle(kind, a, b) at time_ns (never in the past) when kind is an int,
         else kind(a, b); same order as schedule."""
@@ -215,7 +261,7 @@ class Environment:
             heapq.heappush(self._heap, key)
         self._pending += 1
 
-    def _post_event(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any, g: i64) -> None:  # noqa: PLR0917 - post()'s arguments and g
+    def _post_event(self, time_ns: int, priority: int, kind: Any, a: Any, b: Any, g: i64) -> Event:  # noqa: PLR0917 - post()'s arguments and g
         """post() on the heap of Events (g: post_gen's int, else -1)."""
         seq = self._seq
         self._seq = seq + 1
@@ -241,6 +287,7 @@ class Environment:
         else:
             _ev_push(evheap, ev)
         self._pending += 1
+        return ev
 
     def _renumber(self) -> int:
         """Give the pending events seq 0..n-1 in their order (a sorted list is a heap); the

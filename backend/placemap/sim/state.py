@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # annotations only (as in core.py)
     from mypy_extensions import i64
 
+    from placemap.sim.core import Event
     from placemap.sim.engine import Program
     from placemap.sim.policy.groups import GroupStats
 
@@ -187,6 +188,7 @@ class Rq:
         "avg_idle",
         "cpu",
         "curr",
+        "ev",
         "gen",
         "group_stats",
         "idle_since",
@@ -223,6 +225,9 @@ class Rq:
         self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
         self.min_vruntime = 0
         self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
+        # the last event posted with gen (compiled layout; Engine._post_gen): stale once gen
+        # has moved on, and then taken over by the next such post while still pending
+        self.ev: Event | None = None
         self.run_start = 0
         self.picked_at = 0  # when curr was picked: its slice counts from here
         self.slice_end = 0

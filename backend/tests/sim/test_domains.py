@@ -116,17 +116,25 @@ def test_cost_row_is_a_cost_by_level_index_against_every_cpu() -> None:
     row0 = sd.cost_row(costs, 0)
     assert (row0[0], row0[128], row0[1], row0[8], row0[64]) == (0, 10, 20, 30, 40)
     assert sd.cost_row((5, 5, 5, 5, 5), 0) == [5] * n
+    # equal costs within an LLC: the CPUs of the LLC share one row, still right for each
+    flat = (0, 0, 0, 30, 40)
+    assert sd.cost_row(flat, 1) is sd.cost_row(flat, 0)
+    assert sd.cost_row(flat, 8) is not sd.cost_row(flat, 0)
+    for cpu in (0, 1, 128, 8, 64):
+        assert sd.cost_row(flat, cpu) == [flat[sd.level_index(c, cpu)] for c in range(n)]
 
 
 def test_cost_row_matches_level_index_on_every_preset_and_cpu() -> None:
     # cost_row builds a row from one shared by the CPUs of an LLC and node, then patches the
     # core and the CPU itself: the same costs as level_index's tests, whatever the topology
-    costs = (1, 10, 100, 1000, 10000)
     for name in PRESETS:
         sd = SchedDomains(preset(name))
         n = sd.topo.nr_cpus
-        for cpu in range(n):
-            assert sd.cost_row(costs, cpu) == [costs[sd.level_index(c, cpu)] for c in range(n)], (name, cpu)
+        # distinct costs (a row patched per CPU), and hackbench's (0 within the LLC: shared rows)
+        for costs in ((1, 10, 100, 1000, 10000), (0, 0, 0, 1000, 10000)):
+            for cpu in range(n):
+                want = [costs[sd.level_index(c, cpu)] for c in range(n)]
+                assert sd.cost_row(costs, cpu) == want, (name, cpu)
 
 
 def test_index_after_and_sorted_contains_match_bisect_and_in() -> None:

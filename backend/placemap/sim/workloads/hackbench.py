@@ -22,13 +22,16 @@ LLC costs the pipe's lines (cost.pipe_write_transfer_ns).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from placemap.sim import cost
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.engine import EXIT, SLEEP, Engine, Program
 from placemap.sim.state import TASK_SLEEPING, Task
 from placemap.sim.workloads.catalog import read
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64  # compiled, a native int (see core.py); annotations only
 
 FDS: Final = 20  # hackbench's default: 20 senders and 20 receivers per group
 # CPU cost of one 100-byte write / read (syscall, copy, wakeup check): perf of hackbench on
@@ -103,14 +106,16 @@ class Pipe:
     int fields are unboxed: a count changes without allocating an int object)."""
 
     def __init__(self, capacity: int) -> None:
-        self.n = 0  # messages pending (written, not read yet)
+        # i64 (compiled: a machine word; the count and the CPUs are compared, stored and used
+        # as list indices per message without a tag test or a tagged int's reference count)
+        self.n: i64 = 0  # messages pending (written, not read yet)
         # the CPU each pending message was written on, in src[:n]; sized for a full pipe plus
         # one undelivered message of each writer (a writer checks for room a burst before its
         # messages land), so that writes store into it instead of growing and freeing a list
         # (list[Any]: a sender stores one int object, boxed once per burst, into each pipe)
         self.src: list[Any] = [0] * (capacity + FDS)
-        self.received = 0  # messages read so far
-        self.last_user = -1  # the CPU that used the pipe last (-1: none yet)
+        self.received: i64 = 0  # messages read so far
+        self.last_user: i64 = -1  # the CPU that used the pipe last (-1: none yet)
         self.waiters: list[Task] = []  # writers waiting for room, in the order they began to
         self.reader: Task | None = None
 
@@ -138,12 +143,14 @@ class _Receiver(_Child):
         if k:
             pipe.received += k
             # the messages' lines come from the LLCs they were written on
-            xfer = 0
+            xfer: i64 = 0
             row = hb.msg_row(eng, p.cpu)
             src = pipe.src
-            for j in range(k):
-                c: int = src[j]
+            j: i64 = 0
+            while j < k:
+                c: i64 = src[j]
                 xfer += row[c]
+                j += 1
             pipe.n = 0
             pipe.last_user = p.cpu  # the read took the pipe's mutex and moved its tail
             # pipe_read(): writers wait exclusively (wait_event_interruptible_exclusive on
@@ -206,7 +213,7 @@ class _Sender(_Child):
                 if i == FDS:
                     i = 0
             self.batch = 0
-        cap = hb.capacity
+        cap: i64 = hb.capacity
         loops = hb.loops
         nxt = self.next_r  # (two statements: compiled, a tuple assignment boxes both ints)
         loop = self.loop
@@ -245,7 +252,7 @@ class _Sender(_Child):
         woken after the earlier pipes' writes changes nothing; the wakeups keep their order."""
         hb = self.hb
         pipes = self.pipes
-        cap = hb.capacity
+        cap: i64 = hb.capacity
         loops = hb.loops
         cpu = p.cpu
         here: Any = cpu  # the writer's CPU as an object: boxed here, not per message
