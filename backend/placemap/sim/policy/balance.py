@@ -317,9 +317,6 @@ def load_balance(
         # nr_balance_failed, so no active balance follows
         return _balanced(failed, cpu, level, R_ALL_PINNED)
     if idle != CPU_NEWLY_IDLE:
-        # nr_balance_failed is not reset when an active balance is kicked (v5.13, 23fb06d9602b
-        # "Clean up active balance nr_balance_failed trickery"): while the imbalance lasts,
-        # every later failed try pushes again
         failed[cpu][level] = nf + 1
         curr = src_rq.curr
         if (
@@ -330,6 +327,12 @@ def load_balance(
             and curr.allowed(cpu)
             and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
         ):
+            # The engine carries the push out at once (Balancer.apply), so it succeeds, and
+            # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
+            # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
+            # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
+            # push needs cache_nice_tries + 3 failed balances again, not one
+            failed[cpu][level] = 0
             return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
     return [], R_ALL_HOT_OR_PINNED
 
