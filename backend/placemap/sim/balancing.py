@@ -17,6 +17,7 @@ from placemap.sim.policy.balance import (
     MAX_PINNED_INTERVAL_MS,
     R_ALL_HOT_OR_PINNED,
     R_ALL_PINNED,
+    R_NOT_BALANCE_CPU,
     Move,
     load_balance,
 )
@@ -98,6 +99,14 @@ class Balancer:
                 if now < nb[level]:
                     continue
                 moves, why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                if why == R_NOT_BALANCE_CPU:
+                    # should_we_balance() failed: load_balance() goes to out_balanced (this
+                    # level's interval tuned up) and clears continue_balancing, so
+                    # rebalance_domains() walks no higher: the levels above keep their
+                    # last_balance, interval and nr_balance_failed, due again next tick
+                    iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
+                    nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+                    break
                 if moves or why == R_ALL_HOT_OR_PINNED:
                     # unbalanced (moved, or failed to): back to the shortest interval
                     iv[level] = sd.min_interval_ms * 1_000_000

@@ -9,6 +9,7 @@ from collections import Counter
 from placemap.sim.engine import Engine
 from placemap.sim.state import Task
 from placemap.sim.topology import preset
+from tests.sim.scaffold import task
 
 
 class Hog:
@@ -27,3 +28,28 @@ def test_hogs_started_on_cpu0_spread_one_per_core_then_over_llcs() -> None:
     late = len({topo.llc_of[t.cpu] for t in hogs})
     assert late > early, f"idle LLCs pulled running hogs ({early} -> {late} LLCs)"
     assert eng.migrations_by_cause["balance"] > 32
+
+
+def _tick(eng: Engine, now: int) -> None:
+    """One balancing tick at `now` (the engine's clock set by hand; live tasks pretended)."""
+    eng.env.now = now
+    eng.live = 1
+    eng.balancer._on_tick(None, None)
+
+
+def test_a_cpu_that_is_not_the_balance_cpu_of_a_level_walks_no_higher() -> None:
+    """rebalance_domains(): should_we_balance() failing clears continue_balancing, so the
+    levels above are left as they were (last_balance, interval, nr_balance_failed): due again
+    at the next tick rather than rescheduled an interval later."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    task(st, 0)
+    task(st, 128)  # core 0 = CPUs 0 and 128, both busy: CPU 0 balances the MC level, not 128
+    bal = eng.balancer
+    bal.failed[128][3] = 2
+    _tick(eng, 4_000_000)
+    smt, mc, pkg, numa = bal.next_balance[128]
+    assert smt > 4_000_000 and mc > 4_000_000, "SMT balanced, MC tried (out_balanced)"
+    assert pkg == numa == 0, "PKG and NUMA not walked: still due"
+    assert bal.failed[128][3] == 2
+    assert bal.next_balance[0][2] > 4_000_000, "CPU 0, the MC balance CPU, went on to PKG"
