@@ -114,6 +114,12 @@ class Balancer:
                         self.apply(m, CAUSE_BALANCE)
                     if moves and idle and rq.curr is None and not rq.starting:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
+                    if moves and not moves[0].active:
+                        # rebalance_domains(): after a pull (ld_moved > 0) the CPU's state is
+                        # read again, idle_cpu() false with tasks queued, so the levels above
+                        # balance as CPU_NOT_IDLE and this one's next interval is the busy one
+                        # (an active push is carried out later by the stopper: ld_moved 0)
+                        idle = False
                 elif why == R_ALL_PINNED:  # every task pinned: back off up to MAX_PINNED_INTERVAL
                     cap = max(sd.max_interval_ms, MAX_PINNED_INTERVAL_MS) * 1_000_000
                     if iv[level] < cap:

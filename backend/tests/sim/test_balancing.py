@@ -53,3 +53,17 @@ def test_a_cpu_that_is_not_the_balance_cpu_of_a_level_walks_no_higher() -> None:
     assert pkg == numa == 0, "PKG and NUMA not walked: still due"
     assert bal.failed[128][3] == 2
     assert bal.next_balance[0][2] > 4_000_000, "CPU 0, the MC balance CPU, went on to PKG"
+
+
+def test_after_a_pull_the_levels_above_balance_as_a_busy_cpu() -> None:
+    """rebalance_domains() reads the CPU's state again after load_balance() pulled: idle CPU 0
+    pulls CPU 1's queued task at the MC level, then balances PKG as CPU_NOT_IDLE, so its next
+    PKG balance is a busy interval (busy_factor times longer) away, not an idle one."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    task(st, 1)
+    q = task(st, 1, state="queued")
+    _tick(eng, 4_000_000)
+    assert q.cpu == 0
+    pkg = st.sd.per_cpu[0][2]
+    assert eng.balancer.next_balance[0][2] - 4_000_000 > 2 * pkg.max_interval_ms * 1_000_000
