@@ -26,6 +26,22 @@ if TYPE_CHECKING:
     from placemap.sim.engine import Engine
 
 
+def balance_interval_ns(interval_ns: int, busy_factor: int, busy: bool, nr_cpus: int) -> int:
+    """get_sd_balance_interval(): the domain's balance_interval (ms), times busy_factor on a
+    busy CPU, in jiffies rounded up (msecs_to_jiffies), one jiffy less when busy ("preventing
+    their balancing periods from being multiples of each other"), clamped to [1,
+    max_load_balance_interval = HZ * num_online_cpus() / 10]; a jiffy is the tick."""
+    ms = interval_ns // 1_000_000
+    if busy:
+        ms *= busy_factor
+    jiffies = -(-ms * 1_000_000 // cost.TICK_NS)
+    if busy:
+        jiffies -= 1
+    hz = 1_000_000_000 // cost.TICK_NS
+    jiffies = max(1, min(jiffies, hz * nr_cpus // 10))
+    return jiffies * cost.TICK_NS
+
+
 class Balancer:
     """Balancing state of one run: intervals, next balance times, nr_balance_failed."""
 
@@ -88,6 +104,7 @@ class Balancer:
             self.ticking = False
             return
         kick = st.nr_overloaded > 0 or self._llc_has_busy_pair()
+        nr_cpus = len(st.cpus)
         for cpu in st.cpus:
             rq = st.rqs[cpu]
             idle = rq.nr_running == 0 and not rq.starting
@@ -105,7 +122,7 @@ class Balancer:
                     # rebalance_domains() walks no higher: the levels above keep their
                     # last_balance, interval and nr_balance_failed, due again next tick
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                    nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+                    nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
                     break
                 if moves or why == R_ALL_HOT_OR_PINNED:
                     # unbalanced (moved, or failed to): back to the shortest interval
@@ -126,5 +143,5 @@ class Balancer:
                         iv[level] *= 2
                 else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+                nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)

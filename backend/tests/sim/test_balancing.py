@@ -67,3 +67,13 @@ def test_after_a_pull_the_levels_above_balance_as_a_busy_cpu() -> None:
     assert q.cpu == 0
     pkg = st.sd.per_cpu[0][2]
     assert eng.balancer.next_balance[0][2] - 4_000_000 > 2 * pkg.max_interval_ms * 1_000_000
+
+
+def test_a_busy_cpus_balance_interval_is_in_jiffies_one_less() -> None:
+    """get_sd_balance_interval(): a busy CPU's interval is balance_interval * busy_factor in
+    jiffies, one jiffy less. CPU 0 runs alone: its SMT level balances at the first tick
+    (balanced, 2 ms doubled to 4 ms), then again 4 * 16 = 64 ms -> 16 jiffies - 1 = 60 ms on."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    task(eng.st, 0)
+    _tick(eng, 4_000_000)
+    assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
