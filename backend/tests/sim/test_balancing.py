@@ -22,9 +22,13 @@ def test_hogs_started_on_cpu0_spread_one_per_core_then_over_llcs() -> None:
     hogs = [eng.spawn(f"hog{i}", Hog(), 0) for i in range(32)]
     topo = eng.st.topo
     eng.run(200_000_000)
-    assert max(Counter(topo.core_of[t.cpu] for t in hogs).values()) == 1, "one hog per core"
+    assert max(Counter(topo.core_of[t.cpu] for t in hogs).values()) <= 2, "off CPU 0's core"
     early = len({topo.llc_of[t.cpu] for t in hogs})
-    eng.run(1_500_000_000)
+    # v6.0 leaves a core with two hogs beside a core with one in the same LLC (at MC the idle
+    # CPU counts differ by 1); the idle LLCs take the extra hogs by active balance at PKG and
+    # NUMA, one per cache_nice_tries + 3 failed balances of their (long) intervals
+    eng.run(1_700_000_000)
+    assert max(Counter(topo.core_of[t.cpu] for t in hogs).values()) == 1, "one hog per core"
     late = len({topo.llc_of[t.cpu] for t in hogs})
     assert late > early, f"idle LLCs pulled running hogs ({early} -> {late} LLCs)"
     assert eng.migrations_by_cause["balance"] > 32

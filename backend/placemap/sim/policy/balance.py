@@ -257,25 +257,31 @@ def load_balance(
     if imbalance <= 0:
         return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
     # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, which
-    # its statistics just brought to now (pelt() would change nothing)
+    # its statistics just brought to now (pelt() would change nothing). A runqueue without a
+    # task is never the busiest; the first with the strictly highest value above 0 is.
     src = -1
-    best = -1.0
+    best = 0.0
     now = st.now
     for rq in group_rqs[gids[bi]]:
+        nr = rq.nr_running
+        if nr == 0:
+            continue
         if mtype == MIGRATE_LOAD:
-            if rq.nr_running == 1:
-                continue
             if rq.pelt_ts != now:
                 st.pelt(rq)
             v = rq.load
+            # one task whose load exceeds the imbalance: leave it, unless the CPU's capacity
+            # is reduced by RT/IRQ time (check_cpu_capacity()), which the model has none of
+            if nr == 1 and v > imbalance:
+                continue
         elif mtype == MIGRATE_UTIL:
-            v = -1.0
-            if rq.nr_running > 1:
-                if rq.pelt_ts != now:
-                    st.pelt(rq)
-                v = cpu_util_cfs(rq)
+            if nr <= 1:
+                continue
+            if rq.pelt_ts != now:
+                st.pelt(rq)
+            v = cpu_util_cfs(rq)
         else:
-            v = float(rq.nr_running)
+            v = float(nr)
         if v > best:
             best, src = v, rq.cpu
     if src < 0:
@@ -320,7 +326,8 @@ def load_balance(
         failed[cpu][level] = nf + 1
         curr = src_rq.curr
         if (
-            nf + 1 > sd.cache_nice_tries + 2
+            mtype == MIGRATE_TASK  # imbalanced_active_balance()
+            and nf + 1 > sd.cache_nice_tries + 2
             and curr is not None
             and src_rq.nr_running == 1
             and st.rqs[cpu].nr_running == 0

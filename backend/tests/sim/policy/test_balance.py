@@ -103,9 +103,11 @@ def test_wake_hints_hold_a_task_on_its_llc_until_the_llc_is_overloaded_fork_hint
     # runs no more tasks than it has CPUs; then it moves what it must
     def case(hints: int, overloaded: bool = False) -> int:
         st = make_state()
-        task(st, 8)
-        task(st, 8, state="queued", hints=hints)
-        task(st, 8, state="queued", hints=hints)
+        # some utilization: find_busiest_queue() takes, for migrate_util, a runqueue whose
+        # cpu_util_cfs() is above 0
+        task(st, 8, util=100.0)
+        task(st, 8, state="queued", hints=hints, util=100.0)
+        task(st, 8, state="queued", hints=hints, util=100.0)
         if overloaded:
             fill(st, [*range(9, 16), *range(136, 144)])  # 18 runnable on the 16-CPU LLC
         return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
@@ -177,3 +179,19 @@ def test_migrate_util_takes_from_the_cpu_whose_runnable_estimate_is_highest() ->
     assert st.rqs[8].util == st.rqs[9].util and st.cpu_util(9) > st.cpu_util(8)
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
     assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(high, 9)]
+
+
+def test_find_busiest_queue_never_picks_a_runqueue_without_a_task() -> None:
+    """find_busiest_queue() skips a CPU with no CFS task whatever its (blocked) load: core 1
+    is the overloaded group (CPU 129 runs 3 tasks, CPU 1 none but a sleeper's blocked load
+    of 4000), so busy CPU 0 of fully busy core 0 pulls load from CPU 129."""
+    st = make_state()
+    fill(st, [0, 128, *range(2, 8), *range(130, 136)])
+    task(st, 1, state="sleeping", load=4000.0)
+    task(st, 129, util=1024.0)
+    task(st, 129, util=1024.0)
+    task(st, 129, util=1024.0)
+    nf = failed(st)
+    nf[0][MC] = 1  # 1024 >> 1 fits the imbalance (625)
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
+    assert why == b.R_MOVED and [m.src for m in moves] == [129], why
