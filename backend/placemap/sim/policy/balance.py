@@ -126,7 +126,13 @@ def _pick_busiest(g: GroupStats, busiest: GroupStats | None) -> bool:
         return True
     if g.group_type != busiest.group_type:
         return g.group_type > busiest.group_type
-    if g.group_type != GROUP_HAS_SPARE:
+    if g.group_type == GROUP_FULLY_BUSY:
+        # update_sg_lb_stats() computes avg_load for an overloaded group only, so two fully
+        # busy groups compare 0 <= 0 and the first stays ("XXX for now avg_load is not
+        # computed and always 0 so we select the 1st one"); GroupStats computes it for
+        # fully busy groups too, as update_sg_wakeup_stats() does
+        return False
+    if g.group_type == GROUP_OVERLOADED:
         return g.avg_load > busiest.avg_load
     if g.idle_cpus != busiest.idle_cpus:
         return g.idle_cpus < busiest.idle_cpus

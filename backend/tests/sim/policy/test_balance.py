@@ -195,3 +195,17 @@ def test_find_busiest_queue_never_picks_a_runqueue_without_a_task() -> None:
     nf[0][MC] = 1  # 1024 >> 1 fits the imbalance (625)
     moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
     assert why == b.R_MOVED and [m.src for m in moves] == [129], why
+
+
+def test_the_first_of_two_fully_busy_groups_is_the_busiest() -> None:
+    """update_sg_lb_stats() leaves avg_load at 0 for a group that is not overloaded, so
+    update_sd_pick_busiest() keeps the first fully busy group: core 1 before core 2, although
+    core 2's tasks weigh more. After cache_nice_tries + 2 failures CPU 0 pushes core 1's."""
+    st = make_state()
+    fill(st, [1, 129])
+    task(st, 2, util=1024.0, load=2000.0)
+    task(st, 130, util=1024.0, load=2000.0)
+    nf = failed(st)
+    nf[0][MC] = 3
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
+    assert why == b.R_ACTIVE and [m.src for m in moves] == [1], [(m.src, m.dst) for m in moves]
