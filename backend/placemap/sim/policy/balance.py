@@ -22,7 +22,7 @@ from placemap.sim.domains import (
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
-from placemap.sim.state import State, Task, cpu_util_cfs
+from placemap.sim.state import State, Task, cpu_util_cfs, task_util_est
 
 CPU_IDLE: Final = 0
 CPU_NOT_IDLE: Final = 1
@@ -310,9 +310,12 @@ def load_balance(
                 continue
             imbalance -= max(1.0, p.load)
         elif mtype == MIGRATE_UTIL:
-            if p.util > imbalance:
+            # detach_tasks(): task_util_est(), max(util_avg, _task_util_est())
+            est = task_util_est(p)
+            util = p.util if p.util > est else est
+            if util > imbalance:
                 continue
-            imbalance -= p.util
+            imbalance -= util
         else:
             imbalance -= 1
         moves.append(Move(p, src, cpu, level, False, R_MOVED))

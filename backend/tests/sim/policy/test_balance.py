@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
-from placemap.sim.state import State
+from placemap.sim.state import State, Task
 from tests.sim.scaffold import fill, make_state, task
 
 MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
@@ -209,3 +209,21 @@ def test_the_first_of_two_fully_busy_groups_is_the_busiest() -> None:
     nf[0][MC] = 3
     moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
     assert why == b.R_ACTIVE and [m.src for m in moves] == [1], [(m.src, m.dst) for m in moves]
+
+
+def test_migrate_util_detaches_by_the_tasks_util_estimate() -> None:
+    """detach_tasks() weighs a task by task_util_est() for migrate_util: a task of util_avg 100
+    whose util_est is 1000 does not fit the local LLC's 500 of spare capacity."""
+    st = make_state()
+    fill(st, [*range(1, 8), *range(128, 136)])  # LLC 0 but CPU 0: 15 CPUs busy
+    task(st, 0, state="sleeping", util=524.0)  # LLC 0's spare capacity: 16384 - 15884 = 500
+    fill(st, [*range(8, 16), *range(136, 144)])  # LLC 1 full, and one more queued on CPU 8:
+    p = Task(len(st.tasks) + 1, "est")
+    st.tasks.append(p)
+    p.util = p.load = 100.0
+    p.ue_ewma = 1000.0
+    p.pelt_ts = st.now
+    p.last_ran_ns = st.now - 10**9
+    st.enqueue(p, 8)
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
+    assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, (why, [m.task for m in moves])
