@@ -331,25 +331,28 @@ def load_balance(
         # flag is cleared): load_balance() then ends at out_all_pinned, which resets
         # nr_balance_failed, so no active balance follows
         return _balanced(failed, cpu, level, R_ALL_PINNED)
+    # Only periodic balances count a failure, but need_active_balance() is asked after newly
+    # idle ones too: a newly idle CPU pushes once the periodic failures passed the threshold
     if idle != CPU_NEWLY_IDLE:
-        failed[cpu][level] = nf + 1
-        curr = src_rq.curr
-        if (
-            mtype == MIGRATE_TASK  # imbalanced_active_balance()
-            and nf + 1 > sd.cache_nice_tries + 2
-            and curr is not None
-            and src_rq.nr_running == 1
-            and st.rqs[cpu].nr_running == 0
-            and curr.allowed(cpu)
-            and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
-        ):
-            # The engine carries the push out at once (Balancer.apply), so it succeeds, and
-            # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
-            # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
-            # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
-            # push needs cache_nice_tries + 3 failed balances again, not one
-            failed[cpu][level] = 0
-            return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
+        nf += 1
+        failed[cpu][level] = nf
+    curr = src_rq.curr
+    if (
+        mtype == MIGRATE_TASK  # imbalanced_active_balance()
+        and nf > sd.cache_nice_tries + 2
+        and curr is not None
+        and src_rq.nr_running == 1
+        and st.rqs[cpu].nr_running == 0
+        and curr.allowed(cpu)
+        and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
+    ):
+        # The engine carries the push out at once (Balancer.apply), so it succeeds, and
+        # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
+        # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
+        # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
+        # push needs cache_nice_tries + 3 failed balances again, not one
+        failed[cpu][level] = 0
+        return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
     return [], R_ALL_HOT_OR_PINNED
 
 

@@ -227,3 +227,20 @@ def test_migrate_util_detaches_by_the_tasks_util_estimate() -> None:
     st.enqueue(p, 8)
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, (why, [m.task for m in moves])
+
+
+def test_a_newly_idle_balance_pushes_once_periodic_failures_passed_the_threshold() -> None:
+    """load_balance() counts failures of periodic balances only, but asks need_active_balance()
+    after a newly idle one too: with nr_balance_failed already above cache_nice_tries + 2
+    (PKG: 3) a newly idle CPU 0 pushes the running task of CPU 8 (the first busiest runqueue);
+    at 3 it does not, nor counts the failure."""
+    st = make_state()
+    fill(st, [8, 136])
+    fill(st, [9])
+    nf = failed(st)
+    nf[0][PKG] = 3
+    assert b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)[1] == b.R_ALL_HOT_OR_PINNED
+    assert nf[0][PKG] == 3
+    nf[0][PKG] = 4
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)
+    assert why == b.R_ACTIVE and [(m.src, m.active) for m in moves] == [(8, True)]
