@@ -305,7 +305,8 @@ def load_balance(
         ):
             continue
         if mtype == MIGRATE_LOAD:
-            load = max(1.0, p.load) / (1 << min(nf, 8))
+            # shr_bound(load, nr_balance_failed): shifted right by the failures, at most 63
+            load = max(1.0, p.load) / (1 << min(nf, 63))
             if load > imbalance:
                 continue
             imbalance -= max(1.0, p.load)

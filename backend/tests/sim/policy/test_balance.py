@@ -244,3 +244,19 @@ def test_a_newly_idle_balance_pushes_once_periodic_failures_passed_the_threshold
     nf[0][PKG] = 4
     moves, why = b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)
     assert why == b.R_ACTIVE and [(m.src, m.active) for m in moves] == [(8, True)]
+
+
+def test_a_heavy_task_fits_after_more_than_8_failures_as_shr_bound_shifts_it() -> None:
+    """detach_tasks() tests shr_bound(load, nr_balance_failed) > imbalance: the shift goes up
+    to 63. With 9 failures a queued task of load 2^20 counts 2048, which fits CPU 0's
+    imbalance of 3000 (busy core 0 of load 73330 per CPU against the overloaded core 1)."""
+    st = make_state()
+    task(st, 0, util=1024.0, load=73330.0)
+    task(st, 128, util=1024.0, load=73330.0)
+    task(st, 1, util=1024.0)
+    task(st, 129, util=1024.0)
+    heavy = task(st, 129, state="queued", util=0.0, load=float(1 << 20))
+    nf = failed(st)
+    nf[0][MC] = 9
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
+    assert why == b.R_MOVED and [m.task for m in moves] == [heavy], why
