@@ -17,12 +17,29 @@ from placemap.sim.policy.balance import (
     MAX_PINNED_INTERVAL_MS,
     R_ALL_HOT_OR_PINNED,
     R_ALL_PINNED,
+    R_NOT_BALANCE_CPU,
     Move,
     load_balance,
 )
 
 if TYPE_CHECKING:
     from placemap.sim.engine import Engine
+
+
+def balance_interval_ns(interval_ns: int, busy_factor: int, busy: bool, nr_cpus: int) -> int:
+    """get_sd_balance_interval(): the domain's balance_interval (ms), times busy_factor on a
+    busy CPU, in jiffies rounded up (msecs_to_jiffies), one jiffy less when busy ("preventing
+    their balancing periods from being multiples of each other"), clamped to [1,
+    max_load_balance_interval = HZ * num_online_cpus() / 10]; a jiffy is the tick."""
+    ms = interval_ns // 1_000_000
+    if busy:
+        ms *= busy_factor
+    jiffies = -(-ms * 1_000_000 // cost.TICK_NS)
+    if busy:
+        jiffies -= 1
+    hz = 1_000_000_000 // cost.TICK_NS
+    jiffies = max(1, min(jiffies, hz * nr_cpus // 10))
+    return jiffies * cost.TICK_NS
 
 
 class Balancer:
@@ -87,6 +104,7 @@ class Balancer:
             self.ticking = False
             return
         kick = st.nr_overloaded > 0 or self._llc_has_busy_pair()
+        nr_cpus = len(st.cpus)
         for cpu in st.cpus:
             rq = st.rqs[cpu]
             idle = rq.nr_running == 0 and not rq.starting
@@ -98,6 +116,14 @@ class Balancer:
                 if now < nb[level]:
                     continue
                 moves, why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                if why == R_NOT_BALANCE_CPU:
+                    # should_we_balance() failed: load_balance() goes to out_balanced (this
+                    # level's interval tuned up) and clears continue_balancing, so
+                    # rebalance_domains() walks no higher: the levels above keep their
+                    # last_balance, interval and nr_balance_failed, due again next tick
+                    iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
+                    nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
+                    break
                 if moves or why == R_ALL_HOT_OR_PINNED:
                     # unbalanced (moved, or failed to): back to the shortest interval
                     iv[level] = sd.min_interval_ms * 1_000_000
@@ -105,11 +131,17 @@ class Balancer:
                         self.apply(m, CAUSE_BALANCE)
                     if moves and idle and rq.curr is None and not rq.starting:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
+                    if moves and not moves[0].active:
+                        # rebalance_domains(): after a pull (ld_moved > 0) the CPU's state is
+                        # read again, idle_cpu() false with tasks queued, so the levels above
+                        # balance as CPU_NOT_IDLE and this one's next interval is the busy one
+                        # (an active push is carried out later by the stopper: ld_moved 0)
+                        idle = False
                 elif why == R_ALL_PINNED:  # every task pinned: back off up to MAX_PINNED_INTERVAL
                     cap = max(sd.max_interval_ms, MAX_PINNED_INTERVAL_MS) * 1_000_000
                     if iv[level] < cap:
                         iv[level] *= 2
                 else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                nb[level] = now + iv[level] * (1 if idle else sd.busy_factor)
+                nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)

@@ -22,7 +22,7 @@ from placemap.sim.domains import (
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy.groups import GROUP_FULLY_BUSY, GROUP_HAS_SPARE, GROUP_OVERLOADED, GroupStats
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
-from placemap.sim.state import State, Task, cpu_util_cfs
+from placemap.sim.state import State, Task, cpu_util_cfs, task_util_est
 
 CPU_IDLE: Final = 0
 CPU_NOT_IDLE: Final = 1
@@ -126,7 +126,13 @@ def _pick_busiest(g: GroupStats, busiest: GroupStats | None) -> bool:
         return True
     if g.group_type != busiest.group_type:
         return g.group_type > busiest.group_type
-    if g.group_type != GROUP_HAS_SPARE:
+    if g.group_type == GROUP_FULLY_BUSY:
+        # update_sg_lb_stats() computes avg_load for an overloaded group only, so two fully
+        # busy groups compare 0 <= 0 and the first stays ("XXX for now avg_load is not
+        # computed and always 0 so we select the 1st one"); GroupStats computes it for
+        # fully busy groups too, as update_sg_wakeup_stats() does
+        return False
+    if g.group_type == GROUP_OVERLOADED:
         return g.avg_load > busiest.avg_load
     if g.idle_cpus != busiest.idle_cpus:
         return g.idle_cpus < busiest.idle_cpus
@@ -257,25 +263,31 @@ def load_balance(
     if imbalance <= 0:
         return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
     # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, which
-    # its statistics just brought to now (pelt() would change nothing)
+    # its statistics just brought to now (pelt() would change nothing). A runqueue without a
+    # task is never the busiest; the first with the strictly highest value above 0 is.
     src = -1
-    best = -1.0
+    best = 0.0
     now = st.now
     for rq in group_rqs[gids[bi]]:
+        nr = rq.nr_running
+        if nr == 0:
+            continue
         if mtype == MIGRATE_LOAD:
-            if rq.nr_running == 1:
-                continue
             if rq.pelt_ts != now:
                 st.pelt(rq)
             v = rq.load
+            # one task whose load exceeds the imbalance: leave it, unless the CPU's capacity
+            # is reduced by RT/IRQ time (check_cpu_capacity()), which the model has none of
+            if nr == 1 and v > imbalance:
+                continue
         elif mtype == MIGRATE_UTIL:
-            v = -1.0
-            if rq.nr_running > 1:
-                if rq.pelt_ts != now:
-                    st.pelt(rq)
-                v = cpu_util_cfs(rq)
+            if nr <= 1:
+                continue
+            if rq.pelt_ts != now:
+                st.pelt(rq)
+            v = cpu_util_cfs(rq)
         else:
-            v = float(rq.nr_running)
+            v = float(nr)
         if v > best:
             best, src = v, rq.cpu
     if src < 0:
@@ -293,14 +305,18 @@ def load_balance(
         ):
             continue
         if mtype == MIGRATE_LOAD:
-            load = max(1.0, p.load) / (1 << min(nf, 8))
+            # shr_bound(load, nr_balance_failed): shifted right by the failures, at most 63
+            load = max(1.0, p.load) / (1 << min(nf, 63))
             if load > imbalance:
                 continue
             imbalance -= max(1.0, p.load)
         elif mtype == MIGRATE_UTIL:
-            if p.util > imbalance:
+            # detach_tasks(): task_util_est(), max(util_avg, _task_util_est())
+            est = task_util_est(p)
+            util = p.util if p.util > est else est
+            if util > imbalance:
                 continue
-            imbalance -= p.util
+            imbalance -= util
         else:
             imbalance -= 1
         moves.append(Move(p, src, cpu, level, False, R_MOVED))
@@ -316,21 +332,28 @@ def load_balance(
         # flag is cleared): load_balance() then ends at out_all_pinned, which resets
         # nr_balance_failed, so no active balance follows
         return _balanced(failed, cpu, level, R_ALL_PINNED)
+    # Only periodic balances count a failure, but need_active_balance() is asked after newly
+    # idle ones too: a newly idle CPU pushes once the periodic failures passed the threshold
     if idle != CPU_NEWLY_IDLE:
-        # nr_balance_failed is not reset when an active balance is kicked (v5.13, 23fb06d9602b
-        # "Clean up active balance nr_balance_failed trickery"): while the imbalance lasts,
-        # every later failed try pushes again
-        failed[cpu][level] = nf + 1
-        curr = src_rq.curr
-        if (
-            nf + 1 > sd.cache_nice_tries + 2
-            and curr is not None
-            and src_rq.nr_running == 1
-            and st.rqs[cpu].nr_running == 0
-            and curr.allowed(cpu)
-            and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
-        ):
-            return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
+        nf += 1
+        failed[cpu][level] = nf
+    curr = src_rq.curr
+    if (
+        mtype == MIGRATE_TASK  # imbalanced_active_balance()
+        and nf > sd.cache_nice_tries + 2
+        and curr is not None
+        and src_rq.nr_running == 1
+        and st.rqs[cpu].nr_running == 0
+        and curr.allowed(cpu)
+        and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
+    ):
+        # The engine carries the push out at once (Balancer.apply), so it succeeds, and
+        # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
+        # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
+        # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
+        # push needs cache_nice_tries + 3 failed balances again, not one
+        failed[cpu][level] = 0
+        return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
     return [], R_ALL_HOT_OR_PINNED
 
 

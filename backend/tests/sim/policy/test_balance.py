@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
-from placemap.sim.state import State
+from placemap.sim.state import State, Task
 from tests.sim.scaffold import fill, make_state, task
 
 MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
@@ -103,9 +103,11 @@ def test_wake_hints_hold_a_task_on_its_llc_until_the_llc_is_overloaded_fork_hint
     # runs no more tasks than it has CPUs; then it moves what it must
     def case(hints: int, overloaded: bool = False) -> int:
         st = make_state()
-        task(st, 8)
-        task(st, 8, state="queued", hints=hints)
-        task(st, 8, state="queued", hints=hints)
+        # some utilization: find_busiest_queue() takes, for migrate_util, a runqueue whose
+        # cpu_util_cfs() is above 0
+        task(st, 8, util=100.0)
+        task(st, 8, state="queued", hints=hints, util=100.0)
+        task(st, 8, state="queued", hints=hints, util=100.0)
         if overloaded:
             fill(st, [*range(9, 16), *range(136, 144)])  # 18 runnable on the 16-CPU LLC
         return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
@@ -177,3 +179,84 @@ def test_migrate_util_takes_from_the_cpu_whose_runnable_estimate_is_highest() ->
     assert st.rqs[8].util == st.rqs[9].util and st.cpu_util(9) > st.cpu_util(8)
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
     assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(high, 9)]
+
+
+def test_find_busiest_queue_never_picks_a_runqueue_without_a_task() -> None:
+    """find_busiest_queue() skips a CPU with no CFS task whatever its (blocked) load: core 1
+    is the overloaded group (CPU 129 runs 3 tasks, CPU 1 none but a sleeper's blocked load
+    of 4000), so busy CPU 0 of fully busy core 0 pulls load from CPU 129."""
+    st = make_state()
+    fill(st, [0, 128, *range(2, 8), *range(130, 136)])
+    task(st, 1, state="sleeping", load=4000.0)
+    task(st, 129, util=1024.0)
+    task(st, 129, util=1024.0)
+    task(st, 129, util=1024.0)
+    nf = failed(st)
+    nf[0][MC] = 1  # 1024 >> 1 fits the imbalance (625)
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
+    assert why == b.R_MOVED and [m.src for m in moves] == [129], why
+
+
+def test_the_first_of_two_fully_busy_groups_is_the_busiest() -> None:
+    """update_sg_lb_stats() leaves avg_load at 0 for a group that is not overloaded, so
+    update_sd_pick_busiest() keeps the first fully busy group: core 1 before core 2, although
+    core 2's tasks weigh more. After cache_nice_tries + 2 failures CPU 0 pushes core 1's."""
+    st = make_state()
+    fill(st, [1, 129])
+    task(st, 2, util=1024.0, load=2000.0)
+    task(st, 130, util=1024.0, load=2000.0)
+    nf = failed(st)
+    nf[0][MC] = 3
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
+    assert why == b.R_ACTIVE and [m.src for m in moves] == [1], [(m.src, m.dst) for m in moves]
+
+
+def test_migrate_util_detaches_by_the_tasks_util_estimate() -> None:
+    """detach_tasks() weighs a task by task_util_est() for migrate_util: a task of util_avg 100
+    whose util_est is 1000 does not fit the local LLC's 500 of spare capacity."""
+    st = make_state()
+    fill(st, [*range(1, 8), *range(128, 136)])  # LLC 0 but CPU 0: 15 CPUs busy
+    task(st, 0, state="sleeping", util=524.0)  # LLC 0's spare capacity: 16384 - 15884 = 500
+    fill(st, [*range(8, 16), *range(136, 144)])  # LLC 1 full, and one more queued on CPU 8:
+    p = Task(len(st.tasks) + 1, "est")
+    st.tasks.append(p)
+    p.util = p.load = 100.0
+    p.ue_ewma = 1000.0
+    p.pelt_ts = st.now
+    p.last_ran_ns = st.now - 10**9
+    st.enqueue(p, 8)
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
+    assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, (why, [m.task for m in moves])
+
+
+def test_a_newly_idle_balance_pushes_once_periodic_failures_passed_the_threshold() -> None:
+    """load_balance() counts failures of periodic balances only, but asks need_active_balance()
+    after a newly idle one too: with nr_balance_failed already above cache_nice_tries + 2
+    (PKG: 3) a newly idle CPU 0 pushes the running task of CPU 8 (the first busiest runqueue);
+    at 3 it does not, nor counts the failure."""
+    st = make_state()
+    fill(st, [8, 136])
+    fill(st, [9])
+    nf = failed(st)
+    nf[0][PKG] = 3
+    assert b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)[1] == b.R_ALL_HOT_OR_PINNED
+    assert nf[0][PKG] == 3
+    nf[0][PKG] = 4
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)
+    assert why == b.R_ACTIVE and [(m.src, m.active) for m in moves] == [(8, True)]
+
+
+def test_a_heavy_task_fits_after_more_than_8_failures_as_shr_bound_shifts_it() -> None:
+    """detach_tasks() tests shr_bound(load, nr_balance_failed) > imbalance: the shift goes up
+    to 63. With 9 failures a queued task of load 2^20 counts 2048, which fits CPU 0's
+    imbalance of 3000 (busy core 0 of load 73330 per CPU against the overloaded core 1)."""
+    st = make_state()
+    task(st, 0, util=1024.0, load=73330.0)
+    task(st, 128, util=1024.0, load=73330.0)
+    task(st, 1, util=1024.0)
+    task(st, 129, util=1024.0)
+    heavy = task(st, 129, state="queued", util=0.0, load=float(1 << 20))
+    nf = failed(st)
+    nf[0][MC] = 9
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
+    assert why == b.R_MOVED and [m.task for m in moves] == [heavy], why
