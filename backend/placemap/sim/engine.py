@@ -231,6 +231,11 @@ class Engine(Handler):
         p.cpus_allowed = parent.cpus_allowed
         p.footprint_kb = parent.footprint_kb
         p.wss_kb = parent.wss_kb
+        # dup_task_struct() copies the parent's task_struct whole and neither __sched_fork() nor
+        # sched_fork() resets record_wakee()'s fields: the child starts with the parent's flips
+        p.wakee_flips = parent.wakee_flips
+        p.wakee_flip_decay_ns = parent.wakee_flip_decay_ns
+        p.last_wakee = parent.last_wakee
         d = select_task_rq_fork(st, p, parent.cpu)
         # post_init_entity_util_avg() reads the CPU's util_avg, not its util_est
         load = st.cpu_load(d.cpu)  # brings the CPU's averages to now
