@@ -304,9 +304,16 @@ class Engine(Handler):
             if target != prev:
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
             log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
+        # enqueue_entity(): update_curr() brings the target's min_vruntime to now before the
+        # renormalization and place_entity() read it (prev's: see docs/kernel-audit.md)
+        if rq.curr is not None:
+            st.update_min_vruntime(rq)
         if target != prev:
             lv = self._count_migration(prev, target, CAUSE_WAKEUP)
-            p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
+            prq = st.rqs[prev]
+            if prq.curr is not None:
+                st.update_min_vruntime(prq)
+            p.vruntime += rq.min_vruntime - prq.min_vruntime
             p.wake_penalty_ns += cost.cold_cache_ns_at(lv, p.wss_kb)
         if waker is not None:
             p.wake_penalty_ns += self._transfer_ns[li]
@@ -404,8 +411,7 @@ class Engine(Handler):
             p.run_since_sleep_ns += dt
             self.busy_ns += dt
             rq.run_start = self.env.now
-            if not rq.queue and p.vruntime > rq.min_vruntime:
-                rq.min_vruntime = p.vruntime
+            self.st.update_min_vruntime(rq)  # update_curr(): min(curr, leftmost)
 
     def _arm(self, rq: Rq) -> None:
         p = rq.curr

@@ -409,12 +409,32 @@ class State:
             rq.queue.remove(p)
         rq.curr = p
 
+    def update_min_vruntime(self, rq: Rq) -> None:
+        """update_min_vruntime() as update_curr() runs it: the running task's vruntime brought to
+        now (it has run since rq.run_start) or the leftmost queued one, whichever is smaller, and
+        min_vruntime never moves back. The kernel runs update_curr() at every enqueue, dequeue,
+        pick and tick, before it reads min_vruntime."""
+        curr = rq.curr
+        if curr is not None:
+            v = curr.vruntime
+            if self.now > rq.run_start:
+                v += self.now - rq.run_start
+        elif rq.queue:
+            v = rq.queue[0].vruntime
+        else:
+            return
+        for t in rq.queue:
+            v = min(v, t.vruntime)
+        rq.min_vruntime = max(rq.min_vruntime, v)
+
     def move_queued(self, p: Task, dst: int) -> None:
         """Load balancing: move a queued (not running) task to dst."""
         src = self.rqs[p.cpu]
         self.update_task(p)
         self.pelt(src)
         self.changed(src)
+        if src.curr is not None:
+            self.update_min_vruntime(src)  # dequeue_entity(): update_curr() before the renormalization
         src.queue.remove(p)
         src.nr_running -= 1
         util_est_dequeue(src, p)
@@ -425,10 +445,12 @@ class State:
         rq = self.rqs[dst]
         self.pelt(rq)
         self.changed(rq)
+        if rq.curr is not None:
+            self.update_min_vruntime(rq)  # enqueue_entity(): update_curr() before adding min_vruntime
         rq.queue.append(p)
         rq.nr_running += 1
         rq.util_est += task_util_est(p)
         if rq.nr_running == 2:
             self.nr_overloaded += 1
-        # keep relative vruntime across queues (migrate_task_rq_fair)
+        # keep relative vruntime across queues (dequeue_entity / enqueue_entity renormalize)
         p.vruntime = p.vruntime - src.min_vruntime + rq.min_vruntime

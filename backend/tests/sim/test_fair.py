@@ -3,6 +3,7 @@ child inherits, where vruntime is placed, when the running task is preempted."""
 
 from __future__ import annotations
 
+from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine
 from placemap.sim.state import Task
 from placemap.sim.topology import preset
@@ -46,3 +47,66 @@ def test_a_forked_child_inherits_its_parents_wakee_flips() -> None:
     assert f.child.wakee_flips == parent.wakee_flips
     assert f.child.last_wakee is sleepers[-1]
     assert f.child.wakee_flip_decay_ns == parent.wakee_flip_decay_ns
+
+
+class FirstRun:
+    """Record p's vruntime and the other task's when p first runs, then exit."""
+
+    def __init__(self) -> None:
+        self.other: Task | None = None
+        self.mine = 0
+        self.others = 0
+
+    def step(self, eng: Engine, p: Task) -> int:
+        assert self.other is not None
+        self.mine, self.others = p.vruntime, self.other.vruntime
+        return EXIT
+
+
+class Hog:
+    def __init__(self, ns: int) -> None:
+        self.ns = ns
+        self.ran = False
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if self.ran:
+            return EXIT
+        self.ran = True
+        return self.ns
+
+
+def test_a_wakee_is_placed_against_min_vruntime_brought_to_now() -> None:
+    """enqueue_entity() runs update_curr() before place_entity(): min_vruntime follows the
+    running task's vruntime as of the wakeup, so a long sleeper woken 20 ms into a lone hog's
+    run gets min_vruntime(now) - sched_latency/2, not 12 ms below the value min_vruntime had
+    when the hog was picked (which let it run 20 ms longer before the hog got the CPU back)."""
+    eng = Engine(preset("bdw-1s-20"))
+    fr = FirstRun()
+    b = eng.spawn_asleep("sleeper", fr, 3)
+    b.cpus_allowed = frozenset({3})
+    a = eng.spawn("hog", Hog(100_000_000), 3)
+    a.cpus_allowed = frozenset({3})
+    fr.other = a
+    eng.wake_at(20_000_000, b)
+    eng.run(30_000_000)
+    assert fr.others > 19_000_000, "the hog ran until the wakeup preempted it"
+    assert fr.mine == fr.others - cost.SLEEPER_CREDIT_NS
+
+
+def test_min_vruntime_is_the_smaller_of_the_running_and_the_leftmost_task() -> None:
+    """update_min_vruntime(): min(curr's vruntime brought to now, the leftmost queued one), and
+    it never moves back."""
+    st = Engine(preset("bdw-1s-20")).st
+    rq = st.rqs[0]
+    a, c = Task(1, "a"), Task(2, "c")
+    rq.curr, rq.queue = a, [c]
+    a.vruntime, rq.run_start, st.now = 10_000_000, 0, 5_000_000
+    c.vruntime = 12_000_000
+    st.update_min_vruntime(rq)
+    assert rq.min_vruntime == 12_000_000
+    c.vruntime = 20_000_000
+    st.update_min_vruntime(rq)
+    assert rq.min_vruntime == 15_000_000
+    a.vruntime = 0
+    st.update_min_vruntime(rq)
+    assert rq.min_vruntime == 15_000_000, "never backwards"
