@@ -249,7 +249,19 @@ class Engine(Handler):
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
-        p.vruntime = st.rqs[d.cpu].min_vruntime + self._min_gran_ns  # START_DEBIT
+        # task_fork_fair() on the parent's runqueue (update_curr() first): the parent's vruntime,
+        # or min_vruntime + sched_vslice() (START_DEBIT: the slice the child would get there,
+        # sched_slice() counting it as one more task) when larger; relative to that
+        # min_vruntime, then made absolute on the child's CPU by enqueue_entity() (no
+        # place_entity() there: a fork is no ENQUEUE_WAKEUP). sched_child_runs_first is 0.
+        src = st.rqs[parent.cpu]
+        st.update_min_vruntime(src)
+        vslice = max(self._min_gran_ns, self._latency_ns // (src.nr_running + 1))
+        rel = max(parent.vruntime, src.min_vruntime + vslice) - src.min_vruntime
+        drq = st.rqs[d.cpu]
+        if drq.curr is not None:
+            st.update_min_vruntime(drq)
+        p.vruntime = drq.min_vruntime + rel
         self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
         return p
 

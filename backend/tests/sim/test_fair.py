@@ -110,3 +110,35 @@ def test_min_vruntime_is_the_smaller_of_the_running_and_the_leftmost_task() -> N
     a.vruntime = 0
     st.update_min_vruntime(rq)
     assert rq.min_vruntime == 15_000_000, "never backwards"
+
+
+class ForkTwice:
+    """Run 2 ms, fork a child, run 1 ms, fork another; record each child's vruntime minus
+    the parent's at its fork."""
+
+    def __init__(self) -> None:
+        self.stage = 0
+        self.debits: list[int] = []
+
+    def step(self, eng: Engine, p: Task) -> int:
+        self.stage += 1
+        if self.stage == 1:
+            return 2_000_000
+        if self.stage in (2, 3):
+            c = eng.fork(p, f"child{self.stage}", Idle())
+            self.debits.append(c.vruntime - p.vruntime)
+            return 1_000_000
+        return EXIT
+
+
+def test_a_forked_childs_start_debit_is_its_slice_on_the_parents_runqueue() -> None:
+    """task_fork_fair(): place_entity(initial) puts the child at min_vruntime + sched_vslice(),
+    the slice sched_slice() gives it counted as one more task on the parent's runqueue:
+    24 ms / 2 beside a lone parent (min_vruntime is then the parent's), 24 ms / 3 beside the
+    parent and the first child; not sysctl_sched_min_granularity."""
+    eng = Engine(preset("bdw-1s-20"))
+    f = ForkTwice()
+    p = eng.spawn("parent", f, 3)
+    p.cpus_allowed = frozenset({3})  # the children inherit it: all on CPU 3
+    eng.run(50_000_000)
+    assert f.debits == [cost.SCHED_LATENCY_NS // 2, cost.SCHED_LATENCY_NS // 3]
