@@ -149,6 +149,7 @@ class Engine(Handler):
         self._idle_exit_deep_ns = cost.IDLE_EXIT_DEEP_NS
         self._deep_idle_after_ns = cost.DEEP_IDLE_AFTER_NS
         self._context_switch_ns = cost.CONTEXT_SWITCH_NS
+        self._tick_ns = cost.TICK_NS
         # by SchedDomains.level_index of waker and wakee CPUs
         self._transfer_ns = [cost.wake_transfer_ns(lv) for lv in LEVEL_NAMES]
         self._ipi_ns = [cost.wake_ipi_ns(lv) for lv in LEVEL_NAMES]
@@ -364,17 +365,41 @@ class Engine(Handler):
             rq.need_resched = True
             self.env.post(self.env.now, URGENT, EV_RESCHED, rq, None)
         else:
-            # check_preempt_tick(): the running task's slice is its share of the latency period
-            # among the tasks runnable here now, counted from when it was picked; a waiter that
-            # arrives shortens it (the kernel recomputes sched_slice() at every tick)
-            end = rq.picked_at + max(self._min_gran_ns, self._latency_ns // rq.nr_running)
-            shorter = end < rq.slice_end
+            # check_preempt_tick() at the ticks to come, with one more task runnable here
+            end = self._resched_tick(rq, st.now)
+            shorter = end < rq.slice_end or len(rq.queue) == 1
             if shorter:
                 rq.slice_end = end
-            if (shorter or len(rq.queue) == 1) and rq.curr is not self.stepping:
+            if shorter and rq.curr is not self.stepping:
                 # the first waiter: the running task now has a slice end; or an earlier one
                 self._account(rq)
                 self._arm(rq)
+
+    def _resched_tick(self, rq: Rq, since: int) -> int:
+        """When check_preempt_tick() reschedules rq's running task while others wait, the
+        runqueue staying as it is: at the first tick at or after `since` (now, or a tick that
+        passed while curr ran) at which its runtime since it was picked exceeds sched_slice()
+        (its share of the latency period among the nr_running tasks, at least
+        min_granularity), or it has run at least min_granularity and its vruntime is more than
+        that slice past the leftmost waiting task's. Ticks come every TICK_NS (HZ=250; HRTICK
+        is off by default) at multiples of it; between them only a wakeup preempts."""
+        p = rq.curr
+        assert p is not None
+        now = self.st.now
+        gran = self._min_gran_ns
+        ideal = max(gran, self._latency_ns // rq.nr_running)  # sched_slice(), nice 0
+        t = rq.picked_at + ideal + 1  # delta_exec > ideal_runtime
+        left = rq.queue[0].vruntime  # __pick_first_entity(): the leftmost waiting task
+        for q in rq.queue:
+            left = min(left, q.vruntime)
+        # curr's vruntime passes left + ideal at now + (left + ideal - its vruntime now), and
+        # the vruntime test needs delta_exec >= min_granularity
+        t2 = max(rq.picked_at + gran, left + ideal + 1 - (p.vruntime + (now - rq.run_start)) + now)
+        t = max(since, min(t, t2))
+        tick = self._tick_ns
+        # the resched takes effect on the return from the tick's interrupt, after the
+        # SCHED_SOFTIRQ balancing that tick raised: 1 ns after the tick, behind the Balancer's
+        return (t + tick - 1) // tick * tick + 1
 
     def _llc_asleep(self, cpu: int) -> bool:
         """Every CPU of cpu's LLC idle for DEEP_IDLE_AFTER_NS or more (cost.LLC_WAKE_NS)."""
@@ -474,7 +499,13 @@ class Engine(Handler):
         if p.work_ns <= 0:
             self._step(rq, p)
         elif rq.queue:
-            self._preempt(rq)
+            # the tick it was set for (1 ns before), or a later one when a waiter has left
+            end = self._resched_tick(rq, min(rq.slice_end - 1, self.env.now))
+            if end <= self.env.now:
+                self._preempt(rq)
+            else:
+                rq.slice_end = end
+                self._arm(rq)
         else:
             self._arm(rq)
 
@@ -491,10 +522,13 @@ class Engine(Handler):
             p.work_ns = ns + p.wake_penalty_ns
             p.wake_penalty_ns = 0
             if rq.queue and (rq.need_resched or self.env.now >= rq.slice_end):
-                rq.need_resched = False
-                self._preempt(rq)
-            else:
-                self._arm(rq)
+                end = self._resched_tick(rq, min(rq.slice_end - 1, self.env.now))
+                if rq.need_resched or end <= self.env.now:
+                    rq.need_resched = False
+                    self._preempt(rq)
+                    return
+                rq.slice_end = end
+            self._arm(rq)
             return
         st = self.st
         p.last_ran_ns = st.now
@@ -601,9 +635,8 @@ class Engine(Handler):
                 samples.append(now - p.woken_at)
             p.woken_at = -1
         rq.run_start = now
-        n = rq.nr_running
         rq.picked_at = now
-        rq.slice_end = now + max(self._min_gran_ns, self._latency_ns // max(1, n))
+        rq.slice_end = self._resched_tick(rq, now) if q else now + self._latency_ns  # no waiter
         rq.speed = self._speed(rq.cpu)
         if was_idle:
             self._sibling_speed(rq.cpu)

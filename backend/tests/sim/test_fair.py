@@ -142,3 +142,37 @@ def test_a_forked_childs_start_debit_is_its_slice_on_the_parents_runqueue() -> N
     p.cpus_allowed = frozenset({3})  # the children inherit it: all on CPU 3
     eng.run(50_000_000)
     assert f.debits == [cost.SCHED_LATENCY_NS // 2, cost.SCHED_LATENCY_NS // 3]
+
+
+class FirstAt:
+    def __init__(self) -> None:
+        self.at = -1
+
+    def step(self, eng: Engine, p: Task) -> int:
+        self.at = eng.env.now
+        return EXIT
+
+
+def test_the_running_task_is_preempted_at_a_tick_once_its_vruntime_leads_by_a_slice() -> None:
+    """check_preempt_tick() at each tick (HZ=250, no HRTICK): after min_granularity, the running
+    task is rescheduled once its vruntime exceeds the leftmost waiter's by more than its
+    sched_slice() (24 ms / 3 with two waiters), even though its runtime since it was picked
+    has not reached that slice; and only at a tick. Here the hog (vruntime 20 ms) is picked at
+    2 us; two sleepers (vruntime 17 and 19 ms: too close to preempt it at the 1 ms wakeup) wait;
+    its lead over 17 ms passes 8 ms at 5 ms, so the leftmost runs at the 8 ms tick (not at
+    8 ms + 2 us, nor at 12 ms after a full slice), once the tick's softirq (load balancing) has
+    run: 1 ns after it."""
+    eng = Engine(preset("bdw-1s-20"))
+    hog = eng.spawn("hog", Hog(100_000_000), 3)
+    hog.cpus_allowed = frozenset({3})
+    hog.vruntime = 20_000_000
+    firsts = []
+    for v in (17_000_000, 19_000_000):
+        f = FirstAt()
+        w = eng.spawn_asleep("w", f, 3)
+        w.cpus_allowed = frozenset({3})
+        w.vruntime = v
+        eng.wake_at(1_000_000, w)
+        firsts.append(f)
+    eng.run(30_000_000)
+    assert firsts[0].at == 2 * cost.TICK_NS + 1
