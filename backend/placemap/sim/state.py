@@ -2,7 +2,7 @@
 tracking and the per-LLC shared state (has_idle_cores, nr_idle_scan).
 
 Units follow the kernel: utilization and load on the 0..1024 scale (SCHED_CAPACITY_SCALE),
-times in nanoseconds. Averages decay as PELT does (y^32 = 1/2 over 1024 us periods), computed
+times in nanoseconds. Averages decay as PELT does (y^32 = 1/2 over periods of 1024 x 1024 ns), computed
 in closed form at each update rather than per 1 ms period; see `decay`.
 
 Per-CPU `util` and `load` are the CPU's own running / runnable signals plus the tasks attached
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
-PELT_HALFLIFE_NS: Final = 32 * 1024 * 1000  # 32 periods of 1024 us
+PELT_HALFLIFE_NS: Final = 32 * 1024 * 1024  # 32 periods of 1024 x 1024 ns (pelt.c: delta >>= 10)
 _K: Final = math.log(2) / PELT_HALFLIFE_NS
 
 # Task states

@@ -3,9 +3,11 @@ child inherits, where vruntime is placed, when the running task is preempted."""
 
 from __future__ import annotations
 
+import pytest
+
 from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine
-from placemap.sim.state import Task
+from placemap.sim.state import Task, decay
 from placemap.sim.topology import preset
 
 
@@ -176,3 +178,11 @@ def test_the_running_task_is_preempted_at_a_tick_once_its_vruntime_leads_by_a_sl
         firsts.append(f)
     eng.run(30_000_000)
     assert firsts[0].at == 2 * cost.TICK_NS + 1
+
+
+def test_pelt_halves_over_32_periods_of_1024_units_of_1024_ns() -> None:
+    """___update_load_sum() counts time in units of 1024 ns (delta >>= 10, "a reasonable
+    approximation of 1us") and accumulate_sum() in periods of 1024 such units, with
+    y^32 = 1/2: a signal halves over 32 * 1024 * 1024 ns (33.55 ms), not 32 * 1024 us."""
+    assert decay(32 * 1024 * 1024) == pytest.approx(0.5)
+    assert decay(32 * 1024 * 1000) > 0.505
