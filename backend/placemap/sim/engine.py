@@ -33,6 +33,7 @@ from placemap.sim.state import (
     Rq,
     State,
     Task,
+    clear_buddies,
     util_est_dequeue,
 )
 from placemap.sim.topology import Topology
@@ -364,6 +365,12 @@ class Engine(Handler):
         ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
             self.env.post(self.env.now, URGENT, EV_RESCHED, rq, None)
+            # the preempting wakee becomes the next buddy (NEXT_BUDDY off: only when it
+            # preempts); LAST_BUDDY: the preempted task the last, with sched_nr_latency (8)
+            # or more runnable here
+            rq.next_buddy = p
+            if rq.nr_running >= 8:
+                rq.last_buddy = rq.curr
         else:
             # check_preempt_tick() at the ticks to come, with one more task runnable here
             end = self._resched_tick(rq, st.now)
@@ -543,6 +550,7 @@ class Engine(Handler):
             if self.log is not None:
                 self.log.exit(st.now, rq.cpu, p)
             st.set_curr(rq, None)
+            clear_buddies(rq, p)
             rq.nr_running -= 1
             util_est_dequeue(rq, p)
             st.changed(rq)
@@ -615,6 +623,16 @@ class Engine(Handler):
             if t.vruntime < p.vruntime:
                 p = t
         rq.min_vruntime = max(rq.min_vruntime, p.vruntime)
+        # pick_next_entity(): the next buddy, else the last, when not more than wakeup_gran
+        # past the leftmost; set_next_entity() clears the one picked
+        b = rq.next_buddy
+        if b is not None and b.vruntime - p.vruntime <= self._wakeup_gran_ns:
+            p = b
+        else:
+            b = rq.last_buddy
+            if b is not None and b.vruntime - p.vruntime <= self._wakeup_gran_ns:
+                p = b
+        clear_buddies(rq, p)
         was_idle = rq.idle_since >= 0
         if was_idle:
             delta = now - rq.idle_since

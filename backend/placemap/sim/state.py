@@ -95,6 +95,14 @@ def util_est_update(p: Task) -> None:
     p.ue_ewma += (u - p.ue_ewma) / 4
 
 
+def clear_buddies(rq: Rq, p: Task) -> None:
+    """clear_buddies(): p is no longer rq's next or last buddy."""
+    if rq.next_buddy is p:
+        rq.next_buddy = None
+    if rq.last_buddy is p:
+        rq.last_buddy = None
+
+
 class Task:
     """One simulated task (a thread). Mutable, slotted; owned by State.tasks."""
 
@@ -191,11 +199,13 @@ class Rq:
         "group_stats",
         "idle_since",
         "idle_stamp",
+        "last_buddy",
         "leaving",
         "load",
         "min_vruntime",
         "need_resched",
         "next_balance",
+        "next_buddy",
         "nr_running",
         "pelt_ts",
         "picked_at",
@@ -222,6 +232,11 @@ class Rq:
         self.idle_stamp = 0
         self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
         self.min_vruntime = 0
+        # cfs_rq->next and cfs_rq->last: the wakee that preempted curr, and (8+ runnable) the
+        # task it preempted; pick_next_entity() prefers them over the leftmost within
+        # wakeup_gran, set_next_entity() and dequeue_entity() clear them (clear_buddies())
+        self.next_buddy: Task | None = None
+        self.last_buddy: Task | None = None
         self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
         self.run_start = 0
         self.picked_at = 0  # when curr was picked: its slice counts from here
@@ -388,6 +403,7 @@ class State:
         self.pelt(rq)
         p.state = TASK_SLEEPING
         self.changed(rq)
+        clear_buddies(rq, p)
         rq.curr = None
         rq.nr_running -= 1
         util_est_dequeue(rq, p)
@@ -436,6 +452,7 @@ class State:
         if src.curr is not None:
             self.update_min_vruntime(src)  # dequeue_entity(): update_curr() before the renormalization
         src.queue.remove(p)
+        clear_buddies(src, p)
         src.nr_running -= 1
         util_est_dequeue(src, p)
         if src.nr_running == 1:

@@ -186,3 +186,40 @@ def test_pelt_halves_over_32_periods_of_1024_units_of_1024_ns() -> None:
     y^32 = 1/2: a signal halves over 32 * 1024 * 1024 ns (33.55 ms), not 32 * 1024 us."""
     assert decay(32 * 1024 * 1024) == pytest.approx(0.5)
     assert decay(32 * 1024 * 1000) > 0.505
+
+
+class Blip:
+    """When first run, note the task it preempted; run 100 us; sleep."""
+
+    def __init__(self) -> None:
+        self.preempted: Task | None = None
+        self.ran = False
+
+    def step(self, eng: Engine, p: Task) -> int:
+        if not self.ran:
+            self.ran = True
+            self.preempted = eng.prev_task[p.cpu]
+            return 100_000
+        return SLEEP
+
+
+def test_the_cpu_returns_to_the_task_a_wakeup_preempted_with_8_or_more_runnable() -> None:
+    """check_preempt_wakeup(): a wakee that preempts becomes the next buddy and, with
+    sched_nr_latency (8) or more tasks runnable, the preempted task the last buddy (LAST_BUDDY
+    on); when the wakee sleeps, pick_next_entity() gives the CPU back to the last buddy, not
+    to the leftmost waiting hog, as it is within wakeup_gran of it."""
+    eng = Engine(preset("bdw-1s-20"))
+    hogs = [eng.spawn(f"hog{i}", Hog(1_000_000_000), 3) for i in range(8)]
+    for h in hogs:
+        h.cpus_allowed = frozenset({3})
+    b = Blip()
+    w = eng.spawn_asleep("w", b, 3)
+    w.cpus_allowed = frozenset({3})
+    eng.wake_at(50_000_000, w)
+    eng.run(50_500_000)
+    rq = eng.st.rqs[3]
+    assert b.preempted in hogs
+    left = min((h for h in hogs if h is not b.preempted), key=lambda h: h.vruntime)
+    assert left.vruntime < b.preempted.vruntime, "the preempted hog is not the leftmost"
+    assert rq.curr is b.preempted
+    assert rq.next_buddy is None and rq.last_buddy is None, "picked: cleared"
