@@ -55,7 +55,7 @@ def _domains(topo: Topology, no_mc: bool) -> SchedDomains:
     return SchedDomains(topo, no_mc=no_mc)
 
 
-UTIL_EST_MARGIN: Final = SCHED_CAPACITY_SCALE / 100  # within 1%: util_est_update() skips
+UTIL_EST_MARGIN: Final = SCHED_CAPACITY_SCALE // 100  # 10, C integer division: within 1%, skip
 
 
 def task_util_est(p: Task) -> float:

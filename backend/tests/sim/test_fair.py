@@ -7,7 +7,7 @@ import pytest
 
 from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine
-from placemap.sim.state import Task, decay
+from placemap.sim.state import Task, decay, util_est_update
 from placemap.sim.topology import preset
 
 
@@ -223,3 +223,15 @@ def test_the_cpu_returns_to_the_task_a_wakeup_preempted_with_8_or_more_runnable(
     assert left.vruntime < b.preempted.vruntime, "the preempted hog is not the leftmost"
     assert rq.curr is b.preempted
     assert rq.next_buddy is None and rq.last_buddy is None, "picked: cleared"
+
+
+def test_util_est_margin_is_the_kernels_integer_one_percent() -> None:
+    """UTIL_EST_MARGIN is SCHED_CAPACITY_SCALE / 100 in C's integers: 10, not 10.24. A util 10.2
+    below the ewma is outside the margin, so util_est_update() moves the ewma a quarter of the
+    way down to it."""
+    p = Task(1, "t")
+    p.ue_ewma = p.ue_enqueued = 500.0
+    p.util = 489.8
+    util_est_update(p)
+    assert p.ue_enqueued == 489.8
+    assert p.ue_ewma == pytest.approx(500.0 - 10.2 / 4)
