@@ -33,6 +33,7 @@ from placemap.sim.state import (
     Rq,
     State,
     Task,
+    clear_buddies,
     util_est_dequeue,
 )
 from placemap.sim.topology import Topology
@@ -149,6 +150,7 @@ class Engine(Handler):
         self._idle_exit_deep_ns = cost.IDLE_EXIT_DEEP_NS
         self._deep_idle_after_ns = cost.DEEP_IDLE_AFTER_NS
         self._context_switch_ns = cost.CONTEXT_SWITCH_NS
+        self._tick_ns = cost.TICK_NS
         # by SchedDomains.level_index of waker and wakee CPUs
         self._transfer_ns = [cost.wake_transfer_ns(lv) for lv in LEVEL_NAMES]
         self._ipi_ns = [cost.wake_ipi_ns(lv) for lv in LEVEL_NAMES]
@@ -231,6 +233,11 @@ class Engine(Handler):
         p.cpus_allowed = parent.cpus_allowed
         p.footprint_kb = parent.footprint_kb
         p.wss_kb = parent.wss_kb
+        # dup_task_struct() copies the parent's task_struct whole and neither __sched_fork() nor
+        # sched_fork() resets record_wakee()'s fields: the child starts with the parent's flips
+        p.wakee_flips = parent.wakee_flips
+        p.wakee_flip_decay_ns = parent.wakee_flip_decay_ns
+        p.last_wakee = parent.last_wakee
         d = select_task_rq_fork(st, p, parent.cpu)
         # post_init_entity_util_avg() reads the CPU's util_avg, not its util_est
         load = st.cpu_load(d.cpu)  # brings the CPU's averages to now
@@ -244,7 +251,19 @@ class Engine(Handler):
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
-        p.vruntime = st.rqs[d.cpu].min_vruntime + self._min_gran_ns  # START_DEBIT
+        # task_fork_fair() on the parent's runqueue (update_curr() first): the parent's vruntime,
+        # or min_vruntime + sched_vslice() (START_DEBIT: the slice the child would get there,
+        # sched_slice() counting it as one more task) when larger; relative to that
+        # min_vruntime, then made absolute on the child's CPU by enqueue_entity() (no
+        # place_entity() there: a fork is no ENQUEUE_WAKEUP). sched_child_runs_first is 0.
+        src = st.rqs[parent.cpu]
+        st.update_min_vruntime(src)
+        vslice = max(self._min_gran_ns, self._latency_ns // (src.nr_running + 1))
+        rel = max(parent.vruntime, src.min_vruntime + vslice) - src.min_vruntime
+        drq = st.rqs[d.cpu]
+        if drq.curr is not None:
+            st.update_min_vruntime(drq)
+        p.vruntime = drq.min_vruntime + rel
         self._enqueue(p, d.cpu, waker_cpu=parent.cpu)
         return p
 
@@ -299,9 +318,16 @@ class Engine(Handler):
             if target != prev:
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
             log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
+        # enqueue_entity(): update_curr() brings the target's min_vruntime to now before the
+        # renormalization and place_entity() read it (prev's: see docs/kernel-audit.md)
+        if rq.curr is not None:
+            st.update_min_vruntime(rq)
         if target != prev:
             lv = self._count_migration(prev, target, CAUSE_WAKEUP)
-            p.vruntime += rq.min_vruntime - st.rqs[prev].min_vruntime
+            prq = st.rqs[prev]
+            if prq.curr is not None:
+                st.update_min_vruntime(prq)
+            p.vruntime += rq.min_vruntime - prq.min_vruntime
             p.wake_penalty_ns += cost.cold_cache_ns_at(lv, p.wss_kb)
         if waker is not None:
             p.wake_penalty_ns += self._transfer_ns[li]
@@ -339,18 +365,48 @@ class Engine(Handler):
         ):  # check_preempt_wakeup() against curr's vruntime as of now
             rq.need_resched = True
             self.env.post(self.env.now, URGENT, EV_RESCHED, rq, None)
+            # the preempting wakee becomes the next buddy (NEXT_BUDDY off: only when it
+            # preempts); LAST_BUDDY: the preempted task the last, with sched_nr_latency (8)
+            # or more runnable here
+            rq.next_buddy = p
+            if rq.nr_running >= 8:
+                rq.last_buddy = rq.curr
         else:
-            # check_preempt_tick(): the running task's slice is its share of the latency period
-            # among the tasks runnable here now, counted from when it was picked; a waiter that
-            # arrives shortens it (the kernel recomputes sched_slice() at every tick)
-            end = rq.picked_at + max(self._min_gran_ns, self._latency_ns // rq.nr_running)
-            shorter = end < rq.slice_end
+            # check_preempt_tick() at the ticks to come, with one more task runnable here
+            end = self._resched_tick(rq, st.now)
+            shorter = end < rq.slice_end or len(rq.queue) == 1
             if shorter:
                 rq.slice_end = end
-            if (shorter or len(rq.queue) == 1) and rq.curr is not self.stepping:
+            if shorter and rq.curr is not self.stepping:
                 # the first waiter: the running task now has a slice end; or an earlier one
                 self._account(rq)
                 self._arm(rq)
+
+    def _resched_tick(self, rq: Rq, since: int) -> int:
+        """When check_preempt_tick() reschedules rq's running task while others wait, the
+        runqueue staying as it is: at the first tick at or after `since` (now, or a tick that
+        passed while curr ran) at which its runtime since it was picked exceeds sched_slice()
+        (its share of the latency period among the nr_running tasks, at least
+        min_granularity), or it has run at least min_granularity and its vruntime is more than
+        that slice past the leftmost waiting task's. Ticks come every TICK_NS (HZ=250; HRTICK
+        is off by default) at multiples of it; between them only a wakeup preempts."""
+        p = rq.curr
+        assert p is not None
+        now = self.st.now
+        gran = self._min_gran_ns
+        ideal = max(gran, self._latency_ns // rq.nr_running)  # sched_slice(), nice 0
+        t = rq.picked_at + ideal + 1  # delta_exec > ideal_runtime
+        left = rq.queue[0].vruntime  # __pick_first_entity(): the leftmost waiting task
+        for q in rq.queue:
+            left = min(left, q.vruntime)
+        # curr's vruntime passes left + ideal at now + (left + ideal - its vruntime now), and
+        # the vruntime test needs delta_exec >= min_granularity
+        t2 = max(rq.picked_at + gran, left + ideal + 1 - (p.vruntime + (now - rq.run_start)) + now)
+        t = max(since, min(t, t2))
+        tick = self._tick_ns
+        # the resched takes effect on the return from the tick's interrupt, after the
+        # SCHED_SOFTIRQ balancing that tick raised: 1 ns after the tick, behind the Balancer's
+        return (t + tick - 1) // tick * tick + 1
 
     def _llc_asleep(self, cpu: int) -> bool:
         """Every CPU of cpu's LLC idle for DEEP_IDLE_AFTER_NS or more (cost.LLC_WAKE_NS)."""
@@ -409,8 +465,7 @@ class Engine(Handler):
             p.run_since_sleep_ns += dt
             self.busy_ns += dt
             rq.run_start = self.env.now
-            if not rq.queue and p.vruntime > rq.min_vruntime:
-                rq.min_vruntime = p.vruntime
+            self.st.update_min_vruntime(rq)  # update_curr(): min(curr, leftmost)
 
     def _arm(self, rq: Rq) -> None:
         p = rq.curr
@@ -460,7 +515,13 @@ class Engine(Handler):
         if p.work_ns <= 0:
             self._step(rq, p)
         elif rq.queue:
-            self._preempt(rq)
+            # the tick it was set for (1 ns before), or a later one when a waiter has left
+            end = self._resched_tick(rq, min(rq.slice_end - 1, self.env.now))
+            if end <= self.env.now:
+                self._preempt(rq)
+            else:
+                rq.slice_end = end
+                self._arm(rq)
         else:
             self._arm(rq)
 
@@ -477,10 +538,13 @@ class Engine(Handler):
             p.work_ns = ns + p.wake_penalty_ns
             p.wake_penalty_ns = 0
             if rq.queue and (rq.need_resched or self.env.now >= rq.slice_end):
-                rq.need_resched = False
-                self._preempt(rq)
-            else:
-                self._arm(rq)
+                end = self._resched_tick(rq, min(rq.slice_end - 1, self.env.now))
+                if rq.need_resched or end <= self.env.now:
+                    rq.need_resched = False
+                    self._preempt(rq)
+                    return
+                rq.slice_end = end
+            self._arm(rq)
             return
         st = self.st
         p.last_ran_ns = st.now
@@ -495,6 +559,7 @@ class Engine(Handler):
             if self.log is not None:
                 self.log.exit(st.now, rq.cpu, p)
             st.set_curr(rq, None)
+            clear_buddies(rq, p)
             rq.nr_running -= 1
             util_est_dequeue(rq, p)
             st.changed(rq)
@@ -567,6 +632,16 @@ class Engine(Handler):
             if t.vruntime < p.vruntime:
                 p = t
         rq.min_vruntime = max(rq.min_vruntime, p.vruntime)
+        # pick_next_entity(): the next buddy, else the last, when not more than wakeup_gran
+        # past the leftmost; set_next_entity() clears the one picked
+        b = rq.next_buddy
+        if b is not None and b.vruntime - p.vruntime <= self._wakeup_gran_ns:
+            p = b
+        else:
+            b = rq.last_buddy
+            if b is not None and b.vruntime - p.vruntime <= self._wakeup_gran_ns:
+                p = b
+        clear_buddies(rq, p)
         was_idle = rq.idle_since >= 0
         if was_idle:
             delta = now - rq.idle_since
@@ -587,9 +662,8 @@ class Engine(Handler):
                 samples.append(now - p.woken_at)
             p.woken_at = -1
         rq.run_start = now
-        n = rq.nr_running
         rq.picked_at = now
-        rq.slice_end = now + max(self._min_gran_ns, self._latency_ns // max(1, n))
+        rq.slice_end = self._resched_tick(rq, now) if q else now + self._latency_ns  # no waiter
         rq.speed = self._speed(rq.cpu)
         if was_idle:
             self._sibling_speed(rq.cpu)

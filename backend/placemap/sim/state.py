@@ -2,7 +2,7 @@
 tracking and the per-LLC shared state (has_idle_cores, nr_idle_scan).
 
 Units follow the kernel: utilization and load on the 0..1024 scale (SCHED_CAPACITY_SCALE),
-times in nanoseconds. Averages decay as PELT does (y^32 = 1/2 over 1024 us periods), computed
+times in nanoseconds. Averages decay as PELT does (y^32 = 1/2 over periods of 1024 x 1024 ns), computed
 in closed form at each update rather than per 1 ms period; see `decay`.
 
 Per-CPU `util` and `load` are the CPU's own running / runnable signals plus the tasks attached
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
-PELT_HALFLIFE_NS: Final = 32 * 1024 * 1000  # 32 periods of 1024 us
+PELT_HALFLIFE_NS: Final = 32 * 1024 * 1024  # 32 periods of 1024 x 1024 ns (pelt.c: delta >>= 10)
 _K: Final = math.log(2) / PELT_HALFLIFE_NS
 
 # Task states
@@ -56,7 +56,7 @@ def _domains(topo: Topology, no_mc: bool) -> SchedDomains:
     return SchedDomains(topo, no_mc=no_mc)
 
 
-UTIL_EST_MARGIN: Final = SCHED_CAPACITY_SCALE / 100  # within 1%: util_est_update() skips
+UTIL_EST_MARGIN: Final = SCHED_CAPACITY_SCALE // 100  # 10, C integer division: within 1%, skip
 
 
 def task_util_est(p: Task) -> float:
@@ -94,6 +94,14 @@ def util_est_update(p: Task) -> None:
         return
     p.ue_enqueued = u
     p.ue_ewma += (u - p.ue_ewma) / 4
+
+
+def clear_buddies(rq: Rq, p: Task) -> None:
+    """clear_buddies(): p is no longer rq's next or last buddy."""
+    if rq.next_buddy is p:
+        rq.next_buddy = None
+    if rq.last_buddy is p:
+        rq.last_buddy = None
 
 
 class Task:
@@ -193,11 +201,13 @@ class Rq:
         "group_stats",
         "idle_since",
         "idle_stamp",
+        "last_buddy",
         "leaving",
         "load",
         "min_vruntime",
         "need_resched",
         "next_balance",
+        "next_buddy",
         "nr_running",
         "pelt_ts",
         "picked_at",
@@ -224,6 +234,11 @@ class Rq:
         self.idle_stamp = 0
         self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
         self.min_vruntime = 0
+        # cfs_rq->next and cfs_rq->last: the wakee that preempted curr, and (8+ runnable) the
+        # task it preempted; pick_next_entity() prefers them over the leftmost within
+        # wakeup_gran, set_next_entity() and dequeue_entity() clear them (clear_buddies())
+        self.next_buddy: Task | None = None
+        self.last_buddy: Task | None = None
         self.gen = 0  # bumps whenever a scheduled event of this CPU becomes stale
         # the last event posted with gen (compiled layout; Engine._post_gen): stale once gen
         # has moved on, and then taken over by the next such post while still pending
@@ -393,6 +408,7 @@ class State:
         self.pelt(rq)
         p.state = TASK_SLEEPING
         self.changed(rq)
+        clear_buddies(rq, p)
         rq.curr = None
         rq.nr_running -= 1
         util_est_dequeue(rq, p)
@@ -414,13 +430,34 @@ class State:
             rq.queue.remove(p)
         rq.curr = p
 
+    def update_min_vruntime(self, rq: Rq) -> None:
+        """update_min_vruntime() as update_curr() runs it: the running task's vruntime brought to
+        now (it has run since rq.run_start) or the leftmost queued one, whichever is smaller, and
+        min_vruntime never moves back. The kernel runs update_curr() at every enqueue, dequeue,
+        pick and tick, before it reads min_vruntime."""
+        curr = rq.curr
+        if curr is not None:
+            v = curr.vruntime
+            if self.now > rq.run_start:
+                v += self.now - rq.run_start
+        elif rq.queue:
+            v = rq.queue[0].vruntime
+        else:
+            return
+        for t in rq.queue:
+            v = min(v, t.vruntime)
+        rq.min_vruntime = max(rq.min_vruntime, v)
+
     def move_queued(self, p: Task, dst: int) -> None:
         """Load balancing: move a queued (not running) task to dst."""
         src = self.rqs[p.cpu]
         self.update_task(p)
         self.pelt(src)
         self.changed(src)
+        if src.curr is not None:
+            self.update_min_vruntime(src)  # dequeue_entity(): update_curr() before the renormalization
         src.queue.remove(p)
+        clear_buddies(src, p)
         src.nr_running -= 1
         util_est_dequeue(src, p)
         if src.nr_running == 1:
@@ -430,10 +467,12 @@ class State:
         rq = self.rqs[dst]
         self.pelt(rq)
         self.changed(rq)
+        if rq.curr is not None:
+            self.update_min_vruntime(rq)  # enqueue_entity(): update_curr() before adding min_vruntime
         rq.queue.append(p)
         rq.nr_running += 1
         rq.util_est += task_util_est(p)
         if rq.nr_running == 2:
             self.nr_overloaded += 1
-        # keep relative vruntime across queues (migrate_task_rq_fair)
+        # keep relative vruntime across queues (dequeue_entity / enqueue_entity renormalize)
         p.vruntime = p.vruntime - src.min_vruntime + rq.min_vruntime

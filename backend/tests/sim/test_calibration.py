@@ -68,14 +68,13 @@ def test_report_gives_the_published_noise_band_and_agreement_beyond_it() -> None
 
 def test_schbench_runs_as_long_as_the_published_runs_so_the_icx_collapse_shows() -> None:
     """The RFC's schbench (2022) runs its default 30 s and counts every sample. With wake_affine
-    on icx-2s, 128 workers pile up on the messenger's socket over seconds: over the first
-    1.5 s fewer than 1% of the wakeups wait a whole spin (p99 stays near tip's), over the
-    calibration's run the p99 is a stacked worker's wait, as published (-10413%)."""
+    on icx-2s, 128 workers pile up on the messenger's socket: over the calibration's run the
+    p99 is a stacked worker's wait, as published (-10413%). (A 1.5 s run used to stay near
+    tip's p99; since a wakee is placed against min_vruntime brought to now, as
+    enqueue_entity()'s update_curr() does, the stacked waits show within 1.5 s as well.)"""
     key = ("icx-2s", "schbench", 128, ("wake_affine",))
     sc = scenario_for(key, 1)
     assert sc["duration_ms"] == 30_000
     tip = run_scenario(scenario_for(("icx-2s", "schbench", 128, ()), 1), wall_clock=False)
     hint = run_scenario(sc, wall_clock=False)
     assert hint["metric"]["value"] > 10 * tip["metric"]["value"]
-    short = run_scenario({**sc, "duration_ms": 1500}, wall_clock=False)
-    assert short["metric"]["value"] < 2 * tip["metric"]["value"]
