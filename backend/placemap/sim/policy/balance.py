@@ -219,6 +219,10 @@ def load_balance(
             stats[i] = gs
         else:
             stats.append(gs)
+    if level == len(st.sd.per_cpu[cpu]) - 1:
+        # update_sd_lb_stats() at the top domain (!env->sd->parent) writes rd->overload from
+        # update_sg_lb_stats()' SG_OVERLOAD: a runqueue of the span with more than one task
+        st.rd_overload = any(rq.nr_running > 1 for g in gids for rq in group_rqs[g])
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
     bi = 0
@@ -405,8 +409,9 @@ def newidle_balance(st: State, cpu: int, failed: list[list[int]]) -> tuple[Move 
     rq = st.rqs[cpu]
     # v5.13+ (c5b0a7eefc70 "Remove sysctl_sched_migration_cost condition"; v6.0: "!overload ||
     # avg_idle < sd->max_newidle_lb_cost"): no 500 us avg_idle gate any more, only the cost of
-    # the lowest domain's balance, which the loop's first test below applies
-    if st.nr_overloaded == 0:
+    # the lowest domain's balance, which the loop's first test below applies. rd->overload is
+    # sticky: set when a runqueue reached 2 tasks, cleared only by a top-domain balance
+    if not st.rd_overload:
         return None, 0
     spent = 0
     for level, sd in enumerate(st.sd.per_cpu[cpu]):
