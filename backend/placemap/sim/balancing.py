@@ -61,7 +61,11 @@ class Balancer:
         if not self.ticking:
             self.ticking = True
             env = self.eng.env
-            env.schedule(env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
+            # the next jiffy: scheduler_tick(), which raises the SCHED_SOFTIRQ balance, comes on
+            # the jiffy grid (multiples of TICK_NS from the run's time 0, skew_tick=0), the grid
+            # of the engine's check_preempt_tick(); not TICK_NS after the first task's start
+            tick = cost.TICK_NS
+            env.schedule((env.now // tick + 1) * tick, NORMAL, self._on_tick, None, None)
 
     def apply(self, m: Move, cause: int) -> None:
         """Carry out a move: a queued task changes runqueue; a running one (active balance)

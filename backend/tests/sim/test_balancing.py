@@ -103,3 +103,15 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     assert q.cpu == 0
     assert bal.interval[0][1] == mc.min_interval_ms * 1_000_000 == 16_000_000
     assert bal.next_balance[0][1] == 4_000_000 + 16_000_000
+
+
+def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
+    """The kernel's scheduler_tick() raises SCHED_SOFTIRQ on every jiffy, multiples of TICK_NS
+    (skew_tick=0), the grid check_preempt_tick() uses in the engine: a workload whose first
+    task starts 1.5 ms into the run has its first balance at 4 ms, not 5.5 ms."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    eng.env.now = 1_500_000
+    eng.spawn("hog", Hog(), 0)
+    eng.run(5_000_000)
+    # CPU 0 busy alone: its SMT level balanced (2 ms doubled to 4 ms; busy: 16 jiffies - 1)
+    assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
