@@ -51,13 +51,21 @@ class Balancer:
         self.failed = [[0] * len(per_cpu[c]) for c in range(len(per_cpu))]
         self.interval = [[d.min_interval_ms * 1_000_000 for d in doms] for doms in per_cpu]
         self.next_balance = [[0] * len(doms) for doms in per_cpu]
+        # sd->last_balance and whether the CPU was busy then: the next balance time is
+        # recomputed from them when a newly idle balance resets the interval
+        self.last_balance = [[0] * len(doms) for doms in per_cpu]
+        self.last_busy = [[False] * len(doms) for doms in per_cpu]
         self.ticking = False
 
     def start(self) -> None:
         if not self.ticking:
             self.ticking = True
             env = self.eng.env
-            env.schedule(env.now + cost.TICK_NS, NORMAL, self._on_tick, None, None)
+            # the next jiffy: scheduler_tick(), which raises the SCHED_SOFTIRQ balance, comes on
+            # the jiffy grid (multiples of TICK_NS from the run's time 0, skew_tick=0), the grid
+            # of the engine's check_preempt_tick(); not TICK_NS after the first task's start
+            tick = cost.TICK_NS
+            env.schedule((env.now // tick + 1) * tick, NORMAL, self._on_tick, None, None)
 
     def apply(self, m: Move, cause: int) -> None:
         """Carry out a move: a queued task changes runqueue; a running one (active balance)
@@ -82,6 +90,21 @@ class Balancer:
             p.wake_penalty_ns += pen
         if m.active:
             eng._schedule(src)
+
+    def newidle_unbalanced(self, cpu: int, level: int) -> None:
+        """A newly idle load_balance() of cpu's domain `level` moved a task or failed to: its
+        "We were unbalanced, so reset the balancing interval" is before `goto out` for every
+        balance type (only out_balanced's tuning up is skipped for CPU_NEWLY_IDLE), so
+        balance_interval is min_interval again and the periodic balance, due at last_balance
+        plus the interval, may come sooner (with the busy state of the last periodic balance,
+        as the model's next balance times are)."""
+        sd = self.eng.st.sd.per_cpu[cpu][level]
+        iv = sd.min_interval_ms * 1_000_000
+        self.interval[cpu][level] = iv
+        due = self.last_balance[cpu][level] + balance_interval_ns(
+            iv, sd.busy_factor, self.last_busy[cpu][level], len(self.eng.st.cpus)
+        )
+        self.next_balance[cpu][level] = min(self.next_balance[cpu][level], due)
 
     def _llc_has_busy_pair(self) -> bool:
         """nohz_balancer_kick(): an LLC with more than one busy CPU has load idle CPUs elsewhere
@@ -123,6 +146,8 @@ class Balancer:
                     # last_balance, interval and nr_balance_failed, due again next tick
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
                     nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
+                    self.last_balance[cpu][level] = now
+                    self.last_busy[cpu][level] = not idle
                     break
                 if moves or why == R_ALL_HOT_OR_PINNED:
                     # unbalanced (moved, or failed to): back to the shortest interval
@@ -144,4 +169,6 @@ class Balancer:
                 else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
                 nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
+                self.last_balance[cpu][level] = now
+                self.last_busy[cpu][level] = not idle
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)

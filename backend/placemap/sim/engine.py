@@ -599,7 +599,7 @@ class Engine(Handler):
             return
         st = self.st
         cpu = rq.cpu
-        mv, spent = newidle_balance(st, cpu, self.balancer.failed)
+        mv, spent = newidle_balance(st, cpu, self.balancer.failed, self.balancer.newidle_unbalanced)
         if mv is None:
             mv = try_steal(st, cpu)
             if mv is not None:

@@ -282,6 +282,10 @@ class State:
         self.tasks: list[Task] = []
         self.smt_weight = max(len(topo.siblings[c]) for c in self.cpus)
         self.nr_overloaded = 0  # CPUs with nr_running > 1 (the root domain's overload flag)
+        # rd->overload: set by add_nr_running() when a runqueue reaches 2 runnable tasks, cleared
+        # only by update_sd_lb_stats() of a balance at the top domain (no runqueue there with 2+);
+        # newidle_balance() gives up while it is clear. Sticky, unlike nr_overloaded
+        self.rd_overload = False
         # the last decay computed, by its interval: the CPUs a balance pass brings to now
         # were mostly last brought up to date together (by the pass before), so consecutive
         # ones often decay over the same interval; exp() of the same argument is the same
@@ -399,6 +403,7 @@ class State:
         rq.util_est += task_util_est(p)  # util_est_enqueue()
         if rq.nr_running == 2:
             self.nr_overloaded += 1
+            self.rd_overload = True  # add_nr_running()
         p.wait_start = self.now
 
     def dequeue_sleep(self, p: Task) -> None:
@@ -474,5 +479,6 @@ class State:
         rq.util_est += task_util_est(p)
         if rq.nr_running == 2:
             self.nr_overloaded += 1
+            self.rd_overload = True  # add_nr_running()
         # keep relative vruntime across queues (dequeue_entity / enqueue_entity renormalize)
         p.vruntime = p.vruntime - src.min_vruntime + rq.min_vruntime

@@ -81,3 +81,37 @@ def test_a_busy_cpus_balance_interval_is_in_jiffies_one_less() -> None:
     task(eng.st, 0)
     _tick(eng, 4_000_000)
     assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
+
+
+def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
+    """load_balance() resets balance_interval to min_interval after a balance that found an
+    imbalance (moved, or failed), newly idle ones included ("We were unbalanced, so reset the
+    balancing interval"; only out_balanced's tuning up is skipped for CPU_NEWLY_IDLE). CPU 0,
+    going idle, pulls CPU 1's queued task at MC: its MC level, last balanced at 4 ms while idle
+    with the interval at max_interval (32 ms: 8 jiffies), is due again min_interval (16 ms: 4
+    jiffies) after 4 ms."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    bal = eng.balancer
+    mc = st.sd.per_cpu[0][1]
+    bal.interval[0][1] = mc.max_interval_ms * 1_000_000
+    bal.last_balance[0][1] = 4_000_000
+    bal.next_balance[0][1] = 4_000_000 + 32_000_000
+    task(st, 1)
+    q = task(st, 1, state="queued")
+    eng._schedule(st.rqs[0])
+    assert q.cpu == 0
+    assert bal.interval[0][1] == mc.min_interval_ms * 1_000_000 == 16_000_000
+    assert bal.next_balance[0][1] == 4_000_000 + 16_000_000
+
+
+def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
+    """The kernel's scheduler_tick() raises SCHED_SOFTIRQ on every jiffy, multiples of TICK_NS
+    (skew_tick=0), the grid check_preempt_tick() uses in the engine: a workload whose first
+    task starts 1.5 ms into the run has its first balance at 4 ms, not 5.5 ms."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    eng.env.now = 1_500_000
+    eng.spawn("hog", Hog(), 0)
+    eng.run(5_000_000)
+    # CPU 0 busy alone: its SMT level balanced (2 ms doubled to 4 ms; busy: 16 jiffies - 1)
+    assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000

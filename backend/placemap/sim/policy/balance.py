@@ -9,6 +9,7 @@ migration, which needs a preemption, stays the engine's business).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from placemap.sim.cost import newidle_lb_cost_ns
@@ -219,6 +220,10 @@ def load_balance(
             stats[i] = gs
         else:
             stats.append(gs)
+    if level == len(st.sd.per_cpu[cpu]) - 1:
+        # update_sd_lb_stats() at the top domain (!env->sd->parent) writes rd->overload from
+        # update_sg_lb_stats()' SG_OVERLOAD: a runqueue of the span with more than one task
+        st.rd_overload = any(rq.nr_running > 1 for g in gids for rq in group_rqs[g])
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
     bi = 0
@@ -399,14 +404,19 @@ def try_steal(st: State, cpu: int) -> Move | None:
     return None
 
 
-def newidle_balance(st: State, cpu: int, failed: list[list[int]]) -> tuple[Move | None, int]:
+def newidle_balance(
+    st: State, cpu: int, failed: list[list[int]], unbalanced: Callable[[int, int], None] | None = None
+) -> tuple[Move | None, int]:
     """newidle_balance(): bottom-up while the expected idle time covers the cost so far plus the
-    level's cost; returns the pulled task's move (or None) and the time spent (ns)."""
+    level's cost; returns the pulled task's move (or None) and the time spent (ns).
+    `unbalanced(cpu, level)` is told of each level whose balance moved or failed (the
+    balancer resets its balance_interval)."""
     rq = st.rqs[cpu]
     # v5.13+ (c5b0a7eefc70 "Remove sysctl_sched_migration_cost condition"; v6.0: "!overload ||
     # avg_idle < sd->max_newidle_lb_cost"): no 500 us avg_idle gate any more, only the cost of
-    # the lowest domain's balance, which the loop's first test below applies
-    if st.nr_overloaded == 0:
+    # the lowest domain's balance, which the loop's first test below applies. rd->overload is
+    # sticky: set when a runqueue reached 2 tasks, cleared only by a top-domain balance
+    if not st.rd_overload:
         return None, 0
     spent = 0
     for level, sd in enumerate(st.sd.per_cpu[cpu]):
@@ -415,7 +425,9 @@ def newidle_balance(st: State, cpu: int, failed: list[list[int]]) -> tuple[Move 
             break
         if sd.flags & SD_BALANCE_NEWIDLE:
             spent += cost
-            moves, _ = load_balance(st, cpu, level, CPU_NEWLY_IDLE, failed)
+            moves, why = load_balance(st, cpu, level, CPU_NEWLY_IDLE, failed)
+            if unbalanced is not None and (moves or why == R_ALL_HOT_OR_PINNED):
+                unbalanced(cpu, level)  # load_balance(): balance_interval = min_interval
             if moves:
                 return moves[0], spent
     return None, spent

@@ -145,6 +145,26 @@ def test_newly_idle_cpu_pulls_when_its_expected_idle_time_covers_the_cost() -> N
     assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
 
 
+def test_rd_overload_is_sticky_until_a_balance_of_the_top_domain() -> None:
+    """rd->overload is set by add_nr_running() when a runqueue reaches 2 tasks and cleared only
+    by update_sd_lb_stats() of a top-domain balance (!env->sd->parent); newidle_balance() gives
+    up only while it is clear. A runqueue back to one task leaves it set: newly idle CPU 0
+    still walks its domains (and spends their cost), its own NUMA-level balance clearing it."""
+    st = make_state()
+    task(st, 1)
+    q = task(st, 1, state="queued")
+    st.dequeue_sleep(q)  # CPU 1 back to one task: no runqueue has 2, the flag stays
+    assert st.nr_overloaded == 0 and st.rd_overload
+    b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    assert st.rd_overload, "only the top domain's balance writes it"
+    mv, spent = b.newidle_balance(st, 0, failed(st))
+    assert mv is None and spent > 0, "tried: rd->overload still set"
+    assert not st.rd_overload, "cleared by the newly idle balance of the top (NUMA) domain"
+    assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
+    task(st, 1, state="queued")
+    assert st.rd_overload, "set again when CPU 1 reaches 2"
+
+
 def test_steal_takes_a_queued_task_from_an_overloaded_cpu_of_the_llc() -> None:
     st = make_state(STEAL=True)
     task(st, 5)
