@@ -34,6 +34,7 @@ from placemap.sim.state import (
     State,
     Task,
     clear_buddies,
+    settle_pelt_ts,
     util_est_dequeue,
 )
 from placemap.sim.topology import Topology
@@ -729,6 +730,11 @@ class Engine(Handler):
         finally:
             if enabled:
                 gc.enable()
+        # the runqueues nothing has reached yet: their pelt_ts as the group statistics that
+        # skipped them would have left it (GroupStats.untouched)
+        for rq in self.st.rqs:
+            if not rq.touched:
+                settle_pelt_ts(rq)
 
     def counters(self, duration_ns: int) -> dict[str, object]:
         """The counters of the result JSON (issue 3 section 5)."""

@@ -104,6 +104,14 @@ def clear_buddies(rq: Rq, p: Task) -> None:
         rq.last_buddy = None
 
 
+def settle_pelt_ts(rq: Rq) -> None:
+    """The pelt_ts of a runqueue State.changed has not seen yet as it would be had every
+    GroupStats.compute brought it to now (the value only: its averages are 0.0 either way):
+    for the state after a run, and before its first change (State.changed)."""
+    for gs in rq.group_stats:
+        rq.pelt_ts = max(rq.pelt_ts, gs.at_untouched)
+
+
 class Task:
     """One simulated task (a thread). Mutable, slotted; owned by State.tasks."""
 
@@ -216,6 +224,7 @@ class Rq:
         "slice_end",
         "speed",
         "starting",
+        "touched",
         "util",
         "util_est",
         "wake_list",
@@ -258,6 +267,9 @@ class Rq:
         # the load_balance statistics (GroupStats) of the groups this CPU belongs to, made so
         # far: State.changed marks them stale
         self.group_stats: list[GroupStats] = []
+        # State.changed has been called for it: until then nothing has run or been queued
+        # here and its averages are 0.0, which PELT keeps at 0.0 (GroupStats.untouched)
+        self.touched = False
 
 
 class State:
@@ -367,6 +379,11 @@ class State:
     def changed(self, rq: Rq) -> None:
         """rq's nr_running, curr, util_est, util or load is about to change (other than by a
         PELT update): the statistics of its groups computed at this instant are stale."""
+        if not rq.touched:
+            settle_pelt_ts(rq)  # (its caller brought it to now already)
+            rq.touched = True
+            for gs in rq.group_stats:
+                gs.untouched -= 1
         for gs in rq.group_stats:
             gs.at_now = -1
 

@@ -213,6 +213,8 @@ def load_balance(
             group_stats[gid] = gs
             for rq in grq:
                 rq.group_stats.append(gs)  # State.changed marks it stale
+                if not rq.touched:
+                    gs.untouched += 1
         else:
             gs = cached
             gs.compute(st, groups[i], grq, None, pct, footprint=False)

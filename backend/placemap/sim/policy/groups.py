@@ -23,6 +23,7 @@ class GroupStats:
     __slots__ = (
         "at_now",
         "at_pct",
+        "at_untouched",
         "avg_load",
         "cpus",
         "footprint",
@@ -30,6 +31,7 @@ class GroupStats:
         "idle_cpus",
         "load",
         "nr_running",
+        "untouched",
         "util",
     )
 
@@ -50,6 +52,12 @@ class GroupStats:
         # while no runqueue of the group has changed since (at_now -1: none; State.changed)
         self.at_now = -1
         self.at_pct = 0
+        # how many of the group's runqueues State.changed has not seen yet (load_balance's
+        # statistics, registered in Rq.group_stats; 0, no shortcut, for the others)
+        self.untouched: i64 = 0
+        # the last instant at which those were all untouched and not brought to now (their
+        # pelt_ts; see settle_pelt_ts)
+        self.at_untouched: i64 = 0
         self.compute(st, cpus, rqs, p, imbalance_pct, footprint=footprint)
 
     def compute(
@@ -78,6 +86,19 @@ class GroupStats:
             self.at_now = -1
         self.at_pct = imbalance_pct
         self.cpus = cpus
+        w = len(cpus)
+        if cacheable and self.untouched == w:
+            # no runqueue of the group has ever had a task: each is idle with util, util_est
+            # and load 0.0, which PELT would keep at 0.0, so the loop below would give these
+            # (the other node's group of a NUMA domain while its CPUs have run nothing); only
+            # their pelt_ts stays behind, brought up by settle_pelt_ts
+            self.at_untouched = st.now
+            self.idle_cpus = w
+            self.nr_running = 0
+            self.load = self.util = self.avg_load = 0.0
+            self.group_type = GROUP_HAS_SPARE
+            self.footprint = 0
+            return
         idle: i64 = 0
         nr: i64 = 0
         load = util = 0.0
@@ -98,7 +119,6 @@ class GroupStats:
                 idle += 1
             load += rq.load
             util += u if u < 1024.0 else 1024.0
-        w = len(cpus)
         cap = 1024 * w
         self.idle_cpus = idle
         self.nr_running = nr

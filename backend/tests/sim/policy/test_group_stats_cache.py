@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from placemap.sim.policy import balance as b
 from placemap.sim.policy.groups import GroupStats
-from placemap.sim.state import State
-from tests.sim.scaffold import make_state, task
+from placemap.sim.state import State, settle_pelt_ts
+from tests.sim.scaffold import NOW, make_state, task
 
 FIELDS = ("idle_cpus", "nr_running", "load", "util", "group_type", "avg_load")
 
@@ -49,3 +49,29 @@ def test_group_statistics_follow_every_runqueue_change_at_one_instant() -> None:
     st.move_queued(queued, 100)
     moved = _check(st, 0, top)
     assert moved[n0][1] == after[n0][1] - 1 and moved[n1][1] == after[n1][1] + 1
+
+
+def test_a_group_none_of_whose_runqueues_ever_changed_is_not_walked_and_gives_the_same() -> None:
+    st = make_state()
+    for c in (8, 9):
+        task(st, c, util=300.0)
+    top = len(st.sd.per_cpu[0]) - 1
+    n0, n1 = st.sd.per_cpu[0][top].group_ids
+    node1 = st.sd.per_cpu[0][top].groups[1]
+    _check(st, 0, top)
+    gs1 = st.group_stats[n1]
+    assert gs1 is not None and gs1.untouched == len(node1)
+    st.now += 3_000_000  # a later instant: node 1's runqueues are not brought to now ...
+    b.load_balance(st, 0, top, b.CPU_NEWLY_IDLE, [[0] * 8 for _ in st.rqs])
+    assert gs1.at_untouched == st.now and gs1.idle_cpus == len(node1) and gs1.util == 0.0
+    assert all(st.rqs[c].pelt_ts == NOW for c in node1)
+    for c in node1:  # ... only their pelt_ts is, afterwards, where the walk would have left it
+        settle_pelt_ts(st.rqs[c])
+    assert all(st.rqs[c].pelt_ts == st.now for c in node1)
+    _check(st, 0, top)  # a fresh computation agrees
+    st.now += 3_000_000
+    task(st, 70, util=500.0)  # node 1's first task: walked again from now on
+    assert gs1.untouched == len(node1) - 1
+    assert _check(st, 0, top)[n1][1] == 1
+    gs0 = st.group_stats[n0]
+    assert gs0 is not None and gs0.untouched == len(node1) - 2  # CPUs 8 and 9 changed
