@@ -123,7 +123,7 @@ function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompar
         )}
       </main>
       <aside className="right">
-        {ready && cmp && !live && <CompareCounts aId={player.recId} bId={cmp.recId} aName={rec?.name ?? ""} bName={cmp.rec?.name ?? ""} />}
+        {ready && cmp && !live && <CompareCounts a={player} b={cmp} />}
         {/* the stored inspector asks the server for task paths, which a live recording has only once it
             is stored: a live view's inspector works from the events the browser holds */}
         {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}

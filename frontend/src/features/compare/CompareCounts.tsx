@@ -1,35 +1,22 @@
 /**
- * The comparison's table: both recordings' whole-run counts (GET metrics of each) side by side,
+ * The comparison's table: both recordings' whole-run counts (the GET metrics each Player loads) side by side,
  * (left: the open recording, right: the one beside it) with the right one's change. Every value is text.
  */
-import { useEffect, useState } from "react";
-import { api } from "../../client/http";
+import { useSyncExternalStore } from "react";
 import type { Metrics } from "../../client/types";
+import type { Player } from "../engine/player";
 import { compareRows, formatChange, formatValue } from "./counts";
 
-function useMetrics(recId: string): Metrics | null | "error" {
-  // keyed by id, so a stale answer for another recording reads as still loading
-  const [got, setGot] = useState<{ id: string; m: Metrics | "error" } | null>(null);
-  useEffect(() => {
-    const ctl = new AbortController();
-    api.metrics(recId, ctl.signal).then(
-      (m) => {
-        setGot({ id: recId, m });
-      },
-      () => {
-        if (!ctl.signal.aborted) setGot({ id: recId, m: "error" });
-      },
-    );
-    return () => {
-      ctl.abort();
-    };
-  }, [recId]);
-  return got !== null && got.id === recId ? got.m : null;
+/** The player's own GET metrics (it fetches them as it loads), "error" when that failed. */
+function usePlayerMetrics(player: Player): Metrics | null | "error" {
+  return useSyncExternalStore(player.subscribe, () => player.metrics ?? (player.metricsFailed ? "error" : null));
 }
 
-export function CompareCounts({ aId, bId, aName, bName }: { aId: string; bId: string; aName: string; bName: string }) {
-  const a = useMetrics(aId);
-  const b = useMetrics(bId);
+export function CompareCounts({ a: pa, b: pb }: { a: Player; b: Player }) {
+  const a = usePlayerMetrics(pa);
+  const b = usePlayerMetrics(pb);
+  const aName = pa.rec?.name ?? "";
+  const bName = pb.rec?.name ?? "";
   if (a === "error" || b === "error") return <p className="small warn" data-testid="compare-counts-error">the counts could not be loaded</p>;
   if (a === null || b === null) return <p className="small muted">counting…</p>;
   return (

@@ -150,6 +150,8 @@ export class Player {
   chunks: ChunkInfo[] = [];
   overview: Overview | null = null;
   metrics: Metrics | null = null;
+  /** GET metrics failed (the LLC heat and the comparison's counts go without) */
+  metricsFailed = false;
   layout: GridLayout | null = null;
   state: ReplayState | null = null;
   tStart = 0;
@@ -271,8 +273,13 @@ export class Player {
         (m) => {
           this.metrics = m;
           this.dirty = true;
+          this.notify(true); // the comparison's counts table reads them
         },
-        () => undefined,
+        () => {
+          if (sig.aborted) return;
+          this.metricsFailed = true;
+          this.notify(true);
+        },
       );
       const [rec, topo] = await Promise.all([recP, topoP]);
       this.rec = rec;
