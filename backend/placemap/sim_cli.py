@@ -39,7 +39,7 @@ def _sim(args: argparse.Namespace) -> int:
         if replays is not None:
             scenario = resolve(scenario, store, settings.collector)
         if not args.save:
-            result = run_scenario(scenario, wall_clock=not args.deterministic)
+            result = run_scenario(scenario, wall_clock=not args.deterministic, decisions=args.decisions)
         else:
             assert store is not None
             result = run_and_save(scenario, store=store, wall_clock=not args.deterministic)
@@ -58,9 +58,23 @@ def _sim(args: argparse.Namespace) -> int:
         print(f"{m['name']} = {m['value']} ({m['better']} is better)")
         print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
         print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
+        if args.decisions and "decisions" in result:
+            _print_decisions(result["decisions"])
         if "recording_id" in result:
             print(f"saved as recording {result['recording_id']}")
     return 0
+
+
+def _print_decisions(dec: dict[str, list[dict[str, Any]]], top: int = 8) -> None:
+    """The most frequent reasons of each decision kind, with their share of the kind."""
+    for kind, rows in dec.items():
+        total = sum(r["count"] for r in rows)
+        print(f"{kind} decisions: {total}")
+        for r in rows[:top]:
+            what = " / ".join(str(r[k]) for k in r if k != "count" and r[k])
+            print(f"  {r['count']:>9} {100 * r['count'] / total:5.1f}%  {what}")
+        if len(rows) > top:
+            print(f"  ... {len(rows) - top} more (--json lists all)")
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -98,6 +112,11 @@ def register(sub: Any) -> None:
     sim.add_argument("scenario", help="scenario JSON file")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")
+    sim.add_argument(
+        "--decisions",
+        action="store_true",
+        help="count every placement decision by its reason and print them (a --save run always keeps them)",
+    )
     sim.add_argument(
         "--save", action="store_true", help="also store the run as a recording (source simulated) to replay"
     )

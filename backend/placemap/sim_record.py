@@ -166,7 +166,7 @@ def run(
             sc.duration_ns, report if wants_progress else None, None if ingestor is None else ingestor.add
         )
         t0 = time.perf_counter()
-        eng, wl = simulate(sc, log)
+        eng, wl = simulate(sc, log, decisions=True)  # a stored or job run keeps its reasons
         result = summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
         if ingestor is not None and store is not None and rid is not None:
             log.flush()

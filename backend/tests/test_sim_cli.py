@@ -144,3 +144,21 @@ def test_sim_replays_a_trace_file_read_by_the_importer(
     f.write_text(json.dumps({"topology": "recorded", "workload": {"kind": "trace", "file": str(G4)}}))
     code, _, err = run(["sim", str(f)], capsys)
     assert code == 2 and "topology: a trace file brings no host topology" in err
+
+
+def test_sim_decisions_prints_the_reasons_and_json_lists_them_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, text, _ = run(["sim", str(f), "--decisions"], capsys)
+    assert code == 0
+    # the wake_affine hint of SCENARIO is a wakeup path of its own
+    assert "wakeup decisions: " in text and "wake_affine hint: the waker's LLC has an idle core" in text
+    assert "fork decisions: 5" in text  # the messenger's 4 workers and the messenger itself
+    _, out, _ = run(["sim", str(f), "--json", "--deterministic", "--decisions"], capsys)
+    full = json.loads(out)
+    _, out, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    plain = json.loads(out)
+    assert "decisions" not in plain and {k: v for k, v in full.items() if k != "decisions"} == plain
+    assert sum(r["count"] for r in full["decisions"]["wakeup"]) == plain["counters"]["wakeups"]["total"]

@@ -1,5 +1,6 @@
 """placemap.sim_record without a server: the rows it streams are exactly the simulator's own
-EventLog rows in the event schema, the result is run_scenario's, progress only moves forward."""
+EventLog rows in the event schema, the result is run_scenario's (with the decisions by reason: a
+stored or job run keeps them), progress only moves forward."""
 
 from __future__ import annotations
 
@@ -43,5 +44,7 @@ def test_streamed_batches_equal_the_event_log() -> None:
 def test_unsaved_run_is_run_scenario_and_reports_progress_forward() -> None:
     seen: list[float] = []
     sc = {**SCENARIO, "workload": {"kind": "schbench", "messengers": 1, "workers": 8}, "duration_ms": 400}
-    assert run(sc, wall_clock=False, on_progress=seen.append) == run_scenario(sc, wall_clock=False)
+    assert run(sc, wall_clock=False, on_progress=seen.append) == run_scenario(
+        sc, wall_clock=False, decisions=True
+    )
     assert len(seen) > 2 and seen == sorted(seen) and seen[-1] == 1.0 and 0 < seen[0] < 1

@@ -105,6 +105,25 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(page.getByTestId("compare-other")).toContainText("wake_affine");
   await expect(page).toHaveURL(/[?&]cmp=/);
   await expect(page.getByTestId("compare-counts").locator('tr[data-key="migrations"] td')).toHaveCount(3);
+  // why: each run's wakeups by reason, as shares of its own wakeups (GET decisions of each recording);
+  // only the hinted run (right) has wakeups that went through the wake_affine hint
+  const params = new URL(page.url()).searchParams;
+  type Dec = { wakeup: { path: string; pick: string; count: number }[] };
+  const decisions = async (id: string | null) => (await (await request.get(`/api/recordings/${id ?? ""}/decisions`)).json()) as Dec;
+  const [left, right] = [await decisions(params.get("rec")), await decisions(params.get("cmp"))];
+  const HINT = "wake_affine hint: the waker's LLC has an idle core";
+  expect(left.wakeup.filter((w) => w.path === HINT)).toHaveLength(0);
+  const hintRows = right.wakeup.filter((w) => w.path === HINT);
+  expect(hintRows.length).toBeGreaterThan(0);
+  const wakeups = page.getByTestId("compare-decisions").locator('table[data-kind="wakeup"]');
+  const total = (d: Dec) => d.wakeup.reduce((s, w) => s + w.count, 0);
+  await expect(wakeups.locator("caption")).toHaveText(`wakeups: ${total(left).toLocaleString("en-US")} left, ${total(right).toLocaleString("en-US")} right`);
+  // the hint's most frequent row (a fifth of this run's wakeups: among the rows shown)
+  const top = hintRows[0];
+  if (!top) throw new Error("no wake_affine hint wakeups");
+  const row = wakeups.locator(`tr[data-key="${top.path}\u241f${top.pick}"]`);
+  await expect(row.locator("td").nth(0)).toHaveText("0.0%");
+  await expect(row.locator("td").nth(1)).toHaveText(`${((top.count / total(right)) * 100).toFixed(1)}%`);
   await page.screenshot({ path: join(ARTIFACTS, "simulate-compare.png") });
 
   // a parameter out of the simulator's bounds (from GET /api/sim/options) is held by the form itself

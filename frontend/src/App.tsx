@@ -21,6 +21,7 @@ import { LiveTimeline } from "./features/live/LiveTimeline";
 import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
+import { CompareDecisions } from "./features/compare/CompareDecisions";
 import { Simulate } from "./features/simulate/Simulate";
 import { formatDuration } from "./viz/time";
 
@@ -124,6 +125,7 @@ function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompar
       </main>
       <aside className="right">
         {ready && cmp && !live && <CompareCounts a={player} b={cmp} />}
+        {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
         {/* the stored inspector asks the server for task paths, which a live recording has only once it
             is stored: a live view's inspector works from the events the browser holds */}
         {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}

@@ -173,3 +173,30 @@ class TaskPath(BaseModel):
     pid: int
     comm: str
     placements: list[PathPlacement]
+
+
+class WakeupReason(BaseModel):
+    path: str = Field(description="the wake_affine step (or the hint, wake_wide, prev outside the domains)")
+    pick: str = Field(description="select_idle_sibling's pick")
+    count: int
+
+
+class ForkReason(BaseModel):
+    path: str = Field(description="find_idlest_group's outcome at each domain, top down")
+    pick: str = Field(description="the CPU picked in the chosen group")
+    count: int
+
+
+class BalanceReason(BaseModel):
+    kind: Literal["periodic", "newidle", "steal"]
+    domain: str = Field(description="the sched domain (SMT, MC, PKG, NUMA...); empty: no domain walked")
+    outcome: str
+    count: int
+
+
+class SimDecisions(BaseModel):
+    """Every placement decision of the run counted by its reason, most frequent first."""
+
+    wakeup: list[WakeupReason]
+    fork: list[ForkReason]
+    balance: list[BalanceReason]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from placemap.sim import cost
 from placemap.sim.core import NORMAL
+from placemap.sim.decisions import PERIODIC
 from placemap.sim.policy import CAUSE_BALANCE
 from placemap.sim.policy.balance import (
     CPU_IDLE,
@@ -127,6 +128,7 @@ class Balancer:
             self.ticking = False
             return
         kick = st.nr_overloaded > 0 or self._llc_has_busy_pair()
+        dec = eng.decisions
         nr_cpus = len(st.cpus)
         for cpu in st.cpus:
             rq = st.rqs[cpu]
@@ -139,6 +141,8 @@ class Balancer:
                 if now < nb[level]:
                     continue
                 moves, why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
+                if dec is not None:
+                    dec.count_balance(PERIODIC, sd.name, why)
                 if why == R_NOT_BALANCE_CPU:
                     # should_we_balance() failed: load_balance() goes to out_balanced (this
                     # level's interval tuned up) and clears continue_balancing, so

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from placemap.sim import cost
 from placemap.sim.balancing import Balancer
 from placemap.sim.core import NORMAL, URGENT, Environment, Handler
+from placemap.sim.decisions import NEWIDLE, NEWIDLE_NOTHING, NEWIDLE_SKIPPED, STEAL, DecisionCounts
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
 from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
@@ -113,10 +114,16 @@ class Engine(Handler):
     """One simulation run: state, event loop, seeded RNG and counters."""
 
     def __init__(
-        self, topo: Topology, features: Features | None = None, seed: int = 0, log: EventLog | None = None
+        self,
+        topo: Topology,
+        features: Features | None = None,
+        seed: int = 0,
+        log: EventLog | None = None,
+        decisions: DecisionCounts | None = None,
     ) -> None:
         self.env = Environment(self)
         self.log = log
+        self.decisions = decisions  # counts of the decisions by reason, when the run asks
         # the task that last left each CPU and its state, for sched_switch records
         self.prev_task: list[Task | None] = [None] * topo.nr_cpus
         self.prev_state = ["R"] * topo.nr_cpus
@@ -240,6 +247,8 @@ class Engine(Handler):
         p.wakee_flip_decay_ns = parent.wakee_flip_decay_ns
         p.last_wakee = parent.last_wakee
         d = select_task_rq_fork(st, p, parent.cpu)
+        if self.decisions is not None:
+            self.decisions.count_fork(d.via, d.reason)
         # post_init_entity_util_avg() reads the CPU's util_avg, not its util_est
         load = st.cpu_load(d.cpu)  # brings the CPU's averages to now
         util = st.rqs[d.cpu].util
@@ -303,7 +312,10 @@ class Engine(Handler):
     def _ttwu(self, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> None:
         st = self.st
         now = st.now
-        target, _why, _via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
+        target, why, via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
+        dec = self.decisions
+        if dec is not None:
+            dec.count_wakeup(via, why)
         self.wakeups += 1
         if affine:
             self.wakeups_affine += 1
@@ -601,10 +613,18 @@ class Engine(Handler):
         st = self.st
         cpu = rq.cpu
         mv, spent = newidle_balance(st, cpu, self.balancer.failed, self.balancer.newidle_unbalanced)
+        dec = self.decisions
+        if dec is not None:
+            if mv is not None:
+                dec.count_balance(NEWIDLE, st.sd.per_cpu[cpu][mv.level].name, mv.reason)
+            else:
+                dec.count_balance(NEWIDLE, "", NEWIDLE_NOTHING if spent else NEWIDLE_SKIPPED)
         if mv is None:
             mv = try_steal(st, cpu)
             if mv is not None:
                 spent += cost.STEAL_COST_NS
+                if dec is not None:
+                    dec.count_balance(STEAL, st.sd.per_cpu[cpu][mv.level].name, mv.reason)
         if mv is not None:
             self.balancer.apply(mv, CAUSE_BALANCE)
             if self.prev_state[cpu] == "S":

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from placemap.sim.decisions import DecisionCounts
 from placemap.sim.engine import Engine
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import Features, parse_features, parse_hints
@@ -68,16 +69,19 @@ def parse_scenario(data: Any) -> Scenario:
     )
 
 
-def simulate(sc: Scenario, log: EventLog | None = None) -> tuple[Engine, Workload]:
+def simulate(
+    sc: Scenario, log: EventLog | None = None, *, decisions: bool = False
+) -> tuple[Engine, Workload]:
     """Run a validated scenario; returns the engine (state, counters) and the workload.
-    With `log`, every fork, wakeup, migration, switch and exit is recorded into it."""
+    With `log`, every fork, wakeup, migration, switch and exit is recorded into it; with
+    `decisions`, every placement decision is counted by its reason (Engine.decisions)."""
     # the cyclic collector paused for the setup too (Engine.run pauses it for the loop): the
     # runqueues, domains' tables and tasks made here are no garbage, and a collection
     # triggered by their allocation would traverse every object of the process
     enabled = gc.isenabled()
     gc.disable()
     try:
-        eng = Engine(sc.topology, sc.features, sc.seed, log)
+        eng = Engine(sc.topology, sc.features, sc.seed, log, DecisionCounts() if decisions else None)
         wl = build(sc.workload_spec)
         wl.setup(eng, sc.hints)
         eng.run(sc.duration_ns)
@@ -87,18 +91,21 @@ def simulate(sc: Scenario, log: EventLog | None = None) -> tuple[Engine, Workloa
     return eng, wl
 
 
-def run_scenario(scenario: Mapping[str, Any], *, wall_clock: bool = True) -> dict[str, Any]:
-    """Validate, run and summarize one scenario (the result JSON of issue 3 section 5)."""
+def run_scenario(
+    scenario: Mapping[str, Any], *, wall_clock: bool = True, decisions: bool = False
+) -> dict[str, Any]:
+    """Validate, run and summarize one scenario (the result JSON of issue 3 section 5; with
+    `decisions`, plus the decisions counted by reason)."""
     sc = parse_scenario(scenario)
     t0 = time.perf_counter()
-    eng, wl = simulate(sc)
+    eng, wl = simulate(sc, decisions=decisions)
     return summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
 
 
 def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
     """The result JSON of a finished run: the workload's metric, the counters, the run's size."""
     end = eng.env.now
-    return {
+    out: dict[str, Any] = {
         "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
         "counters": eng.counters(end),
         "sim": {
@@ -108,3 +115,6 @@ def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
             "complete": wl.complete(),
         },
     }
+    if eng.decisions is not None:
+        out["decisions"] = eng.decisions.to_json()
+    return out

@@ -82,7 +82,7 @@ def test_saved_job_reports_progress_the_cli_result_and_its_recording(client: htt
     assert job["progress"] == 1.0 and job["error"] is None
     assert {s["status"] for s in seen} <= {"queued", "running", "done"}
     # the same result as `placemap sim --json --save` (wall time aside)
-    plain = run_scenario(SMALL, wall_clock=False)
+    plain = run_scenario(SMALL, wall_clock=False, decisions=True)
     result = job["result"]
     rid = job["recording_id"]
     assert rid and result["recording_id"] == rid

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Server
+from conftest import Server, wait_done
+from ftrace_lines import G4
 
 from placemap.cli import main
 from placemap.schema.events import BATCH_ROWS
@@ -52,7 +53,7 @@ def sim_log() -> EventLog:
 
 
 def test_saved_result_is_the_plain_run_plus_the_recording_id(saved: dict[str, Any]) -> None:
-    plain = run_scenario(SCENARIO, wall_clock=False)
+    plain = run_scenario(SCENARIO, wall_clock=False, decisions=True)
     rid = saved.pop("recording_id")
     assert isinstance(rid, str) and rid
     assert saved == plain
@@ -176,3 +177,20 @@ def test_no_task_runs_on_two_cpus_at_once(sim_log: EventLog) -> None:
         if nxt:
             assert nxt not in on, f"pid {nxt} switched in on CPU {cpu} while running on CPU {on[nxt]}"
             on[nxt] = cpu
+
+
+def test_decisions_of_a_saved_run_are_served_and_a_capture_has_none(
+    server: Server, saved: dict[str, Any]
+) -> None:
+    with server.client() as c:
+        r = c.get(f"/api/recordings/{saved['recording_id']}/decisions")
+        assert r.status_code == 200, r.text
+        assert r.json() == saved["decisions"]
+        assert sum(x["count"] for x in r.json()["wakeup"]) == saved["counters"]["wakeups"]["total"]
+        assert c.get("/api/recordings/nope/decisions").status_code == 404
+        # an imported capture: the kernel does not say why
+        up = c.post("/api/recordings", params={"name": "capture"}, content=G4.read_bytes())
+        assert up.status_code == 202, up.text
+        rid = wait_done(c, up.json()["id"])["id"]
+        r = c.get(f"/api/recordings/{rid}/decisions")
+        assert r.status_code == 404 and r.json()["detail"]["code"] == "decisions_missing"

@@ -219,6 +219,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Decisions
+         * @description A simulated run's placement decisions counted by reason (the simulator's own; a captured
+         *     trace has none: the kernel does not say why).
+         */
+        get: operations["get_decisions_api_recordings__rid__decisions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/tasks": {
         parameters: {
             query?: never;
@@ -345,6 +366,23 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** BalanceReason */
+        BalanceReason: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "periodic" | "newidle" | "steal";
+            /**
+             * Domain
+             * @description the sched domain (SMT, MC, PKG, NUMA...); empty: no domain walked
+             */
+            domain: string;
+            /** Outcome */
+            outcome: string;
+            /** Count */
+            count: number;
+        };
         /** CauseCounts */
         CauseCounts: {
             /** Wakeup */
@@ -466,6 +504,21 @@ export interface components {
         };
         /** EventsByKind */
         EventsByKind: number;
+        /** ForkReason */
+        ForkReason: {
+            /**
+             * Path
+             * @description find_idlest_group's outcome at each domain, top down
+             */
+            path: string;
+            /**
+             * Pick
+             * @description the CPU picked in the chosen group
+             */
+            pick: string;
+            /** Count */
+            count: number;
+        };
         /** Health */
         Health: {
             /** Ok */
@@ -880,6 +933,18 @@ export interface components {
             avg_wait_us: number;
         };
         /**
+         * SimDecisions
+         * @description Every placement decision of the run counted by its reason, most frequent first.
+         */
+        SimDecisions: {
+            /** Wakeup */
+            wakeup: components["schemas"]["WakeupReason"][];
+            /** Fork */
+            fork: components["schemas"]["ForkReason"][];
+            /** Balance */
+            balance: components["schemas"]["BalanceReason"][];
+        };
+        /**
          * SimJob
          * @description One simulation job.
          */
@@ -1013,12 +1078,14 @@ export interface components {
         };
         /**
          * SimResult
-         * @description The result JSON `placemap sim --json` prints (with `--save`, plus recording_id).
+         * @description The result JSON `placemap sim --json` prints (with `--save`, plus recording_id; with
+         *     `--decisions`, a saved run or a job: plus the decisions by reason).
          */
         SimResult: {
             metric: components["schemas"]["SimMetric"];
             counters: components["schemas"]["SimCounters"];
             sim: components["schemas"]["SimRun"];
+            decisions?: components["schemas"]["SimDecisions"] | null;
             /** Recording Id */
             recording_id?: string | null;
         };
@@ -1146,6 +1213,21 @@ export interface components {
              */
             same_cpu: number;
             by_level: components["schemas"]["LevelCounts"];
+        };
+        /** WakeupReason */
+        WakeupReason: {
+            /**
+             * Path
+             * @description the wake_affine step (or the hint, wake_wide, prev outside the domains)
+             */
+            path: string;
+            /**
+             * Pick
+             * @description select_idle_sibling's pick
+             */
+            pick: string;
+            /** Count */
+            count: number;
         };
         /**
          * WorkloadParam
@@ -1850,6 +1932,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Metrics"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_decisions_api_recordings__rid__decisions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimDecisions"];
                 };
             };
             /** @description Unknown id */

@@ -9,6 +9,7 @@ import type {
   Overview,
   PlacementState,
   Recording,
+  SimDecisions,
   SimJob,
   SimJobCreated,
   SimOptions,
@@ -64,6 +65,8 @@ export const api = {
   overview: (id: string, bins: number, signal?: AbortSignal) =>
     getJson<Overview>(`/recordings/${enc(id)}/overview?bins=${Math.round(bins)}`, signal),
   metrics: (id: string, signal?: AbortSignal) => getJson<Metrics>(`/recordings/${enc(id)}/metrics`, signal),
+  /** a simulated run's decisions by reason; 404 decisions_missing for a captured trace */
+  decisions: (id: string, signal?: AbortSignal) => getJson<SimDecisions>(`/recordings/${enc(id)}/decisions`, signal),
   tasks: (id: string, q: string, limit: number, signal?: AbortSignal) =>
     getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}`, signal),
   taskPath: (id: string, pid: number, signal?: AbortSignal) =>

@@ -30,3 +30,4 @@ export type SimJob = S["SimJob"];
 export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];
 export type SimMetric = S["SimMetric"];
+export type SimDecisions = S["SimDecisions"];

@@ -18,6 +18,7 @@ from placemap.api.errors import ApiError
 from placemap.api.models import (
     ChunkInfo,
     Metrics,
+    SimDecisions,
     Overview,
     PathPlacement,
     PlacementState,
@@ -149,6 +150,19 @@ def get_metrics(store: StoreDep, rid: str) -> Metrics:
         raise ApiError(409, "metrics_missing", "this recording has no metrics; import it again")
     body: dict[str, Any] = json.loads(blob)
     return Metrics.model_validate(body)
+
+
+@router.get("/decisions")
+def get_decisions(store: StoreDep, rid: str) -> SimDecisions:
+    """A simulated run's placement decisions counted by reason (the simulator's own; a captured
+    trace has none: the kernel does not say why)."""
+    rec = recording_or_404(store, rid, ready=True)
+    result = rec.meta.get("sim_result")
+    dec = result.get("decisions") if isinstance(result, dict) else None
+    if dec is None:
+        why = "it is not a simulated run" if rec.source != "simulated" else "it was simulated before they were kept"
+        raise ApiError(404, "decisions_missing", f"recording {rid} has no decisions by reason: {why}")
+    return SimDecisions.model_validate(dec)
 
 
 @router.get("/tasks")

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from placemap.api.deps import StoreDep
 from placemap.api.errors import ApiError, not_found
+from placemap.api.models import SimDecisions
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
 from placemap.sim.scenario import MAX_DURATION_MS
@@ -74,11 +75,13 @@ class SimRun(BaseModel):
 
 
 class SimResult(BaseModel):
-    """The result JSON `placemap sim --json` prints (with `--save`, plus recording_id)."""
+    """The result JSON `placemap sim --json` prints (with `--save`, plus recording_id; with
+    `--decisions`, a saved run or a job: plus the decisions by reason)."""
 
     metric: SimMetric
     counters: SimCounters
     sim: SimRun
+    decisions: SimDecisions | None = None
     recording_id: str | None = None
 
 
