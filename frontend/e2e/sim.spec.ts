@@ -96,6 +96,8 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
   await expect(result.getByTestId("simulate-change")).toContainText(`against ${us(base)}`);
   await expect(result.getByTestId("simulate-change")).toContainText(hinted < base ? ", better (lower is better)" : hinted > base ? ", worse (lower is better)" : ", the same");
+  // the decision whose share moved most between the two runs (both jobs' result.decisions)
+  await expect(result.getByTestId("simulate-why")).toContainText(/The decision that moved most: [0-9.]+% of the wakeups went “wake_affine/);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-form.png") });
 
   // both runs are stored recordings, shown side by side: the baseline open, the hinted run beside it

@@ -58,6 +58,8 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   expect(base).not.toBe(seconds);
   // what the real trace lacks is shown, counted (72 switches missing from vm2-hackbench-g4)
   await expect(result.getByTestId("whatif-lacked")).toContainText("switches missing 72");
+  // and the decision whose share moved most between the two replays (both jobs' result.decisions)
+  await expect(result.getByTestId("whatif-why")).toContainText(/The decision that moved most: [0-9.]+% of the (wakeups|forks) went “.+” \([0-9.]+% without\)/);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 
@@ -85,6 +87,13 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   // the recording's host has one LLC: none of its migrations left it
   await expect(cells("migrations.node").first()).toHaveText("0");
   await expect(cells("migrations.cross_node").first()).toHaveText("0");
+  // why: only the twin is simulated; the real capture's side has no reasons, and the twin's wakeups
+  // are counted by reason (GET decisions), as many as its metrics count
+  const why = page.getByTestId("compare-decisions");
+  await expect(why).toContainText("left: a captured trace; the kernel does not say why");
+  const twinDec = (await (await request.get(`/api/recordings/${twinId}/decisions`)).json()) as { wakeup: { count: number }[] };
+  await expect(why.locator('table[data-kind="wakeup"] caption')).toHaveText(`wakeups: – left, ${n(twinDec.wakeup.reduce((s, w) => s + w.count, 0))} right`);
+  await expect(why.locator('table[data-kind="wakeup"] tbody tr').first().locator("td").first()).toHaveText("–");
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare.png") });
   await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
   await expect(page.getByTestId("compare")).toHaveCount(0);

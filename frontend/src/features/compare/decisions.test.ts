@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimDecisions } from "../../client/types";
-import { reasonTable } from "./decisions";
+import { largestShift, reasonTable } from "./decisions";
 
 const SYNC = "wake_affine_idle: sync wakeup and the waker is alone on its CPU";
 const HINT = "wake_affine hint: the waker's LLC has an idle core";
@@ -46,5 +46,15 @@ describe("reasonTable", () => {
     const a = dec([], [["periodic", "PKG", "balanced", 3], ["newidle", "", "walked its domains, pulled nothing", 1]]);
     const t = reasonTable(a, a, "balance");
     expect(t.rows.map((r) => r.label)).toEqual(["periodic PKG: balanced", "newidle: walked its domains, pulled nothing"]);
+  });
+});
+
+describe("largestShift", () => {
+  it("names the wakeup or fork reason whose share moved most", () => {
+    const a = dec([[SYNC, "target idle", 90], [SYNC, "no idle CPU in the target's LLC: target", 10]]);
+    const b = dec([[SYNC, "target idle", 50], [HINT, "idle core found in the target's LLC", 45], [SYNC, "no idle CPU in the target's LLC: target", 5]]);
+    // target idle fell 40 points, the hint's path rose 45
+    expect(largestShift(a, b)).toEqual({ kind: "wakeup", label: `${HINT} \u2192 idle core found in the target's LLC`, aShare: 0, bShare: 0.45 });
+    expect(largestShift(a, a)).toBeNull();
   });
 });

@@ -71,3 +71,24 @@ export function reasonTable(a: SimDecisions | null, b: SimDecisions | null, kind
   const rows = [...byKey.values()].sort((x, y) => weight(y) - weight(x) || (x.label < y.label ? -1 : x.label > y.label ? 1 : 0));
   return { kind, rows: rows.slice(0, top), more: Math.max(0, rows.length - top), aTotal, bTotal };
 }
+
+export interface Shift {
+  kind: DecisionKind;
+  label: string;
+  /** shares of the kind's decisions without (a) and with (b) the change */
+  aShare: number;
+  bShare: number;
+}
+
+/** The reason whose share moved most between run `a` and run `b` among their wakeups and forks (the
+ * decisions hints and features act on; balancing outcomes follow from them), or null when none moved. */
+export function largestShift(a: SimDecisions, b: SimDecisions): Shift | null {
+  let best: Shift | null = null;
+  for (const kind of ["wakeup", "fork"] as const) {
+    for (const r of reasonTable(a, b, kind, Number.MAX_SAFE_INTEGER).rows) {
+      const d = Math.abs((r.bShare ?? 0) - (r.aShare ?? 0));
+      if (d > 0 && (best === null || d > Math.abs(best.bShare - best.aShare))) best = { kind, label: r.label, aShare: r.aShare ?? 0, bShare: r.bShare ?? 0 };
+    }
+  }
+  return best;
+}

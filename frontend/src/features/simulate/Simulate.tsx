@@ -7,6 +7,7 @@
  * names the field.
  */
 import { useState } from "react";
+import { DecisionShift } from "../compare/DecisionShift";
 import { SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
@@ -103,6 +104,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               {`${changePct(result.metric.value, baseResult.metric.value) >= 0 ? "+" : ""}${changePct(result.metric.value, baseResult.metric.value).toFixed(1)}%`}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
           )}
+          <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {!result.sim.complete && <span className="muted"> (the workload did not finish within the simulated time)</span>}
           {runId && (

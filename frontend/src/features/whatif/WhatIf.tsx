@@ -22,6 +22,7 @@ import {
 } from "./scenario";
 import { SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
+import { DecisionShift } from "../compare/DecisionShift";
 import { useJobPair } from "./useJobPair";
 import "./whatif.css";
 
@@ -91,6 +92,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
               {`${changePct(job.result.metric.value, baseValue) >= 0 ? "+" : ""}${changePct(job.result.metric.value, baseValue).toFixed(1)}%`})
             </span>
           )}
+          <DecisionShift without={base?.status === "done" ? base.result?.decisions : null} withChanges={job.result.decisions} testId="whatif-why" />
           {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {" "}
           (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish"})
