@@ -18,10 +18,10 @@ from placemap.api.errors import ApiError
 from placemap.api.models import (
     ChunkInfo,
     Metrics,
-    SimDecisions,
     Overview,
     PathPlacement,
     PlacementState,
+    SimDecisions,
     TaskInfo,
     TaskPath,
 )
@@ -160,7 +160,7 @@ def get_decisions(store: StoreDep, rid: str) -> SimDecisions:
     result = rec.meta.get("sim_result")
     dec = result.get("decisions") if isinstance(result, dict) else None
     if dec is None:
-        why = "it is not a simulated run" if rec.source != "simulated" else "it was simulated before they were kept"
+        why = "not a simulated run" if rec.source != "simulated" else "simulated before they were kept"
         raise ApiError(404, "decisions_missing", f"recording {rid} has no decisions by reason: {why}")
     return SimDecisions.model_validate(dec)
 
