@@ -31,6 +31,11 @@ function useDecisions(recId: string | null): Side {
   return got !== null && got.id === recId ? got.d : null;
 }
 
+/** Why a side has no reasons: a capture never has them; a run simulated before they were kept lacks them. */
+function noReasons(p: Player): string {
+  return p.rec?.source === "simulated" ? "simulated before decisions were kept (run it again to see them)" : "a captured trace; the kernel does not say why";
+}
+
 export function CompareDecisions({ a: pa, b: pb }: { a: Player; b: Player }) {
   const a = useDecisions(pa.recId);
   const b = useDecisions(pb.recId);
@@ -42,9 +47,8 @@ export function CompareDecisions({ a: pa, b: pb }: { a: Player; b: Player }) {
   return (
     <details open className="compare-decisions" data-testid="compare-decisions">
       <summary className="small">why: the decisions by reason</summary>
-      {(da === null || db === null) && (
-        <p className="small muted">{da === null ? "left" : "right"}: a captured trace; the kernel does not say why</p>
-      )}
+      {da === null && <p className="small muted">left: {noReasons(pa)}</p>}
+      {db === null && <p className="small muted">right: {noReasons(pb)}</p>}
       {KINDS.map(({ kind, title }) => {
         const t = reasonTable(da, db, kind);
         if (t.rows.length === 0) return null;
