@@ -17,6 +17,7 @@ from placemap.settings import Settings
 from placemap.sim.calibration import calibrate
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
+from placemap.sim_pair import baseline_of, change_pct, shifts
 from placemap.sim_profile import resolve, trace_input
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
@@ -35,33 +36,79 @@ def _sim(args: argparse.Namespace) -> int:
     settings = Settings.from_env(db_path=args.db)
     replays = trace_input(scenario)
     store = Store(settings.db_path) if args.save or replays == "recording" else None
+    base_sc = baseline_of(scenario) if args.baseline else None
+    if args.baseline and base_sc is None:
+        print(
+            "placemap sim: --baseline: the scenario sets no hints or features, nothing to compare",
+            file=sys.stderr,
+        )
+        return 2
+
+    def one(sc: dict[str, Any]) -> dict[str, Any]:
+        if not args.save:
+            return run_scenario(
+                sc, wall_clock=not args.deterministic, decisions=args.decisions or args.baseline
+            )
+        assert store is not None
+        return run_and_save(sc, store=store, wall_clock=not args.deterministic)
+
     try:
         if replays is not None:
             scenario = resolve(scenario, store, settings.collector)
-        if not args.save:
-            result = run_scenario(scenario, wall_clock=not args.deterministic, decisions=args.decisions)
-        else:
-            assert store is not None
-            result = run_and_save(scenario, store=store, wall_clock=not args.deterministic)
+            base_sc = baseline_of(scenario) if args.baseline else None
+        result = one(scenario)
+        base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
         return 2
     finally:
         if store is not None:
             store.close()
+    if base is not None:
+        return _print_pair(result, base, args.json)
     if args.json:
         json.dump(result, sys.stdout, sort_keys=True)
         sys.stdout.write("\n")
     else:
-        m = result["metric"]
-        mig = result["counters"]["migrations"]
-        print(f"{m['name']} = {m['value']} ({m['better']} is better)")
-        print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
-        print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
+        _print_result(result)
         if args.decisions and "decisions" in result:
             _print_decisions(result["decisions"])
-        if "recording_id" in result:
-            print(f"saved as recording {result['recording_id']}")
+    return 0
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    m = result["metric"]
+    mig = result["counters"]["migrations"]
+    print(f"{m['name']} = {m['value']} ({m['better']} is better)")
+    print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
+    print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
+    if "recording_id" in result:
+        print(f"saved as recording {result['recording_id']}")
+
+
+def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> int:
+    """The scenario's result beside its baseline's: the metric's change and the decisions that
+    moved most."""
+    m = result["metric"]
+    pct = change_pct(m["better"], base["metric"]["value"], m["value"])
+    moved = shifts(base["decisions"], result["decisions"])
+    if as_json:
+        json.dump(
+            {"result": result, "baseline": base, "change_pct": pct, "shifts": moved},
+            sys.stdout,
+            sort_keys=True,
+        )
+        sys.stdout.write("\n")
+        return 0
+    _print_result(result)
+    verdict = "the same" if not pct else ("better" if pct > 0 else "worse")
+    change = "n/a (baseline 0)" if pct is None else f"{pct:+.1f}%, {verdict} ({m['better']} is better)"
+    print(f"baseline (no hints, default features): {m['name']} = {base['metric']['value']}: {change}")
+    if "recording_id" in base:
+        print(f"baseline saved as recording {base['recording_id']}")
+    print("decisions that moved most (share of the kind's decisions, baseline in brackets):")
+    for x in moved:
+        print(f"  {x['kind']:<6} {100 * x['share']:5.1f}% ({100 * x['baseline_share']:5.1f}%)  {x['reason']}")
     return 0
 
 
@@ -112,6 +159,12 @@ def register(sub: Any) -> None:
     sim.add_argument("scenario", help="scenario JSON file")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")
+    sim.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run the scenario without its hints and feature changes and print the change and the "
+        "decisions that moved most (with --save both are stored)",
+    )
     sim.add_argument(
         "--decisions",
         action="store_true",

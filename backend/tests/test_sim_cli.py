@@ -162,3 +162,32 @@ def test_sim_decisions_prints_the_reasons_and_json_lists_them_all(
     plain = json.loads(out)
     assert "decisions" not in plain and {k: v for k, v in full.items() if k != "decisions"} == plain
     assert sum(r["count"] for r in full["decisions"]["wakeup"]) == plain["counters"]["wakeups"]["total"]
+
+
+def test_sim_baseline_runs_the_pair_and_names_what_moved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    sc = {**SCENARIO, "duration_ms": 400}  # past schbench's 100 ms warmup: p99s to compare
+    f.write_text(json.dumps(sc))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    assert code == 0
+    pair = json.loads(out)
+    base_sc = {k: v for k, v in sc.items() if k != "hints"}
+    assert pair["baseline"] == run_scenario(base_sc, wall_clock=False, decisions=True)
+    assert pair["result"] == run_scenario(sc, wall_clock=False, decisions=True)
+    v, b = pair["result"]["metric"]["value"], pair["baseline"]["metric"]["value"]
+    assert pair["change_pct"] == pytest.approx(100 * (b - v) / b)  # p99: lower is better
+    # the hint's own path exists only in the hinted run
+    hint = [x for x in pair["shifts"] if x["reason"].startswith("wake_affine hint")]
+    assert hint and hint[0]["baseline_share"] == 0 and hint[0]["share"] > 0
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    assert code == 0 and "baseline (no hints, default features): p99_wakeup_latency_us = " in text
+    assert "decisions that moved most" in text and "wake_affine hint" in text
+
+
+def test_sim_baseline_needs_something_to_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({k: v for k, v in SCENARIO.items() if k != "hints"}))
+    code, out, err = run(["sim", str(f), "--baseline"], capsys)
+    assert code == 2 and not out and "nothing to compare" in err
