@@ -94,6 +94,21 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const twinDec = (await (await request.get(`/api/recordings/${twinId}/decisions`)).json()) as { wakeup: { count: number }[] };
   await expect(why.locator('table[data-kind="wakeup"] caption')).toHaveText(`wakeups: – left, ${n(twinDec.wakeup.reduce((s, w) => s + w.count, 0))} right`);
   await expect(why.locator('table[data-kind="wakeup"] tbody tr').first().locator("td").first()).toHaveText("–");
+  // switched to the counts up to the playhead (+100 ms on both): each recording's overview bins
+  // (the Player's 2000) up to the one holding its playhead
+  type Ov = { t_start_ns: number; bin_ns: number; bins: number; migrations_by_level: Record<string, number[]> };
+  const upTo = async (id: string) => {
+    const o = (await (await request.get(`/api/recordings/${id}/overview?bins=2000`)).json()) as Ov;
+    const nb = Math.min(o.bins, Math.floor(100e6 / o.bin_ns) + 1);
+    return Math.round(Object.values(o.migrations_by_level).reduce((s, xs) => s + xs.slice(0, nb).reduce((x, y) => x + y, 0), 0));
+  };
+  await counts.getByRole("button", { name: "up to the playhead" }).click();
+  await expect(page.getByTestId("compare-counts-caption")).toContainText("up to +100.0 ms");
+  await expect(cells("migrations")).toHaveText([n(await upTo(rid)), n(await upTo(twinId)), /^[+\u2212=]/]);
+  await expect(cells("migrations.cause.wakeup")).toHaveCount(0);
+  await page.screenshot({ path: join(ARTIFACTS, "whatif-compare-playhead.png") });
+  await counts.getByRole("button", { name: "whole run" }).click();
+  await expect(cells("migrations")).toHaveText([n(mA.migrations.total), n(mB.migrations.total), /^[+\u2212=]/]);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare.png") });
   await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
   await expect(page.getByTestId("compare")).toHaveCount(0);

@@ -1,11 +1,15 @@
 /**
  * The comparison's table: both recordings' whole-run counts (the GET metrics each Player loads) side by side,
- * (left: the open recording, right: the one beside it) with the right one's change. Every value is text.
+ * (left: the open recording, right: the one beside it) with the right one's change; or, switched, the counts
+ * the overview's bins give up to each one's playhead (the right follows the left from its start), to watch
+ * where the runs part. Every value is text.
  */
-import { useSyncExternalStore } from "react";
+import { useState, useSyncExternalStore } from "react";
 import type { Metrics } from "../../client/types";
+import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
-import { compareRows, formatChange, formatValue } from "./counts";
+import { usePlayerSnapshot } from "../engine/usePlayer";
+import { compareRows, formatChange, formatValue, rowsUpTo, type CountRow } from "./counts";
 
 /** The player's own GET metrics (it fetches them as it loads), "error" when that failed. */
 function usePlayerMetrics(player: Player): Metrics | null | "error" {
@@ -15,13 +19,30 @@ function usePlayerMetrics(player: Player): Metrics | null | "error" {
 export function CompareCounts({ a: pa, b: pb }: { a: Player; b: Player }) {
   const a = usePlayerMetrics(pa);
   const b = usePlayerMetrics(pb);
+  const [upTo, setUpTo] = useState(false);
+  const snapA = usePlayerSnapshot(pa);
+  const snapB = usePlayerSnapshot(pb);
   const aName = pa.rec?.name ?? "";
   const bName = pb.rec?.name ?? "";
   if (a === "error" || b === "error") return <p className="small warn" data-testid="compare-counts-error">the counts could not be loaded</p>;
   if (a === null || b === null) return <p className="small muted">counting…</p>;
+  let rows: CountRow[];
+  let caption: string;
+  if (upTo && pa.overview && pb.overview) {
+    rows = rowsUpTo(pa.overview, snapA.playhead, pb.overview, snapB.playhead);
+    caption = `up to +${formatDuration(snapA.playhead - pa.tStart)} (to the end of its ${formatDuration(pa.overview.bin_ns)} overview bin)`;
+  } else {
+    rows = compareRows(a, b);
+    caption = "whole run";
+  }
   return (
-    <table className="llc-table compare-counts" data-testid="compare-counts">
-      <caption className="small">whole run</caption>
+    <table className="llc-table compare-counts" data-testid="compare-counts" data-mode={upTo ? "playhead" : "run"}>
+      <caption className="small">
+        <span data-testid="compare-counts-caption">{caption}</span>{" "}
+        <button type="button" className="linkish" aria-pressed={upTo} onClick={() => { setUpTo((x) => !x); }}>
+          {upTo ? "whole run" : "up to the playhead"}
+        </button>
+      </caption>
       <thead>
         <tr>
           <th scope="col" />
@@ -31,7 +52,7 @@ export function CompareCounts({ a: pa, b: pb }: { a: Player; b: Player }) {
         </tr>
       </thead>
       <tbody>
-        {compareRows(a, b).map((r) => (
+        {rows.map((r) => (
           <tr key={r.key} data-key={r.key} className={r.part ? "part" : undefined}>
             <th scope="row">{r.label}</th>
             <td>{formatValue(r.a, r.unit)}</td>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Metrics } from "../../client/types";
-import { compareRows, formatChange, formatValue } from "./counts";
+import type { Metrics, Overview } from "../../client/types";
+import { binsUpTo, compareRows, formatChange, formatValue, rowsUpTo } from "./counts";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
 const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
@@ -67,5 +67,44 @@ describe("formatValue and formatChange", () => {
     expect(formatChange(7, 7, "count")).toBe("=");
     expect(formatChange(0.75, 0.5, "fraction")).toBe("\u221225.0 pt");
     expect(formatChange(null, 3, "count")).toBe("");
+  });
+});
+
+function ov(t0: number, bin: number, migs: number[], wakeups: number[], lost: number[] = migs.map(() => 0)): Overview {
+  return {
+    t_start_ns: t0,
+    t_end_ns: t0 + bin * migs.length,
+    bin_ns: bin,
+    bins: migs.length,
+    events: migs.map((m, i) => m + (wakeups[i] ?? 0)),
+    by_kind: { migrate: migs, wakeup: wakeups, switch: wakeups.map((w) => 2 * w) },
+    migrations_by_level: { smt: migs.map(() => 0), llc: migs, node: migs.map((m) => (m > 1 ? 1 : 0)), cross_node: migs.map(() => 0) },
+    lost,
+  };
+}
+
+describe("counts up to the playhead", () => {
+  it("sums the bins up to the one holding the playhead", () => {
+    const a = ov(1000, 10, [1, 2, 3, 4], [5, 5, 5, 5]);
+    expect(binsUpTo(a, 999)).toBe(0);
+    expect(binsUpTo(a, 1000)).toBe(1);
+    expect(binsUpTo(a, 1019)).toBe(2);
+    expect(binsUpTo(a, 10_000)).toBe(4);
+  });
+
+  it("gives each side's counts at its own playhead", () => {
+    const a = ov(1000, 10, [1, 2, 3, 4], [5, 5, 5, 5], [0, 7, 0, 0]);
+    const b = ov(0, 20, [0, 8, 0], [1, 1, 1]); // another recording, another start and bin width
+    const rows = rowsUpTo(a, 1015, b, 25); // two bins of a, two of b
+    const r = (k: string) => rows.find((x) => x.key === k);
+    expect(r("migrations.llc")).toMatchObject({ a: 3, b: 8 });
+    expect(r("migrations.node")).toMatchObject({ a: 1, b: 1 });
+    expect(r("migrations")).toMatchObject({ a: 4, b: 9 });
+    expect(r("wakeups")).toMatchObject({ a: 10, b: 2 });
+    expect(r("switches")).toMatchObject({ a: 20, b: 4 });
+    expect(r("lost")).toMatchObject({ a: 7, b: 0 });
+    // what only the whole run's metrics have is not made up
+    expect(r("migrations.cause.wakeup")).toBeUndefined();
+    expect(r("busy")).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * row by row (migrations by level and cause, wakeups by level, CPU busy, what was lost), with the
  * right one's change against the left one. Pure; the rows come from each recording's GET metrics.
  */
-import type { Metrics } from "../../client/types";
+import type { Metrics, Overview } from "../../client/types";
 
 export interface CountRow {
   key: string;
@@ -72,4 +72,33 @@ export function formatChange(a: number | null, b: number | null, unit: CountRow[
   if (unit === "fraction") return `${sign}${(Math.abs(b - a) * 100).toFixed(1)} pt`;
   if (a === 0) return `${sign}${Math.abs(b - a).toLocaleString("en-US")}`;
   return `${sign}${((Math.abs(b - a) / a) * 100).toFixed(1)}%`;
+}
+
+/** Bins of `ov` up to and including the one holding time `t` (absolute ns): how many to sum. */
+export function binsUpTo(ov: Overview, t: number): number {
+  if (t < ov.t_start_ns || ov.bin_ns <= 0) return 0;
+  return Math.min(ov.bins, Math.floor((t - ov.t_start_ns) / ov.bin_ns) + 1);
+}
+
+function sumTo(series: number[] | undefined, n: number): number {
+  let s = 0;
+  if (series) for (let i = 0; i < n && i < series.length; i++) s += series[i] ?? 0;
+  return Math.round(s); // resampled bins may hold fractions of a stored bin's count
+}
+
+/** The rows the overview's bins can give up to each recording's playhead (`aT`, `bT`: absolute ns),
+ * to the end of the bin holding it: migrations by level, wakeups, switches, lost events. The rows
+ * only the whole run's metrics have (causes, wakeups by level, CPU busy, skipped lines) are left out. */
+export function rowsUpTo(a: Overview, aT: number, b: Overview, bT: number): CountRow[] {
+  const na = binsUpTo(a, aT);
+  const nb = binsUpTo(b, bT);
+  const rows: CountRow[] = [];
+  const add = (key: string, label: string, part: boolean, f: (ov: Overview, n: number) => number) =>
+    rows.push({ key, label, part, a: f(a, na), b: f(b, nb), unit: "count" });
+  add("migrations", "migrations", false, (ov, n) => LEVELS.reduce((s, [k]) => s + sumTo(ov.migrations_by_level[k], n), 0));
+  for (const [k, label] of LEVELS) add(`migrations.${k}`, label, true, (ov, n) => sumTo(ov.migrations_by_level[k], n));
+  add("wakeups", "wakeups", false, (ov, n) => sumTo(ov.by_kind.wakeup, n));
+  add("switches", "context switches", false, (ov, n) => sumTo(ov.by_kind.switch, n));
+  add("lost", "events lost", false, (ov, n) => sumTo(ov.lost, n));
+  return rows;
 }
