@@ -24,6 +24,7 @@ from placemap.sim.policy.balance import (
 
 if TYPE_CHECKING:
     from placemap.sim.engine import Engine
+    from placemap.sim.state import Rq
 
 
 def balance_interval_ns(interval_ns: int, busy_factor: int, busy: bool, nr_cpus: int) -> int:
@@ -110,10 +111,19 @@ class Balancer:
             return
         sd = self.eng.st.sd.per_cpu[cpu][level]
         self.interval[cpu][level] = iv
+        self.eng.st.rqs[cpu].lb_tuned &= ~(1 << level)
         due = self.last_balance[cpu][level] + balance_interval_ns(
             iv, sd.busy_factor, self.last_busy[cpu][level], len(self.eng.st.cpus)
         )
         self.next_balance[cpu][level] = min(self.next_balance[cpu][level], due)
+
+    @staticmethod
+    def _tuned(rq: Rq, level: int, above_min: bool) -> None:
+        """Rq.lb_tuned's bit of the level after the tick set its interval."""
+        if above_min:
+            rq.lb_tuned |= 1 << level
+        else:
+            rq.lb_tuned &= ~(1 << level)
 
     def _llc_has_busy_pair(self) -> bool:
         """nohz_balancer_kick(): an LLC with more than one busy CPU has load idle CPUs elsewhere
@@ -144,6 +154,7 @@ class Balancer:
                 continue
             nb = self.next_balance[cpu]
             iv = self.interval[cpu]
+            mins = self.min_interval[cpu]
             for level, sd in enumerate(st.sd.per_cpu[cpu]):
                 if now < nb[level]:
                     continue
@@ -157,6 +168,7 @@ class Balancer:
                     nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
                     self.last_balance[cpu][level] = now
                     self.last_busy[cpu][level] = not idle
+                    self._tuned(rq, level, iv[level] != mins[level])
                     break
                 if moves or why == R_ALL_HOT_OR_PINNED:
                     # unbalanced (moved, or failed to): back to the shortest interval
@@ -180,4 +192,5 @@ class Balancer:
                 nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
                 self.last_balance[cpu][level] = now
                 self.last_busy[cpu][level] = not idle
+                self._tuned(rq, level, iv[level] != mins[level])
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)

@@ -98,6 +98,7 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     bal = eng.balancer
     mc = st.sd.per_cpu[0][1]
     bal.interval[0][1] = mc.max_interval_ms * 1_000_000
+    st.rqs[0].lb_tuned |= 1 << 1  # as the tick leaves it with the interval above min_interval
     bal.last_balance[0][1] = 4_000_000
     bal.next_balance[0][1] = 4_000_000 + 32_000_000
     task(st, 1)
@@ -105,6 +106,7 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     eng._schedule(st.rqs[0])
     assert q.cpu == 0
     assert bal.interval[0][1] == mc.min_interval_ms * 1_000_000 == 16_000_000
+    assert not st.rqs[0].lb_tuned >> 1 & 1
     assert bal.next_balance[0][1] == 4_000_000 + 16_000_000
 
 
@@ -124,8 +126,10 @@ def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
     """Balancer.newidle_unbalanced returns at once for a level whose interval is min_interval
     already, which is exact only while every writer keeps next_balance <= last_balance +
     balance_interval_ns(min_interval, busy at last_balance) for such a level (the tick sets
-    the three together; the newly idle reset only lowers next_balance). Checked on every CPU
-    and level every millisecond of hackbench -g 8 on sockets, with the resets it causes."""
+    the three together; the newly idle reset only lowers next_balance), and newidle_balance
+    calls it only for the levels Rq.lb_tuned marks, which must be those above min_interval.
+    Checked on every CPU and level every millisecond of hackbench -g 8 on sockets, with the
+    resets it causes."""
     sc = parse_scenario(
         {"topology": "zen3-2s-nps1", "workload": {"kind": "hackbench", "groups": 8, "loops": 20}, "seed": 1}
     )
@@ -139,7 +143,9 @@ def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
         for cpu, doms in enumerate(eng.st.sd.per_cpu):
             for level, sd in enumerate(doms):
                 iv = sd.min_interval_ms * 1_000_000
-                if bal.interval[cpu][level] != iv:
+                tuned = bool(eng.st.rqs[cpu].lb_tuned >> level & 1)
+                assert tuned == (bal.interval[cpu][level] != iv), (ms, cpu, level)
+                if tuned:
                     above += 1
                     continue
                 at_min += 1
