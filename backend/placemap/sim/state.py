@@ -210,6 +210,7 @@ class Rq:
         "idle_since",
         "idle_stamp",
         "last_buddy",
+        "lb_tuned",
         "leaving",
         "load",
         "min_vruntime",
@@ -260,6 +261,11 @@ class Rq:
         self.need_resched = False
         self.idle_since = 0  # -1 while not idle
         self.next_balance = [0] * nr_levels
+        # the Balancer's: bit L set while this CPU's balance interval at domain level L is
+        # above its min_interval (a newly idle balance that moved or failed resets it; at
+        # min_interval the reset changes nothing: newidle_balance reads this, the runqueue
+        # being at hand, instead of the Balancer's tables)
+        self.lb_tuned = 0
         # the task that blocked here and is still on_cpu (newidle balancing before the switch),
         # and the wakeups of it that wait for its switch-out: (wakee, waker, waker's CPU, sync)
         self.leaving: Task | None = None

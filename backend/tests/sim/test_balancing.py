@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from placemap.sim.balancing import balance_interval_ns
 from placemap.sim.engine import Engine
+from placemap.sim.scenario import parse_scenario
 from placemap.sim.state import Task
 from placemap.sim.topology import preset
+from placemap.sim.workloads import build
 from tests.sim.scaffold import task
 
 
@@ -95,6 +98,7 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     bal = eng.balancer
     mc = st.sd.per_cpu[0][1]
     bal.interval[0][1] = mc.max_interval_ms * 1_000_000
+    st.rqs[0].lb_tuned |= 1 << 1  # as the tick leaves it with the interval above min_interval
     bal.last_balance[0][1] = 4_000_000
     bal.next_balance[0][1] = 4_000_000 + 32_000_000
     task(st, 1)
@@ -102,6 +106,7 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     eng._schedule(st.rqs[0])
     assert q.cpu == 0
     assert bal.interval[0][1] == mc.min_interval_ms * 1_000_000 == 16_000_000
+    assert not st.rqs[0].lb_tuned >> 1 & 1
     assert bal.next_balance[0][1] == 4_000_000 + 16_000_000
 
 
@@ -115,3 +120,37 @@ def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
     eng.run(5_000_000)
     # CPU 0 busy alone: its SMT level balanced (2 ms doubled to 4 ms; busy: 16 jiffies - 1)
     assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
+
+
+def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
+    """Balancer.newidle_unbalanced returns at once for a level whose interval is min_interval
+    already, which is exact only while every writer keeps next_balance <= last_balance +
+    balance_interval_ns(min_interval, busy at last_balance) for such a level (the tick sets
+    the three together; the newly idle reset only lowers next_balance), and newidle_balance
+    calls it only for the levels Rq.lb_tuned marks, which must be those above min_interval.
+    Checked on every CPU and level every millisecond of hackbench -g 8 on sockets, with the
+    resets it causes."""
+    sc = parse_scenario(
+        {"topology": "zen3-2s-nps1", "workload": {"kind": "hackbench", "groups": 8, "loops": 20}, "seed": 1}
+    )
+    eng = Engine(sc.topology, sc.features, sc.seed)
+    build(sc.workload_spec).setup(eng, sc.hints)
+    bal = eng.balancer
+    nr_cpus = len(eng.st.cpus)
+    at_min = above = 0
+    for ms in range(1, 41):
+        eng.run(ms * 1_000_000)
+        for cpu, doms in enumerate(eng.st.sd.per_cpu):
+            for level, sd in enumerate(doms):
+                iv = sd.min_interval_ms * 1_000_000
+                tuned = bool(eng.st.rqs[cpu].lb_tuned >> level & 1)
+                assert tuned == (bal.interval[cpu][level] != iv), (ms, cpu, level)
+                if tuned:
+                    above += 1
+                    continue
+                at_min += 1
+                due = bal.last_balance[cpu][level] + balance_interval_ns(
+                    iv, sd.busy_factor, bal.last_busy[cpu][level], nr_cpus
+                )
+                assert bal.next_balance[cpu][level] <= due, (ms, cpu, level)
+    assert at_min > 0 and above > 0, "both kinds of level seen"

@@ -411,8 +411,9 @@ def newidle_balance(
 ) -> tuple[Move | None, int]:
     """newidle_balance(): bottom-up while the expected idle time covers the cost so far plus the
     level's cost; returns the pulled task's move (or None) and the time spent (ns).
-    `unbalanced(cpu, level)` is told of each level whose balance moved or failed (the
-    balancer resets its balance_interval)."""
+    `unbalanced(cpu, level)` is told of each level whose balance moved or failed while its
+    balance_interval is above min_interval (Rq.lb_tuned): the balancer resets it (at
+    min_interval the reset would change nothing)."""
     rq = st.rqs[cpu]
     # v5.13+ (c5b0a7eefc70 "Remove sysctl_sched_migration_cost condition"; v6.0: "!overload ||
     # avg_idle < sd->max_newidle_lb_cost"): no 500 us avg_idle gate any more, only the cost of
@@ -428,7 +429,7 @@ def newidle_balance(
         if sd.flags & SD_BALANCE_NEWIDLE:
             spent += cost
             moves, why = load_balance(st, cpu, level, CPU_NEWLY_IDLE, failed)
-            if unbalanced is not None and (moves or why == R_ALL_HOT_OR_PINNED):
+            if unbalanced is not None and rq.lb_tuned >> level & 1 and (moves or why == R_ALL_HOT_OR_PINNED):
                 unbalanced(cpu, level)  # load_balance(): balance_interval = min_interval
             if moves:
                 return moves[0], spent
