@@ -104,11 +104,14 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   };
   await counts.getByRole("button", { name: "up to the playhead" }).click();
   await expect(page.getByTestId("compare-counts-caption")).toContainText("up to +100.0 ms");
+  await expect(page).toHaveURL(/[?&]counts=playhead/);
+  const playheadUrl = page.url();
   await expect(cells("migrations")).toHaveText([n(await upTo(rid)), n(await upTo(twinId)), /^[+\u2212=]/]);
   await expect(cells("migrations.cause.wakeup")).toHaveCount(0);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare-playhead.png") });
   await counts.getByRole("button", { name: "whole run" }).click();
   await expect(cells("migrations")).toHaveText([n(mA.migrations.total), n(mB.migrations.total), /^[+\u2212=]/]);
+  await expect(page).not.toHaveURL(/[?&]counts=/);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare.png") });
   await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
   await expect(page.getByTestId("compare")).toHaveCount(0);
@@ -141,6 +144,11 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const [mainMs, twinMs] = labels.map((x) => ms(/\+([0-9.]+) ms/, x));
   expect(mainMs).toBeGreaterThan(101);
   expect(Math.abs((mainMs ?? 0) - (twinMs ?? 0))).toBeLessThan(3);
+
+  // a link taken while the counts were up to the playhead opens them so
+  await page.goto(playheadUrl);
+  await expect(page.getByTestId("compare-counts-caption")).toContainText("up to +100.0 ms");
+  await expect(cells("migrations")).toHaveText([n(await upTo(rid)), n(await upTo(twinId)), /^[+\u2212=]/]);
 
   // two hints of one category cannot be chosen (radios); a bad seed is refused by the API
   const bad = await request.post("/api/sim/jobs", {

@@ -28,7 +28,7 @@ import { formatDuration } from "./viz/time";
 const initialView = parseView(window.location.search);
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
-function UrlSync({ player, cmp }: { player: Player; cmp: string | null }) {
+function UrlSync({ player, cmp, countsUpTo }: { player: Player; cmp: string | null; countsUpTo: boolean }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
   const liveMode = snap.live?.mode ?? null;
@@ -43,9 +43,10 @@ function UrlSync({ player, cmp }: { player: Player; cmp: string | null }) {
       speed: snap.speed,
       live: liveMode !== null && liveMode !== "ended",
       ...(cmp ? { cmp } : {}),
+      ...(cmp && countsUpTo ? { counts: "playhead" as const } : {}),
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo]);
   return null;
 }
 
@@ -83,7 +84,7 @@ function CompareRow({ player, cmp, onSelect, onClose }: { player: Player; cmp: P
   );
 }
 
-function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
+function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
   // only status and selection re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
   const selected = usePlayerField(player, "selected");
@@ -93,7 +94,7 @@ function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompar
 
   return (
     <>
-      <UrlSync player={player} cmp={cmpId} />
+      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -124,7 +125,7 @@ function Workspace({ player, cmp, cmpId, onSelect, onOpenFinished, onCloseCompar
         )}
       </main>
       <aside className="right">
-        {ready && cmp && !live && <CompareCounts a={player} b={cmp} />}
+        {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
         {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
         {/* the stored inspector asks the server for task paths, which a live recording has only once it
             is stored: a live view's inspector works from the events the browser holds */}
@@ -143,6 +144,7 @@ export function App() {
   const player = usePlayer(recId, init);
   const [cmpId, setCmpId] = useState<string | null>(initialView.cmp ?? null);
   const cmpPlayer = usePlayer(cmpId, { t: null, speed: 1, selected: null });
+  const [countsUpTo, setCountsUpTo] = useState(initialView.counts === "playhead");
 
   const open = useCallback((id: string, live: boolean, sel: number | null = null) => {
     setInit((v) => ({ t: null, speed: v.speed, selected: sel, live }));
@@ -188,6 +190,8 @@ export function App() {
           player={player}
           cmp={cmpPlayer}
           cmpId={cmpId}
+          countsUpTo={countsUpTo}
+          setCountsUpTo={setCountsUpTo}
           onCloseCompare={() => { setCmpId(null); }}
           onSelect={onSelect}
           onOpenFinished={() => {

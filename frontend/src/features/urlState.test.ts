@@ -20,6 +20,14 @@ describe("URL view state", () => {
     expect(parseView(s)).toMatchObject({ rec: "r-1", t: 7, cmp: "r-2" });
     expect(parseView("?rec=r-1&cmp=").cmp).toBeUndefined();
   });
+  it("carries the comparison's counts up to the playhead, only with a comparison", () => {
+    const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, cmp: "r-2", counts: "playhead" });
+    expect(s).toBe("?rec=r-1&t=7&cmp=r-2&counts=playhead");
+    expect(parseView(s).counts).toBe("playhead");
+    expect(formatView({ rec: "r-1", t: 7, sel: null, speed: 1, counts: "playhead" })).toBe("?rec=r-1&t=7");
+    expect(parseView("?rec=r-1&counts=playhead").counts).toBeUndefined();
+    expect(parseView("?rec=r-1&cmp=r-2&counts=whatever").counts).toBeUndefined();
+  });
   it("ignores junk and clamps speed", () => {
     expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100, live: false });
     expect(parseView("?speed=0").speed).toBe(1);

@@ -1,6 +1,7 @@
 /**
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
- * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start), so a reload (and later a share link) opens
+ * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start, &counts=playhead
+ * with its counts up to the playhead), so a reload (and later a share link) opens
  * exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
@@ -14,6 +15,8 @@ export interface ViewState {
   live?: boolean;
   /** a second recording shown beside it at the same time from its start (a what-if twin) */
   cmp?: string;
+  /** the comparison's counts up to the playhead instead of the whole run's (only with cmp) */
+  counts?: "playhead";
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -40,6 +43,7 @@ export function parseView(search: string): ViewState {
     speed: speedRaw === null ? 1 : clampSpeed(Number(speedRaw)),
     live: p.get("live") === "1",
     cmp: p.get("cmp") || undefined,
+    ...(p.get("cmp") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
   };
 }
 
@@ -51,6 +55,7 @@ export function formatView(v: ViewState): string {
   if (v.speed !== 1) p.set("speed", String(v.speed));
   if (v.live) p.set("live", "1");
   if (v.cmp) p.set("cmp", v.cmp);
+  if (v.cmp && v.counts === "playhead") p.set("counts", "playhead");
   const s = p.toString();
   return s ? `?${s}` : "";
 }

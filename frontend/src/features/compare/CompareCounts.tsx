@@ -2,9 +2,9 @@
  * The comparison's table: both recordings' whole-run counts (the GET metrics each Player loads) side by side,
  * (left: the open recording, right: the one beside it) with the right one's change; or, switched, the counts
  * the overview's bins give up to each one's playhead (the right follows the left from its start), to watch
- * where the runs part. Every value is text.
+ * where the runs part (the mode is in the URL: &counts=playhead). Every value is text.
  */
-import { useState, useSyncExternalStore } from "react";
+import { useSyncExternalStore } from "react";
 import type { Metrics } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
@@ -16,10 +16,9 @@ function usePlayerMetrics(player: Player): Metrics | null | "error" {
   return useSyncExternalStore(player.subscribe, () => player.metrics ?? (player.metricsFailed ? "error" : null));
 }
 
-export function CompareCounts({ a: pa, b: pb }: { a: Player; b: Player }) {
+export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
   const a = usePlayerMetrics(pa);
   const b = usePlayerMetrics(pb);
-  const [upTo, setUpTo] = useState(false);
   const snapA = usePlayerSnapshot(pa);
   const snapB = usePlayerSnapshot(pb);
   const aName = pa.rec?.name ?? "";
@@ -39,7 +38,7 @@ export function CompareCounts({ a: pa, b: pb }: { a: Player; b: Player }) {
     <table className="llc-table compare-counts" data-testid="compare-counts" data-mode={upTo ? "playhead" : "run"}>
       <caption className="small">
         <span data-testid="compare-counts-caption">{caption}</span>{" "}
-        <button type="button" className="linkish" aria-pressed={upTo} onClick={() => { setUpTo((x) => !x); }}>
+        <button type="button" className="linkish" aria-pressed={upTo} onClick={() => { setUpTo(!upTo); }}>
           {upTo ? "whole run" : "up to the playhead"}
         </button>
       </caption>
