@@ -150,6 +150,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     o = out["overall"]
     print(f"overall: sign agreement {o['sign_agreement']} on {o['significant']} cells, "
           f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
+    b = o["beyond_noise"]
+    print(f"beyond each table's published noise band: {b['sign_agreement']} on {b['cells']} cells")
+    if "seed_stable" in o:
+        st = o["seed_stable"]
+        sb = st["beyond_noise"]
+        print(f"seed-stable (every seed gives the same sign): {st['sign_agreement']} on {st['cells']} cells, "
+              f"{sb['sign_agreement']} on {sb['cells']} of them beyond the noise band")  # fmt: skip
     return 0
 
 

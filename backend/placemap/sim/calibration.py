@@ -12,7 +12,7 @@ apart. Run sizes are set once here for every calibration run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import median
 from typing import Any
 
@@ -97,8 +97,23 @@ def _effect(better: str, base: float, value: float) -> float:
     return 100.0 * ((base - value) / base if better == "lower" else (value - base) / base)
 
 
-def report(rows: Iterable[Mapping[str, str]], results: Mapping[Key, float]) -> dict[str, Any]:
-    """Agreement of simulated with published effects, per table and overall."""
+def _agreement(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(cells)
+    agree = sum(c["published_pct"] * c["simulated_pct"] > 0 for c in cells)
+    return {"cells": n, "sign_agreement": round(agree / n, 3) if n else None}
+
+
+def report(
+    rows: Iterable[Mapping[str, str]],
+    results: Mapping[Key, float],
+    per_seed: Sequence[Mapping[Key, float]] | None = None,
+) -> dict[str, Any]:
+    """Agreement of simulated with published effects, per table and overall. With `per_seed`
+    (each seed's metrics, two seeds or more), each cell also gets its effect per seed and whether
+    every seed gives it the same sign ("seed_stable"): a cell whose sign the seed decides is the
+    model's noise, as a no-hint cell is the published runs'; the agreement on the seed-stable
+    cells above 5% is reported beside the total."""
+    seeded = per_seed is not None and len(per_seed) > 1
     tables: dict[str, dict[str, Any]] = {}
     for row in rows:
         k = cell_key(row)
@@ -116,9 +131,15 @@ def report(rows: Iterable[Mapping[str, str]], results: Mapping[Key, float]) -> d
             "published_pct": float(row["pct_vs_baseline"]),
             "simulated_pct": round(_effect(row["better"], base, sim), 2),
         }
+        if seeded and per_seed is not None:
+            effs = [_effect(row["better"], ps[(k[0], k[1], k[2], ())], ps[k]) for ps in per_seed]
+            cell["seed_pcts"] = [round(e, 2) for e in effs]
+            cell["seed_stable"] = all(e > 0 for e in effs) or all(e < 0 for e in effs)
         t["noise" if row["config"] in NO_HINT else "cells"].append(cell)
     total_n = total_agree = clear_n = clear_agree = 0
     ratios_all: list[float] = []
+    stable_all: list[dict[str, Any]] = []
+    stable_clear: list[dict[str, Any]] = []
     for t in tables.values():
         sig = [c for c in t["cells"] if abs(c["published_pct"]) > SIGNIFICANT_PCT]
         agree = [c for c in sig if c["published_pct"] * c["simulated_pct"] > 0]
@@ -140,23 +161,28 @@ def report(rows: Iterable[Mapping[str, str]], results: Mapping[Key, float]) -> d
                 else None
             ),
         }
+        if seeded:
+            stable = [c for c in sig if c["seed_stable"]]
+            t["seed_stable"] = _agreement(stable)
+            stable_all += stable
+            stable_clear += [c for c in stable if abs(c["published_pct"]) > band]
         total_n += len(sig)
         total_agree += len(agree)
         clear_n += len(clear)
         clear_agree += sum(c["published_pct"] * c["simulated_pct"] > 0 for c in clear)
         ratios_all += ratios
-    return {
-        "tables": tables,
-        "overall": {
-            "significant": total_n,
-            "sign_agreement": round(total_agree / total_n, 3) if total_n else None,
-            "median_ratio": round(median(ratios_all), 3) if ratios_all else None,
-            "beyond_noise": {
-                "cells": clear_n,
-                "sign_agreement": round(clear_agree / clear_n, 3) if clear_n else None,
-            },
+    overall: dict[str, Any] = {
+        "significant": total_n,
+        "sign_agreement": round(total_agree / total_n, 3) if total_n else None,
+        "median_ratio": round(median(ratios_all), 3) if ratios_all else None,
+        "beyond_noise": {
+            "cells": clear_n,
+            "sign_agreement": round(clear_agree / clear_n, 3) if clear_n else None,
         },
     }
+    if seeded:
+        overall["seed_stable"] = {**_agreement(stable_all), "beyond_noise": _agreement(stable_clear)}
+    return {"tables": tables, "overall": overall}
 
 
 def run_cost(key: Key) -> float:
@@ -196,10 +222,13 @@ def calibrate(
         outs = run_many(scenarios, jobs, [run_cost(k) for k, _ in runs], done)
     results: dict[Key, float] = {}
     per_key = len(seeds)
+    per_seed: list[dict[Key, float]] = [{} for _ in seeds]
     for j, key in enumerate(keys):
         # summed in seed order, as a sequential run does
         vals = [float(outs[j * per_key + k]["metric"]["value"]) for k in range(per_key)]
         results[key] = sum(vals) / len(vals)
-    out = report(rows, results)
+        for k in range(per_key):
+            per_seed[k][key] = vals[k]
+    out = report(rows, results, per_seed)
     out["runs"] = len(runs)
     return out

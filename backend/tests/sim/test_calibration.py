@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
-from placemap.sim.calibration import Key, cell_key, plan, report, scenario_for
+from placemap.sim.calibration import Key, calibrate, cell_key, plan, report, scenario_for
 from placemap.sim.scenario import parse_scenario, run_scenario
 
 CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
@@ -64,6 +65,42 @@ def test_report_gives_the_published_noise_band_and_agreement_beyond_it() -> None
     assert 0 < clear["cells"] < t["significant"]
     # every cell simulated as better: agreement beyond noise is the share of published gains
     assert clear["sign_agreement"] is not None and clear["sign_agreement"] < 1.0
+
+
+def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
+    # calibrate() with a stand-in runner (the table's arithmetic only, no simulation): seed 1
+    # simulates every published effect exactly, seed 2 flips the sign of the cells at 4 workers
+    rs = [r for r in rows() if r["section"] == "schbench Wakeup Hint"]
+
+    def published(sc: dict[str, Any]) -> float:
+        wl = sc["workload"]
+        config = "+".join(sc["hints"]) or "tip"
+        row = next(r for r in rs if int(r["x"]) == wl["workers"] and r["config"] == config)
+        base = float(next(b["value"] for b in rs if b["x"] == row["x"] and b["config"] == "tip"))
+        pct = float(row["pct_vs_baseline"]) * (-1 if sc["seed"] == 2 and wl["workers"] == 4 else 1)
+        return base * (1 - pct / 100)
+
+    def runner(sc: dict[str, Any]) -> dict[str, Any]:
+        return {"metric": {"value": published(sc)}}
+
+    one = calibrate(rs, seeds=[1], runner=runner)
+    assert (
+        "seed_stable" not in one["overall"]
+        and "seed_pcts" not in one["tables"][next(iter(one["tables"]))]["cells"][0]
+    )
+    out = calibrate(rs, seeds=[1, 2], runner=runner)
+    t = next(iter(out["tables"].values()))
+    at4 = [c for c in t["cells"] if c["x"] == 4]
+    assert at4 and all(
+        not c["seed_stable"] and c["seed_pcts"][0] == -c["seed_pcts"][1] for c in at4 if c["seed_pcts"][0]
+    )
+    assert all(c["seed_stable"] for c in t["cells"] if c["x"] != 4 and abs(c["published_pct"]) > 0)
+    sig_stable = [c for c in t["cells"] if abs(c["published_pct"]) > 5 and c["seed_stable"]]
+    st = out["overall"]["seed_stable"]
+    assert (st["cells"], st["sign_agreement"]) == (len(sig_stable), 1.0)
+    band = t["noise_band_pct"]
+    assert st["beyond_noise"]["cells"] == sum(abs(c["published_pct"]) > band for c in sig_stable)
+    assert t["seed_stable"]["cells"] == len(sig_stable) < t["significant"]
 
 
 def test_schbench_runs_as_long_as_the_published_runs_so_the_icx_collapse_shows() -> None:
