@@ -123,8 +123,8 @@ def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
 
 
 def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
-    """Balancer.newidle_unbalanced returns at once for a level whose interval is min_interval
-    already, which is exact only while every writer keeps next_balance <= last_balance +
+    """newidle_balance skips Balancer.newidle_unbalanced for a level whose interval is
+    min_interval already, which is exact only while every writer keeps next_balance <= last_balance +
     balance_interval_ns(min_interval, busy at last_balance) for such a level (the tick sets
     the three together; the newly idle reset only lowers next_balance), and newidle_balance
     calls it only for the levels Rq.lb_tuned marks, which must be those above min_interval.
