@@ -36,13 +36,6 @@ def _sim(args: argparse.Namespace) -> int:
     settings = Settings.from_env(db_path=args.db)
     replays = trace_input(scenario)
     store = Store(settings.db_path) if args.save or replays == "recording" else None
-    base_sc = baseline_of(scenario) if args.baseline else None
-    if args.baseline and base_sc is None:
-        print(
-            "placemap sim: --baseline: the scenario sets no hints or features, nothing to compare",
-            file=sys.stderr,
-        )
-        return 2
 
     def one(sc: dict[str, Any]) -> dict[str, Any]:
         if not args.save:
@@ -55,7 +48,13 @@ def _sim(args: argparse.Namespace) -> int:
     try:
         if replays is not None:
             scenario = resolve(scenario, store, settings.collector)
-            base_sc = baseline_of(scenario) if args.baseline else None
+        base_sc = baseline_of(scenario) if args.baseline else None
+        if args.baseline and base_sc is None:
+            print(
+                "placemap sim: --baseline: the scenario sets no hints or features, nothing to compare",
+                file=sys.stderr,
+            )
+            return 2
         result = one(scenario)
         base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
