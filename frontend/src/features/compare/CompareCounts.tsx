@@ -19,26 +19,31 @@ function usePlayerMetrics(player: Player): Metrics | null | "error" {
 export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
   const a = usePlayerMetrics(pa);
   const b = usePlayerMetrics(pb);
-  const snapA = usePlayerSnapshot(pa);
-  const snapB = usePlayerSnapshot(pb);
-  const aName = pa.rec?.name ?? "";
-  const bName = pb.rec?.name ?? "";
   if (a === "error" || b === "error") return <p className="small warn" data-testid="compare-counts-error">the counts could not be loaded</p>;
   if (a === null || b === null) return <p className="small muted">counting…</p>;
-  let rows: CountRow[];
-  let caption: string;
-  if (upTo && pa.overview && pb.overview) {
-    rows = rowsUpTo(pa.overview, snapA.playhead, pb.overview, snapB.playhead);
-    caption = `up to +${formatDuration(snapA.playhead - pa.tStart)} (to the end of its ${formatDuration(pa.overview.bin_ns)} overview bin)`;
-  } else {
-    rows = compareRows(a, b);
-    caption = "whole run";
-  }
+  const toggle = () => { setUpTo(!upTo); };
+  // only the playhead mode follows the players' snapshots (the whole run's table does not re-render during playback)
+  if (upTo && pa.overview && pb.overview) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
+  return <CountsTable a={pa} b={pb} rows={compareRows(a, b)} caption="whole run" upTo={false} toggle={toggle} />;
+}
+
+function PlayheadCounts({ a: pa, b: pb, toggle }: { a: Player; b: Player; toggle: () => void }) {
+  const snapA = usePlayerSnapshot(pa);
+  const snapB = usePlayerSnapshot(pb);
+  if (!pa.overview || !pb.overview) return null;
+  const rows = rowsUpTo(pa.overview, snapA.playhead, pb.overview, snapB.playhead);
+  const caption = `up to +${formatDuration(snapA.playhead - pa.tStart)} (to the end of its ${formatDuration(pa.overview.bin_ns)} overview bin)`;
+  return <CountsTable a={pa} b={pb} rows={rows} caption={caption} upTo toggle={toggle} />;
+}
+
+function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle }: { a: Player; b: Player; rows: CountRow[]; caption: string; upTo: boolean; toggle: () => void }) {
+  const aName = pa.rec?.name ?? "";
+  const bName = pb.rec?.name ?? "";
   return (
     <table className="llc-table compare-counts" data-testid="compare-counts" data-mode={upTo ? "playhead" : "run"}>
       <caption className="small">
         <span data-testid="compare-counts-caption">{caption}</span>{" "}
-        <button type="button" className="linkish" aria-pressed={upTo} onClick={() => { setUpTo(!upTo); }}>
+        <button type="button" className="linkish" aria-pressed={upTo} onClick={toggle}>
           {upTo ? "whole run" : "up to the playhead"}
         </button>
       </caption>
