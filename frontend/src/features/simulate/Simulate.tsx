@@ -8,7 +8,7 @@
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
-import { SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
+import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
@@ -44,12 +44,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
       <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
         <SimForm label="Simulate" onSubmit={run}>
-          <label>
-            machine{" "}
-            <select value={choice.topology} aria-label="machine" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
-              {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
-            </select>
-          </label>
+          <PresetSelect label="machine" value={choice.topology} presets={opts.presets} onChange={(v) => { set((c) => ({ ...c, topology: v })); }} />
           <label>
             workload{" "}
             <select value={choice.kind} aria-label="workload" onChange={(e) => { const v = e.target.value; set((c) => withKind(c, v, opts)); }}>

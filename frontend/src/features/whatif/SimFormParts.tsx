@@ -60,3 +60,16 @@ export function SimForm({ label, onSubmit, children }: { label: string; onSubmit
     </form>
   );
 }
+
+/** The machine to simulate: a preset (GET /api/sim/options), or `extra` options before them. */
+export function PresetSelect({ label, value, presets, onChange, extra }: { label: string; value: string; presets: string[]; onChange: (v: string) => void; extra?: ReactNode }) {
+  return (
+    <label>
+      {label}{" "}
+      <select value={value} aria-label={label} onChange={(e) => { onChange(e.target.value); }}>
+        {extra}
+        {presets.map((p) => <option key={p} value={p}>{p}</option>)}
+      </select>
+    </label>
+  );
+}

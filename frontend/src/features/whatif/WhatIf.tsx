@@ -20,7 +20,7 @@ import {
   whatIfScenario,
   type WhatIfChoice,
 } from "./scenario";
-import { SimForm, Toggle, useSimChoice } from "./SimFormParts";
+import { PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
 import { useJobPair } from "./useJobPair";
@@ -70,13 +70,13 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
       <Toggle open={open} setOpen={setOpen} title="What if…" />
       {open && opts && choice && (
         <SimForm label="What-if replay" onSubmit={run}>
-          <label>
-            topology{" "}
-            <select value={choice.topology} aria-label="topology" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, topology: v })); }}>
-              {hasTopology && <option value="recorded">recorded host</option>}
-              {opts.presets.map((p) => <option key={p} value={p}>{p}</option>)}
-            </select>
-          </label>
+          <PresetSelect
+            label="topology"
+            value={choice.topology}
+            presets={opts.presets}
+            onChange={(v) => { set((c) => ({ ...c, topology: v })); }}
+            extra={hasTopology && <option value="recorded">recorded host</option>}
+          />
           <ToggleFields opts={opts} choice={choice} set={set} />
           <button type="submit" disabled={busy}>Replay</button>
         </SimForm>
