@@ -16,6 +16,7 @@ from ftrace_lines import G4
 
 from placemap.realtime import POOL_THREAD_NAME
 from placemap.settings import REPO_ROOT
+from placemap.store.store import new_id
 
 BIN = REPO_ROOT / "bin" / "placemap"
 
@@ -49,6 +50,17 @@ def test_admin_import_list_delete(tmp_path: Path) -> None:
     assert rid not in _run(tmp_path, "admin", "list").stdout
     bad = _run(tmp_path, "admin", "delete", rid)
     assert bad.returncode == 1 and "no recording" in bad.stderr
+    # An id from before ids avoided a leading '-' reaches delete after '--'.
+    dashed = _run(tmp_path, "admin", "delete", "--", "-nnrZzMRNBLu")
+    assert dashed.returncode == 1 and "no recording" in dashed.stderr
+
+
+def test_new_ids_never_start_with_a_dash() -> None:
+    """A CLI argument starting with '-' is an option: 1 token_urlsafe draw in 64 would be unusable there."""
+    ids = [new_id() for _ in range(20000)]
+    assert not [i for i in ids if i.startswith("-")]
+    assert len(set(ids)) == len(ids) and {len(i) for i in ids} == {12}
+    assert any("-" in i for i in ids), "the alphabet still has '-' inside an id"
 
 
 def _free_port() -> int:

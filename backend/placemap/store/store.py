@@ -101,8 +101,16 @@ def _now() -> str:
 
 
 def new_id() -> str:
-    """An opaque, unguessable id."""
-    return secrets.token_urlsafe(9)
+    """An opaque, unguessable id (72 random bits, URL-safe base64).
+
+    Never starts with "-": an id is typed on command lines (``placemap admin
+    delete ID``), where a leading dash reads as an option. One draw in 64 is
+    redrawn, which leaves the id uniform over the remaining alphabet.
+    """
+    while True:
+        rid = secrets.token_urlsafe(9)
+        if not rid.startswith("-"):
+            return rid
 
 
 class Store:
