@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     tcreate.add_argument("--name", default="collector")
     tactions.add_parser("list", help="list tokens (ids and names, never the secrets)")
     trevoke = tactions.add_parser("revoke", help="revoke a token by id")
-    trevoke.add_argument("id", help="token id (one made before ids avoided a leading '-' goes after '--')")
+    trevoke.add_argument("id")
     token.set_defaults(func=_token)
     register_sim(sub)
     args = parser.parse_args(argv)
