@@ -22,7 +22,7 @@ result of scanning only the SMT siblings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from placemap.sim.topology import Topology
 
@@ -217,24 +217,31 @@ def _sd_flags(level: _Level, reclaim: int) -> tuple[int, int, int]:
 
 
 class _Partition:
-    """SchedDomains._partition's result for one span and child level: per child span (group),
-    its CPUs' positions in the span (ascending) and its sorted tuple; the group at each
-    position; and the last group order made (_groups), for the CPU at position `last_start`."""
+    """How the child spans of one span's CPUs cut it, when they partition it (every level but
+    overlapping NUMA ones): per group (child span), its CPUs' positions in the span
+    (ascending), its sorted tuple and its uid; the group at each position; and, per position, the next
+    position of the same group (its first position + len(span) past the last one: the walk
+    wraps)."""
 
-    __slots__ = ("group_at", "last", "last_start", "positions", "tuples")
+    __slots__ = ("group_at", "next_pos", "positions", "tuples", "uids")
 
     def __init__(
-        self, positions: list[list[int]], tuples: list[tuple[int, ...]], group_at: list[int]
+        self, positions: list[list[int]], tuples: list[tuple[int, ...]], uids: list[Any], group_at: list[int]
     ) -> None:
         self.positions = positions
         self.tuples = tuples
+        # _Groups uid of each group, as the int objects themselves (compiled, a list[int] item
+        # read into a tuple is unboxed and boxed again: an allocation per uid above 256)
+        self.uids = uids
         self.group_at = group_at
-        self.last_start = -2
-        self.last: tuple[tuple[int, ...], ...] = ()
+        n = len(group_at)
+        next_pos = [0] * n
+        for pos in positions:
+            for j in range(len(pos) - 1):
+                next_pos[pos[j]] = pos[j + 1]
+            next_pos[pos[-1]] = pos[0] + n
+        self.next_pos = next_pos
 
-
-# SchedDomains._partition's results by (span set, child level)
-_Partitions = dict[tuple[frozenset[int], int], _Partition | None]
 
 _KIND: Final = {"SMT": "smt", "MC": "llc", "PKG": "pkg", "NODE": "pkg", "NUMA": "numa"}
 # Counter keys by SchedDomains.level_index (0: the same CPU)
@@ -276,135 +283,330 @@ def sorted_contains(a: tuple[int, ...], x: int) -> bool:
     return i > 0 and a[i - 1] == x
 
 
+def _walk_groups(
+    part: _Partition, start: int, cur: int, keys: list[int], groups: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """The groups in the order the walk from position `start` meets them: by each group's
+    first position at or after start (wrapping), since with a partition a CPU is covered
+    exactly when its own group is added. keys: the order from position `cur` as sorted ints
+    (first position * ng + group; distinct, so plain int sorting gives the order), updated in
+    place; groups: the tuple made for `cur`, returned again when the order is the same."""
+    ng = len(part.tuples)
+    group_at = part.group_at
+    if start == cur + 1:
+        # one step on: only the group at `cur`, which came first, moves (to its next position);
+        # the others' first positions at or after start are unchanged
+        g0 = group_at[cur]
+        moved = part.next_pos[cur] * ng + g0
+        if group_at[start] == g0:
+            keys[0] = moved  # still first: the same order, the same tuple
+            return groups
+        del keys[0]
+        keys.insert(_first_at_least(keys, moved), moved)
+    else:
+        n = len(group_at)
+        keys.clear()
+        for gi in range(ng):
+            pos = part.positions[gi]
+            i = _first_at_least(pos, start)
+            keys.append((pos[i] if i < len(pos) else pos[0] + n) * ng + gi)
+        keys.sort()
+    tuples = part.tuples
+    return tuple([tuples[k % ng] for k in keys])
+
+
+class _Groups:
+    """The build's registry of spans and groups: each distinct CPU set sorted once into one
+    tuple (spans and groups share them), and each distinct group numbered (a uid) when first
+    made, so that Domains can carry their groups' uids until SchedDomains numbers the groups
+    CPU by CPU, without hashing tuples (the lowest level's single-CPU groups are new tuples,
+    and uids, per CPU, as build_sched_groups makes them)."""
+
+    __slots__ = ("sorted_of", "tuples", "uid_of")
+
+    def __init__(self) -> None:
+        self.sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
+        self.uid_of: dict[frozenset[int], int] = {}
+        self.tuples: list[tuple[int, ...]] = []  # by uid
+
+    def span(self, s: frozenset[int]) -> tuple[int, ...]:
+        t = self.sorted_of.get(s)
+        if t is None:
+            t = self.sorted_of[s] = tuple(sorted(s))
+        return t
+
+    def uid(self, s: frozenset[int]) -> int:
+        u = self.uid_of.get(s)
+        if u is None:
+            u = self.uid_of[s] = len(self.tuples)
+            self.tuples.append(self.span(s))
+        return u
+
+
+def _overlap_groups(
+    span: tuple[int, ...],
+    start: int,
+    full: list[list[frozenset[int]]],
+    child: int,
+    reg: _Groups,
+    *,
+    uids: list[int],
+) -> tuple[tuple[int, ...], ...]:
+    """build_overlap_sched_groups' walk for a span whose child spans overlap or stick out of
+    it (NUMA levels): from position `start`, wrapping, each not yet covered CPU's child span
+    (their uids into `uids`)."""
+    groups: list[tuple[int, ...]] = []
+    uids.clear()
+    covered: set[int] = set()
+    for x in span[start:] + span[:start]:
+        if x in covered:
+            continue
+        g = full[x][child]
+        covered |= g
+        u = reg.uid(g)
+        uids.append(u)
+        groups.append(reg.tuples[u])
+    return tuple(groups)
+
+
+def _partition(
+    span: tuple[int, ...], key: frozenset[int], full: list[list[frozenset[int]]], child: int, reg: _Groups
+) -> _Partition | None:
+    """When the child spans of the span's CPUs partition it (each CPU in its own child span,
+    two child spans equal or disjoint within the span), the partition; else None. key: the
+    span as a set. Each group's positions are the CPUs of the span whose child span it is, all
+    of them in it; they are all its CPUs in the span exactly when they are as many, and the
+    child spans then partition the span."""
+    positions: list[list[int]] = []
+    uids: list[int] = []
+    group_at: list[int] = []
+    inside: list[int] = []  # per group, its number of CPUs in the span
+    seen: dict[frozenset[int], int] = {}
+    for i, x in enumerate(span):
+        g = full[x][child]
+        if x not in g:
+            return None
+        gi = seen.get(g)
+        if gi is None:
+            gi = seen[g] = len(uids)
+            uids.append(reg.uid(g))
+            positions.append([])
+            inside.append(len(g) if g <= key else len(g & key))
+        positions[gi].append(i)
+        group_at.append(gi)
+    for gi in range(len(positions)):
+        if len(positions[gi]) != inside[gi]:
+            return None
+    return _Partition(positions, [reg.tuples[u] for u in uids], uids, group_at)
+
+
 class SchedDomains:
-    """Per-CPU domain chains (bottom up) plus the LLC-level facts the wakeup path needs."""
+    """Per-CPU domain chains (bottom up) plus the LLC-level facts the wakeup path needs.
+
+    Built level by level: at each level, per distinct span, the CPUs that have it walk it in
+    ascending order (a CPU's position in the span found by a merge, its group order derived
+    from the previous CPU's), rather than CPU by CPU with a lookup per level. CPUs whose domain
+    at a level would be equal share one Domain object where the walk gives them one groups
+    tuple (nothing changes a Domain once built); tests/sim/test_domains_build.py checks every
+    field against a plain per-CPU build."""
 
     def __init__(self, topo: Topology, *, no_mc: bool = False) -> None:
         self.topo = topo
         self.no_mc = no_mc
         levels = _levels(topo, no_mc)
         cpus = topo.cpus
+        n = topo.nr_cpus
         nlev = len(levels)
         # Full (pre-degeneration) spans, each widened to contain its child as the kernel does.
-        # (CPUs share their span sets, so each (child, span) pair is widened once.)
-        full: list[list[frozenset[int]]] = []
+        # (CPUs share their span sets, so each (child, span) pair is widened once, and
+        # consecutive CPUs mostly have the same pair.)
+        full: list[list[frozenset[int]]] = [[] for _ in range(n)]
         widened: dict[tuple[frozenset[int], frozenset[int]], frozenset[int]] = {}
-        for c in range(topo.nr_cpus):
-            chain: list[frozenset[int]] = []
-            for lv in levels:
-                s = lv.spans[c]
-                if chain:
-                    inner = chain[-1]
-                    wide = widened.get((inner, s))
-                    if wide is None:
-                        wide = widened[(inner, s)] = s if inner <= s else s | inner
-                    s = wide
-                chain.append(s)
-            full.append(chain)
         flag_info = [_sd_flags(lv, topo.node_reclaim_distance) for lv in levels]
-        # (per distinct chain of span sets, by their ids: the sets are alive in `full`)
         level_flags = [f[0] for f in flag_info]
+        # imb_numa_nr depends on the chain's span sizes only: per distinct sizes, once
         imb_of: dict[tuple[int, ...], list[int]] = {}
-        imb: dict[int, list[int]] = {}
+        imb: list[list[int]] = [[] for _ in range(n)]
+        last_inner: frozenset[int] | None = None
+        last_s: frozenset[int] | None = None
+        last_wide: frozenset[int] | None = None
         for c in cpus:
-            ckey = tuple([id(s) for s in full[c]])
-            got = imb_of.get(ckey)
+            chain = full[c]
+            sizes: list[int] = []
+            for i in range(nlev):
+                s = levels[i].spans[c]
+                if i:
+                    inner = chain[i - 1]
+                    if inner is not s:
+                        if inner is last_inner and s is last_s and last_wide is not None:
+                            s = last_wide
+                        else:
+                            last_inner, last_s = inner, s
+                            wide = widened.get((inner, s))
+                            if wide is None:
+                                wide = widened[(inner, s)] = s if inner <= s else s | inner
+                            s = last_wide = wide
+                chain.append(s)
+                sizes.append(len(s))
+            skey = tuple(sizes)
+            got = imb_of.get(skey)
             if got is None:
-                got = imb_of[ckey] = self._imb_numa_nr(full[c], level_flags)
+                got = imb_of[skey] = self._imb_numa_nr(chain, level_flags)
             imb[c] = got
         # Degeneration, decided per level for the whole machine: keep a level when, for some
         # CPU, it is wider than one CPU and than the last kept level below it.
         kept: list[int] = []
         for li in range(nlev):
-            below = kept[-1] if kept else None
+            below = kept[-1] if kept else -1
             # (`is not` first: a set compared with itself by != is still compared element by
             # element, and equal spans are one object here, see _levels' canon)
-            if any(
-                len(full[c][li]) > 1
-                and (below is None or (full[c][li] is not full[c][below] and full[c][li] != full[c][below]))
-                for c in cpus
-            ):
-                kept.append(li)
+            for c in cpus:
+                s = full[c][li]
+                if len(s) > 1 and (below < 0 or (s is not full[c][below] and s != full[c][below])):
+                    kept.append(li)
+                    break
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
-        self.per_cpu: list[tuple[Domain, ...]] = [() for _ in range(topo.nr_cpus)]
-        # every distinct sched group (CPU tuple) once; Domain.group_ids index it
+        reg = _Groups()
+        doms_of: list[list[Domain]] = [[] for _ in range(n)]
+        made: list[Domain] = []  # every distinct Domain, its group_ids holding group uids
+        for k, li in enumerate(kept):
+            self._build_level(
+                levels[li], flag_info[li], li, kept[k - 1] if k else -1, full, imb, cpus, reg, doms_of, made
+            )
+        self.per_cpu: list[tuple[Domain, ...]] = [tuple(d) for d in doms_of]
+        # every distinct sched group (CPU tuple) once, numbered in the order CPU by CPU and level
+        # by level meets them; Domain.group_ids index it (State.group_rqs, State.group_stats)
         self.group_cpus: list[tuple[int, ...]] = []
-        # by id: a group's tuple is sorted_of's one object per distinct set (kept alive there),
-        # and hashing a tuple of up to a few hundred ints per CPU and level is the slow part
-        gid_of: dict[int, int] = {}
-        # Spans repeat across CPUs (every CPU of an LLC has the same MC span): each distinct set
-        # is sorted once, and each distinct child span once as a group.
-        sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
-        partitions: _Partitions = {}
-        # CPUs whose domain at a level would be equal share one Domain object (nothing changes
-        # a Domain once built): by level, the groups tuple's id (one object for the CPUs whose
-        # group order is the same, see _groups; alive in the Domain) and imb_numa_nr
-        shared: dict[tuple[int, int, int], Domain] = {}
+        gid_of = [-1] * len(reg.tuples)  # by uid
+        gid_obj: list[Any] = [None] * len(reg.tuples)  # the same, boxed once (see _Partition.uids)
         for c in cpus:
-            doms: list[Domain] = []
-            for k, li in enumerate(kept):
-                span = sorted_of.get(full[c][li])
-                if span is None:
-                    span = sorted_of[full[c][li]] = tuple(sorted(full[c][li]))
-                groups = self._groups(
-                    c,
-                    span,
-                    full,
-                    kept[k - 1] if k else None,
-                    sorted_of,
-                    partitions=partitions,
-                    key=full[c][li],
-                )
-                dkey = (li, id(groups), imb[c][li])
-                dom = shared.get(dkey)
-                if dom is not None:
-                    doms.append(dom)
-                    continue
-                flags, pct, nice = flag_info[li]
-                w = len(span)
-                gids: list[int] = []
-                for g in groups:
-                    gid = gid_of.get(id(g))
-                    if gid is None:
-                        gid = gid_of[id(g)] = len(self.group_cpus)
-                        self.group_cpus.append(g)
-                    gids.append(gid)
-                dom = shared[dkey] = Domain(
-                    name=levels[li].name,
-                    kind=_KIND[levels[li].name],
-                    span=span,
-                    span_set=full[c][li],
-                    groups=groups,
-                    flags=flags,
-                    imbalance_pct=pct,
-                    cache_nice_tries=nice,
-                    imb_numa_nr=imb[c][li],
-                    min_interval_ms=w,
-                    max_interval_ms=2 * w,
-                    busy_factor=16,
-                    numa_distance=levels[li].numa_distance,
-                    group_ids=tuple(gids),
-                )
-                doms.append(dom)
-            self.per_cpu[c] = tuple(doms)
-        # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache().
-        self.llc_index: list[int] = [-1] * topo.nr_cpus  # per CPU, index of sd_llc in its chain
-        self.llc_id: list[int] = [-1] * topo.nr_cpus
+            for dom in self.per_cpu[c]:
+                for u in dom.group_ids:
+                    if gid_of[u] < 0:
+                        g = len(self.group_cpus)
+                        gid_of[u] = g
+                        gid_obj[u] = g
+                        self.group_cpus.append(reg.tuples[u])
+        for dom in made:
+            dom.group_ids = tuple([gid_obj[u] for u in dom.group_ids])
+        # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache(). The
+        # levels are the same for every CPU, so is its index.
+        idx = -1
+        for i, li in enumerate(kept):
+            if flag_info[li][0] & SD_SHARE_LLC:
+                idx = i
+        self.llc_index: list[int] = [-1] * n  # per CPU, index of sd_llc in its chain
+        self.llc_id: list[int] = [-1] * n
         llc_spans: dict[tuple[int, ...], int] = {}
+        last_span: tuple[int, ...] = ()
+        last_id = -1
         for c in cpus:
-            idx = -1
-            for i, d in enumerate(self.per_cpu[c]):
-                if d.flags & SD_SHARE_LLC:
-                    idx = i
             self.llc_index[c] = idx
             span = self.per_cpu[c][idx].span if idx >= 0 else (c,)
-            self.llc_id[c] = llc_spans.setdefault(span, len(llc_spans))
+            if span is not last_span:
+                last_span = span
+                last_id = llc_spans.setdefault(span, len(llc_spans))
+            self.llc_id[c] = last_id
         self.llc_spans: tuple[tuple[int, ...], ...] = tuple(llc_spans)
         # cost_row's tables, by (costs, CPU), and the rows they start from, by (costs, LLC id,
         # node); the CPUs of each core (by core id), made on the first cost_row
         self._cost_rows: dict[tuple[tuple[int, ...], int], list[int]] = {}
         self._cost_templates: dict[tuple[tuple[int, ...], int, int], list[int]] = {}
         self._core_cpus: dict[int, list[int]] = {}
+
+    @staticmethod
+    def _build_level(  # noqa: PLR0917 - one level of __init__'s build, its state passed in
+        level: _Level,
+        info: tuple[int, int, int],
+        li: int,
+        child: int,
+        full: list[list[frozenset[int]]],
+        imb: list[list[int]],
+        cpus: tuple[int, ...],
+        reg: _Groups,
+        doms_of: list[list[Domain]],
+        made: list[Domain],
+    ) -> None:
+        """Append every CPU's domain at level `li` (child: the kept level below, -1 if none) to
+        doms_of, and each new Domain to `made`, its group_ids holding its groups' uids.
+        Groups: build_sched_groups / build_overlap_sched_groups, the span walked from the CPU
+        (wrapping), each not yet covered CPU's child span added as a group."""
+        flags, pct, nice = info
+        name = level.name
+        kind = _KIND[name]
+        dist = level.numa_distance
+        # the CPUs of each distinct span, ascending (dicts keep insertion order)
+        members: dict[frozenset[int], list[int]] = {}
+        last_set: frozenset[int] | None = None
+        last_members: list[int] = []
+        for c in cpus:
+            s = full[c][li]
+            if s is not last_set:
+                got = members.get(s)
+                if got is None:
+                    got = members[s] = []
+                last_set, last_members = s, got
+            last_members.append(c)
+        uids: list[int] = []
+        for key, ms in members.items():
+            span = reg.span(key)
+            w = len(span)
+            part = _partition(span, key, full, child, reg) if child >= 0 else None
+            keys: list[int] = []  # with part: group order keys of the walk from `cur`
+            groups: tuple[tuple[int, ...], ...] = ()
+            cur = -2
+            # CPUs given the same groups tuple (consecutive ones of the span, see _walk_groups)
+            # share their Domain when their imb_numa_nr is the same too
+            run_groups: tuple[tuple[int, ...], ...] = ()
+            run: dict[int, Domain] = {}
+            j = 0
+            for c in ms:
+                while span[j] < c:  # c's position: ms and span ascending, c in span
+                    j += 1
+                if child < 0:
+                    # the lowest level: single CPUs, from c on, new groups of their own
+                    groups = tuple([(span[i if i < w else i - w],) for i in range(j, j + w)])
+                    base = len(reg.tuples)
+                    reg.tuples.extend(groups)
+                    guids = tuple(range(base, base + len(groups)))
+                elif part is not None:
+                    groups = _walk_groups(part, j, cur, keys, groups)
+                    cur = j
+                    if groups is run_groups:
+                        dom = run.get(imb[c][li])
+                        if dom is not None:
+                            doms_of[c].append(dom)
+                            continue
+                    else:
+                        run_groups = groups
+                        run.clear()
+                    puids: list[Any] = part.uids
+                    ng = len(puids)
+                    guids = tuple([puids[k % ng] for k in keys])
+                else:
+                    groups = _overlap_groups(span, j, full, child, reg, uids=uids)
+                    guids = tuple(uids)
+                ci = imb[c][li]
+                dom = Domain(
+                    name=name,
+                    kind=kind,
+                    span=span,
+                    span_set=key,
+                    groups=groups,
+                    flags=flags,
+                    imbalance_pct=pct,
+                    cache_nice_tries=nice,
+                    imb_numa_nr=ci,
+                    min_interval_ms=w,
+                    max_interval_ms=2 * w,
+                    busy_factor=16,
+                    numa_distance=dist,
+                    group_ids=guids,
+                )
+                if part is not None:
+                    run[ci] = dom
+                made.append(dom)
+                doms_of[c].append(dom)
 
     @staticmethod
     def _imb_numa_nr(chain: list[frozenset[int]], flags: list[int]) -> list[int]:
@@ -423,106 +625,6 @@ class SchedDomains:
             else:
                 out[i] = imb * max(1, len(chain[i]) // imb_span)
         return out
-
-    @staticmethod
-    def _groups(
-        cpu: int,
-        span: tuple[int, ...],
-        full: list[list[frozenset[int]]],
-        child: int | None,
-        sorted_of: dict[frozenset[int], tuple[int, ...]],
-        *,
-        partitions: _Partitions,
-        key: frozenset[int],
-    ) -> tuple[tuple[int, ...], ...]:
-        """build_sched_groups / build_overlap_sched_groups: walk the span from `cpu` (wrapping)
-        and add each not yet covered CPU's child span as a group (sorted_of: sorted tuples of
-        the sets seen so far, shared). partitions: per (span as the set `key`, whose hash is
-        cached, and child level), see _partition."""
-        start = index_after(span, cpu - 1)  # span is sorted: span.index(cpu)
-        if child is None:
-            return tuple((x,) for x in span[start:] + span[:start])
-        pkey = (key, child)
-        if pkey not in partitions:
-            partitions[pkey] = SchedDomains._partition(span, full, child, sorted_of)
-        part = partitions[pkey]
-        groups: list[tuple[int, ...]] = []
-        if part is not None:
-            # the walk meets the groups in the order of their first position from start on
-            # (wrapping): a group's CPUs are covered exactly when the group is added
-            # (each group's first position at or after start as an int key * ng + gi: a list of
-            # ints sorts without tuple comparisons; keys are distinct, so the order is the same)
-            last = part.last_start
-            if start == last + 1 and part.group_at[start] == part.group_at[last]:
-                # from the position after one of the same group, the same order: the group of
-                # position `last` came first there, and its next position is `start`, still
-                # before every other group's (the others' first positions are unchanged)
-                part.last_start = start
-                return part.last
-            positions, tuples = part.positions, part.tuples
-            n = len(span)
-            ng = len(positions)
-            order: list[int] = []
-            for gi in range(ng):
-                pos = positions[gi]
-                j = _first_at_least(pos, start)
-                order.append((pos[j] if j < len(pos) else pos[0] + n) * ng + gi)
-            order.sort()
-            out = tuple([tuples[k % ng] for k in order])
-            part.last_start = start
-            part.last = out
-            return out
-        covered: set[int] = set()
-        for x in span[start:] + span[:start]:
-            if x in covered:
-                continue
-            g = full[x][child]
-            covered |= g
-            t = sorted_of.get(g)
-            if t is None:
-                t = sorted_of[g] = tuple(sorted(g))
-            groups.append(t)
-        return tuple(groups)
-
-    @staticmethod
-    def _partition(
-        span: tuple[int, ...],
-        full: list[list[frozenset[int]]],
-        child: int,
-        sorted_of: dict[frozenset[int], tuple[int, ...]],
-    ) -> _Partition | None:
-        """When the child spans of the span's CPUs partition it (each CPU in its own child span,
-        two child spans equal or disjoint within the span: every level but overlapping NUMA
-        ones): per child span, its CPUs' positions in the span (ascending), and its sorted
-        tuple. The walk in _groups then covers a CPU exactly when its own child span was
-        added, so it meets the groups in the order of their first position. Else None (the
-        walk by covered CPUs)."""
-        members = set(span)
-        owner: set[int] = set()  # CPUs of the span in a child span seen so far
-        positions: list[list[int]] = []
-        tuples: list[tuple[int, ...]] = []
-        group_at: list[int] = []
-        seen: dict[frozenset[int], int] = {}
-        for i, x in enumerate(span):
-            g = full[x][child]
-            if x not in g:
-                return None
-            gi = seen.get(g)
-            if gi is None:
-                gi = seen[g] = len(tuples)
-                t = sorted_of.get(g)
-                if t is None:
-                    t = sorted_of[g] = tuple(sorted(g))
-                tuples.append(t)
-                positions.append([])
-                for y in g:
-                    if y in members:
-                        if y in owner:
-                            return None
-                        owner.add(y)
-            positions[gi].append(i)
-            group_at.append(gi)
-        return _Partition(positions, tuples, group_at)
 
     def sd_llc(self, cpu: int) -> Domain | None:
         i = self.llc_index[cpu]
