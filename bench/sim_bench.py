@@ -48,14 +48,16 @@ CSV = ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
 TARGET = 1_000_000  # events per second, the issue's target
 
 MEASURE = """
-import json, sys
+import json, resource, sys
 from placemap.sim import bench
 try:
     from placemap.sim import _native
     status = _native.status
 except ImportError:
     status = "pure (no compiled build in this version)"
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 r = bench.measure(json.loads(sys.argv[2]), profile=sys.argv[1] == "profile", top=15)
+r["page_faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 r["status"] = status
 print(json.dumps(r))
 """
@@ -63,12 +65,29 @@ print(json.dumps(r))
 # the same in one process: the first run (discarded) builds the sched domains and makes the
 # modules' first calls; the second is measured (the speed of every run after the first)
 MEASURE_SECOND = """
-import json, sys
+import json, resource, sys
 from placemap.sim import bench
 bench.measure(json.loads(sys.argv[2]))
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 r = bench.measure(json.loads(sys.argv[2]))
+r["page_faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 r["status"] = "compiled, a process's second run"
 print(json.dumps(r))
+"""
+
+# what a first run pays once: the sched domains' build of the scenario's topology (cached for
+# the process's later runs), first in a fresh process and then warm
+DOMAINS_BUILD = """
+import json, sys, time
+from placemap.sim.domains import SchedDomains
+from placemap.sim.scenario import parse_scenario
+sc = parse_scenario(json.loads(sys.argv[2]))
+t = []
+for _ in range(50):
+    t0 = time.perf_counter()
+    SchedDomains(sc.topology, no_mc=sc.features.NO_MC)
+    t.append(time.perf_counter() - t0)
+print(json.dumps({"first_ms": t[0] * 1e3, "warm_ms": min(t[1:]) * 1e3}))
 """
 
 CELLS = """
@@ -282,6 +301,17 @@ def main() -> int:
                 f"a compiled process's second run (best of {args.repeats}): {r2['events_per_cpu_s']:,} "
                 f"events/CPU-s, x{r2['events_per_cpu_s'] / variants['compiled']['events_per_cpu_s']:.2f} "
                 "its first run's (the domains' build and the modules' first calls are the difference)"
+            )
+            builds = [
+                child(DOMAINS_BUILD, ["plain", json.dumps(scenario)], tree, False)
+                for _ in range(args.repeats)
+            ]
+            db = min(builds, key=lambda x: x["first_ms"])
+            variants["compiled_domains_build"] = db
+            print(
+                f"  a first run's one-time costs: the sched domains' build {db['first_ms']:.2f} ms in a "
+                f"fresh process ({db['warm_ms']:.2f} ms warm; best of {args.repeats}); page faults "
+                f"{variants['compiled']['page_faults']} in the first run, {r2['page_faults']} in the second"
             )
         report[key] = variants
 
