@@ -51,8 +51,16 @@ class Balancer:
         self.eng = eng
         per_cpu = eng.st.sd.per_cpu
         self.failed = [[0] * len(per_cpu[c]) for c in range(len(per_cpu))]
-        # each domain's min_interval (ns), the interval a newly idle balance resets to
-        self.min_interval = [[d.min_interval_ms * 1_000_000 for d in doms] for doms in per_cpu]
+        # each domain's min_interval (ns), the interval a newly idle balance resets to: read
+        # only, so the CPUs whose domains have the same weights share one row
+        rows: dict[tuple[int, ...], list[int]] = {}
+        self.min_interval: list[list[int]] = []
+        for doms in per_cpu:
+            key = tuple([d.min_interval_ms for d in doms])
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = [ms * 1_000_000 for ms in key]
+            self.min_interval.append(row)
         self.interval = [list(row) for row in self.min_interval]
         self.next_balance = [[0] * len(doms) for doms in per_cpu]
         # sd->last_balance and whether the CPU was busy then: the next balance time is

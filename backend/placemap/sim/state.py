@@ -215,7 +215,6 @@ class Rq:
         "load",
         "min_vruntime",
         "need_resched",
-        "next_balance",
         "next_buddy",
         "nr_running",
         "pelt_ts",
@@ -231,7 +230,7 @@ class Rq:
         "wake_list",
     )
 
-    def __init__(self, cpu: int, nr_levels: int) -> None:
+    def __init__(self, cpu: int) -> None:
         self.cpu = cpu
         self.curr: Task | None = None
         self.queue: list[Task] = []
@@ -260,7 +259,6 @@ class Rq:
         self.starting = False  # a task is about to start here (idle exit or balance cost)
         self.need_resched = False
         self.idle_since = 0  # -1 while not idle
-        self.next_balance = [0] * nr_levels
         # the Balancer's: bit L set while this CPU's balance interval at domain level L is
         # above its min_interval (a newly idle balance that moved or failed resets it; at
         # min_interval the reset changes nothing: newidle_balance reads this, the runqueue
@@ -286,8 +284,7 @@ class State:
         self.features = features or Features()
         self.sd = _domains(topo, self.features.NO_MC)
         self.now: i64 = 0
-        nlev = max((len(d) for d in self.sd.per_cpu), default=0)
-        self.rqs = [Rq(c, nlev) for c in range(topo.nr_cpus)]
+        self.rqs = [Rq(c) for c in range(topo.nr_cpus)]
         # per sched group (SchedDomains.group_cpus), its CPUs' runqueues: the group statistics
         # walk these instead of indexing rqs by CPU number
         self.group_rqs: list[list[Rq]] = [[self.rqs[c] for c in g] for g in self.sd.group_cpus]
