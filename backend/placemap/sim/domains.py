@@ -230,7 +230,7 @@ class _Partition:
     ) -> None:
         self.positions = positions
         self.tuples = tuples
-        # _Groups uid of each group, as the int objects themselves (compiled, a list[int] item
+        # _Build uid of each group, as the int objects themselves (compiled, a list[int] item
         # read into a tuple is unboxed and boxed again: an allocation per uid above 256)
         self.uids = uids
         self.group_at = group_at
@@ -315,19 +315,25 @@ def _walk_groups(
     return tuple([tuples[k % ng] for k in keys])
 
 
-class _Groups:
-    """The build's registry of spans and groups: each distinct CPU set sorted once into one
-    tuple (spans and groups share them), and each distinct group numbered (a uid) when first
-    made, so that Domains can carry their groups' uids until SchedDomains numbers the groups
-    CPU by CPU, without hashing tuples (the lowest level's single-CPU groups are new tuples,
-    and uids, per CPU, as build_sched_groups makes them)."""
+class _Build:
+    """One SchedDomains build's state: the full span chains (`full`, per CPU) and imb_numa_nr
+    (`imb`, per CPU and level); each distinct CPU set sorted once into one tuple (spans and
+    groups share them); each distinct group numbered (a uid) when first made, so that Domains
+    carry their groups' uids until SchedDomains numbers the groups CPU by CPU, without hashing
+    tuples (the lowest level's single-CPU groups are new tuples, and uids, per CPU, as
+    build_sched_groups makes them); per CPU its domains so far, and every Domain made."""
 
-    __slots__ = ("sorted_of", "tuples", "uid_of")
+    __slots__ = ("cpus", "doms_of", "full", "imb", "made", "sorted_of", "tuples", "uid_of")
 
-    def __init__(self) -> None:
+    def __init__(self, cpus: tuple[int, ...], full: list[list[frozenset[int]]], imb: list[list[int]]) -> None:
+        self.cpus = cpus
+        self.full = full
+        self.imb = imb
         self.sorted_of: dict[frozenset[int], tuple[int, ...]] = {}
         self.uid_of: dict[frozenset[int], int] = {}
         self.tuples: list[tuple[int, ...]] = []  # by uid
+        self.doms_of: list[list[Domain]] = [[] for _ in range(len(full))]
+        self.made: list[Domain] = []  # their group_ids hold group uids until numbered
 
     def span(self, s: frozenset[int]) -> tuple[int, ...]:
         t = self.sorted_of.get(s)
@@ -344,13 +350,7 @@ class _Groups:
 
 
 def _overlap_groups(
-    span: tuple[int, ...],
-    start: int,
-    full: list[list[frozenset[int]]],
-    child: int,
-    reg: _Groups,
-    *,
-    uids: list[int],
+    span: tuple[int, ...], start: int, child: int, b: _Build, uids: list[int]
 ) -> tuple[tuple[int, ...], ...]:
     """build_overlap_sched_groups' walk for a span whose child spans overlap or stick out of
     it (NUMA levels): from position `start`, wrapping, each not yet covered CPU's child span
@@ -361,17 +361,15 @@ def _overlap_groups(
     for x in span[start:] + span[:start]:
         if x in covered:
             continue
-        g = full[x][child]
+        g = b.full[x][child]
         covered |= g
-        u = reg.uid(g)
+        u = b.uid(g)
         uids.append(u)
-        groups.append(reg.tuples[u])
+        groups.append(b.tuples[u])
     return tuple(groups)
 
 
-def _partition(
-    span: tuple[int, ...], key: frozenset[int], full: list[list[frozenset[int]]], child: int, reg: _Groups
-) -> _Partition | None:
+def _partition(span: tuple[int, ...], key: frozenset[int], child: int, b: _Build) -> _Partition | None:
     """When the child spans of the span's CPUs partition it (each CPU in its own child span,
     two child spans equal or disjoint within the span), the partition; else None. key: the
     span as a set. Each group's positions are the CPUs of the span whose child span it is, all
@@ -382,6 +380,7 @@ def _partition(
     group_at: list[int] = []
     inside: list[int] = []  # per group, its number of CPUs in the span
     seen: dict[frozenset[int], int] = {}
+    full = b.full
     for i, x in enumerate(span):
         g = full[x][child]
         if x not in g:
@@ -389,7 +388,7 @@ def _partition(
         gi = seen.get(g)
         if gi is None:
             gi = seen[g] = len(uids)
-            uids.append(reg.uid(g))
+            uids.append(b.uid(g))
             positions.append([])
             inside.append(len(g) if g <= key else len(g & key))
         positions[gi].append(i)
@@ -397,7 +396,7 @@ def _partition(
     for gi in range(len(positions)):
         if len(positions[gi]) != inside[gi]:
             return None
-    return _Partition(positions, [reg.tuples[u] for u in uids], uids, group_at)
+    return _Partition(positions, [b.tuples[u] for u in uids], uids, group_at)
 
 
 class SchedDomains:
@@ -466,19 +465,15 @@ class SchedDomains:
                     kept.append(li)
                     break
         self.level_names: tuple[str, ...] = tuple(levels[li].name for li in kept)
-        reg = _Groups()
-        doms_of: list[list[Domain]] = [[] for _ in range(n)]
-        made: list[Domain] = []  # every distinct Domain, its group_ids holding group uids
+        b = _Build(cpus, full, imb)
         for k, li in enumerate(kept):
-            self._build_level(
-                levels[li], flag_info[li], li, kept[k - 1] if k else -1, full, imb, cpus, reg, doms_of, made
-            )
-        self.per_cpu: list[tuple[Domain, ...]] = [tuple(d) for d in doms_of]
+            self._build_level(levels[li], flag_info[li], li, kept[k - 1] if k else -1, b)
+        self.per_cpu: list[tuple[Domain, ...]] = [tuple(d) for d in b.doms_of]
         # every distinct sched group (CPU tuple) once, numbered in the order CPU by CPU and level
         # by level meets them; Domain.group_ids index it (State.group_rqs, State.group_stats)
         self.group_cpus: list[tuple[int, ...]] = []
-        gid_of = [-1] * len(reg.tuples)  # by uid
-        gid_obj: list[Any] = [None] * len(reg.tuples)  # the same, boxed once (see _Partition.uids)
+        gid_of = [-1] * len(b.tuples)  # by uid
+        gid_obj: list[Any] = [None] * len(b.tuples)  # the same, boxed once (see _Partition.uids)
         for c in cpus:
             for dom in self.per_cpu[c]:
                 for u in dom.group_ids:
@@ -486,8 +481,8 @@ class SchedDomains:
                         g = len(self.group_cpus)
                         gid_of[u] = g
                         gid_obj[u] = g
-                        self.group_cpus.append(reg.tuples[u])
-        for dom in made:
+                        self.group_cpus.append(b.tuples[u])
+        for dom in b.made:
             dom.group_ids = tuple([gid_obj[u] for u in dom.group_ids])
         # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache(). The
         # levels are the same for every CPU, so is its index.
@@ -515,31 +510,21 @@ class SchedDomains:
         self._core_cpus: dict[int, list[int]] = {}
 
     @staticmethod
-    def _build_level(  # noqa: PLR0917 - one level of __init__'s build, its state passed in
-        level: _Level,
-        info: tuple[int, int, int],
-        li: int,
-        child: int,
-        full: list[list[frozenset[int]]],
-        imb: list[list[int]],
-        cpus: tuple[int, ...],
-        reg: _Groups,
-        doms_of: list[list[Domain]],
-        made: list[Domain],
-    ) -> None:
+    def _build_level(level: _Level, info: tuple[int, int, int], li: int, child: int, b: _Build) -> None:
         """Append every CPU's domain at level `li` (child: the kept level below, -1 if none) to
-        doms_of, and each new Domain to `made`, its group_ids holding its groups' uids.
+        b.doms_of, and each new Domain to b.made, its group_ids holding its groups' uids.
         Groups: build_sched_groups / build_overlap_sched_groups, the span walked from the CPU
         (wrapping), each not yet covered CPU's child span added as a group."""
         flags, pct, nice = info
         name = level.name
         kind = _KIND[name]
         dist = level.numa_distance
+        full, imb, doms_of, made = b.full, b.imb, b.doms_of, b.made
         # the CPUs of each distinct span, ascending (dicts keep insertion order)
         members: dict[frozenset[int], list[int]] = {}
         last_set: frozenset[int] | None = None
         last_members: list[int] = []
-        for c in cpus:
+        for c in b.cpus:
             s = full[c][li]
             if s is not last_set:
                 got = members.get(s)
@@ -549,9 +534,9 @@ class SchedDomains:
             last_members.append(c)
         uids: list[int] = []
         for key, ms in members.items():
-            span = reg.span(key)
+            span = b.span(key)
             w = len(span)
-            part = _partition(span, key, full, child, reg) if child >= 0 else None
+            part = _partition(span, key, child, b) if child >= 0 else None
             keys: list[int] = []  # with part: group order keys of the walk from `cur`
             groups: tuple[tuple[int, ...], ...] = ()
             cur = -2
@@ -566,8 +551,8 @@ class SchedDomains:
                 if child < 0:
                     # the lowest level: single CPUs, from c on, new groups of their own
                     groups = tuple([(span[i if i < w else i - w],) for i in range(j, j + w)])
-                    base = len(reg.tuples)
-                    reg.tuples.extend(groups)
+                    base = len(b.tuples)
+                    b.tuples.extend(groups)
                     guids = tuple(range(base, base + len(groups)))
                 elif part is not None:
                     groups = _walk_groups(part, j, cur, keys, groups)
@@ -584,7 +569,7 @@ class SchedDomains:
                     ng = len(puids)
                     guids = tuple([puids[k % ng] for k in keys])
                 else:
-                    groups = _overlap_groups(span, j, full, child, reg, uids=uids)
+                    groups = _overlap_groups(span, j, child, b, uids)
                     guids = tuple(uids)
                 ci = imb[c][li]
                 dom = Domain(
