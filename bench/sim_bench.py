@@ -48,16 +48,14 @@ CSV = ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
 TARGET = 1_000_000  # events per second, the issue's target
 
 MEASURE = """
-import json, resource, sys
+import json, sys
 from placemap.sim import bench
 try:
     from placemap.sim import _native
     status = _native.status
 except ImportError:
     status = "pure (no compiled build in this version)"
-f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 r = bench.measure(json.loads(sys.argv[2]), profile=sys.argv[1] == "profile", top=15)
-r["page_faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 r["status"] = status
 print(json.dumps(r))
 """
@@ -65,12 +63,10 @@ print(json.dumps(r))
 # the same in one process: the first run (discarded) builds the sched domains and makes the
 # modules' first calls; the second is measured (the speed of every run after the first)
 MEASURE_SECOND = """
-import json, resource, sys
+import json, sys
 from placemap.sim import bench
 bench.measure(json.loads(sys.argv[2]))
-f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 r = bench.measure(json.loads(sys.argv[2]))
-r["page_faults"] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 r["status"] = "compiled, a process's second run"
 print(json.dumps(r))
 """

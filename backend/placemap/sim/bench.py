@@ -1,7 +1,7 @@
 """Speed of the simulator itself, for bench/: simulated scheduler events (wakeups + context
-switches + migrations) per second of CPU time for one scenario, and where that time goes (a
-cProfile summary). Uses process CPU time so that figures from a shared machine stay
-comparable; wall time is reported beside it.
+switches + migrations) per second of CPU time for one scenario, the page faults in the same
+window, and where that time goes (a cProfile summary). Uses process CPU time so that figures
+from a shared machine stay comparable; wall time is reported beside it.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import cProfile
 import io
 import pstats
+import resource
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +41,7 @@ def measure(
     own time (the profiler slows the run, so its rates are not the headline figure)."""
     sc = parse_scenario(scenario)
     prof = cProfile.Profile() if profile else None
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     c0, w0 = time.process_time(), time.perf_counter()
     if prof is not None:
         prof.enable()
@@ -47,6 +49,8 @@ def measure(
     if prof is not None:
         prof.disable()
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    # memory the run touched first (a process's first run: its heap grows), in the timed window
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
     events = eng.sched_events()
     out: dict[str, Any] = {
         "sched_events": events,
@@ -55,6 +59,7 @@ def measure(
         "cpu_s": round(cpu, 3),
         "wall_s": round(wall, 3),
         "events_per_cpu_s": round(events / cpu) if cpu > 0 else 0,
+        "page_faults": faults,
     }
     if prof is not None:
         buf = io.StringIO()
