@@ -472,18 +472,16 @@ class SchedDomains:
         # every distinct sched group (CPU tuple) once, numbered in the order CPU by CPU and level
         # by level meets them; Domain.group_ids index it (State.group_rqs, State.group_stats)
         self.group_cpus: list[tuple[int, ...]] = []
-        gid_of = [-1] * len(b.tuples)  # by uid
-        gid_obj: list[Any] = [None] * len(b.tuples)  # the same, boxed once (see _Partition.uids)
+        # (by uid; Any: the int objects themselves, boxed once, see _Partition.uids)
+        gid_of: list[Any] = [None] * len(b.tuples)
         for c in cpus:
             for dom in self.per_cpu[c]:
                 for u in dom.group_ids:
-                    if gid_of[u] < 0:
-                        g = len(self.group_cpus)
-                        gid_of[u] = g
-                        gid_obj[u] = g
+                    if gid_of[u] is None:
+                        gid_of[u] = len(self.group_cpus)
                         self.group_cpus.append(b.tuples[u])
         for dom in b.made:
-            dom.group_ids = tuple([gid_obj[u] for u in dom.group_ids])
+            dom.group_ids = tuple([gid_of[u] for u in dom.group_ids])
         # sd_llc: the highest domain sharing the LLC; its span defines cpus_share_cache(). The
         # levels are the same for every CPU, so is its index.
         idx = -1
