@@ -7,7 +7,7 @@
  */
 import { useCallback, useEffect, useState } from "react";
 import { RecordingsPanel, LossBadge } from "./features/recordings/RecordingsPanel";
-import { usePlayer, usePlayerField, usePlayerSnapshot } from "./features/engine/usePlayer";
+import { usePlayer, usePlayerField, usePlayerOverview, usePlayerSnapshot } from "./features/engine/usePlayer";
 import type { Player } from "./features/engine/player";
 import { GridView } from "./features/grid/GridView";
 import { Controls } from "./features/playback/Controls";
@@ -85,9 +85,11 @@ function CompareRow({ player, cmp, onSelect, onClose }: { player: Player; cmp: P
 }
 
 function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
-  // only status and selection re-render the workspace; ticks re-render the small parts that show them
+  // only status, selection and the overview re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
   const selected = usePlayerField(player, "selected");
+  // and the overview's arrival, which may come after the first frame
+  const overview = usePlayerOverview(player);
   const rec = player.rec;
   const ready = status === "ready";
   const live = player.live;
@@ -120,7 +122,7 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />
-            <Timeline player={player} overview={player.overview} tStart={player.tStart} tEnd={player.tEnd} />
+            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} />
           </>
         )}
       </main>

@@ -8,7 +8,7 @@ import { useSyncExternalStore } from "react";
 import type { Metrics } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
-import { usePlayerSnapshot } from "../engine/usePlayer";
+import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
 import { compareRows, formatChange, formatValue, rowsUpTo, type CountRow } from "./counts";
 
 /** The player's own GET metrics (it fetches them as it loads), "error" when that failed. */
@@ -19,11 +19,22 @@ function usePlayerMetrics(player: Player): Metrics | null | "error" {
 export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
   const a = usePlayerMetrics(pa);
   const b = usePlayerMetrics(pb);
+  // (the overviews may arrive after the metrics: the playhead mode waits for them)
+  const ova = usePlayerOverview(pa);
+  const ovb = usePlayerOverview(pb);
   if (a === "error" || b === "error") return <p className="small warn" data-testid="compare-counts-error">the counts could not be loaded</p>;
   if (a === null || b === null) return <p className="small muted">counting…</p>;
   const toggle = () => { setUpTo(!upTo); };
+  if (upTo && (ova === "error" || ovb === "error"))
+    return (
+      <p className="small warn" data-testid="compare-counts-error">
+        the counts up to the playhead could not be loaded (no overview){" "}
+        <button type="button" className="linkish" onClick={toggle}>whole run</button>
+      </p>
+    );
+  if (upTo && (ova === null || ovb === null)) return <p className="small muted" data-testid="compare-counts-waiting">counting up to the playhead…</p>;
   // only the playhead mode follows the players' snapshots (the whole run's table does not re-render during playback)
-  if (upTo && pa.overview && pb.overview) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
+  if (upTo) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
   return <CountsTable a={pa} b={pb} rows={compareRows(a, b)} caption="whole run" upTo={false} toggle={toggle} />;
 }
 

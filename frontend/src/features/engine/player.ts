@@ -149,6 +149,8 @@ export class Player {
   idx: CpuTopoIndex | null = null;
   chunks: ChunkInfo[] = [];
   overview: Overview | null = null;
+  /** GET overview failed (the timeline and the counts up to the playhead say so). */
+  overviewFailed = false;
   metrics: Metrics | null = null;
   /** GET metrics failed (the LLC heat and the comparison's counts go without) */
   metricsFailed = false;
@@ -267,7 +269,11 @@ export class Player {
           this.overview = ov;
           this.notify(true);
         },
-        () => undefined,
+        () => {
+          if (sig.aborted) return;
+          this.overviewFailed = true;
+          this.notify(true);
+        },
       );
       void api.metrics(this.recId, sig).then(
         (m) => {

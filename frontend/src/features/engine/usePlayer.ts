@@ -1,5 +1,6 @@
 /** React glue for the Player: create one per open recording, and read its throttled snapshot. */
 import { useEffect, useState, useSyncExternalStore } from "react";
+import type { Overview } from "../../client/types";
 import { Player, type PlayerSnapshot } from "./player";
 
 export function usePlayer(
@@ -51,5 +52,13 @@ export function usePlayerField<K extends keyof PlayerSnapshot>(player: Player | 
   return useSyncExternalStore(
     player ? player.subscribe : noop,
     () => (player ? player.getSnapshot() : EMPTY)[key],
+  );
+}
+
+/** The player's GET overview once it has arrived (null before, "error" when it failed): the
+ * overview may come after the first frame, which alone re-renders the views that read it. */
+export function usePlayerOverview(player: Player | null): Overview | null | "error" {
+  return useSyncExternalStore(player ? player.subscribe : noop, () =>
+    player ? (player.overview ?? (player.overviewFailed ? "error" : null)) : null,
   );
 }

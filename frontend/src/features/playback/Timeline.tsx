@@ -18,7 +18,8 @@ import type { Player } from "../engine/player";
 
 interface Props {
   player: Player;
-  overview: Overview | null;
+  /** null while it loads, "error" when GET overview failed */
+  overview: Overview | null | "error";
   tStart: number;
   tEnd: number;
 }
@@ -43,7 +44,8 @@ function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; 
   return out;
 }
 
-export function Timeline({ player, overview, tStart, tEnd }: Props) {
+export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
+  const overview = ov === "error" ? null : ov;
   const wrapRef = useRef<HTMLDivElement>(null);
   const brushRef = useRef<SVGGElement>(null);
   const ctxHeadRef = useRef<SVGLineElement>(null);
@@ -194,8 +196,8 @@ export function Timeline({ player, overview, tStart, tEnd }: Props) {
             </>
           )}
           {!overview && (
-            <text x={8} y={20} className="track-label">
-              loading overview…
+            <text x={8} y={20} className="track-label" data-testid="overview-status">
+              {ov === "error" ? "the overview could not be loaded" : "loading overview…"}
             </text>
           )}
           <line ref={focusHeadRef} y1={0} y2={FOCUS_H} className="playhead" />
