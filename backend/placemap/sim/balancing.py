@@ -2,7 +2,8 @@
 interval (doubled while balanced up to max_interval, times busy_factor on a busy CPU), and
 carrying out the moves the balance policy decides. Idle CPUs are balanced only when a busy
 CPU would kick NOHZ idle balancing: some runqueue has a task waiting, or some LLC has more
-than one busy CPU (nohz_balancer_kick)."""
+than one busy CPU (nohz_balancer_kick). The same kicks, and a stats kick every LOAD_AVG_PERIOD,
+update the idle CPUs' blocked load (State.blocked_update)."""
 
 from __future__ import annotations
 
@@ -145,6 +146,27 @@ class Balancer:
                         return True
         return False
 
+    def _stats_kick(self, kick: bool) -> bool:
+        """nohz_balancer_kick() at this tick's busy CPUs: NOHZ_STATS_KICK, the idle CPUs'
+        blocked load updated, when nohz.next_blocked has passed (time_after(): strictly,
+        in jiffies) or with a balance kick (NOHZ_BALANCE_KICK comes with NOHZ_STATS_KICK),
+        which needs `kick` and an idle CPU due for a balance (nohz.next_balance). Simplified:
+        nohz.has_blocked taken as set (a fully decayed CPU's update changes nothing), and the
+        update made at the tick itself, before the tick's balances (the ILB runs it once the
+        busy CPU's IPI reaches it, microseconds later)."""
+        st = self.eng.st
+        now = st.now
+        rqs = st.rqs
+        if now > st.next_blocked:
+            return any(rq.nr_running or rq.starting for rq in rqs)  # a busy CPU ticks and kicks
+        if not kick:
+            return False
+        for cpu in st.cpus:
+            rq = rqs[cpu]
+            if rq.nr_running == 0 and not rq.starting and min(self.next_balance[cpu]) <= now:
+                return True
+        return False
+
     def _on_tick(self, _a: object, _b: object) -> None:
         eng = self.eng
         st = eng.st
@@ -153,6 +175,8 @@ class Balancer:
             self.ticking = False
             return
         kick = st.nr_overloaded > 0 or self._llc_has_busy_pair()
+        if self._stats_kick(kick):
+            st.blocked_update()
         dec = eng.decisions
         nr_cpus = len(st.cpus)
         for cpu in st.cpus:

@@ -22,7 +22,7 @@ from placemap.sim.decisions import NEWIDLE, NEWIDLE_NOTHING, NEWIDLE_SKIPPED, ST
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
 from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
-from placemap.sim.policy.balance import newidle_balance, try_steal
+from placemap.sim.policy.balance import SYSCTL_SCHED_MIGRATION_COST_NS, newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
 from placemap.sim.policy.wakeup import wake_target
 from placemap.sim.speed import Speeds
@@ -249,8 +249,9 @@ class Engine(Handler):
         d = select_task_rq_fork(st, p, parent.cpu)
         if self.decisions is not None:
             self.decisions.count_fork(d.via, d.reason)
-        # post_init_entity_util_avg() reads the CPU's util_avg, not its util_est
-        load = st.cpu_load(d.cpu)  # brings the CPU's averages to now
+        # post_init_entity_util_avg() reads the CPU's util_avg (not its util_est) and load_avg
+        # as of their last update (State.seen)
+        load = st.cpu_load(d.cpu)
         util = st.rqs[d.cpu].util
         p.util = cost.initial_util(util if util < 1024.0 else 1024.0, load)
         log = self.log
@@ -631,6 +632,12 @@ class Engine(Handler):
                 rq.leaving = self.prev_task[cpu]  # on_cpu until the switch to the pulled task
             self._kick(rq, spent)
             return
+        # nohz_newidle_balance(): a CPU going idle for a while (avg_idle at least
+        # sysctl_sched_migration_cost) once nohz.next_blocked has come (in jiffies) updates
+        # the idle CPUs' blocked load itself as it enters idle (nohz_run_idle_balance())
+        tick = self._tick_ns
+        if rq.avg_idle >= SYSCTL_SCHED_MIGRATION_COST_NS and st.now // tick >= st.next_blocked // tick:
+            st.blocked_update()
         rq.idle_since = st.now
         rq.idle_stamp = st.now
         self.switches += 1

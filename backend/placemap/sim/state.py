@@ -10,6 +10,16 @@ to it (a migrating task carries its averages with it, as attach/detach_entity_lo
 Blocked tasks thus keep weighing on their last CPU while they decay, like the kernel's
 blocked load.
 
+What the policies read is what the kernel would read: a CPU's averages as of the kernel's last
+update of them (`State.seen`), not brought to now. The kernel updates a runqueue's averages at
+its enqueues, dequeues and switches (the model's mutators do the same: `State.pelt`), at every
+tick while a task runs there (entity_tick(); ticks at multiples of TICK_NS), and, for a tickless
+idle CPU, only when a NOHZ blocked-load update walks the idle CPUs (`State.blocked_update`:
+update_nohz_stats() from a NOHZ stats or balance kick, at most every LOAD_AVG_PERIOD unless a
+balance kick comes sooner). Since v5.13 (0826530de3cb) load_balance()'s group statistics no
+longer update idle CPUs' blocked load themselves; they read it stale, as do wake_affine_weight(),
+find_idlest_group()/find_idlest_cpu(), SIS_UTIL's scan budget and post_init_entity_util_avg().
+
 Objects here are long-lived (one per task and CPU); the event loop creates none per event.
 """
 
@@ -19,6 +29,7 @@ import math
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
+from placemap.sim.cost import TICK_NS
 from placemap.sim.domains import SchedDomains
 from placemap.sim.features import Features
 from placemap.sim.topology import Topology
@@ -36,6 +47,9 @@ SCHED_CAPACITY_SCALE: Final = 1024
 NICE_0_LOAD: Final = 1024
 PELT_HALFLIFE_NS: Final = 32 * 1024 * 1024  # 32 periods of 1024 x 1024 ns (pelt.c: delta >>= 10)
 _K: Final = math.log(2) / PELT_HALFLIFE_NS
+# LOAD_AVG_PERIOD (32) ms, msecs_to_jiffies()'d: the least time between two NOHZ blocked-load
+# updates that only a stats kick asks for (nohz.next_blocked)
+LOAD_AVG_PERIOD_NS: Final = -(-32_000_000 // TICK_NS) * TICK_NS
 
 # Task states
 TASK_NEW: Final = 0
@@ -307,6 +321,12 @@ class State:
         # double, so reusing it changes no result
         self._decay_dt: i64 = 0
         self._decay_y = 1.0
+        # the last NOHZ blocked-load update (update_nohz_stats() of every idle CPU): an idle
+        # CPU's averages, as the policies read them, are as of then or of its own last update,
+        # whichever is later (seen); and nohz.next_blocked, before which only a balance kick
+        # updates them again
+        self.blocked_ts: i64 = 0
+        self.next_blocked: i64 = 0
         # load_balance()'s policy.groups.GroupStats: one per sched group (by SchedDomains
         # group id), recomputed in place rather than allocated per call, and the ones of the
         # domain being balanced, in group order
@@ -328,8 +348,13 @@ class State:
         return all(rqs[s].nr_running == 0 for s in self.topo.siblings[cpu])
 
     def pelt(self, rq: Rq) -> None:
-        """Bring the CPU's running/runnable averages to now."""
-        dt = self.now - rq.pelt_ts
+        """Bring the CPU's running/runnable averages to now (an update the kernel makes: an
+        enqueue, dequeue or switch on it)."""
+        self.pelt_to(rq, self.now)
+
+    def pelt_to(self, rq: Rq, t: i64) -> None:
+        """Bring the CPU's averages to time t (nothing has changed on it since rq.pelt_ts)."""
+        dt = t - rq.pelt_ts
         if dt > 0:
             if dt != self._decay_dt:
                 self._decay_dt = dt
@@ -338,17 +363,42 @@ class State:
             gain = 1024.0 * (1.0 - y)
             rq.util = rq.util * y + (gain if rq.curr is not None else 0.0)
             rq.load = rq.load * y + gain * float(rq.nr_running)
-            rq.pelt_ts = self.now
+            rq.pelt_ts = t
+
+    def seen(self, rq: Rq) -> None:
+        """Bring the CPU's averages to the kernel's last update of them, which is what its
+        readers see: a CPU running a task updates them at every tick (entity_tick()), an idle
+        one only at a NOHZ blocked-load update (blocked_ts); both at their own enqueues,
+        dequeues and switches (pelt_ts). Nothing has changed on it since pelt_ts, so whether it
+        ran then is whether it runs now."""
+        now = self.now
+        t = now - now % TICK_NS if rq.curr is not None else self.blocked_ts
+        if t > rq.pelt_ts:
+            self.pelt_to(rq, t)
+
+    def blocked_update(self) -> None:
+        """A NOHZ blocked-load update (_nohz_idle_balance() with NOHZ_STATS_KICK): every idle
+        CPU's averages brought to now (update_nohz_stats()), and nohz.next_blocked set
+        LOAD_AVG_PERIOD after the current jiffy. The group statistics computed before it are
+        stale (GroupStats.at_now)."""
+        now = self.now
+        if self.blocked_ts != now:
+            self.blocked_ts = now
+            for gs in self.group_stats:
+                if gs is not None:
+                    gs.at_now = -1
+        self.next_blocked = now - now % TICK_NS + LOAD_AVG_PERIOD_NS  # jiffies + 8
 
     def cpu_util(self, cpu: int) -> float:
-        """cpu_util_cfs() of the CPU, brought to now."""
+        """cpu_util_cfs() of the CPU as the kernel reads it (seen)."""
         rq = self.rqs[cpu]
-        self.pelt(rq)
+        self.seen(rq)
         return cpu_util_cfs(rq)
 
     def cpu_load(self, cpu: int) -> float:
+        """cpu_load(): the CPU's load_avg as the kernel reads it (seen)."""
         rq = self.rqs[cpu]
-        self.pelt(rq)
+        self.seen(rq)
         return rq.load
 
     def update_task(self, p: Task) -> None:

@@ -21,10 +21,10 @@ from placemap.sim.scenario import parse_scenario, run_scenario, simulate
 from placemap.sim.topology import preset
 from placemap.sim.trace import MIGRATE, SWITCH, WAKEUP, WAKEUP_NEW, EventLog
 
-# ~70k events: more than one stored chunk, so a seek past the first crosses a keyframe
+# ~80k events: more than one stored chunk, so a seek past the first crosses a keyframe
 SCENARIO: dict[str, Any] = {
     "topology": "icx-2s",
-    "workload": {"kind": "hackbench", "groups": 2, "loops": 400},
+    "workload": {"kind": "hackbench", "groups": 2, "loops": 500},
     "hints": ["wake_affine"],
     "seed": 7,
     "duration_ms": 1000,

@@ -9,7 +9,7 @@ from collections import Counter
 from placemap.sim.balancing import balance_interval_ns
 from placemap.sim.engine import Engine
 from placemap.sim.scenario import parse_scenario
-from placemap.sim.state import Task
+from placemap.sim.state import LOAD_AVG_PERIOD_NS, Task
 from placemap.sim.topology import preset
 from placemap.sim.workloads import build
 from tests.sim.scaffold import task
@@ -154,3 +154,62 @@ def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
                 )
                 assert bal.next_balance[cpu][level] <= due, (ms, cpu, level)
     assert at_min > 0 and above > 0, "both kinds of level seen"
+
+
+def test_idle_cpus_blocked_load_is_updated_by_stats_kicks_every_load_avg_period() -> None:
+    """nohz_balancer_kick(): a busy CPU's tick asks for a NOHZ_STATS_KICK once nohz.next_blocked
+    has passed (strictly, LOAD_AVG_PERIOD after the last update); without a busy CPU no tick
+    kicks, and a balance kick (here: none, one busy CPU alone) updates nothing sooner."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    task(st, 0)
+    period = LOAD_AVG_PERIOD_NS
+    assert period == 32_000_000
+    _tick(eng, 4_000_000)
+    assert st.blocked_ts == 4_000_000 and st.next_blocked == 4_000_000 + period
+    for t in range(8_000_000, 4_000_000 + period + 1, 4_000_000):
+        _tick(eng, t)
+        assert st.blocked_ts == 4_000_000, f"tick at {t}: nohz.next_blocked not passed yet"
+    _tick(eng, 8_000_000 + period)
+    assert st.blocked_ts == 8_000_000 + period, "the first tick after nohz.next_blocked"
+    st.dequeue_sleep(st.rqs[0].curr)  # type: ignore[arg-type]
+    _tick(eng, 8_000_000 + 3 * period)
+    assert st.blocked_ts == 8_000_000 + period, "every CPU idle: no tick kicks"
+
+
+def test_a_balance_kick_updates_the_idle_cpus_blocked_load_with_it() -> None:
+    """NOHZ_BALANCE_KICK comes with NOHZ_STATS_KICK: a tick that balances idle CPUs (a runqueue
+    with a task waiting, an idle CPU due) updates their blocked load before nohz.next_blocked."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    task(st, 0)
+    _tick(eng, 4_000_000)
+    assert st.blocked_ts == 4_000_000
+    task(st, 0)  # a second task on CPU 0: it waits, so the busy CPU kicks idle balancing
+    assert st.next_blocked > 8_000_000, "no stats kick due at 8 ms"
+    _tick(eng, 8_000_000)
+    assert st.blocked_ts == 8_000_000
+
+
+def test_a_cpu_going_idle_for_a_while_updates_the_blocked_load_once_it_is_due() -> None:
+    """nohz_newidle_balance(): a CPU entering idle with avg_idle of at least 500 us, once
+    nohz.next_blocked has come (in jiffies), updates the idle CPUs' blocked load; with a short
+    expected idle, or before nohz.next_blocked, it does not."""
+    eng = Engine(preset("bdw-1s-20"))
+    st = eng.st
+    rq = st.rqs[0]
+    st.now = eng.env.now = 10_000_000
+    st.next_blocked = 8_000_000
+    rq.avg_idle = 100_000  # "will wake up very soon"
+    eng._schedule(rq)  # nothing queued, nothing to pull: idle
+    assert st.blocked_ts == 0
+    rq.avg_idle = 600_000
+    eng._schedule(rq)
+    # nohz.next_blocked = jiffies + msecs_to_jiffies(32): the jiffy of 8-12 ms, 8 later
+    assert st.blocked_ts == 10_000_000 and st.next_blocked == 8_000_000 + LOAD_AVG_PERIOD_NS
+    st.now = eng.env.now = 8_000_000 + LOAD_AVG_PERIOD_NS - 1  # a jiffy short
+    eng._schedule(rq)
+    assert st.blocked_ts == 10_000_000
+    st.now = eng.env.now = st.now + 1
+    eng._schedule(rq)
+    assert st.blocked_ts == st.now

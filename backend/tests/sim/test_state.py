@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from placemap.sim.cost import TICK_NS
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import (
+    LOAD_AVG_PERIOD_NS,
     PELT_HALFLIFE_NS,
     TASK_RUNNABLE,
     TASK_SLEEPING,
@@ -122,6 +124,7 @@ def test_a_woken_task_weighs_its_estimate_on_its_cpu_util() -> None:
     at_dequeue = p.ue_enqueued
     assert at_dequeue > 400
     st.now += 30_000_000
+    st.blocked_update()  # the idle CPU's blocked load brought to now (NOHZ stats)
     assert st.cpu_util(3) < 0.6 * at_dequeue, "asleep: the CPU's util decays, no estimate"
     st.enqueue(p, 3)
     assert st.cpu_util(3) == pytest.approx(at_dequeue), "runnable again: its estimate counts"
@@ -141,7 +144,46 @@ def test_a_herd_just_woken_stops_the_sis_util_scan() -> None:
     for p in herd:
         st.dequeue_sleep(p)
     st.now += 30_000_000
+    assert update_idle_cpu_scan(st, 2) == 0, "no blocked-load update yet: read as at the sleep"
+    st.blocked_update()
     assert update_idle_cpu_scan(st, 2) >= 4, "asleep: decayed util leaves a budget"
     for p, c in zip(herd, span[:14], strict=True):
         st.enqueue(p, c)
     assert update_idle_cpu_scan(st, 2) == 0, "woken: estimates of ~14 busy CPUs (>85%)"
+
+
+def test_an_idle_cpu_is_read_as_of_its_last_blocked_load_update() -> None:
+    """v5.13+: nothing decays a tickless idle CPU's blocked load but a NOHZ blocked-load update;
+    cpu_util_cfs() and cpu_load() read it as of then (or of the CPU's own last update)."""
+    st = make_state("bdw-1s-20")
+    p = _run_then_sleep(st, 3, 30_000_000)
+    rq = st.rqs[3]
+    util0, load0, slept = rq.util, rq.load, st.now
+    assert util0 > 400 and load0 > 400
+    st.now += 20_000_000
+    assert st.cpu_util(3) == util0 and st.cpu_load(3) == load0, "20 ms later: still as at the sleep"
+    assert st.blocked_ts < slept
+    st.blocked_update()
+    assert st.cpu_load(3) == pytest.approx(load0 * decay(20_000_000)), "the update decays it to now"
+    assert st.next_blocked == st.now - st.now % TICK_NS + LOAD_AVG_PERIOD_NS
+    at_update = st.cpu_load(3)
+    st.now += 10_000_000
+    assert st.cpu_load(3) == at_update, "10 ms after the update: as of the update"
+    st.enqueue(p, 3)  # its own update (an enqueue) brings it to now (p's load was on it already)
+    assert rq.pelt_ts == st.now and st.cpu_load(3) == pytest.approx(load0 * decay(30_000_000))
+
+
+def test_a_busy_cpu_is_read_as_of_its_last_tick() -> None:
+    """entity_tick() updates a running CPU's averages every tick (HZ=250, ticks on the 4 ms
+    grid); between ticks its readers see the last tick's values."""
+    st = make_state("bdw-1s-20")
+    assert st.now % TICK_NS == 0
+    task(st, 5, util=100.0)
+    rq = st.rqs[5]
+    start, util0 = st.now, rq.util
+    st.now = start + TICK_NS + 3_000_000  # 1 ms before the second tick
+    seen = st.cpu_util(5)
+    assert rq.pelt_ts == start + TICK_NS, "brought to the first tick, not to now"
+    assert seen == pytest.approx(util0 * decay(TICK_NS) + 1024.0 * (1 - decay(TICK_NS)))
+    st.now = start + 2 * TICK_NS
+    assert st.cpu_util(5) > seen and rq.pelt_ts == st.now, "at the second tick: updated"

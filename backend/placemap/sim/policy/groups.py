@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from placemap.sim.cost import TICK_NS
 from placemap.sim.state import Rq, State, Task, task_util_est
 
 if TYPE_CHECKING:
@@ -49,14 +50,15 @@ class GroupStats:
         self.idle_cpus = self.nr_running = self.group_type = self.footprint = 0
         self.load = self.util = self.avg_load = 0.0
         # the State.now and imbalance_pct of the last compute without a task and footprint,
-        # while no runqueue of the group has changed since (at_now -1: none; State.changed)
+        # while no runqueue of the group has changed since (at_now -1: none; State.changed,
+        # State.blocked_update)
         self.at_now = -1
         self.at_pct = 0
         # how many of the group's runqueues State.changed has not seen yet (load_balance's
         # statistics, registered in Rq.group_stats; 0, no shortcut, for the others)
         self.untouched: i64 = 0
-        # the last instant at which those were all untouched and not brought to now (their
-        # pelt_ts; see settle_pelt_ts)
+        # the blocked-load update time to which the loop would have brought those (all
+        # idle) when it last skipped them (their pelt_ts; see settle_pelt_ts)
         self.at_untouched: i64 = 0
         self.compute(st, cpus, rqs, p, imbalance_pct, footprint=footprint)
 
@@ -73,8 +75,9 @@ class GroupStats:
         """(Re)compute every field for the group of `cpus`, whose runqueues are `rqs` (in the
         same order; State.group_rqs). load_balance keeps one per group (State.group_stats):
         asked again at the same instant while none of the group's runqueues changed since
-        (State.changed resets at_now), the fields it holds are the ones the computation would
-        give, and every runqueue of the group is at `now` already (no PELT update skipped)."""
+        (State.changed and State.blocked_update reset at_now), the fields it holds are the ones
+        the computation would give, and every runqueue of the group is at the time State.seen
+        gives already (no PELT update skipped)."""
         cacheable = p is None and not footprint
         if cacheable and self.at_now == st.now and self.at_pct == imbalance_pct and self.cpus is cpus:
             return
@@ -92,7 +95,7 @@ class GroupStats:
             # and load 0.0, which PELT would keep at 0.0, so the loop below would give these
             # (the other node's group of a NUMA domain while its CPUs have run nothing); only
             # their pelt_ts stays behind, brought up by settle_pelt_ts
-            self.at_untouched = st.now
+            self.at_untouched = st.blocked_ts
             self.idle_cpus = w
             self.nr_running = 0
             self.load = self.util = self.avg_load = 0.0
@@ -102,10 +105,17 @@ class GroupStats:
         idle: i64 = 0
         nr: i64 = 0
         load = util = 0.0
+        # each runqueue's averages as the kernel reads them (State.seen, inlined): as of the
+        # last tick on a busy CPU, of the last NOHZ blocked-load update on an idle one
         now = st.now
+        tick_t: i64 = now - now % TICK_NS
+        blocked_t: i64 = st.blocked_ts
         for rq in rqs:
-            if rq.pelt_ts != now:
-                st.pelt(rq)
+            if rq.curr is not None:
+                if rq.pelt_ts < tick_t:
+                    st.pelt_to(rq, tick_t)
+            elif rq.pelt_ts < blocked_t:
+                st.pelt_to(rq, blocked_t)
             n = rq.nr_running
             # cpu_util_cfs(): UTIL_EST, the util_est of the runnable tasks when higher
             # (cpu_util_without(): not counting p's own estimate)

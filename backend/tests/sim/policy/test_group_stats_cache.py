@@ -62,6 +62,7 @@ def test_a_group_none_of_whose_runqueues_ever_changed_is_not_walked_and_gives_th
     gs1 = st.group_stats[n1]
     assert gs1 is not None and gs1.untouched == len(node1)
     st.now += 3_000_000  # a later instant: node 1's runqueues are not brought to now ...
+    st.blocked_update()  # (where a NOHZ blocked-load update has just put idle CPUs' averages)
     b.load_balance(st, 0, top, b.CPU_NEWLY_IDLE, [[0] * 8 for _ in st.rqs])
     assert gs1.at_untouched == st.now and gs1.idle_cpus == len(node1) and gs1.util == 0.0
     assert all(st.rqs[c].pelt_ts == NOW for c in node1)
