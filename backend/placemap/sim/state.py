@@ -380,13 +380,13 @@ class State:
         """A NOHZ blocked-load update (_nohz_idle_balance() with NOHZ_STATS_KICK): every idle
         CPU's averages brought to now (update_nohz_stats()), and nohz.next_blocked set
         LOAD_AVG_PERIOD after the current jiffy. The group statistics computed before it are
-        stale (GroupStats.at_now)."""
+        stale (GroupStats.at_tick)."""
         now = self.now
         if self.blocked_ts != now:
             self.blocked_ts = now
             for gs in self.group_stats:
                 if gs is not None:
-                    gs.at_now = -1
+                    gs.at_tick = -1
         self.next_blocked = now - now % TICK_NS + LOAD_AVG_PERIOD_NS  # jiffies + 8
 
     def cpu_util(self, cpu: int) -> float:
@@ -431,14 +431,15 @@ class State:
 
     def changed(self, rq: Rq) -> None:
         """rq's nr_running, curr, util_est, util or load is about to change (other than by a
-        PELT update): the statistics of its groups computed at this instant are stale."""
+        PELT update): the statistics of its groups computed since its last change are stale
+        (GroupStats.at_tick)."""
         if not rq.touched:
             settle_pelt_ts(rq)  # (its caller brought it to now already)
             rq.touched = True
             for gs in rq.group_stats:
                 gs.untouched -= 1
         for gs in rq.group_stats:
-            gs.at_now = -1
+            gs.at_tick = -1
 
     def attach(self, p: Task, cpu: int) -> None:
         """p's averages join cpu (fork placement, or a wakeup/balance migration)."""

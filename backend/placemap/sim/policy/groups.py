@@ -22,8 +22,8 @@ class GroupStats:
     """update_sg_wakeup_stats() for one group."""
 
     __slots__ = (
-        "at_now",
         "at_pct",
+        "at_tick",
         "at_untouched",
         "avg_load",
         "cpus",
@@ -49,10 +49,10 @@ class GroupStats:
         self.cpus = cpus
         self.idle_cpus = self.nr_running = self.group_type = self.footprint = 0
         self.load = self.util = self.avg_load = 0.0
-        # the State.now and imbalance_pct of the last compute without a task and footprint,
-        # while no runqueue of the group has changed since (at_now -1: none; State.changed,
-        # State.blocked_update)
-        self.at_now = -1
+        # the tick (the jiffy's start) and imbalance_pct of the last compute without a task and
+        # footprint, while no runqueue of the group has changed since and no blocked-load
+        # update has come (at_tick -1: none; State.changed, State.blocked_update)
+        self.at_tick: i64 = -1
         self.at_pct = 0
         # how many of the group's runqueues State.changed has not seen yet (load_balance's
         # statistics, registered in Rq.group_stats; 0, no shortcut, for the others)
@@ -74,19 +74,23 @@ class GroupStats:
     ) -> None:
         """(Re)compute every field for the group of `cpus`, whose runqueues are `rqs` (in the
         same order; State.group_rqs). load_balance keeps one per group (State.group_stats):
-        asked again at the same instant while none of the group's runqueues changed since
-        (State.changed and State.blocked_update reset at_now), the fields it holds are the ones
-        the computation would give, and every runqueue of the group is at the time State.seen
-        gives already (no PELT update skipped)."""
+        asked again within the same tick while none of the group's runqueues changed since and
+        no NOHZ blocked-load update came (State.changed and State.blocked_update reset
+        at_tick), the fields it holds are the ones the computation would give, and every
+        runqueue of the group is at the time State.seen gives already (no PELT update
+        skipped): what the kernel reads of a runqueue changes only at its own updates, at a
+        tick while it runs, and at a blocked-load update while it is idle."""
         cacheable = p is None and not footprint
-        if cacheable and self.at_now == st.now and self.at_pct == imbalance_pct and self.cpus is cpus:
+        now = st.now
+        tick_t: i64 = now - now % TICK_NS
+        if cacheable and self.at_tick == tick_t and self.at_pct == imbalance_pct and self.cpus is cpus:
             return
         # (an if statement: compiled, the conditional expression of an i64 and an int boxed
         # the time into an int object)
         if cacheable:
-            self.at_now = st.now
+            self.at_tick = tick_t
         else:
-            self.at_now = -1
+            self.at_tick = -1
         self.at_pct = imbalance_pct
         self.cpus = cpus
         w = len(cpus)
@@ -107,8 +111,6 @@ class GroupStats:
         load = util = 0.0
         # each runqueue's averages as the kernel reads them (State.seen, inlined): as of the
         # last tick on a busy CPU, of the last NOHZ blocked-load update on an idle one
-        now = st.now
-        tick_t: i64 = now - now % TICK_NS
         blocked_t: i64 = st.blocked_ts
         for rq in rqs:
             if rq.curr is not None:

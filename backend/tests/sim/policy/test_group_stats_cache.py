@@ -1,9 +1,11 @@
-"""load_balance keeps one GroupStats per sched group and, asked again at the same instant,
-computes a group again only when one of its runqueues changed since (State.changed): the
-statistics it uses must always be the ones a fresh computation gives."""
+"""load_balance keeps one GroupStats per sched group and, asked again within the same tick,
+computes a group again only when one of its runqueues changed since (State.changed) or a NOHZ
+blocked-load update came (State.blocked_update): the statistics it uses must always be the
+ones a fresh computation gives."""
 
 from __future__ import annotations
 
+from placemap.sim.cost import TICK_NS
 from placemap.sim.policy import balance as b
 from placemap.sim.policy.groups import GroupStats
 from placemap.sim.state import State, settle_pelt_ts
@@ -76,3 +78,26 @@ def test_a_group_none_of_whose_runqueues_ever_changed_is_not_walked_and_gives_th
     assert _check(st, 0, top)[n1][1] == 1
     gs0 = st.group_stats[n0]
     assert gs0 is not None and gs0.untouched == len(node1) - 2  # CPUs 8 and 9 changed
+
+
+def test_group_statistics_kept_within_a_tick_follow_ticks_and_blocked_load_updates() -> None:
+    """What the kernel reads of a runqueue changes only at its own updates, at a tick while it
+    runs and at a NOHZ blocked-load update while it is idle: kept statistics serve later
+    instants of the same tick, and every one of those three makes them computed again."""
+    st = make_state()
+    for c in (8, 9, 64):
+        task(st, c, util=300.0)
+    task(st, 10, state="sleeping", util=600.0)  # idle CPU 10 carries blocked load
+    top = len(st.sd.per_cpu[0]) - 1
+    n0 = st.sd.per_cpu[0][top].group_ids[0]
+    before = _check(st, 0, top)
+    gs0 = st.group_stats[n0]
+    assert gs0 is not None
+    st.now += 1_000_000  # the same tick: nothing the kernel reads has changed
+    assert _check(st, 0, top) == before and st.rqs[8].pelt_ts == NOW
+    st.blocked_update()  # CPU 10's blocked load decays by 1 ms
+    after_update = _check(st, 0, top)
+    assert after_update[n0][2] < before[n0][2], "node 0's load: CPU 10's blocked load decayed"
+    st.now = NOW + TICK_NS  # the next tick: the running CPUs' averages move on
+    after_tick = _check(st, 0, top)
+    assert after_tick[n0][3] > after_update[n0][3], "node 0's util: CPUs 8 and 9 ran a tick"
