@@ -150,9 +150,8 @@ def test_bad_batch_rejected_good_data_kept(live_server: LiveServer, topology: di
         ws.close(code=1000, reason="end")
     rec = live_server.wait_status(rid, "ready")
     assert rec["event_count"] == 5 and rec["source"] == "live" and rec["host"] == "test-host"
-    table = pa.ipc.open_stream(
-        live_server.client().get(f"/api/recordings/{rid}/events.arrow").content
-    ).read_all()
+    with live_server.client() as c:  # closed: an unclosed client's socket fails a later GC
+        table = pa.ipc.open_stream(c.get(f"/api/recordings/{rid}/events.arrow").content).read_all()
     assert table.column("ts_ns").to_pylist() == [100, 200, 300, 600, 700]
     assert set(table.column("comm").to_pylist()) == {"<script>"}
     # an ended session cannot come back
