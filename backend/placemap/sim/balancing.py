@@ -163,7 +163,8 @@ class Balancer:
             return False
         for cpu in st.cpus:
             rq = rqs[cpu]
-            if rq.nr_running == 0 and not rq.starting and min(self.next_balance[cpu]) <= now:
+            nb = self.next_balance[cpu]  # (empty for a CPU without domains)
+            if rq.nr_running == 0 and not rq.starting and nb and min(nb) <= now:
                 return True
         return False
 
