@@ -674,6 +674,7 @@ class Engine(Handler):
         if was_idle:
             delta = now - rq.idle_since
             rq.avg_idle += (min(delta, 1_000_000) - rq.avg_idle) // 8
+            rq.last_idle_ns = delta  # the governor's prediction of the next (kept_tick)
             rq.idle_since = -1
         st.set_curr(rq, p)
         if p.membound:

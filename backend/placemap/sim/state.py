@@ -13,7 +13,8 @@ blocked load.
 What the policies read is what the kernel would read: a CPU's averages as of the kernel's last
 update of them (`State.seen`), not brought to now. The kernel updates a runqueue's averages at
 its enqueues, dequeues and switches (the model's mutators do the same: `State.pelt`), at every
-tick while a task runs there (entity_tick(); ticks at multiples of TICK_NS), and, for a tickless
+tick while a task runs there (entity_tick(); ticks at multiples of TICK_NS), at the one tick an
+idle CPU keeps when its governor expected a short idle (`kept_tick`), and, for a tickless
 idle CPU, only when a NOHZ blocked-load update walks the idle CPUs (`State.blocked_update`:
 update_nohz_stats() from a NOHZ stats or balance kick, at most every LOAD_AVG_PERIOD unless a
 balance kick comes sooner). Since v5.13 (0826530de3cb) load_balance()'s group statistics no
@@ -126,6 +127,19 @@ def settle_pelt_ts(rq: Rq) -> None:
         rq.pelt_ts = max(rq.pelt_ts, gs.at_untouched)
 
 
+def kept_tick(rq: Rq) -> i64:
+    """The tick an idle CPU takes before its tick stops, or -1 when it stopped the tick on
+    entering idle. The idle governor keeps the tick when it predicts an idle period shorter
+    than a tick (menu_select(): predicted_ns < TICK_NSEC), here from the CPU's last idle
+    period. The first tick that finds the CPU still idle runs its own balance softirq
+    (run_rebalance_domains(): update_blocked_averages() and rebalance_domains(CPU_IDLE), the
+    lowest level being due every jiffy on an idle CPU); menu_update() then counts the period
+    as a long one (the tick_wakeup case), so the next selection stops the tick."""
+    if rq.last_idle_ns < TICK_NS and rq.idle_since >= 0:
+        return (rq.idle_since // TICK_NS + 1) * TICK_NS
+    return -1
+
+
 class Task:
     """One simulated task (a thread). Mutable, slotted; owned by State.tasks."""
 
@@ -224,6 +238,7 @@ class Rq:
         "idle_since",
         "idle_stamp",
         "last_buddy",
+        "last_idle_ns",
         "lb_tuned",
         "leaving",
         "load",
@@ -273,6 +288,9 @@ class Rq:
         self.starting = False  # a task is about to start here (idle exit or balance cost)
         self.need_resched = False
         self.idle_since = 0  # -1 while not idle
+        # how long the CPU's last idle period lasted: the idle governor's prediction of the
+        # next (kept_tick); none yet: long
+        self.last_idle_ns: i64 = 1 << 40
         # the Balancer's: bit L set while this CPU's balance interval at domain level L is
         # above its min_interval (a newly idle balance that moved or failed resets it; at
         # min_interval the reset changes nothing: newidle_balance reads this, the runqueue
@@ -368,11 +386,17 @@ class State:
     def seen(self, rq: Rq) -> None:
         """Bring the CPU's averages to the kernel's last update of them, which is what its
         readers see: a CPU running a task updates them at every tick (entity_tick()), an idle
-        one only at a NOHZ blocked-load update (blocked_ts); both at their own enqueues,
-        dequeues and switches (pelt_ts). Nothing has changed on it since pelt_ts, so whether it
-        ran then is whether it runs now."""
+        one at a NOHZ blocked-load update (blocked_ts) and at the one tick it may keep
+        (kept_tick); both at their own enqueues, dequeues and switches (pelt_ts). Nothing has
+        changed on it since pelt_ts, so whether it ran then is whether it runs now."""
         now = self.now
-        t = now - now % TICK_NS if rq.curr is not None else self.blocked_ts
+        if rq.curr is not None:
+            t = now - now % TICK_NS
+        else:
+            t = self.blocked_ts
+            t1 = kept_tick(rq)
+            if t < t1 <= now:
+                t = t1
         if t > rq.pelt_ts:
             self.pelt_to(rq, t)
 

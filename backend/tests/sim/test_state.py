@@ -14,6 +14,7 @@ from placemap.sim.state import (
     State,
     Task,
     decay,
+    kept_tick,
     task_util_est,
 )
 from tests.sim.scaffold import make_state, task
@@ -187,3 +188,26 @@ def test_a_busy_cpu_is_read_as_of_its_last_tick() -> None:
     assert seen == pytest.approx(util0 * decay(TICK_NS) + 1024.0 * (1 - decay(TICK_NS)))
     st.now = start + 2 * TICK_NS
     assert st.cpu_util(5) > seen and rq.pelt_ts == st.now, "at the second tick: updated"
+
+
+def test_an_idle_cpu_that_expected_a_short_idle_is_read_as_of_the_one_tick_it_kept() -> None:
+    """The governor keeps the tick of a CPU whose last idle period was shorter than a tick; the
+    first tick that finds it still idle updates its blocked load, and then the tick stops."""
+    st = make_state("bdw-1s-20")
+    p = _run_then_sleep(st, 3, 30_000_000)  # asleep at NOW + 30 ms, between two ticks
+    rq = st.rqs[3]
+    slept, load0 = st.now, rq.load
+    rq.idle_since = slept
+    rq.last_idle_ns = 100_000  # its last idle lasted 100 us: the tick is kept
+    first_tick = slept - slept % TICK_NS + TICK_NS
+    assert kept_tick(rq) == first_tick
+    st.now = first_tick - 1
+    assert st.cpu_load(3) == load0, "before its tick: as at the sleep"
+    st.now = first_tick + 1_000_000
+    at_tick = load0 * decay(first_tick - slept)
+    assert st.cpu_load(3) == pytest.approx(at_tick), "its tick updated it"
+    st.now = first_tick + 3 * TICK_NS
+    assert st.cpu_load(3) == pytest.approx(at_tick), "the tick stopped after it"
+    rq.last_idle_ns = 10_000_000  # a long idle expected: the tick stops on entering idle
+    assert kept_tick(rq) == -1
+    assert p.state == TASK_SLEEPING

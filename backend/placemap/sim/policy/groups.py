@@ -110,14 +110,21 @@ class GroupStats:
         nr: i64 = 0
         load = util = 0.0
         # each runqueue's averages as the kernel reads them (State.seen, inlined): as of the
-        # last tick on a busy CPU, of the last NOHZ blocked-load update on an idle one
+        # last tick on a busy CPU, of the last NOHZ blocked-load update or the tick it kept on
+        # an idle one
         blocked_t: i64 = st.blocked_ts
         for rq in rqs:
             if rq.curr is not None:
                 if rq.pelt_ts < tick_t:
                     st.pelt_to(rq, tick_t)
-            elif rq.pelt_ts < blocked_t:
-                st.pelt_to(rq, blocked_t)
+            else:
+                t = blocked_t
+                if rq.last_idle_ns < TICK_NS and rq.idle_since >= 0:  # state.kept_tick()
+                    t1: i64 = (rq.idle_since // TICK_NS + 1) * TICK_NS
+                    if t < t1 <= now:
+                        t = t1
+                if rq.pelt_ts < t:
+                    st.pelt_to(rq, t)
             n = rq.nr_running
             # cpu_util_cfs(): UTIL_EST, the util_est of the runnable tasks when higher
             # (cpu_util_without(): not counting p's own estimate)

@@ -5,6 +5,8 @@ ones a fresh computation gives."""
 
 from __future__ import annotations
 
+import pytest
+
 from placemap.sim.cost import TICK_NS
 from placemap.sim.policy import balance as b
 from placemap.sim.policy.groups import GroupStats
@@ -101,3 +103,37 @@ def test_group_statistics_kept_within_a_tick_follow_ticks_and_blocked_load_updat
     st.now = NOW + TICK_NS  # the next tick: the running CPUs' averages move on
     after_tick = _check(st, 0, top)
     assert after_tick[n0][3] > after_update[n0][3], "node 0's util: CPUs 8 and 9 ran a tick"
+
+
+def _seen_case() -> tuple[State, tuple[int, ...]]:
+    st = make_state()
+    llc = st.sd.llc_spans[0]
+    for c in llc[:3]:
+        task(st, c, util=400.0)
+    sleepers = [task(st, c) for c in llc[3:6]]
+    st.now += 6_000_000
+    for p in sleepers:
+        st.dequeue_sleep(p)
+    kept = st.rqs[llc[3]]
+    kept.idle_since, kept.last_idle_ns = st.now, 50_000
+    return st, llc
+
+
+def test_group_statistics_read_each_runqueue_as_state_seen_does() -> None:
+    """GroupStats.compute inlines State.seen: a group's load and util are the sums of what
+    cpu_load() and cpu_util() read, for busy CPUs (last tick), idle ones (last blocked-load
+    update) and an idle one that kept its tick, at instants on both sides of those. Read in
+    both orders (each read brings runqueues forward only), so that neither may go further."""
+    a, llc = _seen_case()
+    b, _ = _seen_case()
+    for step in (1_000_000, 2_500_000, TICK_NS, 5 * TICK_NS):
+        for st in (a, b):
+            st.now += step
+            if step == TICK_NS:
+                st.blocked_update()
+        sums_a = (sum(a.cpu_load(c) for c in llc), sum(a.cpu_util(c) for c in llc))
+        gs_a = GroupStats(a, llc, [a.rqs[c] for c in llc], None, 117, footprint=False)
+        gs_b = GroupStats(b, llc, [b.rqs[c] for c in llc], None, 117, footprint=False)
+        sums_b = (sum(b.cpu_load(c) for c in llc), sum(b.cpu_util(c) for c in llc))
+        for load, util in (sums_a, sums_b, (gs_a.load, gs_a.util), (gs_b.load, gs_b.util)):
+            assert load == pytest.approx(sums_a[0], rel=1e-12) and util == pytest.approx(sums_a[1], rel=1e-12)
