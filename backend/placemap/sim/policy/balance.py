@@ -269,10 +269,10 @@ def load_balance(
     )
     if imbalance <= 0:
         return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
-    # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, which
-    # its statistics just brought to the time the kernel reads (seen() changes nothing). A
-    # runqueue without a task is never the busiest; the first with the strictly highest value
-    # above 0 is.
+    # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, read
+    # directly: the group's statistics, computed or kept within this tick, brought each to the
+    # time the kernel reads (State.seen would change nothing). A runqueue without a task is
+    # never the busiest; the first with the strictly highest value above 0 is.
     src = -1
     best = 0.0
     for rq in group_rqs[gids[bi]]:
@@ -280,7 +280,6 @@ def load_balance(
         if nr == 0:
             continue
         if mtype == MIGRATE_LOAD:
-            st.seen(rq)
             v = rq.load
             # one task whose load exceeds the imbalance: leave it, unless the CPU's capacity
             # is reduced by RT/IRQ time (check_cpu_capacity()), which the model has none of
@@ -289,7 +288,6 @@ def load_balance(
         elif mtype == MIGRATE_UTIL:
             if nr <= 1:
                 continue
-            st.seen(rq)
             v = cpu_util_cfs(rq)
         else:
             v = float(nr)
