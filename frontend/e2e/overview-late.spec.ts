@@ -5,35 +5,12 @@
  * and the counts up to the playhead must take it when it comes (they waited for it forever when
  * only the first frame re-rendered them); a failed overview must say so.
  */
-import { expect, test, type Page } from "@playwright/test";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(here, "..", "test-artifacts");
-const G4 = join(here, "..", "..", "..", "shared", "traces", "vm2-hackbench-g4.ftrace.txt.gz");
-
-async function importG4(request: Page["request"], name: string, tid: string): Promise<string> {
-  const up = await request.post(`/api/recordings?topology_id=${tid}&name=${name}`, { data: readFileSync(G4) });
-  expect(up.status()).toBeLessThan(300);
-  const rid = ((await up.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/recordings/${rid}`)).json()) as { status: string }).status, { timeout: 60_000 })
-    .toBe("ready");
-  return rid;
-}
+import { expect, test } from "@playwright/test";
+import { join } from "node:path";
+import { ARTIFACTS, importG4, vm2Topology } from "./fixtures";
 
 test("an overview that comes after the first frame reaches the timeline and the counts; a failed one is said", async ({ page }) => {
-  const topo = {
-    machine: "overview-late",
-    source: "manual",
-    cpus: [0, 1].map((c) => ({ cpu: c, online: true, core: c, llc: 0, numa_node: 0, package: 0, smt_siblings: [c] })),
-    llcs: [{ id: 0, cpus: [0, 1], numa_nodes: [0] }],
-    numa_nodes: [{ id: 0, cpus: [0, 1] }],
-    node_distances: [[10]],
-  };
-  const t = await page.request.post("/api/topologies", { data: topo });
+  const t = await page.request.post("/api/topologies", { data: vm2Topology("overview-late") });
   expect(t.status()).toBe(201);
   const tid = ((await t.json()) as { id: string }).id;
   const a = await importG4(page.request, "late-a", tid);

@@ -6,21 +6,10 @@
  */
 import { expect, test } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { ARTIFACTS, G4, vm2Topology, waitReady } from "./fixtures";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const G4 = join(here, "..", "..", "..", "shared", "traces", "vm2-hackbench-g4.ftrace.txt.gz");
-const ARTIFACTS = join(here, "..", "test-artifacts");
-
-const VM2 = {
-  machine: "vm2",
-  source: "manual",
-  cpus: [0, 1].map((c) => ({ cpu: c, online: true, core: c, llc: 0, numa_node: 0, package: 0, smt_siblings: [c] })),
-  llcs: [{ id: 0, cpus: [0, 1], numa_nodes: [0] }],
-  numa_nodes: [{ id: 0, cpus: [0, 1] }],
-  node_distances: [[10]],
-};
+const VM2 = vm2Topology("vm2");
 
 test("what-if: replay a recording under a hint on another machine, open the twin", async ({ page, request }) => {
   test.setTimeout(240_000);
@@ -28,9 +17,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const up = await request.post(`/api/recordings?name=g4-whatif&topology_id=${tid}`, { data: readFileSync(G4) });
   expect(up.status()).toBe(202);
   const rid = ((await up.json()) as { id: string }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/recordings/${rid}`)).json()) as { status: string }).status, { timeout: 60_000 })
-    .toBe("ready");
+  await waitReady(request, rid);
 
   await page.goto("/");
   const item = page.getByTestId("recording-item").filter({ hasText: "g4-whatif" });
