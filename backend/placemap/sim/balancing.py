@@ -20,6 +20,7 @@ from placemap.sim.policy.balance import (
     MAX_PINNED_INTERVAL_MS,
     R_ALL_HOT_OR_PINNED,
     R_ALL_PINNED,
+    R_CURR_PINNED_ALONE,
     R_NOT_BALANCE_CPU,
     Move,
     load_balance,
@@ -212,15 +213,25 @@ class Balancer:
                     iv[level] = sd.min_interval_ms * 1_000_000
                     for m in moves:
                         self.apply(m, CAUSE_BALANCE)
-                    if moves and idle and rq.curr is None and not rq.starting:
+                        if m.dst != cpu:
+                            # LBF_DST_PINNED: attached to another CPU of the local group,
+                            # which an idle one leaves idle for (attach_task()'s
+                            # check_preempt_curr() of its idle task)
+                            to = st.rqs[m.dst]
+                            if to.curr is None and not to.starting:
+                                eng._kick(to, cost.IDLE_EXIT_NS)
+                    if moves and idle and rq.curr is None and not rq.starting and rq.nr_running:
                         eng._kick(rq, cost.IDLE_EXIT_NS)
                     if moves and not moves[0].active:
                         # rebalance_domains(): after a pull (ld_moved > 0) the CPU's state is
                         # read again, idle_cpu() false with tasks queued, so the levels above
                         # balance as CPU_NOT_IDLE and this one's next interval is the busy one
-                        # (an active push is carried out later by the stopper: ld_moved 0)
-                        idle = False
-                elif why == R_ALL_PINNED:  # every task pinned: back off up to MAX_PINNED_INTERVAL
+                        # (an active push is carried out later by the stopper: ld_moved 0;
+                        # moves only to another CPU of the group leave this one idle)
+                        idle = rq.nr_running == 0
+                elif why in {R_ALL_PINNED, R_CURR_PINNED_ALONE}:
+                    # every task pinned (LBF_ALL_PINNED still set at out_all_pinned or
+                    # out_one_pinned): back off up to MAX_PINNED_INTERVAL
                     cap = max(sd.max_interval_ms, MAX_PINNED_INTERVAL_MS) * 1_000_000
                     if iv[level] < cap:
                         iv[level] *= 2

@@ -55,6 +55,8 @@ R_NUMA_ALLOWED: Final = "NUMA imbalance allowed (imb_numa_nr)"
 R_MOVED: Final = "pulled from the busiest runqueue of the busiest group"
 R_ALL_HOT_OR_PINNED: Final = "every candidate cache hot, pinned, running or hinted"
 R_ALL_PINNED: Final = "every task of the busiest runqueue barred from this CPU (affinity or a holding hint)"
+R_CURR_PINNED_ALONE: Final = "the busiest runqueue's only task may not run on this CPU: no active balance"
+R_CURR_PINNED: Final = "every candidate cache hot; the running task may not run here: no active balance"
 R_ACTIVE: Final = "active balance: pushed the running task after repeated failures"
 R_STEAL: Final = "stole a queued task from an overloaded CPU of the LLC (STEAL)"
 R_NEWIDLE: Final = "newly idle balance pulled a task"
@@ -226,6 +228,71 @@ def load_balance(
         # update_sd_lb_stats() at the top domain (!env->sd->parent) writes rd->overload from
         # update_sg_lb_stats()' SG_OVERLOAD: a runqueue of the span with more than one task
         st.rd_overload = any(rq.nr_running > 1 for g in gids for rq in group_rqs[g])
+    moves, why, pinned = _find_and_pull(st, cpu, level, idle, failed, stats=stats, excluded=None)
+    if pinned < 0:
+        return moves, why
+    return _redo(st, cpu, level, idle, failed, pinned=pinned)
+
+
+def _redo(
+    st: State, cpu: int, level: int, idle: int, failed: list[list[int]], *, pinned: int
+) -> tuple[list[Move], str]:
+    """load_balance()'s `goto redo` after LBF_ALL_PINNED: every task of the busiest runqueue
+    `pinned` was barred from this CPU (affinity, or a holding hint, which the RFC tests before
+    the flag is cleared), so that CPU leaves env->cpus and the balance starts again on the
+    others, while some CPU outside the local group is left (`!cpumask_subset(cpus,
+    env.dst_grpmask)`). update_sg_lb_stats() then sums only the CPUs of env->cpus, with each
+    group's full weight and capacity; find_busiest_queue() skips the cleared ones. The flag
+    stays set through the passes that find nothing (out_balanced), so such an end is
+    out_all_pinned's: the failures reset and the interval backed off up to
+    MAX_PINNED_INTERVAL (R_ALL_PINNED)."""
+    sd = st.sd.per_cpu[cpu][level]
+    local_cpus = sd.groups[0]
+    excluded = {pinned}
+    top = level == len(st.sd.per_cpu[cpu]) - 1
+    while True:
+        if all(c in excluded or c in local_cpus for c in sd.span):
+            return _balanced(failed, cpu, level, R_ALL_PINNED)
+        stats: list[GroupStats] = []
+        for i, gid in enumerate(sd.group_ids):
+            grq = st.group_rqs[gid]
+            kept = [rq for rq in grq if rq.cpu not in excluded]
+            if len(kept) == len(grq):
+                cached = st.group_stats[gid]  # computed by the first pass, at this instant
+                assert cached is not None
+                stats.append(cached)
+            else:
+                stats.append(GroupStats(st, sd.groups[i], kept, None, sd.imbalance_pct, footprint=False))
+        if top:
+            st.rd_overload = any(
+                rq.nr_running > 1 for g in sd.group_ids for rq in st.group_rqs[g] if rq.cpu not in excluded
+            )
+        moves, why, pinned = _find_and_pull(st, cpu, level, idle, failed, stats=stats, excluded=excluded)
+        if pinned < 0:
+            if not moves and why in {R_NO_BUSIEST, R_BALANCED, R_NUMA_ALLOWED}:
+                return _balanced(failed, cpu, level, R_ALL_PINNED)  # out_balanced, flag still set
+            return moves, why
+        excluded.add(pinned)
+
+
+def _find_and_pull(
+    st: State,
+    cpu: int,
+    level: int,
+    idle: int,
+    failed: list[list[int]],
+    *,
+    stats: list[GroupStats],
+    excluded: set[int] | None,
+) -> tuple[list[Move], str, int]:
+    """One pass of load_balance() from find_busiest_group() on, over the group statistics
+    `stats` (the local group first), the CPUs in `excluded` left out (a redo): (moves, reason,
+    -1), or ([], R_ALL_PINNED, the busiest CPU) when every task of the busiest runqueue is
+    barred from this CPU (LBF_ALL_PINNED: the caller redoes the balance without it)."""
+    sd = st.sd.per_cpu[cpu][level]
+    ng = len(sd.groups)
+    gids = sd.group_ids
+    group_rqs = st.group_rqs
     local: GroupStats = stats[0]
     busiest: GroupStats | None = None
     bi = 0
@@ -235,9 +302,9 @@ def load_balance(
             busiest = gs
             bi = i
     if busiest is None:
-        return _balanced(failed, cpu, level, R_NO_BUSIEST)
+        return _out(failed, cpu, level, R_NO_BUSIEST)
     if local.group_type > busiest.group_type:
-        return _balanced(failed, cpu, level, R_BALANCED)
+        return _out(failed, cpu, level, R_BALANCED)
     # sum() of the loads in group order: the same additions from 0.0 (Python 3.11's sum of
     # floats adds them in order, uncompensated)
     total_load = 0.0
@@ -250,25 +317,25 @@ def load_balance(
     if local.group_type == GROUP_OVERLOADED:
         l_avg, b_avg = local.load / len(local.cpus), busiest.load / len(busiest.cpus)
         if l_avg >= b_avg or l_avg * 1024 >= total_load * 1024 * 1024 / total_cap:
-            return _balanced(failed, cpu, level, R_BALANCED)
+            return _out(failed, cpu, level, R_BALANCED)
         if 100 * b_avg <= sd.imbalance_pct * l_avg:
-            return _balanced(failed, cpu, level, R_BALANCED)
+            return _out(failed, cpu, level, R_BALANCED)
     prefer_sibling = level > 0 and bool(st.sd.per_cpu[cpu][level - 1].flags & SD_PREFER_SIBLING)
     forced = (
         prefer_sibling and local.group_type == GROUP_HAS_SPARE and busiest.nr_running > local.nr_running + 1
     )
     if not forced and busiest.group_type != GROUP_OVERLOADED:
         if idle == CPU_NOT_IDLE:
-            return _balanced(failed, cpu, level, R_BALANCED)
+            return _out(failed, cpu, level, R_BALANCED)
         if len(busiest.cpus) > 1 and local.idle_cpus <= busiest.idle_cpus + 1:
-            return _balanced(failed, cpu, level, R_BALANCED)
+            return _out(failed, cpu, level, R_BALANCED)
         if busiest.nr_running <= 1:
-            return _balanced(failed, cpu, level, R_BALANCED)
+            return _out(failed, cpu, level, R_BALANCED)
     mtype, imbalance = calculate_imbalance(
         st, level, cpu, local=local, busiest=busiest, total_load=total_load, total_cap=total_cap, idle=idle
     )
     if imbalance <= 0:
-        return _balanced(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
+        return _out(failed, cpu, level, R_NUMA_ALLOWED if sd.flags & SD_NUMA else R_BALANCED)
     # find_busiest_queue(): cpu_load() / cpu_util() of the busiest group's runqueues, read
     # directly: the group's statistics, computed or kept within this tick, brought each to the
     # time the kernel reads (State.seen would change nothing). A runqueue without a task is
@@ -277,7 +344,7 @@ def load_balance(
     best = 0.0
     for rq in group_rqs[gids[bi]]:
         nr = rq.nr_running
-        if nr == 0:
+        if nr == 0 or (excluded is not None and rq.cpu in excluded):
             continue
         if mtype == MIGRATE_LOAD:
             v = rq.load
@@ -294,70 +361,104 @@ def load_balance(
         if v > best:
             best, src = v, rq.cpu
     if src < 0:
-        return _balanced(failed, cpu, level, R_BALANCED)
+        return _out(failed, cpu, level, R_BALANCED)
     rqs = st.rqs
     nf = failed[cpu][level]
     moves: list[Move] = []
     src_rq = rqs[src]
     nr_left = src_rq.nr_running
-    for p in src_rq.queue[:SYSCTL_SCHED_NR_MIGRATE]:  # a copy; nothing here changes the queue
-        if idle != CPU_NOT_IDLE and nr_left <= 1:
-            break
-        if not can_migrate_task(
-            st, p, src, cpu, sd_flags=sd.flags, failed=nf, nice_tries=sd.cache_nice_tries
-        ):
-            continue
-        if mtype == MIGRATE_LOAD:
-            # shr_bound(load, nr_balance_failed): shifted right by the failures, at most 63
-            load = max(1.0, p.load) / (1 << min(nf, 63))
-            if load > imbalance:
+    # detach_tasks() toward dst (this CPU, then a CPU of the local group its pinned tasks may
+    # run on: LBF_DST_PINNED); `tried` holds the earlier destinations, cleared from env->cpus
+    dst = cpu
+    new_dst = -1
+    tried: list[int] | None = None
+    queue = src_rq.queue[:SYSCTL_SCHED_NR_MIGRATE]  # a copy; nothing here changes the queue
+    while True:
+        for p in queue:
+            if idle != CPU_NOT_IDLE and nr_left <= 1:
+                break
+            allowed = p.cpus_allowed
+            if allowed is not None and dst not in allowed:
+                # can_migrate_task(): LBF_SOME_PINNED, and (not for a newly idle balance, once
+                # per pass) the first CPU of the local group still in env->cpus that p may run
+                # on becomes new_dst_cpu (LBF_DST_PINNED)
+                if new_dst < 0 and idle != CPU_NEWLY_IDLE:
+                    for c in sd.groups[0]:
+                        if c in allowed and (tried is None or c not in tried):
+                            new_dst = c
+                            break
                 continue
-            imbalance -= max(1.0, p.load)
-        elif mtype == MIGRATE_UTIL:
-            # detach_tasks(): task_util_est(), max(util_avg, _task_util_est())
-            est = task_util_est(p)
-            util = p.util if p.util > est else est
-            if util > imbalance:
+            if not can_migrate_task(
+                st, p, src, dst, sd_flags=sd.flags, failed=nf, nice_tries=sd.cache_nice_tries
+            ):
                 continue
-            imbalance -= util
-        else:
-            imbalance -= 1
-        moves.append(Move(p, src, cpu, level, False, R_MOVED))
-        nr_left -= 1
-        if idle == CPU_NEWLY_IDLE or imbalance <= 0:
+            if mtype == MIGRATE_LOAD:
+                # shr_bound(load, nr_balance_failed): shifted right by the failures, at most 63
+                load = max(1.0, p.load) / (1 << min(nf, 63))
+                if load > imbalance:
+                    continue
+                imbalance -= max(1.0, p.load)
+            elif mtype == MIGRATE_UTIL:
+                # detach_tasks(): task_util_est(), max(util_avg, _task_util_est())
+                est = task_util_est(p)
+                util = p.util if p.util > est else est
+                if util > imbalance:
+                    continue
+                imbalance -= util
+            else:
+                imbalance -= 1
+            moves.append(Move(p, src, dst, level, False, R_MOVED))
+            nr_left -= 1
+            if idle == CPU_NEWLY_IDLE or imbalance <= 0:
+                break
+        if new_dst < 0 or imbalance <= 0:
             break
+        # "Revisit (affine) tasks on src_cpu that couldn't be moved to us and move them to an
+        # alternate dst_cpu in our sched_group": the same busiest runqueue, the next destination
+        tried = [dst] if tried is None else [*tried, dst]
+        dst = new_dst
+        new_dst = -1
+        queue = [p for p in queue if all(m.task is not p for m in moves)]
     if moves:
         failed[cpu][level] = 0
-        return moves, R_MOVED
-    if src_rq.nr_running > 1 and _all_pinned(st, src_rq.curr, src_rq.queue, src, cpu):
-        # detach_tasks() walks the runqueue's tasks, the running one included, and LBF_ALL_PINNED
-        # stays set while each is barred from this CPU (the RFC puts its hint test before the
-        # flag is cleared): load_balance() then ends at out_all_pinned, which resets
-        # nr_balance_failed, so no active balance follows
-        return _balanced(failed, cpu, level, R_ALL_PINNED)
+        return moves, R_MOVED, -1
+    if (
+        src_rq.nr_running > 1
+        and _all_pinned(st, src_rq.curr, src_rq.queue, src, cpu)
+        and (tried is None or all(_all_pinned(st, src_rq.curr, src_rq.queue, src, d) for d in [*tried, dst]))
+    ):
+        # detach_tasks() walks the runqueue's tasks, the running one included, and
+        # LBF_ALL_PINNED stays set while each is barred from each destination tried (the RFC
+        # puts its hint test before the flag is cleared): load_balance() then redoes the
+        # balance without this runqueue (_redo)
+        return _NO_MOVES, R_ALL_PINNED, src
     # Only periodic balances count a failure, but need_active_balance() is asked after newly
     # idle ones too: a newly idle CPU pushes once the periodic failures passed the threshold
     if idle != CPU_NEWLY_IDLE:
         nf += 1
         failed[cpu][level] = nf
     curr = src_rq.curr
-    if (
-        mtype == MIGRATE_TASK  # imbalanced_active_balance()
-        and nf > sd.cache_nice_tries + 2
-        and curr is not None
-        and src_rq.nr_running == 1
-        and st.rqs[cpu].nr_running == 0
-        and curr.allowed(cpu)
-        and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
-    ):
-        # The engine carries the push out at once (Balancer.apply), so it succeeds, and
-        # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
-        # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
-        # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
-        # push needs cache_nice_tries + 3 failed balances again, not one
-        failed[cpu][level] = 0
-        return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE
-    return [], R_ALL_HOT_OR_PINNED
+    # need_active_balance(): imbalanced_active_balance()
+    if mtype == MIGRATE_TASK and nf > sd.cache_nice_tries + 2 and curr is not None:
+        if not curr.allowed(cpu):
+            # "Don't kick the active_load_balance_cpu_stop, if the curr task on busiest CPU
+            # can't be moved to this_cpu": out_one_pinned, the failure counted and kept; the
+            # interval is tuned up, past max_interval up to MAX_PINNED_INTERVAL while
+            # LBF_ALL_PINNED is still set (set before the detach, which a lone task skips)
+            return _NO_MOVES, R_CURR_PINNED_ALONE if src_rq.nr_running == 1 else R_CURR_PINNED, -1
+        if (
+            src_rq.nr_running == 1
+            and st.rqs[cpu].nr_running == 0
+            and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
+        ):
+            # The engine carries the push out at once (Balancer.apply), so it succeeds, and
+            # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
+            # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
+            # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
+            # push needs cache_nice_tries + 3 failed balances again, not one
+            failed[cpu][level] = 0
+            return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE, -1
+    return _NO_MOVES, R_ALL_HOT_OR_PINNED, -1
 
 
 # The moves of a balance that moves nothing: one list for all of them (callers only read it).
@@ -369,6 +470,12 @@ def _balanced(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[
     nr_balance_failed starts again from 0 (newly idle balances included)."""
     failed[cpu][level] = 0
     return _NO_MOVES, why
+
+
+def _out(failed: list[list[int]], cpu: int, level: int, why: str) -> tuple[list[Move], str, int]:
+    """_balanced() within a pass of load_balance()."""
+    failed[cpu][level] = 0
+    return _NO_MOVES, why, -1
 
 
 def _all_pinned(st: State, curr: Task | None, queue: list[Task], src: int, dst: int) -> bool:

@@ -1,0 +1,146 @@
+"""load_balance() when tasks may not move (v6.0's affinity handling, and the RFC's holding
+hints, which its can_migrate_task() tests before LBF_ALL_PINNED is cleared):
+
+- LBF_ALL_PINNED: every task of the busiest runqueue barred from this CPU clears that CPU
+  from env->cpus and the balance is redone on the others (`goto redo`), the group statistics
+  summed without it; only when no CPU outside the local group is left, or a pass finds
+  nothing, does it end at out_all_pinned;
+- LBF_DST_PINNED: a periodic balance whose tasks may not run on this CPU moves them to the
+  first CPU of the local group they may run on (new_dst_cpu), which is then woken;
+- out_one_pinned: a due active balance whose running task may not run on this CPU kicks no
+  stopper; the failure is counted and kept, and with the busiest runqueue's only task the
+  interval backs off up to MAX_PINNED_INTERVAL.
+"""
+
+from __future__ import annotations
+
+from placemap.sim.engine import Engine
+from placemap.sim.features import HINT_WAKE_AFFINE
+from placemap.sim.policy import balance as b
+from placemap.sim.state import State
+from placemap.sim.topology import preset
+from tests.sim.scaffold import make_state, task
+
+MC, PKG = 1, 2  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
+
+
+def _failed(st: State) -> list[list[int]]:
+    return [[0] * 8 for _ in st.rqs]
+
+
+def _held(st: State, cpu: int, n: int) -> None:
+    """`n` wake_affine tasks on `cpu` (one running): held on their LLC while it has room."""
+    task(st, cpu, hints=HINT_WAKE_AFFINE)
+    for _ in range(n - 1):
+        task(st, cpu, state="queued", hints=HINT_WAKE_AFFINE)
+
+
+def _bound(st: State, cpus: list[int]) -> None:
+    """One running task on each CPU, bound to it."""
+    for c in cpus:
+        task(st, c).cpus_allowed = frozenset({c})
+
+
+def test_an_all_pinned_busiest_runqueue_is_left_out_and_the_next_group_gives_the_task() -> None:
+    # LLC 1's CPU 8 runs three held tasks, LLC 2's CPU 16 two free ones: LLC 1 is the busiest
+    # group (more tasks, as many idle CPUs), CPU 8 its busiest runqueue, all pinned; redone
+    # without CPU 8, LLC 1 runs nothing and LLC 2 is the busiest: CPU 0 pulls from CPU 16
+    st = make_state()
+    _held(st, 8, 3)
+    task(st, 16)
+    free = task(st, 16, state="queued")
+    nf = _failed(st)
+    nf[0][PKG] = 2
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
+    assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(free, 16, 0)]
+    assert nf[0][PKG] == 0
+
+
+def test_the_redo_takes_the_next_busiest_runqueue_of_the_same_group() -> None:
+    # LLC 1: CPU 8 three held tasks, CPU 9 two free ones; migrate_task picks CPU 8 (3 > 2),
+    # all pinned; redone without it, CPU 9 of the same group gives its queued task
+    st = make_state()
+    _held(st, 8, 3)
+    task(st, 9)
+    free = task(st, 9, state="queued")
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, _failed(st))
+    assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(free, 9)]
+
+
+def test_a_redo_that_finds_nothing_ends_as_all_pinned() -> None:
+    # redone without CPU 8, the busiest group (LLC 2) runs one task: balanced, but the flag
+    # set by the first pass stays: out_all_pinned's back-off, not a balanced outcome's
+    st = make_state()
+    _held(st, 8, 3)
+    task(st, 16)
+    nf = _failed(st)
+    nf[0][PKG] = 5
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
+    assert moves == [] and why == b.R_ALL_PINNED and nf[0][PKG] == 0
+
+
+def test_a_task_pinned_off_this_cpu_moves_to_the_cpu_of_the_local_group_it_may_run_on() -> None:
+    # MC level of CPU 0: local group core 0 (CPUs 0 and 128). CPU 1's queued task may run on
+    # CPUs 1 and 128 only: LBF_DST_PINNED, new_dst_cpu 128
+    st = make_state()
+    task(st, 1)
+    pinned = task(st, 1, state="queued")
+    pinned.cpus_allowed = frozenset({1, 128})
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, _failed(st))
+    assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(pinned, 1, 128)]
+    # a newly idle balance computes no new_dst_cpu; the running task, which could run here,
+    # cleared LBF_ALL_PINNED: a plain failure
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NEWLY_IDLE, _failed(st))
+    assert moves == [] and why == b.R_ALL_HOT_OR_PINNED
+
+
+def test_the_balancer_wakes_the_idle_cpu_a_pinned_task_was_moved_to() -> None:
+    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+    st = eng.st
+    st.now = eng.env.now = 10**10
+    task(st, 1)
+    pinned = task(st, 1, state="queued")
+    pinned.cpus_allowed = frozenset({1, 128})
+    for rq in st.rqs:
+        rq.pelt_ts = st.now
+    eng.live = 1
+    bal = eng.balancer
+    for level in range(len(bal.next_balance[0])):
+        bal.next_balance[0][level] = 0
+    bal._on_tick(None, None)
+    assert pinned.cpu == 128 and st.rqs[128].starting, "moved to CPU 128, which is woken"
+    assert not st.rqs[0].starting and st.rqs[0].nr_running == 0, "CPU 0 itself stays idle"
+
+
+def test_a_due_push_of_a_running_task_pinned_off_this_cpu_is_out_one_pinned() -> None:
+    # a whole core of LLC 1 busy plus CPU 9 (as in test_rfc_balancer's push), each task bound
+    # to its CPU: the imbalance is a task, the push of CPU 8's comes due after
+    # cache_nice_tries + 2 failures, but the stopper is not kicked; the failures keep counting
+    st = make_state()
+    _bound(st, [8, 136, 9])
+    nf = _failed(st)
+    nice = st.sd.per_cpu[0][PKG].cache_nice_tries
+    whys = [b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)[1] for _ in range(nice + 4)]
+    assert whys[: nice + 2] == [b.R_ALL_HOT_OR_PINNED] * (nice + 2), whys
+    assert whys[nice + 2 :] == [b.R_CURR_PINNED_ALONE] * 2, whys
+    assert nf[0][PKG] == nice + 4, "out_one_pinned keeps the counted failures"
+
+
+def test_out_one_pinned_with_the_only_task_backs_the_interval_off_up_to_max_pinned_interval() -> None:
+    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+    st = eng.st
+    st.now = eng.env.now = 10**10
+    _bound(st, [8, 136, 9])
+    for rq in st.rqs:
+        rq.pelt_ts = st.now
+    eng.live = 1
+    bal = eng.balancer
+    bal.failed[0][PKG] = 10  # the push long due
+    sd = st.sd.per_cpu[0][PKG]
+    seen = []
+    for _ in range(6):
+        bal.next_balance[0][PKG] = 0
+        bal._on_tick(None, None)
+        seen.append(bal.interval[0][PKG] // 1_000_000)
+    assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > sd.max_interval_ms, seen
+    assert bal.failed[0][PKG] == 16, "one more counted failure per balance, none reset"
