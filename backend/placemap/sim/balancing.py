@@ -2,8 +2,8 @@
 interval (doubled while balanced up to max_interval, times busy_factor on a busy CPU), and
 carrying out the moves the balance policy decides. Idle CPUs are balanced only when a busy
 CPU would kick NOHZ idle balancing: some runqueue has a task waiting, or some LLC has more
-than one busy CPU (nohz_balancer_kick), or at the one tick an idle CPU keeps when its
-governor expected a short idle (state.kept_tick). The same kicks, and a stats kick every
+than one busy CPU (nohz_balancer_kick), or at the ticks an idle CPU keeps while its
+governor expects a short idle (state.kept_tick). The same kicks, and a stats kick every
 LOAD_AVG_PERIOD, update the idle CPUs' blocked load (State.blocked_update)."""
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class Balancer:
         for cpu in st.cpus:
             rq = st.rqs[cpu]
             idle = rq.nr_running == 0 and not rq.starting
-            if idle and not kick and kept_tick(rq) != now:
+            if idle and not kick and kept_tick(rq, now) != now:
                 continue  # tickless: balanced only by a NOHZ kick
             nb = self.next_balance[cpu]
             iv = self.interval[cpu]

@@ -35,6 +35,8 @@ from placemap.sim.state import (
     State,
     Task,
     clear_buddies,
+    enter_idle,
+    record_idle,
     settle_pelt_ts,
     util_est_dequeue,
 )
@@ -638,7 +640,7 @@ class Engine(Handler):
         tick = self._tick_ns
         if rq.avg_idle >= SYSCTL_SCHED_MIGRATION_COST_NS and st.now // tick >= st.next_blocked // tick:
             st.blocked_update()
-        rq.idle_since = st.now
+        enter_idle(rq, st.now)  # menu_select()'s choice, computed when a tick comes (kept_tick)
         rq.idle_stamp = st.now
         self.switches += 1
         if self.log is not None:
@@ -674,8 +676,9 @@ class Engine(Handler):
         if was_idle:
             delta = now - rq.idle_since
             rq.avg_idle += (min(delta, 1_000_000) - rq.avg_idle) // 8
-            rq.last_idle_ns = delta  # the governor's prediction of the next (kept_tick)
+            record_idle(rq, now)  # the governor's record, whence its next prediction
             rq.idle_since = -1
+            rq.kept_ticks = 0
         st.set_curr(rq, p)
         if p.membound:
             self._mem(rq.cpu, 1)

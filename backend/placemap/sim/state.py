@@ -13,8 +13,8 @@ blocked load.
 What the policies read is what the kernel would read: a CPU's averages as of the kernel's last
 update of them (`State.seen`), not brought to now. The kernel updates a runqueue's averages at
 its enqueues, dequeues and switches (the model's mutators do the same: `State.pelt`), at every
-tick while a task runs there (entity_tick(); ticks at multiples of TICK_NS), at the one tick an
-idle CPU keeps when its governor expected a short idle (`kept_tick`), and, for a tickless
+tick while a task runs there (entity_tick(); ticks at multiples of TICK_NS), at the ticks an
+idle CPU keeps while its governor expects a short idle (`kept_tick`), and, for a tickless
 idle CPU, only when a NOHZ blocked-load update walks the idle CPUs (`State.blocked_update`:
 update_nohz_stats() from a NOHZ stats or balance kick, at most every LOAD_AVG_PERIOD unless a
 balance kick comes sooner). Since v5.13 (0826530de3cb) load_balance()'s group statistics no
@@ -127,17 +127,122 @@ def settle_pelt_ts(rq: Rq) -> None:
         rq.pelt_ts = max(rq.pelt_ts, gs.at_untouched)
 
 
-def kept_tick(rq: Rq) -> i64:
-    """The tick an idle CPU takes before its tick stops, or -1 when it stopped the tick on
-    entering idle. The idle governor keeps the tick when it predicts an idle period shorter
-    than a tick (menu_select(): predicted_ns < TICK_NSEC), here from the CPU's last idle
-    period. The first tick that finds the CPU still idle runs its own balance softirq
-    (run_rebalance_domains(): update_blocked_averages() and rebalance_domains(CPU_IDLE), the
-    lowest level being due every jiffy on an idle CPU); menu_update() then counts the period
-    as a long one (the tick_wakeup case), so the next selection stops the tick."""
-    if rq.last_idle_ns < TICK_NS and rq.idle_since >= 0:
-        return (rq.idle_since // TICK_NS + 1) * TICK_NS
-    return -1
+# The menu idle governor's repeating-pattern predictor (drivers/cpuidle/governors/menu.c):
+# the last INTERVALS idle periods of a CPU, in microseconds; a period ended by the tick while
+# the governor had kept it counts as 9/10 of MAX_INTERESTING (50 ms) ("assume that the CPU
+# could have been idle long (but not forever)"); NO_TYPICAL_US is get_typical_interval()'s
+# UINT_MAX, no pattern found
+MENU_INTERVALS: Final = 8
+TICK_WAKEUP_US: Final = 45_000
+NO_TYPICAL_US: Final = (1 << 32) - 1
+
+
+def typical_interval_us(intervals: list[int]) -> int:
+    """menu.c's get_typical_interval(): the average of the recorded idle periods when their
+    spread is small (variance at most 400 us^2, or the average above six standard deviations
+    with at least 3/4 of the samples kept), after dropping the largest ones while more than
+    3/4 remain; else NO_TYPICAL_US. Integer arithmetic as the kernel's (the sum shifted by 3
+    for all eight samples, else divided)."""
+    thresh = NO_TYPICAL_US
+    while True:
+        total = 0
+        divisor = 0
+        hi = 0
+        for v in intervals:
+            if v <= thresh:
+                total += v
+                divisor += 1
+                hi = max(hi, v)
+        if hi == 0:
+            return NO_TYPICAL_US
+        avg = total >> 3 if divisor == MENU_INTERVALS else total // divisor
+        variance = 0
+        for v in intervals:
+            if v <= thresh:
+                d = v - avg
+                variance += d * d
+        variance = variance >> 3 if divisor == MENU_INTERVALS else variance // divisor
+        if (avg * avg > variance * 36 and divisor * 4 >= MENU_INTERVALS * 3) or variance <= 400:
+            return avg
+        if divisor * 4 <= MENU_INTERVALS * 3:
+            return NO_TYPICAL_US
+        thresh = hi - 1
+
+
+def governor_kept_ticks(rq: Rq) -> i64:
+    """How many ticks an idle CPU keeps from now on, as menu_select() decides on entering
+    idle and again after each kept tick wakes it: the tick is kept while the predicted idle
+    period is shorter than a tick (predicted_ns < TICK_NSEC), the prediction being the typical
+    interval of the CPU's recorded idle periods (the timer-based one, the next timer event
+    scaled by the bucket's correction factor, taken as longer than a tick: simplified); each
+    kept tick that finds the CPU idle records a long period (TICK_WAKEUP_US), so at most a
+    few are kept before the pattern breaks."""
+    hist = rq.idle_hist
+    tick_us = TICK_NS // 1000
+    if typical_interval_us(hist) >= tick_us:
+        return 0
+    tmp = list(hist)
+    at = rq.idle_hist_at
+    k: i64 = 1
+    while k < MENU_INTERVALS:
+        tmp[at] = TICK_WAKEUP_US
+        at = (at + 1) % MENU_INTERVALS
+        if typical_interval_us(tmp) >= tick_us:
+            break
+        k += 1
+    return k
+
+
+def record_idle(rq: Rq, now: i64) -> None:
+    """menu_update() for an idle period ending now (rq.idle_since its start): one long
+    period per kept tick that woke the CPU, then the measured rest (the exit latency not
+    deducted: simplified)."""
+    start = rq.idle_since
+    first = rq.kept_from
+    if first <= now:
+        k = rq.kept_ticks
+        if k < 0:
+            k = rq.kept_ticks = governor_kept_ticks(rq)
+        woke: i64 = 0
+        while woke < k and first + woke * TICK_NS <= now:
+            rq.idle_hist[rq.idle_hist_at] = TICK_WAKEUP_US
+            rq.idle_hist_at = (rq.idle_hist_at + 1) % MENU_INTERVALS
+            woke += 1
+        if woke > 0:
+            start = first + (woke - 1) * TICK_NS
+    rq.idle_hist[rq.idle_hist_at] = min((now - start) // 1000, NO_TYPICAL_US)
+    rq.idle_hist_at = (rq.idle_hist_at + 1) % MENU_INTERVALS
+
+
+def enter_idle(rq: Rq, now: i64) -> None:
+    """The CPU goes idle now: the governor's choice (kept_ticks) is left to be computed when
+    the first tick after now (kept_from) comes, if the CPU is still idle then."""
+    rq.idle_since = now
+    rq.kept_from = (now // TICK_NS + 1) * TICK_NS
+    rq.kept_ticks = -1
+
+
+def kept_tick(rq: Rq, now: i64) -> i64:
+    """The last tick at or before `now` that an idle CPU kept, or -1 (none yet, or it stopped
+    the tick on entering idle). The governor keeps `Rq.kept_ticks` ticks from the first after
+    the CPU went idle (governor_kept_ticks; decided on entering idle from the record as it
+    was then, computed here only once an idle period reaches a tick: most end before one);
+    each that finds the CPU still idle runs its own balance softirq (run_rebalance_domains():
+    update_blocked_averages() and rebalance_domains(CPU_IDLE), the lowest level being due
+    every jiffy on an idle CPU)."""
+    k = rq.kept_ticks
+    if k == 0:
+        return -1
+    first = rq.kept_from
+    t = now - now % TICK_NS
+    if t < first:
+        return -1
+    if k < 0:
+        k = rq.kept_ticks = governor_kept_ticks(rq)
+        if k == 0:
+            return -1
+    last = first + (k - 1) * TICK_NS
+    return t if t < last else last
 
 
 class Task:
@@ -235,10 +340,13 @@ class Rq:
         "ev",
         "gen",
         "group_stats",
+        "idle_hist",
+        "idle_hist_at",
         "idle_since",
         "idle_stamp",
+        "kept_from",
+        "kept_ticks",
         "last_buddy",
-        "last_idle_ns",
         "lb_tuned",
         "leaving",
         "load",
@@ -288,9 +396,14 @@ class Rq:
         self.starting = False  # a task is about to start here (idle exit or balance cost)
         self.need_resched = False
         self.idle_since = 0  # -1 while not idle
-        # how long the CPU's last idle period lasted: the idle governor's prediction of the
-        # next (kept_tick); none yet: long
-        self.last_idle_ns: i64 = 1 << 40
+        # the idle governor's record of the CPU's last idle periods (us; record_idle), the
+        # next slot, and the ticks it keeps in the current idle period from kept_from on
+        # (enter_idle, governor_kept_ticks, kept_tick; -1: not computed yet); before the run
+        # the CPUs were long idle, their ticks stopped
+        self.idle_hist: list[int] = [TICK_WAKEUP_US] * MENU_INTERVALS
+        self.idle_hist_at: i64 = 0
+        self.kept_ticks: i64 = 0  # 0 also while the CPU runs
+        self.kept_from: i64 = 0
         # the Balancer's: bit L set while this CPU's balance interval at domain level L is
         # above its min_interval (a newly idle balance that moved or failed resets it; at
         # min_interval the reset changes nothing: newidle_balance reads this, the runqueue
@@ -386,7 +499,7 @@ class State:
     def seen(self, rq: Rq) -> None:
         """Bring the CPU's averages to the kernel's last update of them, which is what its
         readers see: a CPU running a task updates them at every tick (entity_tick()), an idle
-        one at a NOHZ blocked-load update (blocked_ts) and at the one tick it may keep
+        one at a NOHZ blocked-load update (blocked_ts) and at the ticks it may keep
         (kept_tick); both at their own enqueues, dequeues and switches (pelt_ts). Nothing has
         changed on it since pelt_ts, so whether it ran then is whether it runs now."""
         now = self.now
@@ -394,9 +507,8 @@ class State:
             t = now - now % TICK_NS
         else:
             t = self.blocked_ts
-            t1 = kept_tick(rq)
-            if t < t1 <= now:
-                t = t1
+            t1 = kept_tick(rq, now)
+            t = t1 if t1 > t else t
         if t > rq.pelt_ts:
             self.pelt_to(rq, t)
 

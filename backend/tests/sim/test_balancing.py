@@ -9,7 +9,7 @@ from collections import Counter
 from placemap.sim.balancing import balance_interval_ns
 from placemap.sim.engine import Engine
 from placemap.sim.scenario import parse_scenario
-from placemap.sim.state import LOAD_AVG_PERIOD_NS, Task
+from placemap.sim.state import LOAD_AVG_PERIOD_NS, Task, enter_idle
 from placemap.sim.topology import preset
 from placemap.sim.workloads import build
 from tests.sim.scaffold import task
@@ -215,19 +215,21 @@ def test_a_cpu_going_idle_for_a_while_updates_the_blocked_load_once_it_is_due() 
     assert st.blocked_ts == st.now
 
 
-def test_an_idle_cpu_that_kept_its_tick_balances_itself_at_that_tick_only() -> None:
+def test_an_idle_cpu_that_kept_its_tick_balances_itself_at_those_ticks_only() -> None:
     """Without a NOHZ kick (one busy CPU, nothing waiting) an idle CPU is balanced only at the
-    one tick it keeps when its governor expected a short idle: CPU 5 (last idle 100 us) at
-    the first tick after it went idle, not at the next; CPU 6 (last idle 10 ms) never."""
+    ticks its governor keeps: CPU 5 (two kept) at the first two ticks after it went idle, not
+    at the third; CPU 6 (tick stopped on entering idle) never."""
     eng = Engine(preset("zen3-2s-nps1"))
     st = eng.st
     task(st, 0)
-    for cpu, last in ((5, 100_000), (6, 10_000_000)):
-        st.rqs[cpu].idle_since = 5_000_000
-        st.rqs[cpu].last_idle_ns = last
+    for cpu, kept in ((5, 2), (6, 0)):
+        enter_idle(st.rqs[cpu], 5_000_000)
+        st.rqs[cpu].kept_ticks = kept
     bal = eng.balancer
     _tick(eng, 8_000_000)
-    assert bal.last_balance[5][0] == 8_000_000, "CPU 5's kept tick: its own idle balance"
+    assert bal.last_balance[5][0] == 8_000_000, "CPU 5's first kept tick: its own idle balance"
     assert bal.last_balance[6][0] == 0, "CPU 6 stopped its tick: no kick, no balance"
     _tick(eng, 12_000_000)
-    assert bal.last_balance[5][0] == 8_000_000, "the tick stopped after that one"
+    assert bal.last_balance[5][0] == 12_000_000, "its second kept tick"
+    _tick(eng, 16_000_000)
+    assert bal.last_balance[5][0] == 12_000_000, "the tick stopped after the second"

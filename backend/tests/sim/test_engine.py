@@ -7,7 +7,7 @@ import pytest
 
 from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine, Program, Tally
-from placemap.sim.state import Task
+from placemap.sim.state import Task, governor_kept_ticks
 from placemap.sim.topology import preset
 from placemap.sim.workloads.hackbench import Hackbench
 
@@ -170,3 +170,25 @@ def test_tally_counts_by_index() -> None:
     assert t.total() == 6
     with pytest.raises(IndexError):
         t.add(5)
+
+
+def test_a_cpu_going_idle_after_a_run_of_short_idles_keeps_its_tick() -> None:
+    """The governor's record (state.record_idle at each idle exit) and its choice on entering
+    idle (state.governor_kept_ticks): a ping-pong pair's CPUs idle a few microseconds at a
+    time, so when the pair is done each keeps its tick; an untouched CPU, long idle, does not."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    x, y = PingPong(200), PingPong(200)
+    px = eng.spawn("x", x, 0)
+    py = eng.spawn("y", y, 1)
+    px.cpus_allowed, py.cpus_allowed = frozenset({0}), frozenset({1})  # each idles between turns
+    x.partner, y.partner = py, px
+    y.turn = True
+    eng.run(50_000_000)
+    for cpu in (0, 1):
+        rq = eng.st.rqs[cpu]
+        assert all(v * 1000 < cost.TICK_NS for v in rq.idle_hist), rq.idle_hist
+        assert governor_kept_ticks(rq) >= 1, (cpu, rq.idle_hist)
+        assert rq.kept_ticks in {-1, governor_kept_ticks(rq)}, "decided from the record at idle entry"
+    untouched = eng.st.rqs[100]
+    assert untouched.kept_ticks == 0 and untouched.idle_hist == [45_000] * 8
+    invariants(eng)

@@ -8,14 +8,20 @@ from placemap.sim.cost import TICK_NS
 from placemap.sim.policy.wakeup import update_idle_cpu_scan
 from placemap.sim.state import (
     LOAD_AVG_PERIOD_NS,
+    NO_TYPICAL_US,
     PELT_HALFLIFE_NS,
     TASK_RUNNABLE,
     TASK_SLEEPING,
+    TICK_WAKEUP_US,
     State,
     Task,
     decay,
+    enter_idle,
+    governor_kept_ticks,
     kept_tick,
+    record_idle,
     task_util_est,
+    typical_interval_us,
 )
 from tests.sim.scaffold import make_state, task
 
@@ -190,24 +196,80 @@ def test_a_busy_cpu_is_read_as_of_its_last_tick() -> None:
     assert st.cpu_util(5) > seen and rq.pelt_ts == st.now, "at the second tick: updated"
 
 
-def test_an_idle_cpu_that_expected_a_short_idle_is_read_as_of_the_one_tick_it_kept() -> None:
-    """The governor keeps the tick of a CPU whose last idle period was shorter than a tick; the
-    first tick that finds it still idle updates its blocked load, and then the tick stops."""
+def test_an_idle_cpu_is_read_as_of_the_last_tick_it_kept() -> None:
+    """The governor kept two ticks of this CPU (Rq.kept_ticks, set on entering idle); each
+    that finds it still idle updates its blocked load; after the second the tick is stopped."""
     st = make_state("bdw-1s-20")
     p = _run_then_sleep(st, 3, 30_000_000)  # asleep at NOW + 30 ms, between two ticks
     rq = st.rqs[3]
     slept, load0 = st.now, rq.load
-    rq.idle_since = slept
-    rq.last_idle_ns = 100_000  # its last idle lasted 100 us: the tick is kept
+    enter_idle(rq, slept)
+    rq.kept_ticks = 2
     first_tick = slept - slept % TICK_NS + TICK_NS
-    assert kept_tick(rq) == first_tick
+    assert kept_tick(rq, first_tick - 1) == -1
+    assert kept_tick(rq, first_tick + 5) == first_tick
+    assert kept_tick(rq, first_tick + TICK_NS) == first_tick + TICK_NS
+    assert kept_tick(rq, first_tick + 9 * TICK_NS) == first_tick + TICK_NS, "two kept, then stopped"
     st.now = first_tick - 1
     assert st.cpu_load(3) == load0, "before its tick: as at the sleep"
     st.now = first_tick + 1_000_000
     at_tick = load0 * decay(first_tick - slept)
-    assert st.cpu_load(3) == pytest.approx(at_tick), "its tick updated it"
-    st.now = first_tick + 3 * TICK_NS
-    assert st.cpu_load(3) == pytest.approx(at_tick), "the tick stopped after it"
-    rq.last_idle_ns = 10_000_000  # a long idle expected: the tick stops on entering idle
-    assert kept_tick(rq) == -1
+    assert st.cpu_load(3) == pytest.approx(at_tick), "its first tick updated it"
+    st.now = first_tick + 5 * TICK_NS
+    at_second = load0 * decay(first_tick + TICK_NS - slept)
+    assert st.cpu_load(3) == pytest.approx(at_second), "the second did; then the tick stopped"
+    rq.kept_ticks = 0  # a long idle expected: the tick stops on entering idle
+    assert kept_tick(rq, st.now) == -1
     assert p.state == TASK_SLEEPING
+
+
+def test_typical_interval_is_menus_repeating_pattern_detector() -> None:
+    """get_typical_interval(), traced by hand through menu.c's integer steps (us)."""
+    # all eight: avg 960 >> 3 = 120, variance 8 * 20^2 / 8 = 400 <= 400
+    assert typical_interval_us([100, 140] * 4) == 120
+    # avg 46, variance 4988 >> 3 = 623: no; drop the largest (90): avg 280 // 7 = 40,
+    # variance 2800 // 7 = 400: 40
+    assert typical_interval_us([10, 50, 30, 70, 20, 90, 40, 60]) == 40
+    # avg 93, variance 1524: no; drop both 150s: avg 75, variance 625 > 400 with only 6 of
+    # 8 left (6 * 4 <= 24): no pattern
+    assert typical_interval_us([50, 100, 150, 50, 100, 150, 50, 100]) == NO_TYPICAL_US
+    # avg 250, variance 62500: no; drop the 500s: the rest are 0 (max 0): no pattern
+    assert typical_interval_us([0, 500] * 4) == NO_TYPICAL_US
+    # one long period among short ones is dropped; a single short one left still has
+    # variance 0 <= 400
+    assert typical_interval_us([TICK_WAKEUP_US] * 7 + [100]) == 100
+    assert typical_interval_us([TICK_WAKEUP_US] * 8) == TICK_WAKEUP_US
+
+
+def test_the_governor_keeps_the_tick_until_the_pattern_of_short_idles_is_broken() -> None:
+    st = make_state("bdw-1s-20")
+    rq = st.rqs[3]
+    assert governor_kept_ticks(rq) == 0, "before the run: long idle periods, tick stopped"
+    rq.idle_hist = [100, 140] * 4
+    # each kept tick replaces the oldest period by a long one; the 140s and 100s left keep a
+    # variance of at most 400 down to the last one (traced by hand: 120, 122, 120, 124, 120,
+    # 126, 120, 140 us), so all eight selections keep the tick and the ninth stops it
+    assert governor_kept_ticks(rq) == 8
+    rq.idle_hist = [50, 100, 150, 50, 100, 150, 50, 100]
+    assert governor_kept_ticks(rq) == 0, "no pattern: the timer-based prediction, long"
+    rq.idle_hist, rq.idle_hist_at = [TICK_WAKEUP_US] * 7 + [100], 7
+    assert governor_kept_ticks(rq) == 1, "the first kept tick overwrites the only short period"
+
+
+def test_an_idle_period_is_recorded_as_menu_update_records_it() -> None:
+    """Woken after two of its three kept ticks: two long periods (the tick wakeups), then the
+    rest since the second tick, measured."""
+    st = make_state("bdw-1s-20")
+    rq = st.rqs[3]
+    rq.idle_hist, rq.idle_hist_at = [7] * 8, 6
+    start = 10 * TICK_NS + 1_000_000
+    enter_idle(rq, start)
+    rq.kept_ticks = 3
+    woke = 12 * TICK_NS + 250_000  # ticks at 11 and 12 x TICK found it idle
+    record_idle(rq, woke)
+    assert rq.idle_hist == [250, 7, 7, 7, 7, 7, TICK_WAKEUP_US, TICK_WAKEUP_US]
+    assert rq.idle_hist_at == 1
+    enter_idle(rq, woke + 1_000)
+    rq.kept_ticks = 0
+    record_idle(rq, woke + 31_000)  # tick stopped: the whole period, 30 us
+    assert rq.idle_hist[1] == 30 and rq.idle_hist_at == 2

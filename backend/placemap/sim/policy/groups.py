@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from placemap.sim.cost import TICK_NS
-from placemap.sim.state import Rq, State, Task, task_util_est
+from placemap.sim.state import Rq, State, Task, governor_kept_ticks, task_util_est
 
 if TYPE_CHECKING:
     from mypy_extensions import i64  # compiled, native ints (see core.py); annotations only
@@ -119,10 +119,16 @@ class GroupStats:
                     st.pelt_to(rq, tick_t)
             else:
                 t = blocked_t
-                if rq.last_idle_ns < TICK_NS and rq.idle_since >= 0:  # state.kept_tick()
-                    t1: i64 = (rq.idle_since // TICK_NS + 1) * TICK_NS
-                    if t < t1 <= now:
-                        t = t1
+                k = rq.kept_ticks
+                if k != 0:  # state.kept_tick()
+                    t1: i64 = rq.kept_from
+                    if tick_t >= t1:
+                        if k < 0:
+                            k = rq.kept_ticks = governor_kept_ticks(rq)
+                        if k > 0:
+                            last: i64 = t1 + (k - 1) * TICK_NS
+                            t1 = tick_t if tick_t < last else last
+                            t = t1 if t1 > t else t  # (not max(): compiled, that boxes the i64s)
                 if rq.pelt_ts < t:
                     st.pelt_to(rq, t)
             n = rq.nr_running

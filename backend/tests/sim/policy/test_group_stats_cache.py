@@ -10,7 +10,7 @@ import pytest
 from placemap.sim.cost import TICK_NS
 from placemap.sim.policy import balance as b
 from placemap.sim.policy.groups import GroupStats
-from placemap.sim.state import State, settle_pelt_ts
+from placemap.sim.state import State, enter_idle, settle_pelt_ts
 from tests.sim.scaffold import NOW, make_state, task
 
 FIELDS = ("idle_cpus", "nr_running", "load", "util", "group_type", "avg_load")
@@ -115,7 +115,8 @@ def _seen_case() -> tuple[State, tuple[int, ...]]:
     for p in sleepers:
         st.dequeue_sleep(p)
     kept = st.rqs[llc[3]]
-    kept.idle_since, kept.last_idle_ns = st.now, 50_000
+    enter_idle(kept, st.now)
+    kept.kept_ticks = 2
     return st, llc
 
 
@@ -126,10 +127,18 @@ def test_group_statistics_read_each_runqueue_as_state_seen_does() -> None:
     both orders (each read brings runqueues forward only), so that neither may go further."""
     a, llc = _seen_case()
     b, _ = _seen_case()
-    for step in (1_000_000, 2_500_000, TICK_NS, 5 * TICK_NS):
+    # idle from +6 ms, its two kept ticks at +8 and +12 ms: read at +7, +9.5, +13.5 (past both),
+    # +17.5 (a blocked-load update) and +37.5 ms
+    for step, update in (
+        (1_000_000, False),
+        (2_500_000, False),
+        (TICK_NS, False),
+        (TICK_NS, True),
+        (5 * TICK_NS, False),
+    ):
         for st in (a, b):
             st.now += step
-            if step == TICK_NS:
+            if update:
                 st.blocked_update()
         sums_a = (sum(a.cpu_load(c) for c in llc), sum(a.cpu_util(c) for c in llc))
         gs_a = GroupStats(a, llc, [a.rqs[c] for c in llc], None, 117, footprint=False)
