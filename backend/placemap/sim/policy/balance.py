@@ -250,9 +250,9 @@ def _redo(
     local_cpus = sd.groups[0]
     excluded = {pinned}
     top = level == len(st.sd.per_cpu[cpu]) - 1
-    while True:
+    for _ in sd.span:  # each pass clears one more CPU: at most one per CPU of the span
         if all(c in excluded or c in local_cpus for c in sd.span):
-            return _balanced(failed, cpu, level, R_ALL_PINNED)
+            break
         stats: list[GroupStats] = []
         for i, gid in enumerate(sd.group_ids):
             grq = st.group_rqs[gid]
@@ -273,6 +273,7 @@ def _redo(
                 return _balanced(failed, cpu, level, R_ALL_PINNED)  # out_balanced, flag still set
             return moves, why
         excluded.add(pinned)
+    return _balanced(failed, cpu, level, R_ALL_PINNED)
 
 
 def _find_and_pull(

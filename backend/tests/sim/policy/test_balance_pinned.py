@@ -14,6 +14,8 @@ hints, which its can_migrate_task() tests before LBF_ALL_PINNED is cleared):
 
 from __future__ import annotations
 
+import random
+
 from placemap.sim.engine import Engine
 from placemap.sim.features import HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
@@ -144,3 +146,38 @@ def test_out_one_pinned_with_the_only_task_backs_the_interval_off_up_to_max_pinn
         seen.append(bal.interval[0][PKG] // 1_000_000)
     assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > sd.max_interval_ms, seen
     assert bal.failed[0][PKG] == 16, "one more counted failure per balance, none reset"
+
+
+def test_random_pinned_and_hinted_runqueues_only_ever_move_tasks_where_they_may_run() -> None:
+    """Seeded random states on zen3-2s-nps1 (LLCs 0-3: tasks running or queued, some bound to
+    a few CPUs, some wake_affine-hinted): every periodic and newly idle balance of a sample of
+    CPUs at every level ends (the redo clears one CPU per pass), moves each task at most once,
+    from the CPU it is on, to a CPU of the balancing CPU's local group that its affinity
+    allows, never the running task but by an active push, and an all-pinned end resets the
+    failures."""
+    rnd = random.Random(15)
+    for _ in range(12):
+        st = make_state()
+        llcs = [st.sd.llc_spans[i] for i in range(4)]
+        for _ in range(rnd.randrange(10, 60)):
+            llc = rnd.choice(llcs)
+            c = rnd.choice(llc)
+            p = task(st, c, hints=HINT_WAKE_AFFINE if rnd.random() < 0.4 else 0)
+            if rnd.random() < 0.4:
+                p.cpus_allowed = frozenset({c, *rnd.sample(list(llc), 2), *rnd.sample(range(256), 1)})
+        cpus = [llc[0] for llc in llcs] + rnd.sample(range(256), 8)
+        for cpu in cpus:
+            for level in range(len(st.sd.per_cpu[cpu])):
+                for idle in (b.CPU_IDLE, b.CPU_NEWLY_IDLE, b.CPU_NOT_IDLE):
+                    nf = _failed(st)
+                    nf[cpu][level] = rnd.randrange(0, 8)
+                    moves, why = b.load_balance(st, cpu, level, idle, nf)
+                    local = st.sd.per_cpu[cpu][level].groups[0]
+                    assert len({id(m.task) for m in moves}) == len(moves)
+                    for m in moves:
+                        assert m.task.cpu == m.src != m.dst and m.task.allowed(m.dst), (m, why)
+                        assert m.dst in local, (m, local)
+                        assert m.active or st.rqs[m.src].curr is not m.task
+                        assert m.dst == cpu or (idle != b.CPU_NEWLY_IDLE and not m.task.allowed(cpu))
+                    if why == b.R_ALL_PINNED:
+                        assert moves == [] and nf[cpu][level] == 0
