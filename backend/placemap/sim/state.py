@@ -135,6 +135,12 @@ def settle_pelt_ts(rq: Rq) -> None:
 MENU_INTERVALS: Final = 8
 TICK_WAKEUP_US: Final = 45_000
 NO_TYPICAL_US: Final = (1 << 32) - 1
+# A CPU's record before the run: long idle periods of different lengths (100-170 ms), as a
+# quiet machine's CPUs leave them, each ended by some timer. Distinct, so that a few short
+# periods among them break no pattern: the outlier rule drops the longest one at a time and
+# gives up below 3/4 of the samples (eight equal long ones would all be dropped at once,
+# leaving the first short period alone as a "pattern")
+QUIET_IDLE_US: Final = (100_000, 110_000, 120_000, 130_000, 140_000, 150_000, 160_000, 170_000)
 
 
 def typical_interval_us(intervals: list[int]) -> int:
@@ -175,8 +181,10 @@ def governor_kept_ticks(rq: Rq) -> i64:
     period is shorter than a tick (predicted_ns < TICK_NSEC), the prediction being the typical
     interval of the CPU's recorded idle periods (the timer-based one, the next timer event
     scaled by the bucket's correction factor, taken as longer than a tick: simplified); each
-    kept tick that finds the CPU idle records a long period (TICK_WAKEUP_US), so at most a
-    few are kept before the pattern breaks."""
+    kept tick that finds the CPU idle records a long period (TICK_WAKEUP_US), all of them
+    equal, so that the outlier rule drops them together: a regular pattern of short idles
+    (standard deviation at most 20 us) keeps the tick until all eight periods are such ticks,
+    an irregular one until fewer than six short ones are left."""
     hist = rq.idle_hist
     tick_us = TICK_NS // 1000
     if typical_interval_us(hist) >= tick_us:
@@ -399,8 +407,8 @@ class Rq:
         # the idle governor's record of the CPU's last idle periods (us; record_idle), the
         # next slot, and the ticks it keeps in the current idle period from kept_from on
         # (enter_idle, governor_kept_ticks, kept_tick; -1: not computed yet); before the run
-        # the CPUs were long idle, their ticks stopped
-        self.idle_hist: list[int] = [TICK_WAKEUP_US] * MENU_INTERVALS
+        # the CPUs were long idle, their ticks stopped (QUIET_IDLE_US)
+        self.idle_hist: list[int] = list(QUIET_IDLE_US)
         self.idle_hist_at: i64 = 0
         self.kept_ticks: i64 = 0  # 0 also while the CPU runs
         self.kept_from: i64 = 0

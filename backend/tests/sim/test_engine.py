@@ -7,7 +7,7 @@ import pytest
 
 from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine, Program, Tally
-from placemap.sim.state import Task, governor_kept_ticks
+from placemap.sim.state import QUIET_IDLE_US, Task, governor_kept_ticks
 from placemap.sim.topology import preset
 from placemap.sim.workloads.hackbench import Hackbench
 
@@ -190,5 +190,5 @@ def test_a_cpu_going_idle_after_a_run_of_short_idles_keeps_its_tick() -> None:
         assert governor_kept_ticks(rq) >= 1, (cpu, rq.idle_hist)
         assert rq.kept_ticks in {-1, governor_kept_ticks(rq)}, "decided from the record at idle entry"
     untouched = eng.st.rqs[100]
-    assert untouched.kept_ticks == 0 and untouched.idle_hist == [45_000] * 8
+    assert untouched.kept_ticks == 0 and untouched.idle_hist == list(QUIET_IDLE_US)
     invariants(eng)

@@ -10,9 +10,11 @@ from placemap.sim.state import (
     LOAD_AVG_PERIOD_NS,
     NO_TYPICAL_US,
     PELT_HALFLIFE_NS,
+    QUIET_IDLE_US,
     TASK_RUNNABLE,
     TASK_SLEEPING,
     TICK_WAKEUP_US,
+    Rq,
     State,
     Task,
     decay,
@@ -254,6 +256,24 @@ def test_the_governor_keeps_the_tick_until_the_pattern_of_short_idles_is_broken(
     assert governor_kept_ticks(rq) == 0, "no pattern: the timer-based prediction, long"
     rq.idle_hist, rq.idle_hist_at = [TICK_WAKEUP_US] * 7 + [100], 7
     assert governor_kept_ticks(rq) == 1, "the first kept tick overwrites the only short period"
+
+
+def test_a_quiet_cpu_keeps_its_tick_only_once_most_of_its_record_is_short() -> None:
+    """Before the run a CPU's record holds distinct long periods (QUIET_IDLE_US): the outlier
+    rule drops them one at a time and gives up at 6 of 8, so short idles make a pattern only
+    once six of the eight are short."""
+    st = make_state("bdw-1s-20")
+    rq = st.rqs[3]
+    assert typical_interval_us(list(QUIET_IDLE_US)) >= TICK_NS // 1000
+    for n in range(1, 9):
+        record_idle_us(rq, 50)
+        assert (governor_kept_ticks(rq) > 0) == (n >= 6), (n, rq.idle_hist)
+
+
+def record_idle_us(rq: Rq, us: int) -> None:
+    enter_idle(rq, 10**10)
+    rq.kept_ticks = 0
+    record_idle(rq, 10**10 + us * 1000)
 
 
 def test_an_idle_period_is_recorded_as_menu_update_records_it() -> None:
