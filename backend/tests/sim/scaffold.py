@@ -3,6 +3,7 @@ chosen CPUs, with chosen PELT averages. No engine, no event loop."""
 
 from __future__ import annotations
 
+from placemap.sim.engine import Engine
 from placemap.sim.features import Features
 from placemap.sim.state import TASK_SLEEPING, State, Task
 from placemap.sim.topology import preset
@@ -50,3 +51,26 @@ def task(
 def fill(st: State, cpus: list[int] | range, util: float = 1024.0) -> list[Task]:
     """One busy task on each CPU."""
     return [task(st, c, util=util) for c in cpus]
+
+
+def ticking_engine(topology: str = "zen3-2s-nps1") -> Engine:
+    """An engine at NOW, every runqueue's averages as of then, whose balancer's tick
+    (Balancer._on_tick) the test calls by hand after placing tasks with `task`."""
+    eng = Engine(preset(topology), seed=1)
+    eng.st.now = eng.env.now = NOW
+    for rq in eng.st.rqs:
+        rq.pelt_ts = NOW
+    eng.live = 1
+    return eng
+
+
+def balance_intervals_ms(eng: Engine, cpu: int, level: int, n: int) -> list[int]:
+    """`cpu`'s balance interval at domain `level` (ms) after each of `n` ticks, the level
+    made due before each."""
+    bal = eng.balancer
+    seen = []
+    for _ in range(n):
+        bal.next_balance[cpu][level] = 0
+        bal._on_tick(None, None)
+        seen.append(bal.interval[cpu][level] // 1_000_000)
+    return seen

@@ -17,12 +17,10 @@ balancing path") and tip at 5531ecffa4b9 (v6.0-rc) have it:
 
 from __future__ import annotations
 
-from placemap.sim.engine import Engine
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
-from placemap.sim.topology import preset
-from tests.sim.scaffold import fill, make_state, task
+from tests.sim.scaffold import balance_intervals_ms, fill, make_state, task, ticking_engine
 
 MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
 
@@ -118,22 +116,12 @@ def test_the_active_stopper_never_pushes_a_wake_hinted_task_across_llcs() -> Non
 def test_an_all_pinned_balance_backs_the_interval_off_up_to_max_pinned_interval() -> None:
     # the balancer of a run: CPU 0's PKG-level balance finds only held tasks on LLC 1 and
     # doubles its interval each time, past max_interval (2 x 128 ms) up to 512 ms
-    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+    eng = ticking_engine()
     st = eng.st
-    st.now = eng.env.now = 10**10
     task(st, 8, hints=HINT_WAKE_HOLD)
     # the queued one is also bound to CPU 8, so that no CPU of its own LLC (where hints do not
     # hold) takes it and the runqueue stays as it is from tick to tick
     task(st, 8, state="queued", hints=HINT_WAKE_HOLD).cpus_allowed = frozenset({8})
-    for rq in st.rqs:
-        rq.pelt_ts = st.now
-    eng.live = 1
-    bal = eng.balancer
-    sd = st.sd.per_cpu[0][PKG]
-    seen = []
-    for _ in range(6):
-        bal.next_balance[0][PKG] = 0
-        bal._on_tick(None, None)
-        seen.append(bal.interval[0][PKG] // 1_000_000)
-    assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > sd.max_interval_ms, seen
+    seen = balance_intervals_ms(eng, 0, PKG, 6)
+    assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > st.sd.per_cpu[0][PKG].max_interval_ms, seen
     assert seen == sorted(seen)

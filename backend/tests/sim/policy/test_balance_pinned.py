@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import random
 
-from placemap.sim.engine import Engine
 from placemap.sim.features import HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
-from placemap.sim.topology import preset
-from tests.sim.scaffold import make_state, task
+from tests.sim.scaffold import balance_intervals_ms, make_state, task, ticking_engine
 
 MC, PKG = 1, 2  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
 
@@ -97,15 +95,11 @@ def test_a_task_pinned_off_this_cpu_moves_to_the_cpu_of_the_local_group_it_may_r
 
 
 def test_the_balancer_wakes_the_idle_cpu_a_pinned_task_was_moved_to() -> None:
-    eng = Engine(preset("zen3-2s-nps1"), seed=1)
+    eng = ticking_engine()
     st = eng.st
-    st.now = eng.env.now = 10**10
     task(st, 1)
     pinned = task(st, 1, state="queued")
     pinned.cpus_allowed = frozenset({1, 128})
-    for rq in st.rqs:
-        rq.pelt_ts = st.now
-    eng.live = 1
     bal = eng.balancer
     for level in range(len(bal.next_balance[0])):
         bal.next_balance[0][level] = 0
@@ -129,23 +123,12 @@ def test_a_due_push_of_a_running_task_pinned_off_this_cpu_is_out_one_pinned() ->
 
 
 def test_out_one_pinned_with_the_only_task_backs_the_interval_off_up_to_max_pinned_interval() -> None:
-    eng = Engine(preset("zen3-2s-nps1"), seed=1)
-    st = eng.st
-    st.now = eng.env.now = 10**10
-    _bound(st, [8, 136, 9])
-    for rq in st.rqs:
-        rq.pelt_ts = st.now
-    eng.live = 1
-    bal = eng.balancer
-    bal.failed[0][PKG] = 10  # the push long due
-    sd = st.sd.per_cpu[0][PKG]
-    seen = []
-    for _ in range(6):
-        bal.next_balance[0][PKG] = 0
-        bal._on_tick(None, None)
-        seen.append(bal.interval[0][PKG] // 1_000_000)
-    assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > sd.max_interval_ms, seen
-    assert bal.failed[0][PKG] == 16, "one more counted failure per balance, none reset"
+    eng = ticking_engine()
+    _bound(eng.st, [8, 136, 9])
+    eng.balancer.failed[0][PKG] = 10  # the push long due
+    seen = balance_intervals_ms(eng, 0, PKG, 6)
+    assert seen[-1] == b.MAX_PINNED_INTERVAL_MS > eng.st.sd.per_cpu[0][PKG].max_interval_ms, seen
+    assert eng.balancer.failed[0][PKG] == 16, "one more counted failure per balance, none reset"
 
 
 def test_random_pinned_and_hinted_runqueues_only_ever_move_tasks_where_they_may_run() -> None:
