@@ -90,9 +90,12 @@ class Balancer:
         st = eng.st
         p = m.task
         src = st.rqs[m.src]
-        if m.active:
-            if src.curr is not p:
-                return
+        # an active push of the running task preempts it first (the stopper runs there); one
+        # of a queued task (detach_one_task() took it before the running one) does not
+        preempt = m.active and src.curr is p
+        if m.active and not preempt and p.cpu != m.src:
+            return
+        if preempt:
             eng._account(src)
             eng._put_back(src)
         if eng.log is not None:
@@ -104,7 +107,7 @@ class Balancer:
             p.work_ns += pen
         else:
             p.wake_penalty_ns += pen
-        if m.active:
+        if preempt:
             eng._schedule(src)
 
     def newidle_unbalanced(self, cpu: int, level: int) -> None:

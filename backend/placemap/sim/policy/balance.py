@@ -447,18 +447,19 @@ def _find_and_pull(
             # interval is tuned up, past max_interval up to MAX_PINNED_INTERVAL while
             # LBF_ALL_PINNED is still set (set before the detach, which a lone task skips)
             return _NO_MOVES, R_CURR_PINNED_ALONE if src_rq.nr_running == 1 else R_CURR_PINNED, -1
-        if (
-            src_rq.nr_running == 1
-            and st.rqs[cpu].nr_running == 0
-            and not hint_holds(st, curr, src, cpu, active=True)  # the stopper asks too
-        ):
-            # The engine carries the push out at once (Balancer.apply), so it succeeds, and
-            # active_load_balance_cpu_stop() then resets the domain's failure counter ("Active
-            # balancing done, reset the failure counter", v5.13 23fb06d9602b, which only
-            # dropped the cache_nice_tries+1 write made when the stopper is kicked): the next
-            # push needs cache_nice_tries + 3 failed balances again, not one
-            failed[cpu][level] = 0
-            return [Move(curr, src, cpu, level, True, R_ACTIVE)], R_ACTIVE, -1
+        # active_load_balance_cpu_stop() on the busiest CPU, whatever this CPU runs:
+        # detach_one_task() walks cfs_tasks from the tail, the longest queued first and the
+        # running task (preempted by the stopper, picked last) at the end, and takes the first
+        # that may run here and that no hint holds (the RFC's ignore_hint only within the
+        # LLC), cache hotness ignored (LBF_ACTIVE_LB). The engine carries the push out at once
+        # (Balancer.apply), and the stopper, having pushed, resets the domain's failure
+        # counter ("Active balancing done, reset the failure counter", v5.13 23fb06d9602b,
+        # which only dropped the cache_nice_tries+1 write made when the stopper is kicked):
+        # the next push needs cache_nice_tries + 3 failed balances again, not one
+        for p in [*src_rq.queue, curr]:
+            if p.allowed(cpu) and not hint_holds(st, p, src, cpu, active=True):
+                failed[cpu][level] = 0
+                return [Move(p, src, cpu, level, True, R_ACTIVE)], R_ACTIVE, -1
     return _NO_MOVES, R_ALL_HOT_OR_PINNED, -1
 
 

@@ -122,6 +122,24 @@ def test_a_due_push_of_a_running_task_pinned_off_this_cpu_is_out_one_pinned() ->
     assert nf[0][PKG] == nice + 4, "out_one_pinned keeps the counted failures"
 
 
+def test_the_stopper_pushes_the_running_task_past_queued_ones_that_hints_hold() -> None:
+    # CPU 8 runs an unhinted task with two wake_affine tasks queued behind it, held on LLC 1
+    # (room left): detach_tasks() finds nothing to pull (the running task clears
+    # LBF_ALL_PINNED, so no redo), the failures mount, and once the push is due the stopper's
+    # detach_one_task() skips the held ones and takes the running task
+    st = make_state()
+    free = task(st, 8)
+    task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
+    task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
+    nf = _failed(st)
+    nice = st.sd.per_cpu[0][PKG].cache_nice_tries
+    got = [b.load_balance(st, 0, PKG, b.CPU_IDLE, nf) for _ in range(nice + 3)]
+    assert [why for _, why in got] == [b.R_ALL_HOT_OR_PINNED] * (nice + 2) + [b.R_ACTIVE]
+    push = got[-1][0]
+    assert [(m.task, m.src, m.dst, m.active) for m in push] == [(free, 8, 0, True)]
+    assert nf[0][PKG] == 0
+
+
 def test_out_one_pinned_with_the_only_task_backs_the_interval_off_up_to_max_pinned_interval() -> None:
     eng = ticking_engine()
     _bound(eng.st, [8, 136, 9])
