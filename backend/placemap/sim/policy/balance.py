@@ -225,9 +225,7 @@ def load_balance(
         else:
             stats.append(gs)
     if level == len(st.sd.per_cpu[cpu]) - 1:
-        # update_sd_lb_stats() at the top domain (!env->sd->parent) writes rd->overload from
-        # update_sg_lb_stats()' SG_OVERLOAD: a runqueue of the span with more than one task
-        st.rd_overload = any(rq.nr_running > 1 for g in gids for rq in group_rqs[g])
+        _top_overload(st, gids, None)
     moves, why, pinned = _find_and_pull(st, cpu, level, idle, failed, stats=stats, excluded=None)
     if pinned < 0:
         return moves, why
@@ -264,9 +262,7 @@ def _redo(
             else:
                 stats.append(GroupStats(st, sd.groups[i], kept, None, sd.imbalance_pct, footprint=False))
         if top:
-            st.rd_overload = any(
-                rq.nr_running > 1 for g in sd.group_ids for rq in st.group_rqs[g] if rq.cpu not in excluded
-            )
+            _top_overload(st, sd.group_ids, excluded)
         moves, why, pinned = _find_and_pull(st, cpu, level, idle, failed, stats=stats, excluded=excluded)
         if pinned < 0:
             if not moves and why in {R_NO_BUSIEST, R_BALANCED, R_NUMA_ALLOWED}:
@@ -274,6 +270,16 @@ def _redo(
             return moves, why
         excluded.add(pinned)
     return _balanced(failed, cpu, level, R_ALL_PINNED)
+
+
+def _top_overload(st: State, gids: tuple[int, ...], excluded: set[int] | None) -> None:
+    """update_sd_lb_stats() at the top domain (!env->sd->parent) writes rd->overload from
+    update_sg_lb_stats()' SG_OVERLOAD: a runqueue of env->cpus (the span, less the CPUs a
+    redo cleared) with more than one task."""
+    group_rqs = st.group_rqs
+    st.rd_overload = any(
+        rq.nr_running > 1 for g in gids for rq in group_rqs[g] if excluded is None or rq.cpu not in excluded
+    )
 
 
 def _find_and_pull(
@@ -423,10 +429,11 @@ def _find_and_pull(
     if moves:
         failed[cpu][level] = 0
         return moves, R_MOVED, -1
-    if (
-        src_rq.nr_running > 1
-        and _all_pinned(st, src_rq.curr, src_rq.queue, src, cpu)
-        and (tried is None or all(_all_pinned(st, src_rq.curr, src_rq.queue, src, d) for d in [*tried, dst]))
+    # every destination tried: this CPU, or (LBF_DST_PINNED) tried, which starts with it, and dst
+    if src_rq.nr_running > 1 and (
+        _all_pinned(st, src_rq.curr, src_rq.queue, src, cpu)
+        if tried is None
+        else all(_all_pinned(st, src_rq.curr, src_rq.queue, src, d) for d in [*tried, dst])
     ):
         # detach_tasks() walks the runqueue's tasks, the running one included, and
         # LBF_ALL_PINNED stays set while each is barred from each destination tried (the RFC
