@@ -79,6 +79,21 @@ def test_a_redo_that_finds_nothing_ends_as_all_pinned() -> None:
     assert moves == [] and why == b.R_ALL_PINNED and nf[0][PKG] == 0
 
 
+def test_a_redo_at_the_top_domain_writes_rd_overload_without_the_cleared_cpu() -> None:
+    # node 1 runs 16 tasks, three of them on CPU 64, all three bound to it: the only
+    # overloaded runqueue. CPU 0's NUMA-level balance (the top domain) finds it all pinned;
+    # redone without it, update_sd_lb_stats() writes rd->overload from the others: clear
+    st = make_state()
+    for c in range(65, 79):
+        task(st, c)
+    for _ in range(3):
+        task(st, 64).cpus_allowed = frozenset({64})
+    top = len(st.sd.per_cpu[0]) - 1
+    moves, why = b.load_balance(st, 0, top, b.CPU_IDLE, _failed(st))
+    assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, why
+    assert st.rd_overload is False
+
+
 def test_a_task_pinned_off_this_cpu_moves_to_the_cpu_of_the_local_group_it_may_run_on() -> None:
     # MC level of CPU 0: local group core 0 (CPUs 0 and 128). CPU 1's queued task may run on
     # CPUs 1 and 128 only: LBF_DST_PINNED, new_dst_cpu 128
