@@ -179,10 +179,19 @@ def calculate_imbalance(
     local_avg = local.load * 1024 / (1024 * len(local.cpus))
     busiest_avg = busiest.load * 1024 / (1024 * len(busiest.cpus))
     sds_avg = total_load * 1024 / total_cap
-    if local.group_type < GROUP_OVERLOADED and (local_avg >= busiest_avg or local_avg >= sds_avg):
-        return MIGRATE_LOAD, 0.0
-    imb = min((busiest_avg - sds_avg) * len(busiest.cpus), (sds_avg - local_avg) * len(local.cpus))
-    return MIGRATE_LOAD, max(0.0, imb)
+    if local.group_type < GROUP_OVERLOADED and local_avg >= busiest_avg:
+        return MIGRATE_LOAD, 0.0  # v5.7's "local group is more loaded than the selected busiest"
+    # min() of two unsigned differences, one of which may wrap to ~2^64, so that min() takes the
+    # other: v6.0 (until 6.4's 91dcf1e8068e, "Fix imbalance overflow") has no exit for a fully
+    # busy local group above the domain's average, and then pulls up to the busiest group's
+    # excess over it. Never both: local_avg < busiest_avg here (an overloaded local group left
+    # find_busiest_group() at or above either average), so one above the average puts the other
+    # below it.
+    to_avg = (busiest_avg - sds_avg) * len(busiest.cpus)
+    from_avg = (sds_avg - local_avg) * len(local.cpus)
+    if to_avg < 0.0:
+        return MIGRATE_LOAD, from_avg
+    return MIGRATE_LOAD, to_avg if from_avg < 0.0 else min(to_avg, from_avg)
 
 
 def load_balance(

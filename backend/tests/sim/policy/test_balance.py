@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
+from placemap.sim.policy.groups import GroupStats
 from placemap.sim.state import State, Task
 from tests.sim.scaffold import fill, make_state, task
 
@@ -280,3 +281,71 @@ def test_a_heavy_task_fits_after_more_than_8_failures_as_shr_bound_shifts_it() -
     nf[0][MC] = 9
     moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
     assert why == b.R_MOVED and [m.task for m in moves] == [heavy], why
+
+
+def test_a_fully_busy_cpu_above_the_domain_average_pulls_the_busiest_groups_excess() -> None:
+    """v6.0's calculate_imbalance() (before 6.4's "Fix imbalance overflow"): core 0 (CPUs 0
+    and 128, a task each) is fully busy with avg_load 1024, above the LLC's average of 320
+    ((2048 + 3072) / 16) and below overloaded core 1's 1536 (CPU 1: three tasks). The
+    difference to the average wraps, so min() takes the busiest group's excess over it,
+    (1536 - 320) x 2 = 2432: busy CPU 0 pulls both queued tasks of CPU 1 (1024 each)."""
+    st = make_state()
+    fill(st, [0, 128])
+    task(st, 1, util=1024.0)
+    q1 = task(st, 1, util=1024.0)
+    q2 = task(st, 1, util=1024.0)
+    mtype, imbalance = _imbalance_at(st, 0, MC)
+    assert (mtype, imbalance) == (b.MIGRATE_LOAD, 2432.0)
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, failed(st))
+    assert why == b.R_MOVED and sorted(m.task.pid for m in moves) == sorted([q1.pid, q2.pid])
+
+
+def test_a_fully_busy_cpu_pulls_nothing_from_a_busiest_group_it_outweighs() -> None:
+    """The exit v6.0 has (v5.7's "local group is more loaded than the selected busiest
+    group"): fully busy core 0 (two tasks of load 2100, avg_load 2100) against overloaded
+    core 1 (four tasks of load 1024, avg_load 2048) has no imbalance."""
+    st = make_state()
+    task(st, 0, util=1024.0, load=2100.0)
+    task(st, 128, util=1024.0, load=2100.0)
+    fill(st, [1, 1, 1, 129])
+    mtype, imbalance = _imbalance_at(st, 0, MC)
+    assert (mtype, imbalance) == (b.MIGRATE_LOAD, 0.0)
+
+
+def _imbalance_at(st: State, cpu: int, level: int) -> tuple[int, float]:
+    """calculate_imbalance() of `cpu`'s domain `level` with the local group first and the
+    busiest as update_sd_pick_busiest() picks it."""
+    sd = st.sd.per_cpu[cpu][level]
+    stats = [
+        GroupStats(st, g, [st.rqs[c] for c in g], None, sd.imbalance_pct, footprint=False) for g in sd.groups
+    ]
+    busiest = None
+    for gs in stats[1:]:
+        if b._pick_busiest(gs, busiest):
+            busiest = gs
+    assert busiest is not None
+    total = 0.0
+    for gs in stats:
+        total += gs.load
+    return b.calculate_imbalance(
+        st,
+        level,
+        cpu,
+        local=stats[0],
+        busiest=busiest,
+        total_load=total,
+        total_cap=1024 * len(sd.span),
+        idle=b.CPU_NOT_IDLE,
+    )
+
+
+def test_a_busiest_group_below_the_domain_average_gives_the_local_groups_shortfall() -> None:
+    """The other wrap: fully busy core 2 (two tasks of load 20000) lifts the LLC's average to
+    2820 ((2048 + 3072 + 40000) / 16), above overloaded core 1's 1536 (the busiest by type),
+    so (1536 - 2820) wraps and min() takes fully busy core 0's shortfall, (2820 - 1024) x 2."""
+    st = make_state()
+    fill(st, [0, 128])
+    fill(st, [1, 1, 1])
+    task(st, 2, util=1024.0, load=20000.0)
+    task(st, 130, util=1024.0, load=20000.0)
+    assert _imbalance_at(st, 0, MC) == (b.MIGRATE_LOAD, 3592.0)
