@@ -156,7 +156,34 @@ def _calibrate(args: argparse.Namespace) -> int:
         sb = st["beyond_noise"]
         print(f"seed-stable (every seed gives the same sign): {st['sign_agreement']} on {st['cells']} cells, "
               f"{sb['sign_agreement']} on {sb['cells']} of them beyond the noise band")  # fmt: skip
+    for tp in out["turning_points"]:
+        if tp["holds"] is None:
+            print(f"turning point not checked (none of its cells in {path.name}): {tp['name']}")
+            continue
+        turn = ""
+        if "simulated_turn" in tp:
+            sim, pub = _pair(tp["simulated_turn"]), _pair(tp["published_turn"])
+            turn = f": turns between {sim}, published between {pub}"
+        print(f"turning point {'holds' if tp['holds'] else 'DOES NOT hold'}: {tp['name']}{turn}")
+        print(f"  simulated (published) by x: {_by_x(tp['cells'])}")
     return 0
+
+
+def _pair(turn: list[int] | tuple[int, int] | None) -> str:
+    return "none" if turn is None else f"{turn[0]} and {turn[1]}"
+
+
+def _by_x(cells: list[tuple[int, float, float]]) -> str:
+    """Simulated (published) effects by x; a range where several tables share an x."""
+
+    def span(v: list[float]) -> str:
+        lo, hi = min(v), max(v)
+        return f"{lo:+.1f}%" if lo == hi else f"{lo:+.1f}..{hi:+.1f}%"
+
+    xs: dict[int, list[tuple[float, float]]] = {}
+    for x, p, s in cells:
+        xs.setdefault(x, []).append((p, s))
+    return ", ".join(f"{x}: {span([s for _, s in v])} ({span([p for p, _ in v])})" for x, v in xs.items())
 
 
 def register(sub: Any) -> None:

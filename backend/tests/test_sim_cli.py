@@ -83,6 +83,13 @@ def test_calibrate_reports_agreement_for_a_small_table(
     # the same report from one process as from the pool
     code, one, _ = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
     assert code == 0 and one == out
+    # the turning points: Stream's judged on its one cell, the others not checked
+    assert [tp["holds"] for tp in report["turning_points"]] == [None, None, cell["simulated_pct"] > 0]
+    code, text, _ = run(["calibrate", "--csv", str(f), "--jobs", "1"], capsys)
+    assert code == 0 and text.count("turning point not checked") == 2
+    verdict = "holds" if cell["simulated_pct"] > 0 else "DOES NOT hold"
+    assert f"turning point {verdict}: fork_spread helps Stream" in text
+    assert f"2: {cell['simulated_pct']:+.1f}% ({cell['published_pct']:+.1f}%)" in text
 
 
 def test_sim_replays_a_stored_recording_as_a_trace_workload(

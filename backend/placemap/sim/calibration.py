@@ -8,11 +8,16 @@ Effects follow the CSV's convention: percent better than the baseline (`tip`), p
 better. Cells of the patched kernel without hints (`no-hint`, `no_hint`) make the same
 decisions as the baseline in the model; they measure the published noise and are reported
 apart. Run sizes are set once here for every calibration run.
+
+The issue's three turning points are checked on the same cells (`turning_points`): where
+wake_affine on Zen3 schbench turns from gain to loss, whether fork_affine hurts Zen3 tbench
+more as clients grow, and whether fork_spread helps ICX Stream at 2-8 threads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 from statistics import median
 from typing import Any
 
@@ -230,5 +235,73 @@ def calibrate(
         for k in range(per_key):
             per_seed[k][key] = vals[k]
     out = report(rows, results, per_seed)
+    out["turning_points"] = turning_points(out["tables"])
     out["runs"] = len(runs)
+    return out
+
+
+ZEN3 = "AMD Zen3 2x64C/128T NPS1"
+ICX = "Intel Xeon 3rd gen 2x32C/64T"
+
+
+def _series(
+    tables: Mapping[str, Any], machine: str, bench: str, config: str
+) -> list[tuple[int, float, float]]:
+    """(x, published %, simulated %) of one configuration's cells in the tables of `machine`
+    whose benchmark starts with `bench`, by x (every Stream kernel's cell at each x)."""
+    out = []
+    for name, t in tables.items():
+        m, _section, b = (part.strip() for part in name.split("|"))
+        if m == machine and b.startswith(bench):
+            out += [
+                (c["x"], c["published_pct"], c["simulated_pct"]) for c in t["cells"] if c["config"] == config
+            ]
+    return sorted(out)
+
+
+def _turn(points: list[tuple[int, float]]) -> tuple[int, int] | None:
+    """The last x with a gain before the first x with a loss, by increasing x (None when the
+    effect never goes from gain to loss)."""
+    for (x0, e0), (x1, e1) in pairwise(points):
+        if e0 > 0 and e1 < 0:
+            return (x0, x1)
+    return None
+
+
+def turning_points(tables: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The issue's three turning points, each judged on the simulated effects of the cells
+    that show it in the published tables (`holds`), with what was compared:
+    - wake_affine on Zen3 schbench: the published gain turns into a collapse between two
+      worker counts (8 and 16: the messenger and 16 workers no longer fit the 16-CPU LLC);
+      it holds when the simulated effect turns between the same two;
+    - fork_affine on Zen3 tbench: it holds when every cell with a published loss beyond 5%
+      is a simulated loss and the mean of the upper half of the client counts is a larger
+      loss than the lowest count's (hurts more as clients grow);
+    - fork_spread on ICX Stream: it holds when every cell at 2-8 threads is a simulated gain.
+    `holds` is None when the tables hold none of a turning point's cells (a partial CSV)."""
+    out: list[dict[str, Any]] = []
+    sb = _series(tables, ZEN3, "schbench", "wake_affine")
+    pub_turn = _turn([(x, p) for x, p, _ in sb])
+    sim_turn = _turn([(x, s) for x, _, s in sb])
+    out.append({
+        "name": "wake_affine on schbench, Zen3: helps while the workers fit the 16-CPU LLC, collapses beyond",
+        "holds": (pub_turn is not None and sim_turn == pub_turn) if sb else None,
+        "published_turn": pub_turn,
+        "simulated_turn": sim_turn,
+        "cells": sb,
+    })  # fmt: skip
+    tb = [c for c in _series(tables, ZEN3, "tbench", "fork_affine") if c[1] < -SIGNIFICANT_PCT]
+    upper = [s for _, _, s in tb[len(tb) // 2 :]]
+    grows = bool(tb) and sum(upper) / len(upper) < tb[0][2]
+    out.append({
+        "name": "fork_affine hurts tbench more as clients grow, Zen3",
+        "holds": (all(s < 0 for _, _, s in tb) and grows) if tb else None,
+        "cells": tb,
+    })  # fmt: skip
+    st = [c for c in _series(tables, ICX, "stream", "fork_spread") if 2 <= c[0] <= 8]
+    out.append({
+        "name": "fork_spread helps Stream at 2-8 threads, ICX (unified LLC)",
+        "holds": all(s > 0 for _, _, s in st) if st else None,
+        "cells": st,
+    })  # fmt: skip
     return out

@@ -7,7 +7,17 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from placemap.sim.calibration import Key, calibrate, cell_key, plan, report, scenario_for
+from placemap.sim.calibration import (
+    ICX,
+    ZEN3,
+    Key,
+    calibrate,
+    cell_key,
+    plan,
+    report,
+    scenario_for,
+    turning_points,
+)
 from placemap.sim.scenario import parse_scenario, run_scenario
 
 CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
@@ -115,3 +125,88 @@ def test_schbench_runs_as_long_as_the_published_runs_so_the_icx_collapse_shows()
     tip = run_scenario(scenario_for(("icx-2s", "schbench", 128, ()), 1), wall_clock=False)
     hint = run_scenario(sc, wall_clock=False)
     assert hint["metric"]["value"] > 10 * tip["metric"]["value"]
+
+
+def _published_model(rs: list[dict[str, str]], scale: float) -> dict[Key, float]:
+    """Metrics of a model whose every effect is the published one times `scale`."""
+    results: dict[Key, float] = {}
+    for r in rs:
+        k = cell_key(r)
+        if k is None or r["config"] in ("no-hint", "no_hint"):
+            continue
+        base = next(
+            float(b["value"])
+            for b in rs
+            if b["section"] == r["section"]
+            and b["x"] == r["x"]
+            and b["config"] == "tip"
+            and b["benchmark"] == r["benchmark"]
+        )
+        pct = float(r["pct_vs_baseline"]) * scale if r["config"] != "tip" else 0.0
+        results[k] = base * (1 - pct / 100) if r["better"] == "lower" else base * (1 + pct / 100)
+    return results
+
+
+def test_a_model_with_the_published_effects_passes_every_turning_point() -> None:
+    rs = rows()
+    tps = turning_points(report(rs, _published_model(rs, 1.0))["tables"])
+    assert [tp["holds"] for tp in tps] == [True, True, True], tps
+    assert tps[0]["published_turn"] == tps[0]["simulated_turn"] == (8, 16)
+    # a model with every effect reversed passes none
+    tps = turning_points(report(rs, _published_model(rs, -1.0))["tables"])
+    assert [tp["holds"] for tp in tps] == [False, False, False]
+
+
+def _table(
+    machine: str, section: str, bench: str, config: str, cells: list[tuple[int, float, float]]
+) -> dict[str, Any]:
+    name = f"{machine} | {section} | {bench}"
+    return {
+        name: {
+            "cells": [{"x": x, "config": config, "published_pct": p, "simulated_pct": s} for x, p, s in cells]
+        }
+    }
+
+
+def test_the_schbench_turn_must_come_between_the_published_worker_counts() -> None:
+    pub = [(1, 51.0), (8, 41.0), (16, -3511.0), (32, -13431.0)]
+    on_time = _table(ZEN3, "schbench Wakeup Hint", "schbench", "wake_affine", [(x, p, p / 2) for x, p in pub])
+    late = _table(
+        ZEN3,
+        "schbench Wakeup Hint",
+        "schbench",
+        "wake_affine",
+        [(x, p, abs(p) if x <= 16 else p) for x, p in pub],
+    )
+    assert turning_points(on_time)[0]["holds"]
+    tp = turning_points(late)[0]
+    assert not tp["holds"] and tp["simulated_turn"] == (16, 32) and tp["published_turn"] == (8, 16)
+
+
+def test_the_tbench_loss_must_grow_with_the_clients() -> None:
+    pub = [(8, -9.0), (32, -15.0), (128, -38.0), (512, -38.0)]
+
+    def tp(sims: list[float]) -> bool:
+        t = _table(
+            ZEN3,
+            "tbench Fork Time Hints",
+            "tbench",
+            "fork_affine",
+            [(x, p, s) for (x, p), s in zip(pub, sims, strict=True)],
+        )
+        return bool(turning_points(t)[1]["holds"])
+
+    assert tp([-10.0, -20.0, -40.0, -60.0])
+    assert not tp([-60.0, -40.0, -20.0, -10.0]), "a loss that shrinks as clients grow"
+    assert not tp([-10.0, 5.0, -40.0, -60.0]), "a gain at 32 clients"
+
+
+def test_stream_needs_a_gain_at_every_thread_count_from_2_to_8() -> None:
+    def tp(sims: list[float]) -> bool:
+        cells = [(x, 12.0, s) for x, s in zip((1, 2, 4, 8, 16), sims, strict=True)]
+        return bool(
+            turning_points(_table(ICX, "Stream - 10 runs", "stream-Copy", "fork_spread", cells))[2]["holds"]
+        )
+
+    assert tp([-1.0, 9.0, 7.0, 5.0, -1.0]), "1 and 16 threads are not part of it"
+    assert not tp([-1.0, 9.0, 0.0, 5.0, -1.0])
