@@ -13,10 +13,10 @@ from placemap.sim.scenario import parse_scenario, run_scenario, simulate
 from placemap.sim.trace import COLUMNS, EventLog
 from placemap.sim_record import FIXED, _StreamingLog, events_batch, run
 
-# ~70k rows: the stream is cut into a full batch and a partial one
+# ~88k rows (64k-131k needed): the stream is cut into a full batch and a partial one
 SCENARIO: dict[str, Any] = {
     "topology": "icx-2s",
-    "workload": {"kind": "hackbench", "groups": 2, "loops": 400},
+    "workload": {"kind": "hackbench", "groups": 2, "loops": 500},
     "seed": 7,
     "duration_ms": 1000,
 }
@@ -34,6 +34,9 @@ def test_streamed_batches_equal_the_event_log() -> None:
     log = _StreamingLog(sc.duration_ns, None, batches.append)
     simulate(parse_scenario(SCENARIO), log)
     log.flush()
+    assert BATCH_ROWS < len(ref) < 2 * BATCH_ROWS, (
+        "the scenario no longer makes one full batch and a partial one"
+    )
     assert [b.num_rows for b in batches] == [BATCH_ROWS, len(ref) - BATCH_ROWS]
     got = pa.Table.from_batches(batches)
     assert got.schema == EVENT_SCHEMA
