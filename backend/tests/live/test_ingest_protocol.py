@@ -244,11 +244,17 @@ def chunk_workers(srv: LiveServer) -> dict[int, list[str]]:
     return out
 
 
+SPARE_SETTLE_S = 1.0
+
+
 def idle_spare(srv: LiveServer, not_pid: int = 0) -> int:
     """The pid of the server's spare chunk worker: once no recording is live, the one worker left (a spare
-    has no --rid, but neither has a spare that took a recording); not `not_pid` (a worker that finished
-    its recording may still be exiting while its successor starts)."""
+    has no --rid, but neither has a spare that took a recording); not `not_pid`. The same lone worker for
+    SPARE_SETTLE_S: a worker marks its recording ready before it exits, and the server starts the next
+    spare only once it has, so right after the last recording turned ready the lone worker can still be
+    the previous one (a CI run took it for the spare, and the next session then got a worker of its own)."""
     deadline = time.monotonic() + 60
+    seen, since = 0, 0.0
     with srv.client() as c:
         while True:
             live = [r for r in c.get("/api/recordings").json() if r["status"] == "live"]
@@ -256,7 +262,12 @@ def idle_spare(srv: LiveServer, not_pid: int = 0) -> int:
             if not live and len(workers) == 1 and not_pid not in workers:
                 pid, cmd = next(iter(workers.items()))
                 assert "--rid" not in cmd, cmd
-                return pid
+                if pid != seen:
+                    seen, since = pid, time.monotonic()
+                elif time.monotonic() - since >= SPARE_SETTLE_S:
+                    return pid
+            else:
+                seen = 0
             assert time.monotonic() < deadline, f"no lone spare: {workers}, live {live}"
             time.sleep(0.05)
 
