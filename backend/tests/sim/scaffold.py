@@ -48,6 +48,11 @@ def task(
     return p
 
 
+def no_failures(st: State) -> list[list[int]]:
+    """nr_balance_failed of every CPU's domains, all 0 (load_balance's `failed`)."""
+    return [[0] * 8 for _ in st.rqs]
+
+
 def fill(st: State, cpus: list[int] | range, util: float = 1024.0) -> list[Task]:
     """One busy task on each CPU."""
     return [task(st, c, util=util) for c in cpus]

@@ -20,13 +20,9 @@ from __future__ import annotations
 from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_AFFINE, HINT_WAKE_HOLD
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
-from tests.sim.scaffold import balance_intervals_ms, fill, make_state, task, ticking_engine
+from tests.sim.scaffold import balance_intervals_ms, fill, make_state, no_failures, task, ticking_engine
 
 MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
-
-
-def _failed(st: State) -> list[list[int]]:
-    return [[0] * 8 for _ in st.rqs]
 
 
 def _two_queued(hints: int) -> State:
@@ -51,7 +47,7 @@ def test_only_the_wakeup_hints_hold_a_task_against_the_balancer() -> None:
         (HINT_FORK_AFFINE | HINT_WAKE_AFFINE, 0),
     ):
         st = _two_queued(hints)
-        moves, _ = b.load_balance(st, 0, PKG, b.CPU_IDLE, _failed(st))
+        moves, _ = b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))
         assert len(moves) == pulled, (hints, moves)
 
 
@@ -61,7 +57,7 @@ def test_a_runqueue_whose_every_task_is_held_ends_all_pinned_and_resets_the_fail
     st = make_state()
     task(st, 8, hints=HINT_WAKE_AFFINE)
     task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
-    nf = _failed(st)
+    nf = no_failures(st)
     nf[0][PKG] = 7  # many failed tries before: an active balance would be due
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
     assert moves == [] and why == b.R_ALL_PINNED
@@ -70,14 +66,14 @@ def test_a_runqueue_whose_every_task_is_held_ends_all_pinned_and_resets_the_fail
     st = make_state()
     task(st, 8)  # unhinted running task: not all pinned, a plain failure
     task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
-    nf = _failed(st)
+    nf = no_failures(st)
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED and nf[0][PKG] == 1
 
 
 def test_a_balanced_outcome_resets_the_failure_count() -> None:
     st = make_state()  # nothing runs anywhere: no busiest group
-    nf = _failed(st)
+    nf = no_failures(st)
     nf[0][PKG] = 3
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
     assert moves == [] and why == b.R_NO_BUSIEST and nf[0][PKG] == 0
@@ -92,7 +88,7 @@ def test_a_successful_active_push_resets_the_failure_count() -> None:
     st = make_state()
     fill(st, [8, 136])
     fill(st, [9])
-    nf = _failed(st)
+    nf = no_failures(st)
     nice = st.sd.per_cpu[0][PKG].cache_nice_tries
     whys = [b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)[1] for _ in range(2 * (nice + 3))]
     fail, push = b.R_ALL_HOT_OR_PINNED, b.R_ACTIVE

@@ -7,13 +7,9 @@ from placemap.sim.features import HINT_FORK_AFFINE, HINT_FORK_SPREAD, HINT_WAKE_
 from placemap.sim.policy import balance as b
 from placemap.sim.policy.groups import GroupStats
 from placemap.sim.state import State, Task
-from tests.sim.scaffold import fill, make_state, task
+from tests.sim.scaffold import fill, make_state, no_failures, task
 
 MC, PKG, NUMA = 1, 2, 3  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
-
-
-def failed(st: State) -> list[list[int]]:
-    return [[0] * 8 for _ in st.rqs]
 
 
 def test_idle_cpu0_pulls_a_queued_task_from_overloaded_cpu1_in_its_llc() -> None:
@@ -21,7 +17,7 @@ def test_idle_cpu0_pulls_a_queued_task_from_overloaded_cpu1_in_its_llc() -> None
     task(st, 1, load=1024.0)
     q1 = task(st, 1, load=1024.0)
     task(st, 1, load=1024.0)
-    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, no_failures(st))
     assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(q1, 1, 0)]
 
 
@@ -29,7 +25,7 @@ def test_cache_hot_tasks_are_not_pulled() -> None:
     st = make_state()
     task(st, 1)
     task(st, 1, state="queued", ran_ago_ns=100_000)  # ran 0.1 ms ago < 0.5 ms
-    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, no_failures(st))
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED
 
 
@@ -37,7 +33,7 @@ def test_cache_hot_task_moves_after_cache_nice_tries_failures() -> None:
     st = make_state()
     task(st, 1)
     hot = task(st, 1, state="queued", ran_ago_ns=100_000)
-    nf = failed(st)
+    nf = no_failures(st)
     nf[0][MC] = 2  # > cache_nice_tries (1) of MC
     moves, _ = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
     assert [m.task for m in moves] == [hot]
@@ -47,7 +43,7 @@ def test_only_the_first_idle_cpu_of_the_local_group_balances() -> None:
     st = make_state()
     task(st, 1)
     task(st, 1)
-    moves, why = b.load_balance(st, 128, MC, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 128, MC, b.CPU_IDLE, no_failures(st))
     assert moves == [] and why == b.R_NOT_BALANCE_CPU, "CPU 0 is the balancing CPU of core 0/128"
 
 
@@ -56,7 +52,7 @@ def test_busy_cpu_does_not_pull_from_a_group_that_is_not_overloaded() -> None:
     fill(st, [*range(0, 8), *range(128, 136)], util=0.0)  # no idle CPU: CPU 0 balances LLC 0
     task(st, 8)
     task(st, 8)
-    moves, why = b.load_balance(st, 0, PKG, b.CPU_NOT_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_NOT_IDLE, no_failures(st))
     assert moves == [] and why == b.R_BALANCED
 
 
@@ -66,7 +62,7 @@ def _numa_case(**features: bool) -> tuple[list[b.Move], str]:
     fill(st, range(64, 72))
     fill(st, range(0, 9))
     task(st, 0, state="queued")
-    return b.load_balance(st, 72, NUMA, b.CPU_IDLE, failed(st))
+    return b.load_balance(st, 72, NUMA, b.CPU_IDLE, no_failures(st))
 
 
 def test_numa_imbalance_of_2_is_moved_once_the_local_node_exceeds_imb_numa_nr() -> None:
@@ -83,7 +79,7 @@ def test_numa_allowance_keeps_a_small_imbalance_on_a_lightly_loaded_node() -> No
     st = make_state()
     task(st, 0)
     task(st, 0, state="queued")
-    moves, why = b.load_balance(st, 64, NUMA, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 64, NUMA, b.CPU_IDLE, no_failures(st))
     assert moves == [] and why == b.R_NUMA_ALLOWED
 
 
@@ -93,7 +89,7 @@ def test_wake_affine_hinted_task_is_not_pulled_off_its_llc_while_the_llc_has_roo
         task(st, 8)
         task(st, 8, state="queued", hints=hints)
         task(st, 8, state="queued", hints=hints)
-        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
+        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))[0])
 
     assert case(0) == 1
     assert case(HINT_WAKE_AFFINE) == 0
@@ -111,7 +107,7 @@ def test_wake_hints_hold_a_task_on_its_llc_until_the_llc_is_overloaded_fork_hint
         task(st, 8, state="queued", hints=hints, util=100.0)
         if overloaded:
             fill(st, [*range(9, 16), *range(136, 144)])  # 18 runnable on the 16-CPU LLC
-        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))[0])
+        return len(b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))[0])
 
     assert case(0) == 1
     assert case(HINT_FORK_AFFINE) == 1
@@ -124,7 +120,7 @@ def test_active_balance_pushes_the_running_task_after_repeated_failures() -> Non
     st = make_state()
     fill(st, [8, 136])  # a whole core of LLC 1 busy, LLC 0 idle: has_spare both
     fill(st, [9])
-    nf = failed(st)
+    nf = no_failures(st)
     got = []
     for _ in range(5):
         got.append(b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)[1])
@@ -135,15 +131,15 @@ def test_newly_idle_cpu_pulls_when_its_expected_idle_time_covers_the_cost() -> N
     st = make_state()
     task(st, 1)
     q = task(st, 1, state="queued")
-    mv, cost = b.newidle_balance(st, 0, failed(st))
+    mv, cost = b.newidle_balance(st, 0, no_failures(st))
     assert mv is not None and mv.task is q and cost > 0
     # v6.0 gates on the lowest domain's balance cost only (no 500 us sysctl_sched_migration_cost
     # test since v5.13): 100 us of expected idle still pulls; 1 us, below the SMT cost, does not
     st.rqs[0].avg_idle = 100_000
-    mv, _ = b.newidle_balance(st, 0, failed(st))
+    mv, _ = b.newidle_balance(st, 0, no_failures(st))
     assert mv is not None and mv.task is q
     st.rqs[0].avg_idle = 1_000
-    assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
+    assert b.newidle_balance(st, 0, no_failures(st)) == (None, 0)
 
 
 def test_rd_overload_is_sticky_until_a_balance_of_the_top_domain() -> None:
@@ -156,12 +152,12 @@ def test_rd_overload_is_sticky_until_a_balance_of_the_top_domain() -> None:
     q = task(st, 1, state="queued")
     st.dequeue_sleep(q)  # CPU 1 back to one task: no runqueue has 2, the flag stays
     assert st.nr_overloaded == 0 and st.rd_overload
-    b.load_balance(st, 0, MC, b.CPU_IDLE, failed(st))
+    b.load_balance(st, 0, MC, b.CPU_IDLE, no_failures(st))
     assert st.rd_overload, "only the top domain's balance writes it"
-    mv, spent = b.newidle_balance(st, 0, failed(st))
+    mv, spent = b.newidle_balance(st, 0, no_failures(st))
     assert mv is None and spent > 0, "tried: rd->overload still set"
     assert not st.rd_overload, "cleared by the newly idle balance of the top (NUMA) domain"
-    assert b.newidle_balance(st, 0, failed(st)) == (None, 0)
+    assert b.newidle_balance(st, 0, no_failures(st)) == (None, 0)
     task(st, 1, state="queued")
     assert st.rd_overload, "set again when CPU 1 reaches 2"
 
@@ -198,7 +194,7 @@ def test_migrate_util_takes_from_the_cpu_whose_runnable_estimate_is_highest() ->
     st.enqueue(low, 8)
     st.enqueue(high, 9)
     assert st.rqs[8].util == st.rqs[9].util and st.cpu_util(9) > st.cpu_util(8)
-    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))
     assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(high, 9)]
 
 
@@ -212,7 +208,7 @@ def test_find_busiest_queue_never_picks_a_runqueue_without_a_task() -> None:
     task(st, 129, util=1024.0)
     task(st, 129, util=1024.0)
     task(st, 129, util=1024.0)
-    nf = failed(st)
+    nf = no_failures(st)
     nf[0][MC] = 1  # 1024 >> 1 fits the imbalance (625)
     moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
     assert why == b.R_MOVED and [m.src for m in moves] == [129], why
@@ -226,7 +222,7 @@ def test_the_first_of_two_fully_busy_groups_is_the_busiest() -> None:
     fill(st, [1, 129])
     task(st, 2, util=1024.0, load=2000.0)
     task(st, 130, util=1024.0, load=2000.0)
-    nf = failed(st)
+    nf = no_failures(st)
     nf[0][MC] = 3
     moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, nf)
     assert why == b.R_ACTIVE and [m.src for m in moves] == [1], [(m.src, m.dst) for m in moves]
@@ -246,7 +242,7 @@ def test_migrate_util_detaches_by_the_tasks_util_estimate() -> None:
     p.pelt_ts = st.now
     p.last_ran_ns = st.now - 10**9
     st.enqueue(p, 8)
-    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, (why, [m.task for m in moves])
 
 
@@ -258,7 +254,7 @@ def test_a_newly_idle_balance_pushes_once_periodic_failures_passed_the_threshold
     st = make_state()
     fill(st, [8, 136])
     fill(st, [9])
-    nf = failed(st)
+    nf = no_failures(st)
     nf[0][PKG] = 3
     assert b.load_balance(st, 0, PKG, b.CPU_NEWLY_IDLE, nf)[1] == b.R_ALL_HOT_OR_PINNED
     assert nf[0][PKG] == 3
@@ -277,7 +273,7 @@ def test_a_heavy_task_fits_after_more_than_8_failures_as_shr_bound_shifts_it() -
     task(st, 1, util=1024.0)
     task(st, 129, util=1024.0)
     heavy = task(st, 129, state="queued", util=0.0, load=float(1 << 20))
-    nf = failed(st)
+    nf = no_failures(st)
     nf[0][MC] = 9
     moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, nf)
     assert why == b.R_MOVED and [m.task for m in moves] == [heavy], why
@@ -296,7 +292,7 @@ def test_a_fully_busy_cpu_above_the_domain_average_pulls_the_busiest_groups_exce
     q2 = task(st, 1, util=1024.0)
     mtype, imbalance = _imbalance_at(st, 0, MC)
     assert (mtype, imbalance) == (b.MIGRATE_LOAD, 2432.0)
-    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, failed(st))
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NOT_IDLE, no_failures(st))
     assert why == b.R_MOVED and sorted(m.task.pid for m in moves) == sorted([q1.pid, q2.pid])
 
 

@@ -19,13 +19,9 @@ import random
 from placemap.sim.features import HINT_WAKE_AFFINE
 from placemap.sim.policy import balance as b
 from placemap.sim.state import State
-from tests.sim.scaffold import balance_intervals_ms, make_state, task, ticking_engine
+from tests.sim.scaffold import balance_intervals_ms, make_state, no_failures, task, ticking_engine
 
 MC, PKG = 1, 2  # level indices on zen3-2s-nps1: SMT, MC, PKG, NUMA
-
-
-def _failed(st: State) -> list[list[int]]:
-    return [[0] * 8 for _ in st.rqs]
 
 
 def _held(st: State, cpu: int, n: int) -> None:
@@ -49,7 +45,7 @@ def test_an_all_pinned_busiest_runqueue_is_left_out_and_the_next_group_gives_the
     _held(st, 8, 3)
     task(st, 16)
     free = task(st, 16, state="queued")
-    nf = _failed(st)
+    nf = no_failures(st)
     nf[0][PKG] = 2
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
     assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(free, 16, 0)]
@@ -63,7 +59,7 @@ def test_the_redo_takes_the_next_busiest_runqueue_of_the_same_group() -> None:
     _held(st, 8, 3)
     task(st, 9)
     free = task(st, 9, state="queued")
-    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, _failed(st))
+    moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, no_failures(st))
     assert why == b.R_MOVED and [(m.task, m.src) for m in moves] == [(free, 9)]
 
 
@@ -73,7 +69,7 @@ def test_a_redo_that_finds_nothing_ends_as_all_pinned() -> None:
     st = make_state()
     _held(st, 8, 3)
     task(st, 16)
-    nf = _failed(st)
+    nf = no_failures(st)
     nf[0][PKG] = 5
     moves, why = b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)
     assert moves == [] and why == b.R_ALL_PINNED and nf[0][PKG] == 0
@@ -89,7 +85,7 @@ def test_a_redo_at_the_top_domain_writes_rd_overload_without_the_cleared_cpu() -
     for _ in range(3):
         task(st, 64).cpus_allowed = frozenset({64})
     top = len(st.sd.per_cpu[0]) - 1
-    moves, why = b.load_balance(st, 0, top, b.CPU_IDLE, _failed(st))
+    moves, why = b.load_balance(st, 0, top, b.CPU_IDLE, no_failures(st))
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED, why
     assert st.rd_overload is False
 
@@ -101,11 +97,11 @@ def test_a_task_pinned_off_this_cpu_moves_to_the_cpu_of_the_local_group_it_may_r
     task(st, 1)
     pinned = task(st, 1, state="queued")
     pinned.cpus_allowed = frozenset({1, 128})
-    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, _failed(st))
+    moves, why = b.load_balance(st, 0, MC, b.CPU_IDLE, no_failures(st))
     assert why == b.R_MOVED and [(m.task, m.src, m.dst) for m in moves] == [(pinned, 1, 128)]
     # a newly idle balance computes no new_dst_cpu; the running task, which could run here,
     # cleared LBF_ALL_PINNED: a plain failure
-    moves, why = b.load_balance(st, 0, MC, b.CPU_NEWLY_IDLE, _failed(st))
+    moves, why = b.load_balance(st, 0, MC, b.CPU_NEWLY_IDLE, no_failures(st))
     assert moves == [] and why == b.R_ALL_HOT_OR_PINNED
 
 
@@ -129,7 +125,7 @@ def test_a_due_push_of_a_running_task_pinned_off_this_cpu_is_out_one_pinned() ->
     # cache_nice_tries + 2 failures, but the stopper is not kicked; the failures keep counting
     st = make_state()
     _bound(st, [8, 136, 9])
-    nf = _failed(st)
+    nf = no_failures(st)
     nice = st.sd.per_cpu[0][PKG].cache_nice_tries
     whys = [b.load_balance(st, 0, PKG, b.CPU_IDLE, nf)[1] for _ in range(nice + 4)]
     assert whys[: nice + 2] == [b.R_ALL_HOT_OR_PINNED] * (nice + 2), whys
@@ -146,7 +142,7 @@ def test_the_stopper_pushes_the_running_task_past_queued_ones_that_hints_hold() 
     free = task(st, 8)
     task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
     task(st, 8, state="queued", hints=HINT_WAKE_AFFINE)
-    nf = _failed(st)
+    nf = no_failures(st)
     nice = st.sd.per_cpu[0][PKG].cache_nice_tries
     got = [b.load_balance(st, 0, PKG, b.CPU_IDLE, nf) for _ in range(nice + 3)]
     assert [why for _, why in got] == [b.R_ALL_HOT_OR_PINNED] * (nice + 2) + [b.R_ACTIVE]
@@ -185,7 +181,7 @@ def test_random_pinned_and_hinted_runqueues_only_ever_move_tasks_where_they_may_
         for cpu in cpus:
             for level in range(len(st.sd.per_cpu[cpu])):
                 for idle in (b.CPU_IDLE, b.CPU_NEWLY_IDLE, b.CPU_NOT_IDLE):
-                    nf = _failed(st)
+                    nf = no_failures(st)
                     nf[cpu][level] = rnd.randrange(0, 8)
                     moves, why = b.load_balance(st, cpu, level, idle, nf)
                     local = st.sd.per_cpu[cpu][level].groups[0]
