@@ -66,11 +66,13 @@ class Balancer:
                 row = rows[key] = [ms * 1_000_000 for ms in key]
             self.min_interval.append(row)
         self.interval = [list(row) for row in self.min_interval]
-        self.next_balance = [[0] * len(doms) for doms in per_cpu]
-        # sd->last_balance and whether the CPU was busy then: the next balance time is
-        # recomputed from them when a newly idle balance resets the interval
+        # rebalance_domains() balances a level when jiffies reach sd->last_balance plus
+        # get_sd_balance_interval(sd, busy), the interval times busy_factor on a busy CPU, with
+        # the CPU's busy state at that check (not at the last balance): so each level keeps
+        # both due times, an idle CPU's and a busy one's, set together with last_balance
+        self.due_idle = [[0] * len(doms) for doms in per_cpu]
+        self.due_busy = [[0] * len(doms) for doms in per_cpu]
         self.last_balance = [[0] * len(doms) for doms in per_cpu]
-        self.last_busy = [[False] * len(doms) for doms in per_cpu]
         self.ticking = False
 
     def start(self) -> None:
@@ -115,21 +117,37 @@ class Balancer:
         "We were unbalanced, so reset the balancing interval" is before `goto out` for every
         balance type (only out_balanced's tuning up is skipped for CPU_NEWLY_IDLE), so
         balance_interval is min_interval again and the periodic balance, due at last_balance
-        plus the interval, may come sooner (with the busy state of the last periodic balance,
-        as the model's next balance times are)."""
+        plus the interval, may come sooner."""
         # Only called for a level whose Rq.lb_tuned bit is set (newidle_balance), i.e. whose
-        # interval is above min_interval: at min_interval every writer keeps next_balance at
-        # most last_balance plus that interval (the tick sets the three together; this method
-        # only lowers next_balance), so the reset would change nothing (9067 of the reference
-        # run's 9351 resets)
+        # interval is above min_interval: at min_interval every writer keeps each due time at
+        # most last_balance plus that interval, idle or busy (the tick sets them together; this
+        # method only lowers them), so the reset would change nothing (most of the reference
+        # run's resets)
         iv = self.min_interval[cpu][level]
         sd = self.eng.st.sd.per_cpu[cpu][level]
         self.interval[cpu][level] = iv
         self.eng.st.rqs[cpu].lb_tuned &= ~(1 << level)
-        due = self.last_balance[cpu][level] + balance_interval_ns(
-            iv, sd.busy_factor, self.last_busy[cpu][level], len(self.eng.st.cpus)
-        )
-        self.next_balance[cpu][level] = min(self.next_balance[cpu][level], due)
+        last = self.last_balance[cpu][level]
+        n = len(self.eng.st.cpus)
+        due = last + balance_interval_ns(iv, sd.busy_factor, False, n)
+        self.due_idle[cpu][level] = min(self.due_idle[cpu][level], due)
+        due = last + balance_interval_ns(iv, sd.busy_factor, True, n)
+        self.due_busy[cpu][level] = min(self.due_busy[cpu][level], due)
+
+    def force_due(self, cpu: int, level: int) -> None:
+        """Make cpu's balance at `level` due now, whether the CPU is idle or busy (tests)."""
+        self.due_idle[cpu][level] = 0
+        self.due_busy[cpu][level] = 0
+
+    def _set_due(self, cpu: int, level: int, now: int) -> None:
+        """The level was balanced (or passed over) at `now`: sd->last_balance = jiffies, and
+        the next due times with the level's interval as it is now."""
+        iv = self.interval[cpu][level]
+        bf = self.eng.st.sd.per_cpu[cpu][level].busy_factor
+        n = len(self.eng.st.cpus)
+        self.last_balance[cpu][level] = now
+        self.due_idle[cpu][level] = now + balance_interval_ns(iv, bf, False, n)
+        self.due_busy[cpu][level] = now + balance_interval_ns(iv, bf, True, n)
 
     @staticmethod
     def _tuned(rq: Rq, level: int, above_min: bool) -> None:
@@ -169,7 +187,7 @@ class Balancer:
             return False
         for cpu in st.cpus:
             rq = rqs[cpu]
-            nb = self.next_balance[cpu]  # (empty for a CPU without domains)
+            nb = self.due_idle[cpu]  # (empty for a CPU without domains)
             if rq.nr_running == 0 and not rq.starting and nb and min(nb) <= now:
                 return True
         return False
@@ -185,17 +203,17 @@ class Balancer:
         if self._stats_kick(kick):
             st.blocked_update()
         dec = eng.decisions
-        nr_cpus = len(st.cpus)
         for cpu in st.cpus:
             rq = st.rqs[cpu]
             idle = rq.nr_running == 0 and not rq.starting
             if idle and not kick and kept_tick(rq, now) != now:
                 continue  # tickless: balanced only by a NOHZ kick
-            nb = self.next_balance[cpu]
+            due_idle = self.due_idle[cpu]
+            due_busy = self.due_busy[cpu]
             iv = self.interval[cpu]
             mins = self.min_interval[cpu]
             for level, sd in enumerate(st.sd.per_cpu[cpu]):
-                if now < nb[level]:
+                if now < (due_idle[level] if idle else due_busy[level]):
                     continue
                 moves, why = load_balance(st, cpu, level, CPU_IDLE if idle else CPU_NOT_IDLE, self.failed)
                 if dec is not None:
@@ -206,9 +224,7 @@ class Balancer:
                     # rebalance_domains() walks no higher: the levels above keep their
                     # last_balance, interval and nr_balance_failed, due again next tick
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                    nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
-                    self.last_balance[cpu][level] = now
-                    self.last_busy[cpu][level] = not idle
+                    self._set_due(cpu, level, now)
                     self._tuned(rq, level, iv[level] != mins[level])
                     break
                 if moves or why == R_ALL_HOT_OR_PINNED:
@@ -240,8 +256,6 @@ class Balancer:
                         iv[level] *= 2
                 else:  # balanced: tune the interval up
                     iv[level] = min(iv[level] * 2, sd.max_interval_ms * 1_000_000)
-                nb[level] = now + balance_interval_ns(iv[level], sd.busy_factor, not idle, nr_cpus)
-                self.last_balance[cpu][level] = now
-                self.last_busy[cpu][level] = not idle
+                self._set_due(cpu, level, now)
                 self._tuned(rq, level, iv[level] != mins[level])
         eng.env.schedule(now + cost.TICK_NS, NORMAL, self._on_tick, None, None)

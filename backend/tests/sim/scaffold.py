@@ -75,7 +75,7 @@ def balance_intervals_ms(eng: Engine, cpu: int, level: int, n: int) -> list[int]
     bal = eng.balancer
     seen = []
     for _ in range(n):
-        bal.next_balance[cpu][level] = 0
+        bal.force_due(cpu, level)
         bal._on_tick(None, None)
         seen.append(bal.interval[cpu][level] // 1_000_000)
     return seen

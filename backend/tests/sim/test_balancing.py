@@ -55,25 +55,53 @@ def test_a_cpu_that_is_not_the_balance_cpu_of_a_level_walks_no_higher() -> None:
     bal = eng.balancer
     bal.failed[128][3] = 2
     _tick(eng, 4_000_000)
-    smt, mc, pkg, numa = bal.next_balance[128]
-    assert smt > 4_000_000 and mc > 4_000_000, "SMT balanced, MC tried (out_balanced)"
-    assert pkg == numa == 0, "PKG and NUMA not walked: still due"
+    smt, mc, pkg, numa = bal.last_balance[128]
+    assert smt == mc == 4_000_000, "SMT balanced, MC tried (out_balanced)"
+    assert pkg == numa == 0, "PKG and NUMA not walked"
+    assert bal.due_busy[128][2] == bal.due_busy[128][3] == 0, "so still due"
     assert bal.failed[128][3] == 2
-    assert bal.next_balance[0][2] > 4_000_000, "CPU 0, the MC balance CPU, went on to PKG"
+    assert bal.last_balance[0][2] == 4_000_000, "CPU 0, the MC balance CPU, went on to PKG"
 
 
 def test_after_a_pull_the_levels_above_balance_as_a_busy_cpu() -> None:
     """rebalance_domains() reads the CPU's state again after load_balance() pulled: idle CPU 0
-    pulls CPU 1's queued task at the MC level, then balances PKG as CPU_NOT_IDLE, so its next
-    PKG balance is a busy interval (busy_factor times longer) away, not an idle one."""
+    pulls CPU 1's queued task at the MC level, and from then on is busy, so its PKG level,
+    due for an idle CPU but not yet for a busy one (busy_factor times the interval), is left
+    for later."""
     eng = Engine(preset("zen3-2s-nps1"))
     st = eng.st
+    bal = eng.balancer
     task(st, 1)
     q = task(st, 1, state="queued")
+    bal.due_busy[0][2] = 100_000_000
     _tick(eng, 4_000_000)
     assert q.cpu == 0
-    pkg = st.sd.per_cpu[0][2]
-    assert eng.balancer.next_balance[0][2] - 4_000_000 > 2 * pkg.max_interval_ms * 1_000_000
+    assert bal.last_balance[0][1] == 4_000_000, "MC balanced (the pull)"
+    assert bal.last_balance[0][2] == 0, "PKG not balanced: busy now, and not due for a busy CPU"
+
+
+def test_an_idle_cpu_balances_a_level_at_the_idle_interval_whatever_its_state_then() -> None:
+    """rebalance_domains() checks each level against sd->last_balance plus
+    get_sd_balance_interval(sd, busy) with the CPU's busy state at the check, not at the last
+    balance. CPU 0 balances PKG at 4 ms while LLC 0 is full (the first CPU balances a busy
+    group); balanced, the interval doubles to max_interval, 256 ms: due again 256 ms later for
+    an idle CPU but 4092 ms later for a busy one (256 x 16 = 1024 jiffies, one less). Its task
+    goes to sleep: idle, CPU 0 balances PKG at 260 ms, not at 4096 ms."""
+    eng = Engine(preset("zen3-2s-nps1"))
+    st = eng.st
+    bal = eng.balancer
+    tasks = [task(st, c) for c in st.sd.llc_spans[0]]
+    _tick(eng, 4_000_000)
+    assert bal.last_balance[0][2] == 4_000_000
+    assert bal.interval[0][2] == 256_000_000
+    assert bal.due_idle[0][2] == 4_000_000 + 256_000_000
+    assert bal.due_busy[0][2] == 4_000_000 + 4_092_000_000
+    st.dequeue_sleep(tasks[0])
+    st.set_curr(st.rqs[0], None)
+    _tick(eng, 256_000_000)
+    assert bal.last_balance[0][2] == 4_000_000, "not due yet"
+    _tick(eng, 260_000_000)
+    assert bal.last_balance[0][2] == 260_000_000, "balanced PKG at the idle interval"
 
 
 def test_a_busy_cpus_balance_interval_is_in_jiffies_one_less() -> None:
@@ -83,7 +111,8 @@ def test_a_busy_cpus_balance_interval_is_in_jiffies_one_less() -> None:
     eng = Engine(preset("zen3-2s-nps1"))
     task(eng.st, 0)
     _tick(eng, 4_000_000)
-    assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
+    assert eng.balancer.due_busy[0][0] == 4_000_000 + 60_000_000
+    assert eng.balancer.due_idle[0][0] == 4_000_000 + 4_000_000, "were it idle: 4 ms, 1 jiffy"
 
 
 def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
@@ -100,14 +129,16 @@ def test_a_newly_idle_pull_resets_the_domains_balance_interval() -> None:
     bal.interval[0][1] = mc.max_interval_ms * 1_000_000
     st.rqs[0].lb_tuned |= 1 << 1  # as the tick leaves it with the interval above min_interval
     bal.last_balance[0][1] = 4_000_000
-    bal.next_balance[0][1] = 4_000_000 + 32_000_000
+    bal.due_idle[0][1] = 4_000_000 + 32_000_000
+    bal.due_busy[0][1] = 4_000_000 + 508_000_000
     task(st, 1)
     q = task(st, 1, state="queued")
     eng._schedule(st.rqs[0])
     assert q.cpu == 0
     assert bal.interval[0][1] == mc.min_interval_ms * 1_000_000 == 16_000_000
     assert not st.rqs[0].lb_tuned >> 1 & 1
-    assert bal.next_balance[0][1] == 4_000_000 + 16_000_000
+    assert bal.due_idle[0][1] == 4_000_000 + 16_000_000
+    assert bal.due_busy[0][1] == 4_000_000 + 252_000_000, "16 x 16 ms: 64 jiffies, one less"
 
 
 def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
@@ -119,14 +150,14 @@ def test_the_balance_tick_falls_on_jiffy_boundaries() -> None:
     eng.spawn("hog", Hog(), 0)
     eng.run(5_000_000)
     # CPU 0 busy alone: its SMT level balanced (2 ms doubled to 4 ms; busy: 16 jiffies - 1)
-    assert eng.balancer.next_balance[0][0] == 4_000_000 + 60_000_000
+    assert eng.balancer.due_busy[0][0] == 4_000_000 + 60_000_000
 
 
 def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
     """newidle_balance skips Balancer.newidle_unbalanced for a level whose interval is
-    min_interval already, which is exact only while every writer keeps next_balance <= last_balance +
-    balance_interval_ns(min_interval, busy at last_balance) for such a level (the tick sets
-    the three together; the newly idle reset only lowers next_balance), and newidle_balance
+    min_interval already, which is exact only while every writer keeps each due time <=
+    last_balance + balance_interval_ns(min_interval, idle or busy) for such a level (the tick
+    sets them together; the newly idle reset only lowers them), and newidle_balance
     calls it only for the levels Rq.lb_tuned marks, which must be those above min_interval.
     Checked on every CPU and level every millisecond of hackbench -g 8 on sockets, with the
     resets it causes."""
@@ -149,10 +180,11 @@ def test_a_domain_at_min_interval_has_its_next_balance_within_it() -> None:
                     above += 1
                     continue
                 at_min += 1
-                due = bal.last_balance[cpu][level] + balance_interval_ns(
-                    iv, sd.busy_factor, bal.last_busy[cpu][level], nr_cpus
-                )
-                assert bal.next_balance[cpu][level] <= due, (ms, cpu, level)
+                last = bal.last_balance[cpu][level]
+                due = last + balance_interval_ns(iv, sd.busy_factor, False, nr_cpus)
+                assert bal.due_idle[cpu][level] <= due, (ms, cpu, level)
+                due = last + balance_interval_ns(iv, sd.busy_factor, True, nr_cpus)
+                assert bal.due_busy[cpu][level] <= due, (ms, cpu, level)
     assert at_min > 0 and above > 0, "both kinds of level seen"
 
 

@@ -112,8 +112,8 @@ def test_the_balancer_wakes_the_idle_cpu_a_pinned_task_was_moved_to() -> None:
     pinned = task(st, 1, state="queued")
     pinned.cpus_allowed = frozenset({1, 128})
     bal = eng.balancer
-    for level in range(len(bal.next_balance[0])):
-        bal.next_balance[0][level] = 0
+    for level in range(len(bal.due_idle[0])):
+        bal.force_due(0, level)
     bal._on_tick(None, None)
     assert pinned.cpu == 128 and st.rqs[128].starting, "moved to CPU 128, which is woken"
     assert not st.rqs[0].starting and st.rqs[0].nr_running == 0, "CPU 0 itself stays idle"
