@@ -1102,7 +1102,7 @@ export interface components {
             simulated_ms: number;
             /**
              * Complete
-             * @description the workload finished its work within duration_ms
+             * @description the workload finished its work within duration_ms (schbench: woke workers after its 100 ms warmup, so its p99 has samples)
              */
             complete: boolean;
         };

@@ -71,7 +71,10 @@ class SimRun(BaseModel):
     events: int = Field(description="scheduler events simulated: wakeups + context switches + migrations")
     wall_s: float
     simulated_ms: float
-    complete: bool = Field(description="the workload finished its work within duration_ms")
+    complete: bool = Field(
+        description="the workload finished its work within duration_ms (schbench: woke workers after "
+        "its 100 ms warmup, so its p99 has samples)"
+    )
 
 
 class SimResult(BaseModel):

@@ -204,3 +204,14 @@ def test_bad_workload_parameters_name_the_field(workload: dict[str, Any], field:
     with pytest.raises(ScenarioError) as e:
         run_scenario({"topology": "bdw-1s-20", "workload": workload})
     assert e.value.field == field
+
+
+def test_a_schbench_run_within_its_warmup_has_no_samples_and_says_it_is_incomplete() -> None:
+    """The p99 counts wakeups after the 100 ms warmup: a 50 ms run has none, so its metric (0)
+    is no latency, and the result says the run is not complete; 200 ms has samples."""
+    wl = {"kind": "schbench", "messengers": 1, "workers": 2}
+    sc = {"topology": "zen3-2s-nps1", "workload": wl, "seed": 1}
+    short = run_scenario({**sc, "duration_ms": 50}, wall_clock=False)
+    assert short["metric"]["value"] == 0.0 and not short["sim"]["complete"]
+    longer = run_scenario({**sc, "duration_ms": 200}, wall_clock=False)
+    assert longer["metric"]["value"] > 0 and longer["sim"]["complete"]

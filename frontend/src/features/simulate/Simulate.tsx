@@ -101,7 +101,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
-          {!result.sim.complete && <span className="muted"> (the workload did not finish within the simulated time)</span>}
+          {!result.sim.complete && <span className="muted"> (the workload did not finish, or for schbench did not get past its warmup, within the simulated time)</span>}
           {runId && (
             <button type="button" className="linkish" onClick={() => { onOpen(runId); }}>
               open the run
