@@ -87,6 +87,18 @@ def test_schbench_wake_affine_helps_while_workers_fit_the_llc_and_overloads_it_b
     assert metric("zen3-2s-nps1", wl64, ["wake_affine"], 600) > 2 * metric("zen3-2s-nps1", wl64, None, 600)
 
 
+def test_schbench_workers_piled_by_wake_affine_wait_one_slice_behind_one_spinner() -> None:
+    """32 workers and wake_affine on zen3: the hint piles workers into the messenger's 16-CPU
+    LLC and the idle LLCs' PKG balances (due at their idle interval, mechanism 24) take the
+    overflow, so the worst-placed 1% wait behind one spinner: two runnable, a 12 ms slice,
+    ended at the first tick after it (HZ 250): 12-16 ms, the published 15.7 ms. With idle
+    CPUs balancing PKG at their busy interval (4 s) the pile stays and waits reach 30 ms."""
+    wl = {"kind": "schbench", "messengers": 1, "workers": 32}
+    p99 = metric("zen3-2s-nps1", wl, ["wake_affine"], 3000)
+    assert 12_000 <= p99 <= 16_500, p99
+    assert metric("zen3-2s-nps1", wl, None, 3000) < 1_000, "tip wakes them on idle CPUs"
+
+
 def test_schbench_worker_spins_its_cputime_in_wall_clock_time_before_it_posts() -> None:
     # usec_spin loops on gettimeofday: two workers spinning on the two SMT siblings of one core
     # (each at SMT speed) still post cputime after they started, not cputime / SMT speed.
