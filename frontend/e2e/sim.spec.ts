@@ -137,3 +137,19 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(sim.getByTestId("simulate-progress")).toHaveCount(0);
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
 });
+
+test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  const form = sim.getByRole("form", { name: "Simulate" });
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workers").fill("4");
+  await form.getByLabel("simulated ms").fill("50");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-incomplete")).toContainText("no wakeup after schbench's 100 ms warmup", { timeout: 60_000 });
+  await expect(result.getByTestId("simulate-value")).toHaveText("no samples");
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });
+});

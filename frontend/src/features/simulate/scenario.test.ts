@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { defaultSimChoice, formatMetric, simScenario, verdict, withKind } from "./scenario";
+import { defaultSimChoice, formatMetric, noSamples, simScenario, verdict, withKind } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -55,6 +55,12 @@ describe("formatMetric and verdict", () => {
     expect(formatMetric({ name: "p99_wakeup_latency_us", value: 2636.25 })).toBe("2,636.3 us");
     expect(formatMetric({ name: "throughput_mb_s", value: 15168.4 })).toBe("15,168 MB/s");
     expect(formatMetric({ name: "transactions_per_s", value: 51234.6 })).toBe("51,235/s");
+  });
+  it("takes an incomplete schbench run for one without samples, not an incomplete hackbench", () => {
+    const p99 = { name: "p99_wakeup_latency_us" };
+    expect(noSamples({ metric: p99, sim: { complete: false } })).toBe(true);
+    expect(noSamples({ metric: p99, sim: { complete: true } })).toBe(false);
+    expect(noSamples({ metric: { name: "runtime_s" }, sim: { complete: false } })).toBe(false);
   });
   it("says better or worse by the metric's direction", () => {
     expect(verdict(40, 50, "lower")).toBe("better");

@@ -55,6 +55,12 @@ export function formatMetric(m: Pick<SimMetric, "name" | "value">): string {
   return num(3);
 }
 
+/** A run whose metric measured nothing: schbench's p99 with no wakeup after its 100 ms warmup
+ * (the run says it is not complete; its value, 0, is no latency). */
+export function noSamples(r: { metric: Pick<SimMetric, "name">; sim: { complete: boolean } }): boolean {
+  return !r.sim.complete && r.metric.name === "p99_wakeup_latency_us";
+}
+
 /** Whether a run did better than its baseline, by the metric's own direction. */
 export function verdict(value: number, baseline: number, better: SimMetric["better"]): "better" | "worse" | "the same" {
   if (value === baseline) return "the same";
