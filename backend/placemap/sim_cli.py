@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from placemap.settings import Settings
-from placemap.sim.calibration import calibrate
+from placemap.sim.calibration import CsvError, calibrate, read_rows
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import baseline_of, change_pct, shifts
@@ -29,7 +29,7 @@ DEFAULT_CSV = REPO.parent / "shared" / "calibration" / "userspace-hinting-rfc.cs
 def _sim(args: argparse.Namespace) -> int:
     try:
         scenario: Any = json.loads(Path(args.scenario).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
@@ -127,9 +127,17 @@ def _calibrate(args: argparse.Namespace) -> int:
     path = Path(args.csv)
     try:
         with path.open(newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as exc:
+            rows, skipped = read_rows(f)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         print(f"placemap calibrate: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    except CsvError as exc:
+        print(f"placemap calibrate: {path}: {exc}", file=sys.stderr)
+        return 2
+    for s in skipped:
+        print(f"placemap calibrate: {path}: line {s['line']} skipped: {s['reason']}", file=sys.stderr)
+    if not rows:
+        print(f"placemap calibrate: {path}: no usable rows", file=sys.stderr)
         return 2
 
     def progress(i: int, n: int, key: object) -> None:
@@ -139,6 +147,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     out = calibrate(rows, seeds=range(1, args.seeds + 1), progress=progress, jobs=args.jobs)
     if not args.json:
         print(file=sys.stderr)
+    out["skipped_rows"] = skipped
     if args.json:
         json.dump(out, sys.stdout, sort_keys=True)
         sys.stdout.write("\n")
@@ -151,6 +160,9 @@ def _calibrate(args: argparse.Namespace) -> int:
           f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
     b = o["beyond_noise"]
     print(f"beyond each table's published noise band: {b['sign_agreement']} on {b['cells']} cells")
+    if skipped:
+        rows_word = "row" if len(skipped) == 1 else "rows"
+        print(f"{len(skipped)} malformed {rows_word} of {path.name} skipped (their lines are on stderr)")
     if "seed_stable" in o:
         st = o["seed_stable"]
         sb = st["beyond_noise"]

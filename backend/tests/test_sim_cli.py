@@ -55,19 +55,24 @@ def test_sim_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "hints" in err and "fork_sideways" in err
 
 
+def _stream_rows() -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the tip and fork_spread rows of ICX Stream-Copy at 2 threads."""
+    src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+    with src.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = [
+            r for r in reader if r["benchmark"] == "stream-Copy" and "Intel" in r["machine"] and r["x"] == "2"
+        ]
+        return list(reader.fieldnames or []), [
+            next(r for r in rows if r["config"] == c) for c in ("tip", "fork_spread")
+        ]
+
+
 def test_calibrate_reports_agreement_for_a_small_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # two rows of the published Stream table on the unified-LLC Intel machine: baseline and fork_spread
-    src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
-    with src.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        fields = list(reader.fieldnames or [])
-        rows = [
-            r for r in reader if r["benchmark"] == "stream-Copy" and "Intel" in r["machine"] and r["x"] == "2"
-        ]
-    picked = [next(r for r in rows if r["config"] == c) for c in ("tip", "fork_spread")]
-    assert len(picked) == 2, "the calibration table lost its Stream rows"
+    fields, picked = _stream_rows()
     f = tmp_path / "cal.csv"
     with f.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
@@ -90,6 +95,56 @@ def test_calibrate_reports_agreement_for_a_small_table(
     verdict = "holds" if cell["simulated_pct"] > 0 else "DOES NOT hold"
     assert f"turning point {verdict}: fork_spread helps Stream" in text
     assert f"2: {cell['simulated_pct']:+.1f}% ({cell['published_pct']:+.1f}%)" in text
+
+
+def test_calibrate_skips_malformed_rows_by_line_and_keeps_the_good_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fields, (tip, spread) = _stream_rows()
+    f = tmp_path / "cal.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows([tip, {**spread, "x": "two"}, spread, {**spread, "better": "faster"}])
+        csv.writer(fh).writerow([spread[c] for c in fields[:5]])  # a line cut short
+    code, out, err = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert [(s["line"], s["reason"].split(" ")[0]) for s in report["skipped_rows"]] == [
+        (3, "x"),
+        (5, "better"),
+        (6, "no"),
+    ]
+    assert "line 3 skipped: x is not a number: 'two'" in err and "line 6 skipped: no " in err
+    (table,) = report["tables"].values()
+    assert [c["config"] for c in table["cells"]] == ["fork_spread"], "the good rows still calibrate"
+
+
+def test_calibrate_names_what_makes_a_csv_unusable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "cal.csv"
+    f.write_text("machine,x,config\nAMD,1,tip\n")
+    code, out, err = run(["calibrate", "--csv", str(f)], capsys)
+    assert code == 2 and out == ""
+    assert "no column section, benchmark, pct_vs_baseline, better in the header" in err
+    f.write_bytes(b"\xff\xfe\x00")
+    code, _, err = run(["calibrate", "--csv", str(f)], capsys)
+    assert code == 2 and "cannot read" in err
+    fields, (tip, _) = _stream_rows()
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerow({**tip, "pct_vs_baseline": "nan"})
+    code, _, err = run(["calibrate", "--csv", str(f)], capsys)
+    assert code == 2 and "line 2 skipped: pct_vs_baseline is not finite" in err and "no usable rows" in err
+
+
+def test_sim_says_a_scenario_file_is_not_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\xff\xfe{}")
+    code, out, err = run(["sim", str(f), "--json"], capsys)
+    assert code == 2 and out == "" and "cannot read" in err
 
 
 def test_sim_replays_a_stored_recording_as_a_trace_workload(

@@ -16,6 +16,8 @@ more as clients grow, and whether fork_spread helps ICX Stream at 2-8 threads.
 
 from __future__ import annotations
 
+import csv
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 from statistics import median
@@ -47,6 +49,53 @@ TBENCH_WINDOW_MS = 20  # measured window after the start, shrunk for many client
 TBENCH_WINDOW_MIN_MS = 2
 
 Key = tuple[str, str, int, tuple[str, ...]]  # (preset, workload kind, x, hints)
+
+# the CSV columns the scenarios and the report read
+COLUMNS = ("machine", "section", "benchmark", "x", "config", "pct_vs_baseline", "better")
+
+
+class CsvError(ValueError):
+    """A calibration CSV that cannot be used at all (no header, a column missing)."""
+
+
+def read_rows(lines: Iterable[str]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """The rows of a calibration CSV (`lines`: an open file, newline=""), and the rows skipped,
+    each with its line and why: a field missing (a truncated line), x or pct_vs_baseline not a
+    finite number, `better` neither lower nor higher. A header without one of COLUMNS raises
+    CsvError naming them."""
+    reader = csv.DictReader(lines)
+    header = reader.fieldnames
+    if not header:
+        raise CsvError("empty: no header line")
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise CsvError(f"no column {', '.join(missing)} in the header")
+    rows: list[dict[str, str]] = []
+    skipped: list[dict[str, Any]] = []
+    for row in reader:
+        why = _row_problem(row)
+        if why:
+            skipped.append({"line": reader.line_num, "reason": why})
+        else:
+            rows.append(row)
+    return rows, skipped
+
+
+def _row_problem(row: Mapping[str, str | None]) -> str:
+    """Why a CSV row cannot be used ('' when it can)."""
+    absent = [c for c in COLUMNS if row.get(c) is None]
+    if absent:
+        return f"no {', '.join(absent)} (a truncated line)"
+    for c in ("x", "pct_vs_baseline"):
+        try:
+            v = float(row[c] or "")
+        except ValueError:
+            return f"{c} is not a number: {row[c]!r}"
+        if not math.isfinite(v):
+            return f"{c} is not finite: {row[c]!r}"
+    if row["better"] not in ("lower", "higher"):
+        return f"better is {row['better']!r}, not lower or higher"
+    return ""
 
 
 def hints_of(config: str) -> tuple[str, ...]:
