@@ -83,7 +83,11 @@ def _admin(args: argparse.Namespace) -> int:
     topology = None
     topology_id = None
     if args.topology:
-        topology = Topology.model_validate_json(Path(args.topology).read_text())
+        try:
+            topology = Topology.model_validate_json(Path(args.topology).read_text())
+        except (OSError, UnicodeDecodeError, ValidationError) as exc:
+            print(f"topology {args.topology}: {exc}", file=sys.stderr)
+            return 1
         topology_id = store.put_topology(topology.model_dump(mode="json", exclude_none=True))
     name = args.name or path.name
     rid = store.create_recording(name, topology_id=topology_id)

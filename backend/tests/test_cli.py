@@ -55,6 +55,16 @@ def test_admin_import_list_delete(tmp_path: Path) -> None:
     assert dashed.returncode == 1 and "no recording" in dashed.stderr
 
 
+def test_admin_import_names_a_bad_topology_file_and_stores_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "topo.json"
+    bad.write_text('{"cpus": "many"}')
+    for topo, says in ((bad, "validation error"), (tmp_path / "none.json", "No such file")):
+        p = _run(tmp_path, "admin", "import", str(G4), "--topology", str(topo))
+        assert p.returncode == 1 and f"topology {topo}" in p.stderr and says in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
+    assert _run(tmp_path, "admin", "list").stdout == "", "no recording made"
+
+
 def test_new_ids_never_start_with_a_dash() -> None:
     """A CLI argument starting with '-' is an option: 1 token_urlsafe draw in 64 would be unusable there."""
     ids = [new_id() for _ in range(20000)]
