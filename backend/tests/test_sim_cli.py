@@ -107,6 +107,7 @@ def test_calibrate_skips_malformed_rows_by_line_and_keeps_the_good_ones(
         w.writeheader()
         w.writerows([tip, {**spread, "x": "two"}, spread, {**spread, "better": "faster"}])
         csv.writer(fh).writerow([spread[c] for c in fields[:5]])  # a line cut short
+        w.writerow({**spread, "x": "99999"})  # more Stream threads than a scenario takes
     code, out, err = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
     assert code == 0
     report = json.loads(out)
@@ -114,8 +115,10 @@ def test_calibrate_skips_malformed_rows_by_line_and_keeps_the_good_ones(
         (3, "x"),
         (5, "better"),
         (6, "no"),
+        (7, "no"),
     ]
     assert "line 3 skipped: x is not a number: 'two'" in err and "line 6 skipped: no " in err
+    assert "line 7 skipped: no scenario for x=99999: workload.threads: expected an integer" in err
     (table,) = report["tables"].values()
     assert [c["config"] for c in table["cells"]] == ["fork_spread"], "the good rows still calibrate"
 

@@ -23,7 +23,9 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
+from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
+from placemap.sim.scenario import parse_scenario
 
 MACHINES = {"AMD Zen3 2x64C/128T NPS1": "zen3-2s-nps1", "Intel Xeon 3rd gen 2x32C/64T": "icx-2s"}
 BASELINE = "tip"
@@ -61,8 +63,8 @@ class CsvError(ValueError):
 def read_rows(lines: Iterable[str]) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """The rows of a calibration CSV (`lines`: an open file, newline=""), and the rows skipped,
     each with its line and why: a field missing (a truncated line), x or pct_vs_baseline not a
-    finite number, `better` neither lower nor higher. A header without one of COLUMNS raises
-    CsvError naming them."""
+    finite number, `better` neither lower nor higher, or an x its scenario cannot take (the
+    scenario's own error). A header without one of COLUMNS raises CsvError naming them."""
     reader = csv.DictReader(lines)
     header = reader.fieldnames
     if not header:
@@ -81,8 +83,9 @@ def read_rows(lines: Iterable[str]) -> tuple[list[dict[str, str]], list[dict[str
     return rows, skipped
 
 
-def _row_problem(row: Mapping[str, str | None]) -> str:
-    """Why a CSV row cannot be used ('' when it can)."""
+def _row_problem(row: Mapping[str, str]) -> str:
+    """Why a CSV row cannot be used ('' when it can); csv.DictReader gives None for the
+    fields of a line cut short, whatever the type says."""
     absent = [c for c in COLUMNS if row.get(c) is None]
     if absent:
         return f"no {', '.join(absent)} (a truncated line)"
@@ -95,6 +98,12 @@ def _row_problem(row: Mapping[str, str | None]) -> str:
             return f"{c} is not finite: {row[c]!r}"
     if row["better"] not in ("lower", "higher"):
         return f"better is {row['better']!r}, not lower or higher"
+    key = cell_key(row)
+    if key is not None:
+        try:
+            parse_scenario(scenario_for(key, 1))
+        except ScenarioError as exc:
+            return f"no scenario for x={row['x']}: {exc}"
     return ""
 
 
