@@ -73,6 +73,7 @@ class Balancer:
         self.due_idle = [[0] * len(doms) for doms in per_cpu]
         self.due_busy = [[0] * len(doms) for doms in per_cpu]
         self.last_balance = [[0] * len(doms) for doms in per_cpu]
+        self.nr_cpus = len(eng.st.cpus)  # max_load_balance_interval's num_online_cpus()
         self.ticking = False
 
     def start(self) -> None:
@@ -124,15 +125,12 @@ class Balancer:
         # method only lowers them), so the reset would change nothing (most of the reference
         # run's resets)
         iv = self.min_interval[cpu][level]
-        sd = self.eng.st.sd.per_cpu[cpu][level]
         self.interval[cpu][level] = iv
         self.eng.st.rqs[cpu].lb_tuned &= ~(1 << level)
         last = self.last_balance[cpu][level]
-        n = len(self.eng.st.cpus)
-        due = last + balance_interval_ns(iv, sd.busy_factor, False, n)
-        self.due_idle[cpu][level] = min(self.due_idle[cpu][level], due)
-        due = last + balance_interval_ns(iv, sd.busy_factor, True, n)
-        self.due_busy[cpu][level] = min(self.due_busy[cpu][level], due)
+        idle_iv, busy_iv = self._intervals(cpu, level, iv)
+        self.due_idle[cpu][level] = min(self.due_idle[cpu][level], last + idle_iv)
+        self.due_busy[cpu][level] = min(self.due_busy[cpu][level], last + busy_iv)
 
     def force_due(self, cpu: int, level: int) -> None:
         """Make cpu's balance at `level` due now, whether the CPU is idle or busy (tests)."""
@@ -142,12 +140,17 @@ class Balancer:
     def _set_due(self, cpu: int, level: int, now: int) -> None:
         """The level was balanced (or passed over) at `now`: sd->last_balance = jiffies, and
         the next due times with the level's interval as it is now."""
-        iv = self.interval[cpu][level]
-        bf = self.eng.st.sd.per_cpu[cpu][level].busy_factor
-        n = len(self.eng.st.cpus)
+        idle_iv, busy_iv = self._intervals(cpu, level, self.interval[cpu][level])
         self.last_balance[cpu][level] = now
-        self.due_idle[cpu][level] = now + balance_interval_ns(iv, bf, False, n)
-        self.due_busy[cpu][level] = now + balance_interval_ns(iv, bf, True, n)
+        self.due_idle[cpu][level] = now + idle_iv
+        self.due_busy[cpu][level] = now + busy_iv
+
+    def _intervals(self, cpu: int, level: int, iv: int) -> tuple[int, int]:
+        """get_sd_balance_interval() of the level with balance_interval `iv`, for an idle CPU
+        and for a busy one (ns)."""
+        bf = self.eng.st.sd.per_cpu[cpu][level].busy_factor
+        n = self.nr_cpus
+        return balance_interval_ns(iv, bf, False, n), balance_interval_ns(iv, bf, True, n)
 
     @staticmethod
     def _tuned(rq: Rq, level: int, above_min: bool) -> None:

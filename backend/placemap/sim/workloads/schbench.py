@@ -178,11 +178,8 @@ class Schbench:
         """A p99 needs samples: a run that ends within the warmup has none (its metric is 0)."""
         return bool(self.samples)
 
-    def samples_ns(self, eng: Engine) -> list[int]:
-        return eng.wake_latency.get(WORKER_GROUP, [])
-
     def metric(self, eng: Engine, duration_ns: int) -> float:
-        s = sorted(self.samples_ns(eng))
+        s = sorted(self.samples)
         if not s:
             return 0.0
         return round(s[(99 * (len(s) - 1)) // 100] / 1000, 3)
