@@ -7,6 +7,14 @@ main task wakes all clients at once (the thundering herd), so clients that slept
 their first wakeup are placed where few tasks *looked* busy. Servers are forked by the server
 daemon (started on its own CPU) when their client connects, as tbench_srv and netserver do.
 
+netperf and context_switch1 have no such start: each pair runs from the moment it exists, so
+the pairs already running are what the fork balance sees when it places the next ones. A
+netperf instance (started one after another, as a script starts them in the background)
+connects, the netserver daemon forks its server, and the connect's completion wakes the
+client, which sends its first request at once; a context_switch1 task forks its partner
+itself (will-it-scale's new_task) and starts passing the token. Both metrics count from the
+moment the last pair started, as a run's steady state.
+
 Per-transaction CPU costs are parameters below (loopback round trips of 10-30 us per side on
 the preset machines; a pipe ping-pong is ~2 us per side); throughput figures scale with the
 bytes a transaction moves.
@@ -62,18 +70,29 @@ class _Side:
     def step(self, eng: Engine, p: Task) -> int:
         w = self.w
         if self.phase == 0:
-            w.ready += 1
-            if w.ready == 2 * w.n and w.main is not None:
-                eng.wake(w.main, p, sync=True)
+            if w.herd:
+                w.ready += 1
+                if w.ready == 2 * w.n and w.main is not None:
+                    eng.wake(w.main, p, sync=True)
             if self.server:
                 self.phase = 3  # a server waits for its first request
-                return SLEEP
-            self.phase = 1
-            w.accept_queue.append((p, self))  # connect(): the daemon accepts and forks
-            if w.daemon is not None:
-                eng.wake(w.daemon, p, sync=True)
-            return SLEEP  # wait for the start
+                if self.from_cpu < 0:
+                    return SLEEP
+                # (no herd) the client's first request came before this server first ran
+            elif w.kind == "ctxswitch":
+                # context_switch1: the task forks its partner itself, then passes the token
+                self.phase = 1
+                w.link(self, p, eng.fork(p, w.kind, _Side(w, True)))
+                return fork_ns(eng)
+            else:
+                self.phase = 1
+                w.accept_queue.append((p, self))  # connect(): the daemon accepts and forks
+                if w.daemon is not None:
+                    eng.wake(w.daemon, p, sync=True)
+                return SLEEP  # wait for the start (tbench) or for the connection (netperf)
         if self.phase in (1, 3):
+            if self.phase == 1 and not w.herd:
+                w.pair_started(eng)
             self.phase = 2
             work = w.server_ns if self.server else w.client_ns
             if self.from_cpu >= 0:
@@ -103,16 +122,14 @@ class _Daemon:
         if not w.accept_queue:
             return SLEEP
         ct, cs = w.accept_queue.pop(0)
-        side = _Side(w, True)
-        st = eng.fork(p, w.kind + "_srv", side)
-        cs.peer, side.peer = st, ct
-        cs.peer_side, side.peer_side = side, cs
-        w.servers.append((st, side))
+        w.link(cs, ct, eng.fork(p, w.kind + "_srv", _Side(w, True)))
+        if not w.herd:
+            eng.wake(ct, p, sync=False)  # the connection is up: the client starts at once
         return fork_ns(eng)
 
 
 class _Main:
-    """The client launcher: forks the clients, then starts them all at once."""
+    """The client launcher: forks the clients, then (tbench) starts them all at once."""
 
     def __init__(self, w: Pairs) -> None:
         self.w = w
@@ -126,7 +143,7 @@ class _Main:
             side = _Side(w, False)
             w.clients.append((eng.fork(p, w.kind, side), side))
             return fork_ns(eng)
-        if not self.started and w.ready >= 2 * w.n:
+        if w.herd and not self.started and w.ready >= 2 * w.n:
             self.started = True
             w.t_start = eng.env.now
             for t, _ in w.clients:
@@ -144,6 +161,7 @@ class Pairs:
         self.kind = kind
         self.n = n
         self.sync = sync
+        self.herd = kind == "tbench"  # every client waits for one start (else each pair runs at once)
         self.client_ns, self.server_ns, self.bytes = PROFILES[kind]
         # extra cost of reading the peer's message by level_index of writer and reader: each
         # direction carries half the transaction's bytes
@@ -160,6 +178,23 @@ class Pairs:
         self.ready = 0
         self.transactions = 0
         self.t_start = -1
+        self.started = 0  # (no herd) pairs whose client has begun its first transaction
+        self.transactions_at_start = 0
+
+    def link(self, cs: _Side, client: Task, server: Task) -> None:
+        """Make a client and its just forked server each other's peer."""
+        side = server.behavior
+        assert isinstance(side, _Side)
+        cs.peer, side.peer = server, client
+        cs.peer_side, side.peer_side = side, cs
+        self.servers.append((server, side))
+
+    def pair_started(self, eng: Engine) -> None:
+        """(no herd) A client begins its first transaction; the last one starts the count."""
+        self.started += 1
+        if self.started == self.n:
+            self.t_start = eng.env.now
+            self.transactions_at_start = self.transactions
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Pairs:
@@ -176,6 +211,8 @@ class Pairs:
         cpus = eng.st.cpus
         self.main = eng.spawn(self.kind, _Main(self), cpus[eng.rng.randrange(len(cpus))], hints=hints)
         self.main.wss_kb = WSS_KB[self.kind]
+        if self.kind == "ctxswitch":
+            return  # each task forks its own partner: no server daemon
         self.daemon = eng.spawn(
             self.kind + "_srv", _Daemon(self), cpus[eng.rng.randrange(len(cpus))], hints=hints
         )
@@ -190,8 +227,9 @@ class Pairs:
         secs = (eng.env.now - self.t_start) / 1e9
         if secs <= 0:
             return 0.0
+        done = self.transactions - self.transactions_at_start
         if self.kind == "tbench":
-            return round(self.transactions * self.bytes / secs / 1e6, 3)
+            return round(done * self.bytes / secs / 1e6, 3)
         if self.kind == "ctxswitch":
-            return round(2 * self.transactions / secs, 3)
-        return round(self.transactions / secs, 3)
+            return round(2 * done / secs, 3)
+        return round(done / secs, 3)

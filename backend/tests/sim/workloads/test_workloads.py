@@ -203,6 +203,39 @@ def test_tbench_forks_take_varying_times_so_clients_and_servers_share_llcs_befor
         assert len(clients & servers) >= 5, (seed, clients, servers)
 
 
+def _pairs_at_start(wl_spec: dict[str, Any], seed: int) -> tuple[Pairs, list[int]]:
+    """Run a pairs workload until its count starts; the workload and its tasks' CPUs then."""
+    sc = parse_scenario({"topology": "zen3-2s-nps1", "workload": wl_spec, "seed": seed, "duration_ms": 50})
+    eng = Engine(sc.topology, sc.features, sc.seed)
+    wl = build(sc.workload_spec)
+    assert isinstance(wl, Pairs)
+    wl.setup(eng, sc.hints)
+    while wl.t_start < 0:
+        eng.run(eng.env.now + 20_000)
+    return wl, [t.cpu for t, _ in wl.clients + wl.servers]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_netperf_and_context_switch1_pairs_run_from_the_start_so_later_forks_spread(seed: int) -> None:
+    # placement-model.md gives the thundering herd to tbench only. A netperf instance sends its
+    # first request once its connection is up, and a context_switch1 task starts passing the
+    # token once it has forked its partner; the pairs already running keep the fork balance's
+    # NUMA allowance from holding the next forks on one node (zen3-2s-nps1: 2 nodes of 8 LLCs).
+    topo = parse_scenario({"topology": "zen3-2s-nps1", "workload": {"kind": "tbench"}}).topology
+    for spec in ({"kind": "netperf", "test": "tcp_rr", "threads": 64}, {"kind": "ctxswitch", "pairs": 64}):
+        wl, cpus = _pairs_at_start(spec, seed)
+        assert wl.transactions_at_start > 0, spec  # the first pairs ran before the last one started
+        assert len(wl.servers) == 64 and all(s.peer is not None for _, s in wl.clients)
+        assert len({topo.llc_of[c] for c in cpus}) == 16, spec
+        on_node1 = sum(1 for c in cpus if topo.node_of[c] == 1)
+        assert 48 <= on_node1 <= 80, (spec, on_node1)
+        # context_switch1 has no server daemon: each task forks its partner itself
+        assert (wl.daemon is None) == (spec["kind"] == "ctxswitch")
+    # tbench's clients all wait for one start: nothing ran before it
+    wl, cpus = _pairs_at_start({"kind": "tbench", "clients": 64}, seed)
+    assert wl.transactions_at_start == 0 and wl.transactions == 0
+
+
 @pytest.mark.parametrize(
     ("workload", "field"),
     [
