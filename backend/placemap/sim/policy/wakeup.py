@@ -14,7 +14,7 @@ from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
 from placemap.sim.domains import SD_WAKE_AFFINE, index_after
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import Decision
-from placemap.sim.state import State, Task
+from placemap.sim.state import State, Task, task_util_est
 
 NSEC_PER_SEC: Final = 1_000_000_000
 SYSCTL_SCHED_MIN_GRANULARITY_NS: Final = 750_000  # unscaled; SIS_SHORT's "short task" bound
@@ -25,6 +25,7 @@ R_PREV_IDLE_LLC: Final = "prev idle and shares the LLC with the target"
 R_PREV_FITS: Final = "prev's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
 R_TARGET_FITS: Final = "target's utilization plus the task's fits its capacity (UTIL_FITS_CAPACITY)"
 R_BIAS_PREV: Final = "prev checked before target (SELECT_BIAS_PREV)"
+R_BIAS_PREV_BUSY: Final = "no idle CPU in the target's LLC: prev rather than target (SELECT_BIAS_PREV)"
 R_RECENT_IDLE: Final = "recent_used_cpu idle and shares the LLC with the target"
 R_RECENT_FITS: Final = "recent_used_cpu fits the task (UTIL_FITS_CAPACITY)"
 R_IDLE_SMT: Final = "idle SMT sibling of prev"
@@ -114,13 +115,11 @@ def wake_affine(
     return (this_cpu, why) if target == this_cpu else (prev_cpu, why)
 
 
-def _fits(st: State, cpu: int, p: Task) -> bool:
-    """util_fits_cpu() with the 20% margin (fits_capacity): CPU util without p, plus p's."""
-    u = st.cpu_util(cpu)
-    pu = st.task_util(p)
-    if p.cpu == cpu:
-        u = max(0.0, u - pu)
-    return (u + pu) * 1280 < 1024 * 1024
+def _fits(st: State, cpu: int, task_util: float) -> bool:
+    """task_fits_remaining_cpu_capacity() (UTIL_FITS_CAPACITY, Desnoyers' RFC v2): the util_est
+    of the CPU's runnable tasks (cfs.avg.util_est.enqueued, blocked tasks not counted) plus the
+    wakee's task_util_est() within fits_capacity()'s 80% of the capacity (1024: no RT/IRQ)."""
+    return (st.rqs[cpu].util_est + task_util) * 1280 < 1024 * 1024
 
 
 def _wrap(span: tuple[int, ...], start: int) -> tuple[int, ...]:
@@ -259,29 +258,30 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
     feat = st.features
     sd = st.sd
     ufc = feat.UTIL_FITS_CAPACITY
-    if (
-        feat.SELECT_BIAS_PREV
-        and prev != target
-        and sd.share_cache(prev, target)
-        and p.allowed(prev)
-        and (st.idle_cpu(prev) or (ufc and _fits(st, prev, p)))
-    ):
+    # sync_entity_load_avg() then task_util_est(): max(util_avg, _task_util_est())
+    pu = 0.0
+    if ufc:
+        pu = st.task_util(p)
+        ue = task_util_est(p)
+        pu = max(pu, ue)
+    bias_prev = feat.SELECT_BIAS_PREV and prev != target and sd.share_cache(prev, target) and p.allowed(prev)
+    if bias_prev and (st.idle_cpu(prev) or (ufc and _fits(st, prev, pu))):
         return prev, R_BIAS_PREV
     if st.idle_cpu(target):
         return target, R_TARGET_IDLE
-    if ufc and _fits(st, target, p):
+    if ufc and _fits(st, target, pu):
         return target, R_TARGET_FITS
     if prev != target and sd.share_cache(prev, target) and p.allowed(prev):
         if st.idle_cpu(prev):
             return prev, R_PREV_IDLE_LLC
-        if ufc and _fits(st, prev, p):
+        if ufc and _fits(st, prev, pu):
             return prev, R_PREV_FITS
     recent = p.recent_used_cpu
     p.recent_used_cpu = prev
     if recent >= 0 and recent not in (prev, target) and sd.share_cache(recent, target) and p.allowed(recent):
         if st.idle_cpu(recent):
             return recent, R_RECENT_IDLE
-        if ufc and _fits(st, recent, p):
+        if ufc and _fits(st, recent, pu):
             return recent, R_RECENT_FITS
     has_idle_core = False
     if st.smt_weight > 1:
@@ -297,6 +297,9 @@ def select_idle_sibling(st: State, p: Task, prev: int, target: int, this_cpu: in
         cpu = _parent_scan(st, p, target)
         if cpu >= 0:
             return cpu, R_WIDE_PARENT
+    if bias_prev:
+        # SELECT_BIAS_PREV's second part: every CPU busy, keep the task where it ran
+        return prev, R_BIAS_PREV_BUSY
     return target, why
 
 

@@ -312,6 +312,57 @@ def test_select_bias_prev_keeps_the_light_prev_over_an_idle_target() -> None:
     assert case(UTIL_FITS_CAPACITY=True, SELECT_BIAS_PREV=True) == (17, w.R_BIAS_PREV)
 
 
+def test_util_fits_capacity_counts_the_runnable_tasks_util_est_not_the_cpus_blocked_util() -> None:
+    # Desnoyers' task_fits_remaining_cpu_capacity(): cfs.avg.util_est.enqueued (the runnable
+    # tasks' estimates) plus the wakee's task_util_est(). CPU 16 runs a light waker (util_est
+    # 100) but still carries 800 of blocked utilization from tasks that slept: its util_avg is
+    # 900, over 80% with the wakee's 100, yet its runnable estimate leaves room.
+    def case(**features: bool) -> tuple[int, str]:
+        st = make_state(**features)
+        waker = task(st, 16, util=100.0)
+        st.rqs[16].util_est = 100.0
+        st.rqs[16].util = 900.0
+        task(st, 0)
+        p = task(st, 0, state="sleeping", util=100.0)
+        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+        return d.cpu, d.reason
+
+    assert case() == (17, w.R_IDLE_CORE)
+    assert case(UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
+
+
+def test_util_fits_capacity_takes_the_wakees_util_est_when_above_its_decayed_util() -> None:
+    # a task whose util_avg decayed while it slept still brings its util_est (ewma 700): with
+    # the waker's 200 that is over 80% of CPU 16, so the idle core is taken instead
+    def case(ewma: float) -> tuple[int, str]:
+        st = make_state(UTIL_FITS_CAPACITY=True)
+        waker = task(st, 16, util=200.0)
+        st.rqs[16].util_est = 200.0
+        task(st, 0)
+        p = task(st, 0, state="sleeping", util=50.0)
+        p.ue_ewma = ewma
+        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+        return d.cpu, d.reason
+
+    assert case(0.0) == (16, w.R_TARGET_FITS)
+    assert case(700.0) == (17, w.R_IDLE_CORE)
+
+
+def test_select_bias_prev_keeps_a_busy_prev_when_the_scan_finds_no_idle_cpu() -> None:
+    # the RFC's second part (Chen Yu's suggestion): LLC 2 (CPUs 16-23, 144-151) all busy, the
+    # scan fails; the task goes back to prev 17 instead of stacking on the waker's CPU 16
+    def case(**features: bool) -> tuple[int, str]:
+        st = make_state(**features)
+        llc2_busy(st)
+        p = task(st, 17, state="sleeping")
+        d = w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True)
+        return d.cpu, d.reason
+
+    cpu, _ = case()
+    assert cpu == 16
+    assert case(SELECT_BIAS_PREV=True) == (17, w.R_BIAS_PREV_BUSY)
+
+
 def test_no_mc_scans_the_whole_socket_and_finds_llc3() -> None:
     def case(**features: bool) -> int:
         st = make_state(**features)
