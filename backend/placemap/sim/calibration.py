@@ -154,7 +154,8 @@ def plan(rows: Iterable[Mapping[str, str]]) -> list[Key]:
     return sorted(keys)
 
 
-def _effect(better: str, base: float, value: float) -> float:
+def effect_pct(better: str, base: float, value: float) -> float:
+    """A change's effect in percent of the baseline's metric, positive when better."""
     if base == 0:
         return 0.0
     return 100.0 * ((base - value) / base if better == "lower" else (value - base) / base)
@@ -192,10 +193,10 @@ def report(
             "x": k[2],
             "config": row["config"],
             "published_pct": float(row["pct_vs_baseline"]),
-            "simulated_pct": round(_effect(row["better"], base, sim), 2),
+            "simulated_pct": round(effect_pct(row["better"], base, sim), 2),
         }
         if seeded and per_seed is not None:
-            effs = [_effect(row["better"], ps[(k[0], k[1], k[2], ())], ps[k]) for ps in per_seed]
+            effs = [effect_pct(row["better"], ps[(k[0], k[1], k[2], ())], ps[k]) for ps in per_seed]
             cell["seed_pcts"] = [round(e, 2) for e in effs]
             cell["seed_stable"] = all(e > 0 for e in effs) or all(e < 0 for e in effs)
         t["noise" if row["config"] in NO_HINT else "cells"].append(cell)
