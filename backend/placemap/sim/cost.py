@@ -66,6 +66,15 @@ CROSS_LLC_WAKE_NS: Final = 4_000
 CROSS_NODE_WAKE_NS: Final = 9_000
 # A wakeup on a CPU that shares the LLC with the waker but not the core (L2 miss, L3 hit).
 SAME_LLC_WAKE_NS: Final = 500
+# try_to_wake_up() tests a CPU for idleness in select_task_rq() and marks it busy only later,
+# when ttwu_queue() writes its ttwu_pending (set_task_cpu() and the wakelist queueing between):
+# a select_task_rq() on another CPU within that time still reads it as idle, and both wakees
+# are queued there (Chen Yu's analysis of the context_switch1 collapse behind SIS_SHORT,
+# 373e6886e274 v6: "race condition between select_task_rq() and the task enqueue"). Its length:
+# the tail of select_task_rq_fair() and set_task_cpu(), a few hundred ns of a ~2 us wakeup; an
+# estimate, not fitted. An idle CPU's idle exit (IDLE_EXIT_NS) is longer, so the first wakee
+# has not started when the window closes.
+WAKE_SELECT_RACE_NS: Final = 500
 
 # --- Migration ---------------------------------------------------------------------------
 # A migrated task refills its working set (Task.wss_kb, set by the workload) on its next run,

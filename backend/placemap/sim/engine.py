@@ -315,7 +315,9 @@ class Engine(Handler):
     def _ttwu(self, p: Task, waker: Task | None, this_cpu: int, sync: bool) -> None:
         st = self.st
         now = st.now
+        st.selecting_from = this_cpu
         target, why, via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
+        st.selecting_from = -1
         dec = self.decisions
         if dec is not None:
             dec.count_wakeup(via, why)
@@ -374,6 +376,9 @@ class Engine(Handler):
                         delay += self._llc_wake_ns[cpu]
                 if waker_cpu >= 0 and waker_cpu != cpu:
                     delay += self._ipi_ns[st.sd.level_index(waker_cpu, cpu)]
+                if waker_cpu >= 0:
+                    rq.pending_until = st.now + cost.WAKE_SELECT_RACE_NS
+                    rq.pending_from = waker_cpu
                 self._kick(rq, delay)
         elif (
             not rq.need_resched

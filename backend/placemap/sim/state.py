@@ -363,6 +363,8 @@ class Rq:
         "next_buddy",
         "nr_running",
         "pelt_ts",
+        "pending_from",
+        "pending_until",
         "picked_at",
         "queue",
         "run_start",
@@ -381,6 +383,11 @@ class Rq:
         self.queue: list[Task] = []
         # i64: the group statistics read both for every runqueue of a group (GroupStats.compute)
         self.nr_running: i64 = 0
+        # a wakeup that chose this idle CPU: until pending_until its ttwu_pending is not yet
+        # set, so a select_task_rq() running on another CPU than pending_from (the waker's)
+        # still reads the CPU as idle (State.idle_cpu, cost.WAKE_SELECT_RACE_NS)
+        self.pending_until: i64 = 0
+        self.pending_from: i64 = -1
         self.util = 0.0
         self.util_est = 0.0  # cfs_rq->avg.util_est.enqueued: util_est of the runnable tasks
         self.load = 0.0
@@ -474,17 +481,26 @@ class State:
         # select_idle_cpu()'s idle-core scans, numbered: per CPU, the number of the last scan
         # that skips it (its core scanned already)
         self.scan_no = 0
+        self.selecting_from = -1  # the waker's CPU while a wakeup's select_task_rq() runs
         self.scan_mark = [0] * topo.nr_cpus
 
     # -- queries the policies use --------------------------------------------------------
 
     def idle_cpu(self, cpu: int) -> bool:
-        """available_idle_cpu(): nothing running or queued."""
-        return self.rqs[cpu].nr_running == 0
+        """available_idle_cpu(): nothing running or queued; during a wakeup's selection
+        (selecting_from, the waker's CPU) also a CPU that another CPU's wakeup chose too
+        recently for its ttwu_pending to show (the select_task_rq()/ttwu_queue race)."""
+        rq = self.rqs[cpu]
+        n = rq.nr_running
+        return n == 0 or (
+            n == 1
+            and self.now < rq.pending_until
+            and self.selecting_from >= 0
+            and rq.pending_from != self.selecting_from
+        )
 
     def core_idle(self, cpu: int) -> bool:
-        rqs = self.rqs
-        return all(rqs[s].nr_running == 0 for s in self.topo.siblings[cpu])
+        return all(self.idle_cpu(s) for s in self.topo.siblings[cpu])
 
     def pelt(self, rq: Rq) -> None:
         """Bring the CPU's running/runnable averages to now (an update the kernel makes: an

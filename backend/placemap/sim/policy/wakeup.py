@@ -206,7 +206,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         if has_idle_core:
             core_is_idle = True
             for s in siblings[cpu]:
-                if rqs[s].nr_running:
+                if rqs[s].nr_running and not st.idle_cpu(s):
                     core_is_idle = False
                     if idle_cpu != -1:
                         break
@@ -221,7 +221,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
             if nr <= 0:
                 idle_cpu = -1
                 break
-            if rqs[cpu].nr_running == 0:
+            if rqs[cpu].nr_running == 0 or st.idle_cpu(cpu):
                 idle_cpu = cpu
                 break
     if has_idle_core:
@@ -239,10 +239,9 @@ def _parent_scan(st: State, p: Task, target: int) -> int:
     if i >= len(doms):
         return -1
     llc = st.sd.llc_id[target]
-    rqs = st.rqs
     fallback = -1
     for cpu in _wrap(doms[i].span, target + 1):
-        if st.sd.llc_id[cpu] == llc or not p.allowed(cpu) or rqs[cpu].nr_running:
+        if st.sd.llc_id[cpu] == llc or not p.allowed(cpu) or not st.idle_cpu(cpu):
             continue
         if st.core_idle(cpu):
             return cpu

@@ -3,6 +3,7 @@ test named after the reason the wakee lands where it does."""
 
 from __future__ import annotations
 
+from placemap.sim.cost import WAKE_SELECT_RACE_NS
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import wakeup as w
 from placemap.sim.state import State
@@ -373,3 +374,39 @@ def test_no_mc_scans_the_whole_socket_and_finds_llc3() -> None:
 
     assert case() == 16
     assert case(NO_MC=True) == 24
+
+
+def test_a_cpu_another_cpus_wakeup_just_chose_still_looks_idle_until_its_ttwu_pending_shows() -> None:
+    # the select_task_rq()/ttwu_queue() race (cost.WAKE_SELECT_RACE_NS): a wakeup from CPU 16
+    # chose idle CPU 17 at time 0; its wakee is queued there, not running yet (idle exit)
+    st = make_state()
+    task(st, 17, state="queued")
+    rq = st.rqs[17]
+    rq.pending_until, rq.pending_from = st.now + WAKE_SELECT_RACE_NS, 16
+    assert not st.idle_cpu(17), "outside a wakeup's selection (balance, fork) it is busy"
+    st.selecting_from = 20
+    assert st.idle_cpu(17), "a selection on CPU 20 reads it before its ttwu_pending is set"
+    st.selecting_from = 16
+    assert not st.idle_cpu(17), "the waker that chose it knows"
+    st.selecting_from = 20
+    st.now += WAKE_SELECT_RACE_NS
+    assert not st.idle_cpu(17), "the window has closed"
+
+
+def test_two_wakers_on_different_cpus_within_the_race_window_stack_both_wakees_on_one_idle_cpu() -> None:
+    # LLC 2 busy but CPU 17; p's prev 18 busy. CPU 16's waker just sent its wakee to 17; a
+    # sync wakeup from CPU 20 in the same window scans from 21 and finds 17 "idle" too
+    def case(ns_later: int) -> int:
+        st = make_state()
+        llc2_busy(st, idle=(17,))
+        task(st, 17, state="queued")
+        st.rqs[17].pending_until, st.rqs[17].pending_from = st.now + WAKE_SELECT_RACE_NS, 16
+        st.now += ns_later
+        p = task(st, 18, state="sleeping")
+        st.selecting_from = 20
+        cpu = w.select_task_rq_wake(st, p, st.rqs[20].curr, 20, sync=True).cpu
+        st.selecting_from = -1
+        return cpu
+
+    assert case(100) == 17
+    assert case(WAKE_SELECT_RACE_NS) == 20, "once visible, no idle CPU: the waker's CPU"

@@ -236,6 +236,25 @@ def test_netperf_and_context_switch1_pairs_run_from_the_start_so_later_forks_spr
     assert wl.transactions_at_start == 0 and wl.transactions == 0
 
 
+def test_request_response_pairs_at_full_load_keep_migrating_as_wakers_race_for_idle_cpus() -> None:
+    # 128 netperf pairs on icx-2s (256 tasks, 128 CPUs). Two wakers on different CPUs that
+    # pick the same idle CPU before either's ttwu_pending shows stack their wakees there, and
+    # the CPUs whose tasks wait behind them idle (Chen Yu's context_switch1 analysis, the
+    # problem SIS_SHORT addresses): wakeups keep finding idle CPUs and moving tasks. Without the
+    # race (cost.WAKE_SELECT_RACE_NS 0) no CPU is ever idle once all pairs run, every pair
+    # settles on one CPU and the 30 ms run has 22.6k wakeup migrations, all before ~20 ms.
+    r = run_scenario(
+        {
+            "topology": "icx-2s",
+            "workload": {"kind": "netperf", "test": "tcp_rr", "threads": 128},
+            "seed": 1,
+            "duration_ms": 30,
+        },
+        wall_clock=False,
+    )
+    assert r["counters"]["migrations"]["by_cause"]["wakeup"] > 50_000, r["counters"]["migrations"]
+
+
 @pytest.mark.parametrize(
     ("workload", "field"),
     [
