@@ -67,191 +67,82 @@ _UFC: Final = "20231019160523.1582101-1-mathieu.desnoyers@efficios.com (EPYC 965
 _STEAL: Final = "Sistare's v4 series on 4.20-rc1 (cover letter; sched_wakeup_granularity_ns 15 ms)"
 _HB32: Final = {"kind": "hackbench", "groups": 32, "mode": "thread", "ipc": "pipe", "loops": 1000}
 
+
+def _sis_util(workload: Mapping[str, Any], pct: float, note: str) -> Check:
+    return Check("SIS_UTIL", "spr-2s-224", workload, pct, _SIS_UTIL, base={"SIS_UTIL": False}, note=note)
+
+
+def _sis_short(workload: Mapping[str, Any], pct: float, note: str) -> Check:
+    return Check("SIS_SHORT", "spr-2s-224", workload, pct, _SIS_SHORT, test={"SIS_SHORT": True}, note=note)
+
+
+def _numa(topology: str, pct: float, note: str) -> Check:
+    stream = {"kind": "stream", "threads": 16}
+    legacy = {"NUMA_IMB_LEGACY": True}
+    return Check(
+        "NUMA_IMB_LEGACY off", topology, stream, pct, _NUMA, base=legacy, duration_ms=1000, note=note
+    )
+
+
+def _ufc(features: Mapping[str, Any], pct: float, note: str) -> Check:
+    name = "+".join(features)
+    return Check(name, "zen4-9654-2s", _HB32, pct, _UFC, test=features, duration_ms=5000, note=note)
+
+
+def _steal(
+    topology: str, workload: Mapping[str, Any], pct: float, test: Mapping[str, Any], note: str
+) -> Check:
+    return Check("STEAL", topology, workload, pct, _STEAL, test=test, duration_ms=5000, note=note)
+
+
+def _netperf(test: str, threads: int) -> dict[str, Any]:
+    return {"kind": "netperf", "test": test, "threads": threads}
+
+
 CHECKS: Final[tuple[Check, ...]] = (
     # SIS_UTIL against SIS_PROP: the authors' 112-CPU LLC loaded 25-200%; spr-2s-224 has two
     # such LLCs, so twice the netperf threads for the same load
-    Check(
-        "SIS_UTIL",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "tcp_rr", "threads": 112},
-        -0.4,
-        _SIS_UTIL,
-        base={"SIS_UTIL": False},
-        note="50% load (published -0.02..-0.69% at 25-150%)",
-    ),
-    Check(
-        "SIS_UTIL",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "tcp_rr", "threads": 448},
-        197.3,
-        _SIS_UTIL,
-        base={"SIS_UTIL": False},
-        note="200% load",
-    ),
-    Check(
-        "SIS_UTIL",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "udp_rr", "threads": 448},
-        196.8,
-        _SIS_UTIL,
-        base={"SIS_UTIL": False},
-        note="200% load",
-    ),
-    Check(
-        "SIS_UTIL",
-        "spr-2s-224",
-        {"kind": "tbench", "clients": 224},
-        1.7,
-        _SIS_UTIL,
-        base={"SIS_UTIL": False},
-        note="100% load (published within -1.67..+1.67% at 25-200%)",
+    _sis_util(_netperf("tcp_rr", 112), -0.4, "50% load (published -0.02..-0.69% at 25-150%)"),
+    _sis_util(_netperf("tcp_rr", 448), 197.3, "200% load"),
+    _sis_util(_netperf("udp_rr", 448), 196.8, "200% load"),
+    _sis_util(
+        {"kind": "tbench", "clients": 224}, 1.7, "100% load (published within -1.67..+1.67% at 25-200%)"
     ),
     # SIS_SHORT on the authors' 2x56C/112T (224 CPUs, 112 per LLC), SIS_UTIL on in both
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "tcp_rr", "threads": 168},
-        5.5,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="75% load",
-    ),
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "tcp_rr", "threads": 224},
-        665.4,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="100% load",
-    ),
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "udp_rr", "threads": 224},
-        135.0,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="100% load",
-    ),
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "netperf", "test": "tcp_rr", "threads": 448},
-        0.0,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="200% load (published about 0 at 150-200%)",
-    ),
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "tbench", "clients": 224},
-        24.1,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="100% load",
-    ),
-    Check(
-        "SIS_SHORT",
-        "spr-2s-224",
-        {"kind": "ctxswitch", "pairs": 224},
-        946.7,
-        _SIS_SHORT,
-        test={"SIS_SHORT": True},
-        note="will-it-scale context_switch1, 224 groups",
-    ),
+    _sis_short(_netperf("tcp_rr", 168), 5.5, "75% load"),
+    _sis_short(_netperf("tcp_rr", 224), 665.4, "100% load"),
+    _sis_short(_netperf("udp_rr", 224), 135.0, "100% load"),
+    _sis_short(_netperf("tcp_rr", 448), 0.0, "200% load (published about 0 at 150-200%)"),
+    _sis_short({"kind": "tbench", "clients": 224}, 24.1, "100% load"),
+    _sis_short({"kind": "ctxswitch", "pairs": 224}, 946.7, "will-it-scale context_switch1, 224 groups"),
     # the NUMA imbalance rework against the 25% rule before it: STREAM, 16 threads (one per LLC)
-    Check(
-        "NUMA_IMB_LEGACY off",
-        "zen3-2s-nps1",
-        {"kind": "stream", "threads": 16},
-        33.0,
-        _NUMA,
-        base={"NUMA_IMB_LEGACY": True},
-        duration_ms=1000,
-        note="NPS1 (published +33..+70%)",
-    ),
-    Check(
-        "NUMA_IMB_LEGACY off",
-        "zen3-2s-nps2",
-        {"kind": "stream", "threads": 16},
-        168.0,
-        _NUMA,
-        base={"NUMA_IMB_LEGACY": True},
-        duration_ms=1000,
-        note="NPS2 (published +168..+246%)",
-    ),
-    Check(
-        "NUMA_IMB_LEGACY off",
-        "zen3-2s-nps4",
-        {"kind": "stream", "threads": 16},
-        172.0,
-        _NUMA,
-        base={"NUMA_IMB_LEGACY": True},
-        duration_ms=1000,
-        note="NPS4 (published +172..+434%)",
-    ),
+    _numa("zen3-2s-nps1", 33.0, "NPS1 (published +33..+70%)"),
+    _numa("zen3-2s-nps2", 168.0, "NPS2 (published +168..+246%)"),
+    _numa("zen3-2s-nps4", 172.0, "NPS4 (published +172..+434%)"),
     # Desnoyers' migration reduction: hackbench -g 32 --threads --pipe (runs of 1000 loops here)
-    Check(
-        "UTIL_FITS_CAPACITY",
-        "zen4-9654-2s",
-        _HB32,
-        18.0,
-        _UFC,
-        test={"UTIL_FITS_CAPACITY": True},
-        duration_ms=5000,
-        note="49 s -> 39-40 s",
-    ),
-    Check(
-        "SELECT_BIAS_PREV",
-        "zen4-9654-2s",
-        _HB32,
-        0.0,
-        _UFC,
-        test={"SELECT_BIAS_PREV": True},
-        duration_ms=5000,
-        note="48-50 s, no change on its own",
-    ),
-    Check(
-        "UTIL_FITS_CAPACITY+SELECT_BIAS_PREV",
-        "zen4-9654-2s",
-        _HB32,
-        40.0,
-        _UFC,
-        test={"UTIL_FITS_CAPACITY": True, "SELECT_BIAS_PREV": True},
-        duration_ms=5000,
-        note="49 s -> 29-30 s",
-    ),
+    _ufc({"UTIL_FITS_CAPACITY": True}, 18.0, "49 s -> 39-40 s"),
+    _ufc({"SELECT_BIAS_PREV": True}, 0.0, "48-50 s, no change on its own"),
+    _ufc({"UTIL_FITS_CAPACITY": True, "SELECT_BIAS_PREV": True}, 40.0, "49 s -> 29-30 s"),
     # STEAL (4.20 base): a 1-socket 10-core Broadwell, and the 8-socket Haswell with the node limit lifted
-    Check(
-        "STEAL",
+    _steal(
         "bdw-1s-20",
         {"kind": "hackbench", "groups": 1, "loops": 2000},
         35.6,
-        _STEAL,
-        test={"STEAL": True},
-        duration_ms=5000,
-        note="hackbench 1 process 100000",
+        {"STEAL": True},
+        "hackbench 1 process 100000",
     ),
-    Check(
-        "STEAL",
+    _steal(
         "bdw-1s-20",
         {"kind": "hackbench", "groups": 4, "loops": 2000},
         11.8,
-        _STEAL,
-        test={"STEAL": True},
-        duration_ms=5000,
-        note="hackbench 4 process 100000",
+        {"STEAL": True},
+        "hackbench 4 process 100000",
     ),
-    Check(
-        "STEAL",
+    _steal(
         "hsw-8s-288",
         {"kind": "hackbench", "groups": 16, "loops": 500},
         -29.8,
-        _STEAL,
-        test={"STEAL": True, "steal_node_limit": 8},
-        duration_ms=5000,
-        note="hackbench 16 processes 50000, STEAL forced on 8 nodes",
+        {"STEAL": True, "steal_node_limit": 8},
+        "hackbench 16 processes 50000, STEAL forced on 8 nodes",
     ),
 )

@@ -287,17 +287,22 @@ def test_sis_short_returns_busy_target_when_both_tasks_are_short_on_a_busy_llc()
     assert case(SIS_SHORT=True) == (16, w.R_SIS_SHORT)
 
 
-def test_util_fits_capacity_accepts_the_busy_but_light_target() -> None:
-    def case(**features: bool) -> tuple[int, str]:
-        st = make_state(**features)
-        waker = task(st, 16, util=100.0)
-        task(st, 0)
-        p = task(st, 0, state="sleeping", util=100.0)
-        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
-        return d.cpu, d.reason
+def _light_waker_on_16(cpu16_util: float = 100.0, **features: bool) -> tuple[int, str]:
+    """A sync wakeup from a light waker (util and util_est 100) on CPU 16 whose util_avg is
+    cpu16_util (more than 100: blocked utilization of tasks that slept there)."""
+    st = make_state(**features)
+    waker = task(st, 16, util=100.0)
+    st.rqs[16].util_est = 100.0
+    st.rqs[16].util = cpu16_util
+    task(st, 0)
+    p = task(st, 0, state="sleeping", util=100.0)
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
+    return d.cpu, d.reason
 
-    assert case() == (17, w.R_IDLE_CORE)
-    assert case(UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
+
+def test_util_fits_capacity_accepts_the_busy_but_light_target() -> None:
+    assert _light_waker_on_16() == (17, w.R_IDLE_CORE)
+    assert _light_waker_on_16(UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
 
 
 def test_select_bias_prev_keeps_the_light_prev_over_an_idle_target() -> None:
@@ -318,18 +323,8 @@ def test_util_fits_capacity_counts_the_runnable_tasks_util_est_not_the_cpus_bloc
     # tasks' estimates) plus the wakee's task_util_est(). CPU 16 runs a light waker (util_est
     # 100) but still carries 800 of blocked utilization from tasks that slept: its util_avg is
     # 900, over 80% with the wakee's 100, yet its runnable estimate leaves room.
-    def case(**features: bool) -> tuple[int, str]:
-        st = make_state(**features)
-        waker = task(st, 16, util=100.0)
-        st.rqs[16].util_est = 100.0
-        st.rqs[16].util = 900.0
-        task(st, 0)
-        p = task(st, 0, state="sleeping", util=100.0)
-        d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
-        return d.cpu, d.reason
-
-    assert case() == (17, w.R_IDLE_CORE)
-    assert case(UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
+    assert _light_waker_on_16(900.0) == (17, w.R_IDLE_CORE)
+    assert _light_waker_on_16(900.0, UTIL_FITS_CAPACITY=True) == (16, w.R_TARGET_FITS)
 
 
 def test_util_fits_capacity_takes_the_wakees_util_est_when_above_its_decayed_util() -> None:
