@@ -75,13 +75,13 @@ def wake_affine_idle(st: State, this_cpu: int, prev_cpu: int, sync: bool) -> tup
     if st.idle_cpu(this_cpu) and st.sd.share_cache(this_cpu, prev_cpu):
         return (prev_cpu, R_WA_PREV_IDLE_LLC) if st.idle_cpu(prev_cpu) else (this_cpu, R_WA_THIS_IDLE)
     rq = st.rqs[this_cpu]
-    if rq.nr_running == 1:
-        if sync:
-            return this_cpu, R_WA_SYNC
-        if st.features.SIS_SHORT and st.is_short(rq.curr, SYSCTL_SCHED_MIN_GRANULARITY_NS):
-            return this_cpu, R_WA_SHORT
+    if sync and rq.nr_running == 1:
+        return this_cpu, R_WA_SYNC
     if st.idle_cpu(prev_cpu):
         return prev_cpu, R_WA_PREV_IDLE
+    # SIS_SHORT (Chen Yu's patch puts it after the idle prev): the only task running is short
+    if st.features.SIS_SHORT and rq.nr_running == 1 and st.is_short(rq.curr, SYSCTL_SCHED_MIN_GRANULARITY_NS):
+        return this_cpu, R_WA_SHORT
     return -1, ""
 
 

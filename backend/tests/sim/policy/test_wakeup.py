@@ -268,6 +268,16 @@ def test_sis_short_wakes_on_the_wakers_llc_when_the_waker_is_short() -> None:
     assert st.sd.llc_id[_short_waker_case(SIS_SHORT=True)] == LLC2, "SIS_SHORT: this_cpu runs a short task"
 
 
+def test_sis_short_leaves_a_wakee_whose_prev_is_idle_there() -> None:
+    # wake_affine_idle() tests the idle prev before SIS_SHORT's short waker (the patch's order)
+    st = make_state(SIS_SHORT=True)
+    waker = task(st, 16)
+    waker.nvcsw, waker.avg_run_ns = 10, 100_000
+    p = task(st, 0, state="sleeping")
+    d = w.select_task_rq_wake(st, p, waker, 16, sync=False)
+    assert d.cpu == 0 and d.via == w.R_WA_PREV_IDLE, d.explain()
+
+
 def test_sis_short_returns_busy_target_when_both_tasks_are_short_on_a_busy_llc() -> None:
     def case(**features: bool) -> tuple[int, str]:
         st = make_state(**features)
