@@ -181,7 +181,6 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         avg_cost = st.avg_scan_cost_ns[llc] + 1
         span_avg = len(span) * avg_idle
         nr = span_avg // avg_cost if span_avg > 4 * avg_cost else 4
-    rqs = st.rqs
     siblings = st.topo.siblings
     allowed = p.cpus_allowed
     idle_cpu = -1
@@ -206,7 +205,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         if has_idle_core:
             core_is_idle = True
             for s in siblings[cpu]:
-                if rqs[s].nr_running and not st.idle_cpu(s):
+                if not st.idle_cpu(s):
                     core_is_idle = False
                     if idle_cpu != -1:
                         break
@@ -221,7 +220,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
             if nr <= 0:
                 idle_cpu = -1
                 break
-            if rqs[cpu].nr_running == 0 or st.idle_cpu(cpu):
+            if st.idle_cpu(cpu):
                 idle_cpu = cpu
                 break
     if has_idle_core:

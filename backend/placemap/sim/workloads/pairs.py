@@ -82,7 +82,8 @@ class _Side:
             elif w.kind == "ctxswitch":
                 # context_switch1: the task forks its partner itself, then passes the token
                 self.phase = 1
-                w.link(self, p, eng.fork(p, w.kind, _Side(w, True)))
+                partner = _Side(w, True)
+                w.link(self, p, partner, eng.fork(p, w.kind, partner))
                 return fork_ns(eng)
             else:
                 self.phase = 1
@@ -122,7 +123,8 @@ class _Daemon:
         if not w.accept_queue:
             return SLEEP
         ct, cs = w.accept_queue.pop(0)
-        w.link(cs, ct, eng.fork(p, w.kind + "_srv", _Side(w, True)))
+        side = _Side(w, True)
+        w.link(cs, ct, side, eng.fork(p, w.kind + "_srv", side))
         if not w.herd:
             eng.wake(ct, p, sync=False)  # the connection is up: the client starts at once
         return fork_ns(eng)
@@ -181,10 +183,8 @@ class Pairs:
         self.started = 0  # (no herd) pairs whose client has begun its first transaction
         self.transactions_at_start = 0
 
-    def link(self, cs: _Side, client: Task, server: Task) -> None:
-        """Make a client and its just forked server each other's peer."""
-        side = server.behavior
-        assert isinstance(side, _Side)
+    def link(self, cs: _Side, client: Task, side: _Side, server: Task) -> None:
+        """Make a client and its just forked server (running `side`) each other's peer."""
         cs.peer, side.peer = server, client
         cs.peer_side, side.peer_side = side, cs
         self.servers.append((server, side))
