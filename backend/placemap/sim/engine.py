@@ -681,6 +681,7 @@ class Engine(Handler):
         if was_idle:
             delta = now - rq.idle_since
             rq.avg_idle += (min(delta, 1_000_000) - rq.avg_idle) // 8
+            rq.wake_avg_idle = rq.avg_idle // 2
             record_idle(rq, now)  # the governor's record, whence its next prediction
             rq.idle_since = -1
             rq.kept_ticks = 0

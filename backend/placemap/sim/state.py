@@ -374,7 +374,9 @@ class Rq:
         "touched",
         "util",
         "util_est",
+        "wake_avg_idle",
         "wake_list",
+        "wake_stamp",
     )
 
     def __init__(self, cpu: int) -> None:
@@ -394,6 +396,10 @@ class Rq:
         self.pelt_ts: i64 = 0
         self.idle_stamp = 0
         self.avg_idle = 1_000_000  # ns; rq->avg_idle starts at 2 * sysctl_sched_migration_cost
+        # SIS_PROP's budget (94aafc3ee31d): half of avg_idle at each idle exit, halved per jiffy
+        # while the CPU stays busy (wake_stamp: the jiffy aged up to) and less each scan's time
+        self.wake_avg_idle: i64 = 1_000_000
+        self.wake_stamp: i64 = 0
         self.min_vruntime = 0
         # cfs_rq->next and cfs_rq->last: the wakee that preempted curr, and (8+ runnable) the
         # task it preempted; pick_next_entity() prefers them over the leftmost within

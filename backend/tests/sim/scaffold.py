@@ -3,6 +3,7 @@ chosen CPUs, with chosen PELT averages. No engine, no event loop."""
 
 from __future__ import annotations
 
+from placemap.sim.cost import TICK_NS
 from placemap.sim.engine import Engine
 from placemap.sim.features import Features
 from placemap.sim.state import TASK_SLEEPING, State, Task
@@ -16,6 +17,7 @@ def make_state(topology: str = "zen3-2s-nps1", **features: bool | int) -> State:
     st.now = NOW
     for rq in st.rqs:
         rq.pelt_ts = NOW
+        rq.wake_stamp = NOW // TICK_NS  # SIS_PROP's idle prediction as fresh as at boot
     return st
 
 

@@ -192,3 +192,30 @@ def test_a_cpu_going_idle_after_a_run_of_short_idles_keeps_its_tick() -> None:
     untouched = eng.st.rqs[100]
     assert untouched.kept_ticks == 0 and untouched.idle_hist == list(QUIET_IDLE_US)
     invariants(eng)
+
+
+class NapOnce:
+    """Work 1 us, sleep `nap_ns` (a timer wakes it), work 1 us, exit."""
+
+    def __init__(self, nap_ns: int) -> None:
+        self.nap_ns = nap_ns
+        self.steps = 0
+
+    def step(self, eng: Engine, p: Task) -> int:
+        self.steps += 1
+        if self.steps in (1, 3):
+            return 1_000
+        if self.steps == 2:
+            eng.wake_at(eng.env.now + self.nap_ns, p)
+            return SLEEP
+        return EXIT
+
+
+def test_an_idle_exit_predicts_half_the_cpus_average_idle_for_sis_prop() -> None:
+    eng = Engine(preset("bdw-1s-20"))
+    p = eng.spawn("nap", NapOnce(100_000), 3)
+    p.cpus_allowed = frozenset({3})
+    eng.run(10_000_000)
+    rq = eng.st.rqs[3]
+    assert rq.avg_idle < 1_000_000, "two idle exits, one after 100 us, averaged in"
+    assert rq.wake_avg_idle == rq.avg_idle // 2

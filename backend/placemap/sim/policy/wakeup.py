@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Final
 
-from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS
+from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS, TICK_NS
 from placemap.sim.domains import SD_WAKE_AFFINE, index_after
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import Decision
@@ -176,10 +176,16 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         ):
             return target, R_SIS_SHORT
     elif not has_idle_core:
-        # SIS_PROP: the waker CPU's average idle time against the LLC's average scan cost.
-        avg_idle = st.rqs[this_cpu].avg_idle
+        # SIS_PROP (v6.0): the waker CPU's predicted idle time against the LLC's average scan
+        # cost. The prediction, wake_avg_idle, is half of avg_idle at the CPU's last idle exit,
+        # aged by half for every jiffy since while the CPU stayed busy.
+        trq = st.rqs[this_cpu]
+        jiffy = st.now // TICK_NS
+        while trq.wake_stamp < jiffy and trq.wake_avg_idle:
+            trq.wake_stamp += 1
+            trq.wake_avg_idle >>= 1
         avg_cost = st.avg_scan_cost_ns[llc] + 1
-        span_avg = len(span) * avg_idle
+        span_avg = len(span) * trq.wake_avg_idle
         nr = span_avg // avg_cost if span_avg > 4 * avg_cost else 4
     siblings = st.topo.siblings
     allowed = p.cpus_allowed
@@ -218,16 +224,21 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         else:
             nr -= 1
             if nr <= 0:
-                idle_cpu = -1
-                break
+                # the budget ran out: v6.0 returns here, before SIS_PROP's accounting below
+                return -1, R_NO_IDLE
             if st.idle_cpu(cpu):
                 idle_cpu = cpu
                 break
     if has_idle_core:
         st.has_idle_cores[llc] = False
-    if not feat.SIS_UTIL:
+    elif not feat.SIS_UTIL:
+        # SIS_PROP learns from a scan that found an idle CPU or covered the span: its time
+        # comes off the waker CPU's predicted idle time and into the LLC's average scan cost
         cost = scanned * SIS_SCAN_COST_PER_CPU_NS
-        st.avg_scan_cost_ns[llc] += (cost - st.avg_scan_cost_ns[llc]) // 8
+        trq = st.rqs[this_cpu]
+        trq.wake_avg_idle -= min(trq.wake_avg_idle, cost)
+        diff = cost - st.avg_scan_cost_ns[llc]
+        st.avg_scan_cost_ns[llc] += diff // 8 if diff >= 0 else -(-diff // 8)  # update_avg(), C's /
     return idle_cpu, R_IDLE_CPU if idle_cpu >= 0 else R_NO_IDLE
 
 

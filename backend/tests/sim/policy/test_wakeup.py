@@ -3,11 +3,11 @@ test named after the reason the wakee lands where it does."""
 
 from __future__ import annotations
 
-from placemap.sim.cost import WAKE_SELECT_RACE_NS
+from placemap.sim.cost import SIS_SCAN_COST_PER_CPU_NS, TICK_NS, WAKE_SELECT_RACE_NS
 from placemap.sim.features import HINT_WAKE_AFFINE, HINT_WAKE_HOLD, HINT_WAKE_WIDE
 from placemap.sim.policy import wakeup as w
 from placemap.sim.state import State
-from tests.sim.scaffold import fill, make_state, task
+from tests.sim.scaffold import NOW, fill, make_state, task
 
 LLC0, LLC2 = 0, 2  # llc ids on zen3-2s-nps1 (CPU 0 and CPU 16)
 
@@ -95,6 +95,44 @@ def test_sis_util_scans_9_of_16_cpus_at_55pct_llc_util_and_misses_idle_151() -> 
 def test_without_sis_util_the_avg_idle_limit_scans_far_enough_to_find_151() -> None:
     _, cpu = _sis_util_case(SIS_UTIL=False)
     assert cpu == 151, "SIS_PROP: avg_idle 1 ms against a near-zero scan cost: whole LLC"
+
+
+def _sis_prop_case(
+    wake_avg_idle: int, jiffies_busy: int = 0, idle: tuple[int, ...] = (151,)
+) -> tuple[State, int]:
+    """SIS_PROP with CPU 151 (by default) the only idle CPU of LLC 2, the 15th the scan from
+    target 16 checks; the LLC's average scan cost 1 us, so the budget is 16 * wake_avg_idle /
+    1 us."""
+    st = make_state(SIS_UTIL=False)
+    llc2_busy(st, idle=idle, util=600.0)
+    st.has_idle_cores[LLC2] = False
+    st.avg_scan_cost_ns[LLC2] = 999
+    st.rqs[16].wake_avg_idle = wake_avg_idle
+    st.now += jiffies_busy * TICK_NS
+    task(st, 0)
+    p = task(st, 0, state="sleeping")
+    return st, w.select_task_rq_wake(st, p, st.rqs[16].curr, 16, sync=True).cpu
+
+
+def test_sis_prop_budget_of_16_cpus_reaches_idle_151_the_15th_checked() -> None:
+    st, cpu = _sis_prop_case(1_000)
+    assert cpu == 151, "16 * 1000 / 1000 = 16: 15 CPUs checked, the last is 151"
+    checked = 15 * SIS_SCAN_COST_PER_CPU_NS
+    assert st.rqs[16].wake_avg_idle == 1_000 - checked, "the scan's time comes off the prediction"
+    assert st.avg_scan_cost_ns[LLC2] == 999 + (checked - 999) // 8 + 1, "update_avg, C's division"
+
+
+def test_sis_prop_prediction_halves_per_busy_jiffy_and_the_scan_stops_before_151() -> None:
+    st, cpu = _sis_prop_case(1_000, jiffies_busy=1)
+    assert cpu == 16, "500 ns left after one jiffy: budget 8, 151 not reached"
+    assert st.rqs[16].wake_avg_idle == 500 and st.rqs[16].wake_stamp == NOW // TICK_NS + 1
+    assert st.avg_scan_cost_ns[LLC2] == 999, "a scan that ran out of budget is not accounted"
+
+
+def test_sis_prop_still_checks_3_cpus_once_the_prediction_has_aged_away() -> None:
+    st, cpu = _sis_prop_case(1_000, jiffies_busy=20, idle=(19, 151))
+    assert st.rqs[16].wake_avg_idle == 0
+    assert cpu == 19, "the budget's floor of 4 checks 17, 18 and 19"
 
 
 def test_llc_at_85pct_util_is_not_scanned_and_the_wakee_lands_on_busy_target() -> None:
