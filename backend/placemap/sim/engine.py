@@ -161,6 +161,7 @@ class Engine(Handler):
         self._deep_idle_after_ns = cost.DEEP_IDLE_AFTER_NS
         self._context_switch_ns = cost.CONTEXT_SWITCH_NS
         self._tick_ns = cost.TICK_NS
+        self._scan_cost_ns = cost.SIS_SCAN_COST_PER_CPU_NS
         # by SchedDomains.level_index of waker and wakee CPUs
         self._transfer_ns = [cost.wake_transfer_ns(lv) for lv in LEVEL_NAMES]
         self._ipi_ns = [cost.wake_ipi_ns(lv) for lv in LEVEL_NAMES]
@@ -316,8 +317,13 @@ class Engine(Handler):
         st = self.st
         now = st.now
         st.selecting_from = this_cpu
+        st.scan_checked = 0
         target, why, via, affine = wake_target(st, p, waker, this_cpu, sync)  # select_task_rq_wake
         st.selecting_from = -1
+        if waker is not None and st.scan_checked:
+            # the idle scan is the waker's time: added to the work it is doing (or, when it
+            # sleeps right after the wakeup, to the next work it does)
+            waker.wake_penalty_ns += st.scan_checked * self._scan_cost_ns
         dec = self.decisions
         if dec is not None:
             dec.count_wakeup(via, why)

@@ -488,6 +488,9 @@ class State:
         # that skips it (its core scanned already)
         self.scan_no = 0
         self.selecting_from = -1  # the waker's CPU while a wakeup's select_task_rq() runs
+        # the CPUs the idle scans of the wakeup being selected checked (cost.SIS_SCAN_COST_PER_CPU_NS
+        # each: the waker's time, Engine._ttwu)
+        self.scan_checked: i64 = 0
         self.scan_mark = [0] * topo.nr_cpus
 
     # -- queries the policies use --------------------------------------------------------

@@ -219,3 +219,20 @@ def test_an_idle_exit_predicts_half_the_cpus_average_idle_for_sis_prop() -> None
     rq = eng.st.rqs[3]
     assert rq.avg_idle < 1_000_000, "two idle exits, one after 100 us, averaged in"
     assert rq.wake_avg_idle == rq.avg_idle // 2
+
+
+def test_the_waker_pays_for_the_cpus_its_wakeups_idle_scan_checked() -> None:
+    eng = Engine(preset("zen3-2s-nps1"))
+    llc2 = [*range(16, 24), *range(144, 152)]
+    burners = {c: eng.spawn(f"b{c}", Burn(50_000_000), c) for c in llc2}
+    for c, b in burners.items():
+        b.cpus_allowed = frozenset({c})
+    sleeper = eng.spawn_asleep("nap", NapOnce(10**9), 17)
+    eng.run(1_000_000)
+    st = eng.st
+    st.has_idle_cores[st.sd.llc_id[16]] = False
+    waker = burners[16]
+    before = waker.wake_penalty_ns
+    assert eng.wake(sleeper, waker, sync=True)
+    assert st.scan_checked == 16, "all 16 CPUs of the busy LLC checked (the wrap ends on target), none idle"
+    assert waker.wake_penalty_ns - before == 16 * cost.SIS_SCAN_COST_PER_CPU_NS

@@ -218,6 +218,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
                 elif idle_cpu == -1 and (allowed is None or s in allowed):
                     idle_cpu = s
             if core_is_idle:
+                st.scan_checked += scanned
                 return cpu, R_IDLE_CORE
             for s in siblings[cpu]:
                 mark[s] = scan
@@ -225,10 +226,12 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
             nr -= 1
             if nr <= 0:
                 # the budget ran out: v6.0 returns here, before SIS_PROP's accounting below
+                st.scan_checked += scanned - 1
                 return -1, R_NO_IDLE
             if st.idle_cpu(cpu):
                 idle_cpu = cpu
                 break
+    st.scan_checked += scanned
     if has_idle_core:
         st.has_idle_cores[llc] = False
     elif not feat.SIS_UTIL:
@@ -251,7 +254,10 @@ def _parent_scan(st: State, p: Task, target: int) -> int:
     llc = st.sd.llc_id[target]
     fallback = -1
     for cpu in _wrap(doms[i].span, target + 1):
-        if st.sd.llc_id[cpu] == llc or not p.allowed(cpu) or not st.idle_cpu(cpu):
+        if st.sd.llc_id[cpu] == llc or not p.allowed(cpu):
+            continue
+        st.scan_checked += 1
+        if not st.idle_cpu(cpu):
             continue
         if st.core_idle(cpu):
             return cpu

@@ -117,6 +117,7 @@ def _sis_prop_case(
 def test_sis_prop_budget_of_16_cpus_reaches_idle_151_the_15th_checked() -> None:
     st, cpu = _sis_prop_case(1_000)
     assert cpu == 151, "16 * 1000 / 1000 = 16: 15 CPUs checked, the last is 151"
+    assert st.scan_checked == 15, "the waker pays for 15 checks (Engine._ttwu)"
     checked = 15 * SIS_SCAN_COST_PER_CPU_NS
     assert st.rqs[16].wake_avg_idle == 1_000 - checked, "the scan's time comes off the prediction"
     assert st.avg_scan_cost_ns[LLC2] == 999 + (checked - 999) // 8 + 1, "update_avg, C's division"
@@ -125,6 +126,7 @@ def test_sis_prop_budget_of_16_cpus_reaches_idle_151_the_15th_checked() -> None:
 def test_sis_prop_prediction_halves_per_busy_jiffy_and_the_scan_stops_before_151() -> None:
     st, cpu = _sis_prop_case(1_000, jiffies_busy=1)
     assert cpu == 16, "500 ns left after one jiffy: budget 8, 151 not reached"
+    assert st.scan_checked == 7
     assert st.rqs[16].wake_avg_idle == 500 and st.rqs[16].wake_stamp == NOW // TICK_NS + 1
     assert st.avg_scan_cost_ns[LLC2] == 999, "a scan that ran out of budget is not accounted"
 
