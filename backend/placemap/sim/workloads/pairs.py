@@ -13,7 +13,7 @@ netperf instance (started one after another, as a script starts them in the back
 connects, the netserver daemon forks its server, and the connect's completion wakes the
 client, which sends its first request at once; a context_switch1 task forks its partner
 itself (will-it-scale's new_task) and starts passing the token. Both metrics count from the
-moment the last pair started, as a run's steady state.
+moment the last pair started, as a run's steady state, or from `warmup_ms` if later.
 
 Per-transaction CPU costs are parameters below (loopback round trips of 10-30 us per side on
 the preset machines; a pipe ping-pong is ~2 us per side); throughput figures scale with the
@@ -105,6 +105,10 @@ class _Side:
         self.phase = 3
         if not self.server:
             w.transactions += 1
+            if w.warmup_ns and w.t_start >= 0 and eng.env.now >= w.warmup_ns:
+                w.warmup_ns = 0  # the warmup is over: count from here
+                w.t_start = eng.env.now
+                w.transactions_at_start = w.transactions
         if self.peer is not None:
             if self.peer_side is not None:
                 self.peer_side.from_cpu = p.cpu
@@ -159,9 +163,12 @@ class Pairs:
 
     better = "higher"
 
-    def __init__(self, kind: str, n: int, sync: bool = True) -> None:
+    def __init__(self, kind: str, n: int, sync: bool = True, warmup_ms: int = 0) -> None:
         self.kind = kind
         self.n = n
+        # the count starts at the first transaction at or after warmup_ns (once every pair
+        # runs); 0 once it has started
+        self.warmup_ns = warmup_ms * 1_000_000
         self.sync = sync
         self.herd = kind == "tbench"  # every client waits for one start (else each pair runs at once)
         self.client_ns, self.server_ns, self.bytes = PROFILES[kind]
@@ -200,12 +207,13 @@ class Pairs:
     def from_spec(cls, spec: Mapping[str, Any], field: str) -> Pairs:
         kind = spec["kind"]
         if kind == "tbench":
-            return cls("tbench", read(spec, "tbench", field).int("clients"))
+            r = read(spec, "tbench", field)
+            return cls("tbench", r.int("clients"), warmup_ms=r.int("warmup_ms"))
         if kind == "ctxswitch":
-            return cls("ctxswitch", read(spec, "ctxswitch", field).int("pairs"))
-        p = read(spec, "netperf", field)
-        test = p.choice("test")
-        return cls(test, p.int("threads"))
+            r = read(spec, "ctxswitch", field)
+            return cls("ctxswitch", r.int("pairs"), warmup_ms=r.int("warmup_ms"))
+        r = read(spec, "netperf", field)
+        return cls(r.choice("test"), r.int("threads"), warmup_ms=r.int("warmup_ms"))
 
     def setup(self, eng: Engine, hints: int) -> None:
         cpus = eng.st.cpus
@@ -219,10 +227,10 @@ class Pairs:
         self.daemon.wss_kb = WSS_KB[self.kind]
 
     def complete(self) -> bool:
-        return self.t_start >= 0
+        return self.t_start >= 0 and not self.warmup_ns
 
     def metric(self, eng: Engine, duration_ns: int) -> float:
-        if self.t_start < 0:
+        if not self.complete():
             return 0.0
         secs = (eng.env.now - self.t_start) / 1e9
         if secs <= 0:

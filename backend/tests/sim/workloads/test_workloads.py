@@ -262,6 +262,7 @@ def test_request_response_pairs_at_full_load_keep_migrating_as_wakers_race_for_i
         ({"kind": "netperf", "test": "sctp_rr"}, "workload.test"),
         ({"kind": "stream", "threads": 2, "array": 9}, "workload.array"),
         ({"kind": "ctxswitch", "pairs": True}, "workload.pairs"),
+        ({"kind": "netperf", "warmup_ms": -1}, "workload.warmup_ms"),
     ],
 )
 def test_bad_workload_parameters_name_the_field(workload: dict[str, Any], field: str) -> None:
@@ -279,3 +280,20 @@ def test_a_schbench_run_within_its_warmup_has_no_samples_and_says_it_is_incomple
     assert short["metric"]["value"] == 0.0 and not short["sim"]["complete"]
     longer = run_scenario({**sc, "duration_ms": 200}, wall_clock=False)
     assert longer["metric"]["value"] > 0 and longer["sim"]["complete"]
+
+
+def test_pairs_count_transactions_from_warmup_ms_once_every_pair_runs() -> None:
+    """netperf with warmup_ms: the metric counts from the first transaction at or after the
+    warmup, so it is complete only once the warmup has passed within the run."""
+    wl: dict[str, Any] = {"kind": "netperf", "test": "tcp_rr", "threads": 4, "warmup_ms": 30}
+    sc = parse_scenario({"topology": "bdw-1s-20", "workload": wl, "seed": 1, "duration_ms": 40})
+    eng, w = simulate(sc)
+    assert isinstance(w, Pairs) and w.complete()
+    assert 30_000_000 <= w.t_start < 31_000_000, "counting starts at the warmup, not at the pairs' start"
+    done = w.transactions - w.transactions_at_start
+    assert w.transactions > done > 0, "the warmup's transactions are not counted"
+    assert w.metric(eng, sc.duration_ns) == round(done / ((eng.env.now - w.t_start) / 1e9), 3)
+    early = run_scenario(
+        {"topology": "bdw-1s-20", "workload": wl, "seed": 1, "duration_ms": 25}, wall_clock=False
+    )
+    assert early["metric"]["value"] == 0.0 and not early["sim"]["complete"]
