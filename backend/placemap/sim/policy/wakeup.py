@@ -207,10 +207,10 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
         i += 1
         if (has_idle_core and mark[cpu] == scan) or (allowed is not None and cpu not in allowed):
             continue
-        scanned += 1
         if has_idle_core:
             core_is_idle = True
             for s in siblings[cpu]:
+                scanned += 1  # each sibling's runqueue is read
                 if not st.idle_cpu(s):
                     core_is_idle = False
                     if idle_cpu != -1:
@@ -223,6 +223,7 @@ def select_idle_cpu(st: State, p: Task, has_idle_core: bool, target: int, this_c
             for s in siblings[cpu]:
                 mark[s] = scan
         else:
+            scanned += 1
             nr -= 1
             if nr <= 0:
                 # the budget ran out: v6.0 returns here, before SIS_PROP's accounting below

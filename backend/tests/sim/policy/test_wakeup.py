@@ -61,6 +61,7 @@ def test_lands_on_idle_core_18_found_by_the_idle_core_scan() -> None:
     d = w.select_task_rq_wake(st, p, waker, 16, sync=True)
     # 145 (17's sibling) is idle but core 17 is not: the scan wants a whole idle core
     assert d.cpu == 18 and d.reason == w.R_IDLE_CORE, d.explain()
+    assert st.scan_checked == 4, "17 and 145, then 18 and 146: each sibling's runqueue read"
 
 
 def test_without_idle_core_lands_on_145_the_idle_smt_sibling_of_prev() -> None:
