@@ -14,9 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from placemap.settings import Settings
-from placemap.sim.calibration import CsvError, calibrate, read_rows
+from placemap.sim.calibration import (
+    HACKBENCH_LOOPS,
+    PUBLISHED_HACKBENCH_LOOPS,
+    CsvError,
+    calibrate,
+    read_rows,
+)
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
+from placemap.sim.workloads.catalog import CATALOG, IntParam
 from placemap.sim_pair import baseline_of, change_pct, shifts
 from placemap.sim_profile import resolve, trace_input
 from placemap.sim_record import run as run_and_save
@@ -144,7 +151,13 @@ def _calibrate(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"\r[{i + 1}/{n}] {key}".ljust(100)[:100], end="", file=sys.stderr, flush=True)
 
-    out = calibrate(rows, seeds=range(1, args.seeds + 1), progress=progress, jobs=args.jobs)
+    out = calibrate(
+        rows,
+        seeds=range(1, args.seeds + 1),
+        progress=progress,
+        jobs=args.jobs,
+        hackbench_loops=args.hackbench_loops,
+    )
     if not args.json:
         print(file=sys.stderr)
     out["skipped_rows"] = skipped
@@ -179,6 +192,23 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"turning point {'holds' if tp['holds'] else 'DOES NOT hold'}: {tp['name']}{turn}")
         print(f"  simulated (published) by x: {_by_x(tp['cells'])}")
     return 0
+
+
+# the hackbench workload's own bound on loops (the simulate form's too)
+MAX_HACKBENCH_LOOPS = next(
+    p.hi for p in CATALOG["hackbench"] if isinstance(p, IntParam) and p.name == "loops"
+)
+
+
+def _loops(text: str) -> int:
+    """--hackbench-loops: the bounds of the hackbench workload's `loops`."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= n <= MAX_HACKBENCH_LOOPS:
+        raise argparse.ArgumentTypeError(f"expected an integer in 1..{MAX_HACKBENCH_LOOPS}, got {n}")
+    return n
 
 
 def _pair(turn: list[int] | tuple[int, int] | None) -> str:
@@ -230,5 +260,12 @@ def register(sub: Any) -> None:
     cal.add_argument("--json", action="store_true")
     cal.add_argument(
         "--jobs", type=int, default=0, help="worker processes (default: one per CPU; same results for any)"
+    )
+    cal.add_argument(
+        "--hackbench-loops",
+        type=_loops,
+        default=HACKBENCH_LOOPS,
+        help=f"messages per sender and receiver in each hackbench run (default {HACKBENCH_LOOPS}; "
+        f"the published runs' {PUBLISHED_HACKBENCH_LOOPS} takes ~16 minutes more on 2 CPUs)",
     )
     cal.set_defaults(func=_calibrate)

@@ -13,6 +13,7 @@ from ftrace_lines import G4
 
 from placemap.cli import main
 from placemap.replay.ingest import Ingestor
+from placemap.sim.calibration import effect_pct, scenario_for
 from placemap.sim.scenario import run_scenario
 from placemap.sim_profile import profile_from_table
 from placemap.store import Store
@@ -95,6 +96,54 @@ def test_calibrate_reports_agreement_for_a_small_table(
     verdict = "holds" if cell["simulated_pct"] > 0 else "DOES NOT hold"
     assert f"turning point {verdict}: fork_spread helps Stream" in text
     assert f"2: {cell['simulated_pct']:+.1f}% ({cell['published_pct']:+.1f}%)" in text
+
+
+def test_calibrate_runs_hackbench_at_the_loops_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--hackbench-loops sets every hackbench run's -l: the report says which, and its cell is
+    the effect of runs of that length (the published runs: --hackbench-loops 100000)."""
+    src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+    with src.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = [
+            r
+            for r in reader
+            if r["benchmark"] == "hackbench" and "AMD" in r["machine"] and r["x"] == "1"
+            and r["section"].startswith("Hackbench Wakeup") and r["config"] in ("tip", "wake_affine")
+        ]  # fmt: skip
+        fields = list(reader.fieldnames or [])
+    f = tmp_path / "hb.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    code, out, _ = run(
+        ["calibrate", "--csv", str(f), "--json", "--jobs", "1", "--hackbench-loops", "400"], capsys
+    )
+    assert code == 0
+    report = json.loads(out)
+    assert report["hackbench_loops"] == 400 and report["runs"] == 2
+    (table,) = report["tables"].values()
+    (cell,) = table["cells"]
+
+    def effect(loops: int) -> float:
+        tip, hinted = (
+            run_scenario(scenario_for(("zen3-2s-nps1", "hackbench", 1, h), 1, loops), wall_clock=False)
+            for h in ((), ("wake_affine",))
+        )
+        return round(effect_pct("lower", tip["metric"]["value"], hinted["metric"]["value"]), 2)
+
+    assert cell["simulated_pct"] == effect(400) != effect(50)
+    code, default, _ = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
+    assert json.loads(default)["hackbench_loops"] == 50
+    assert json.loads(default)["tables"][next(iter(report["tables"]))]["cells"][0]["simulated_pct"] == effect(
+        50
+    )
+    with pytest.raises(SystemExit) as e:
+        run(["calibrate", "--csv", str(f), "--hackbench-loops", "0"], capsys)
+    assert e.value.code == 2
+    assert "--hackbench-loops: expected an integer in 1..1000000, got 0" in capsys.readouterr().err
 
 
 def test_calibrate_skips_malformed_rows_by_line_and_keeps_the_good_ones(

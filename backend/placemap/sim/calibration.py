@@ -40,6 +40,10 @@ HACKBENCH_MODE = "thread"
 # Run sizes (hackbench, stream and tbench scaled down from the published runs so that a full
 # calibration stays short: the published hackbench runs 100000 loops, 2-12 s).
 HACKBENCH_LOOPS = 50
+# The published command's loops (`calibrate --hackbench-loops 100000`): runs of 2-12 s, long
+# enough for the NUMA level's busy balance (16 x 128 ms) to move tip's tasks across sockets as
+# the published ICX rows show; the hackbench rows then take ~16 minutes on 2 CPUs.
+PUBLISHED_HACKBENCH_LOOPS = 100_000
 # schbench runs as long as the published runs: the 2022 schbench's default `-r 30` seconds,
 # with every sample counted. With wake_affine the piling of workers on the messenger's LLC
 # grows for seconds (icx-2s, 128 workers: 0.8% of wakeups wait a whole spin after 1.5 s, 2%
@@ -122,7 +126,7 @@ def cell_key(row: Mapping[str, str]) -> Key | None:
     return preset, kind, int(float(row["x"])), hints_of(row["config"])
 
 
-def scenario_for(key: Key, seed: int) -> dict[str, Any]:
+def scenario_for(key: Key, seed: int, hackbench_loops: int = HACKBENCH_LOOPS) -> dict[str, Any]:
     preset, kind, x, hints = key
     if kind == "hackbench":
         wl: dict[str, Any] = {
@@ -130,7 +134,7 @@ def scenario_for(key: Key, seed: int) -> dict[str, Any]:
             "groups": x,
             "mode": HACKBENCH_MODE,
             "ipc": HACKBENCH_IPC,
-            "loops": HACKBENCH_LOOPS,
+            "loops": hackbench_loops,
         }
         ms = 60_000  # ends when the last task exits
     elif kind == "schbench":
@@ -249,10 +253,13 @@ def report(
     return {"tables": tables, "overall": overall}
 
 
-def run_cost(key: Key) -> float:
-    """A rough estimate of how long a run takes (tbench with many clients dominates), used
-    only to start the longest runs first when runs go over several processes."""
+def run_cost(key: Key, hackbench_loops: int = HACKBENCH_LOOPS) -> float:
+    """A rough estimate of how long a run takes (tbench with many clients dominates, unless
+    hackbench runs far more loops), used only to start the longest runs first when runs go
+    over several processes."""
     _preset, kind, x, _hints = key
+    if kind == "hackbench":
+        return x * hackbench_loops / HACKBENCH_LOOPS
     return float(x * x if kind == "tbench" else x)
 
 
@@ -262,15 +269,17 @@ def calibrate(
     runner: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     progress: Callable[[int, int, Key], None] | None = None,
     jobs: int = 0,
+    *,
+    hackbench_loops: int = HACKBENCH_LOOPS,
 ) -> dict[str, Any]:
     """Run every simulation the rows need (metric averaged over the seeds) and report.
     Without a `runner`, the runs go over `jobs` processes (0: one per CPU; 1: in this
-    process); results do not depend on jobs."""
+    process); results do not depend on jobs. `hackbench_loops`: each hackbench run's -l."""
     rows = list(rows)
     keys = plan(rows)
     seeds = list(seeds)
     runs = [(key, s) for key in keys for s in seeds]
-    scenarios = [scenario_for(key, s) for key, s in runs]
+    scenarios = [scenario_for(key, s, hackbench_loops) for key, s in runs]
     if runner is not None:
         outs = []
         for i, sc in enumerate(scenarios):
@@ -283,7 +292,7 @@ def calibrate(
             if progress is not None:
                 progress(n - 1, total, runs[i][0])
 
-        outs = run_many(scenarios, jobs, [run_cost(k) for k, _ in runs], done)
+        outs = run_many(scenarios, jobs, [run_cost(k, hackbench_loops) for k, _ in runs], done)
     results: dict[Key, float] = {}
     per_key = len(seeds)
     per_seed: list[dict[Key, float]] = [{} for _ in seeds]
@@ -296,6 +305,7 @@ def calibrate(
     out = report(rows, results, per_seed)
     out["turning_points"] = turning_points(out["tables"])
     out["runs"] = len(runs)
+    out["hackbench_loops"] = hackbench_loops
     return out
 
 
