@@ -266,6 +266,6 @@ def register(sub: Any) -> None:
         type=_loops,
         default=HACKBENCH_LOOPS,
         help=f"messages per sender and receiver in each hackbench run (default {HACKBENCH_LOOPS}; "
-        f"the published runs' {PUBLISHED_HACKBENCH_LOOPS} takes ~16 minutes more on 2 CPUs)",
+        f"the published runs' {PUBLISHED_HACKBENCH_LOOPS}: ~17 minutes on 2 CPUs)",
     )
     cal.set_defaults(func=_calibrate)

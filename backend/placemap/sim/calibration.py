@@ -42,7 +42,7 @@ HACKBENCH_MODE = "thread"
 HACKBENCH_LOOPS = 50
 # The published command's loops (`calibrate --hackbench-loops 100000`): runs of 2-12 s, long
 # enough for the NUMA level's busy balance (16 x 128 ms) to move tip's tasks across sockets as
-# the published ICX rows show; the hackbench rows then take ~16 minutes on 2 CPUs.
+# the published ICX rows show; the whole calibration then takes ~17 minutes on 2 CPUs.
 PUBLISHED_HACKBENCH_LOOPS = 100_000
 # schbench runs as long as the published runs: the 2022 schbench's default `-r 30` seconds,
 # with every sample counted. With wake_affine the piling of workers on the messenger's LLC
