@@ -23,7 +23,7 @@ from placemap.sim.calibration import (
 )
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
-from placemap.sim.workloads.catalog import CATALOG, IntParam
+from placemap.sim.workloads.catalog import read
 from placemap.sim_pair import baseline_of, change_pct, shifts
 from placemap.sim_profile import resolve, trace_input
 from placemap.sim_record import run as run_and_save
@@ -194,21 +194,14 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-# the hackbench workload's own bound on loops (the simulate form's too)
-MAX_HACKBENCH_LOOPS = next(
-    p.hi for p in CATALOG["hackbench"] if isinstance(p, IntParam) and p.name == "loops"
-)
-
-
 def _loops(text: str) -> int:
-    """--hackbench-loops: the bounds of the hackbench workload's `loops`."""
+    """--hackbench-loops, within the hackbench workload's own bounds on `loops`."""
     try:
-        n = int(text)
+        return read({"loops": int(text)}, "hackbench", "--hackbench-loops").int("loops")
+    except ScenarioError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 1 <= n <= MAX_HACKBENCH_LOOPS:
-        raise argparse.ArgumentTypeError(f"expected an integer in 1..{MAX_HACKBENCH_LOOPS}, got {n}")
-    return n
 
 
 def _pair(turn: list[int] | tuple[int, int] | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -56,17 +57,28 @@ def test_sim_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "hints" in err and "fork_sideways" in err
 
 
-def _stream_rows() -> tuple[list[str], list[dict[str, str]]]:
-    """The header and the tip and fork_spread rows of ICX Stream-Copy at 2 threads."""
+def _published_rows(keep: Callable[[dict[str, str]], bool]) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the rows `keep` accepts of the published calibration file."""
     src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
     with src.open(newline="") as fh:
         reader = csv.DictReader(fh)
-        rows = [
-            r for r in reader if r["benchmark"] == "stream-Copy" and "Intel" in r["machine"] and r["x"] == "2"
-        ]
-        return list(reader.fieldnames or []), [
-            next(r for r in rows if r["config"] == c) for c in ("tip", "fork_spread")
-        ]
+        rows = [r for r in reader if keep(r)]
+        return list(reader.fieldnames or []), rows
+
+
+def _write_csv(path: Path, fields: list[str], rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _stream_rows() -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the tip and fork_spread rows of ICX Stream-Copy at 2 threads."""
+    fields, rows = _published_rows(
+        lambda r: r["benchmark"] == "stream-Copy" and "Intel" in r["machine"] and r["x"] == "2"
+    )
+    return fields, [next(r for r in rows if r["config"] == c) for c in ("tip", "fork_spread")]
 
 
 def test_calibrate_reports_agreement_for_a_small_table(
@@ -75,10 +87,7 @@ def test_calibrate_reports_agreement_for_a_small_table(
     # two rows of the published Stream table on the unified-LLC Intel machine: baseline and fork_spread
     fields, picked = _stream_rows()
     f = tmp_path / "cal.csv"
-    with f.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(picked)
+    _write_csv(f, fields, picked)
     code, out, _ = run(["calibrate", "--csv", str(f), "--json"], capsys)
     assert code == 0
     report = json.loads(out)
@@ -103,21 +112,12 @@ def test_calibrate_runs_hackbench_at_the_loops_asked_for(
 ) -> None:
     """--hackbench-loops sets every hackbench run's -l: the report says which, and its cell is
     the effect of runs of that length (the published runs: --hackbench-loops 100000)."""
-    src = Path(__file__).resolve().parents[2].parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
-    with src.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        rows = [
-            r
-            for r in reader
-            if r["benchmark"] == "hackbench" and "AMD" in r["machine"] and r["x"] == "1"
-            and r["section"].startswith("Hackbench Wakeup") and r["config"] in ("tip", "wake_affine")
-        ]  # fmt: skip
-        fields = list(reader.fieldnames or [])
+    fields, rows = _published_rows(
+        lambda r: r["benchmark"] == "hackbench" and "AMD" in r["machine"] and r["x"] == "1"
+        and r["section"].startswith("Hackbench Wakeup") and r["config"] in ("tip", "wake_affine")
+    )  # fmt: skip
     f = tmp_path / "hb.csv"
-    with f.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
+    _write_csv(f, fields, rows)
     code, out, _ = run(
         ["calibrate", "--csv", str(f), "--json", "--jobs", "1", "--hackbench-loops", "400"], capsys
     )
