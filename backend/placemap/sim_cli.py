@@ -191,7 +191,27 @@ def _calibrate(args: argparse.Namespace) -> int:
             turn = f": turns between {sim}, published between {pub}"
         print(f"turning point {'holds' if tp['holds'] else 'DOES NOT hold'}: {tp['name']}{turn}")
         print(f"  simulated (published) by x: {_by_x(tp['cells'])}")
+    _print_absolute(out["absolute"])
     return 0
+
+
+def _print_absolute(groups: list[dict[str, Any]]) -> None:
+    """calibration.absolute: the baseline's own metric, simulated / published, by x."""
+    if groups:
+        print("tip's own metric, simulated / published (the model's scale, before any hint):")
+    for a in groups:
+        metric = f"{a['metric']}, " if a["metric"] else ""
+        head = f"  {a['machine']} | {a['benchmark']} ({metric}{a['better']} is better)"
+        if a["cells"]:
+            by_x = ", ".join(f"{c['x']}: {c['ratio']}" for c in a["cells"])
+            print(f"{head}: median {a['median_ratio']}; by x: {by_x}")
+        elif "not_compared" in a:
+            print(f"{head}: not compared ({a['not_compared']})")
+        else:
+            print(f"{head}: no usable published value")
+        if a["values_skipped"]:
+            n = a["values_skipped"]
+            print(f"    {n} tip {'row' if n == 1 else 'rows'} without a usable value left out")
 
 
 def _loops(text: str) -> int:

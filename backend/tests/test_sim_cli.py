@@ -105,6 +105,16 @@ def test_calibrate_reports_agreement_for_a_small_table(
     verdict = "holds" if cell["simulated_pct"] > 0 else "DOES NOT hold"
     assert f"turning point {verdict}: fork_spread helps Stream" in text
     assert f"2: {cell['simulated_pct']:+.1f}% ({cell['published_pct']:+.1f}%)" in text
+    # the scale: the model's tip run against the tip row's own value
+    tip = run_scenario(scenario_for(("icx-2s", "stream", 2, ()), 1), wall_clock=False)["metric"]["value"]
+    (a,) = report["absolute"]
+    (c,) = a["cells"]
+    assert (a["benchmark"], a["metric"], c["x"]) == ("stream-Copy", "bandwidth_MBps", 2)
+    assert c["published"] == float(picked[0]["value"]) and c["simulated"] == round(tip, 3)
+    assert c["ratio"] == a["median_ratio"] == round(tip / float(picked[0]["value"]), 3)
+    assert (
+        f"stream-Copy (bandwidth_MBps, higher is better): median {c['ratio']}; by x: 2: {c['ratio']}" in text
+    )
 
 
 def test_calibrate_runs_hackbench_at_the_loops_asked_for(

@@ -12,6 +12,10 @@ apart. Run sizes are set once here for every calibration run.
 The issue's three turning points are checked on the same cells (`turning_points`): where
 wake_affine on Zen3 schbench turns from gain to loss, whether fork_affine hurts Zen3 tbench
 more as clients grow, and whether fork_spread helps ICX Stream at 2-8 threads.
+
+Beside the effects, the scale (`absolute`): the baseline's own metric, simulated against the
+published one (the CSV's `value` of the tip rows), per machine and benchmark: whether the
+model's tip is as fast as the measured machine before any hint is set.
 """
 
 from __future__ import annotations
@@ -253,6 +257,65 @@ def report(
     return {"tables": tables, "overall": overall}
 
 
+def _value(text: str | None) -> float | None:
+    """A CSV `value` as a positive finite number, else None (absent, not a number, or 0)."""
+    try:
+        v = float(text or "")
+    except ValueError:
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def absolute(
+    rows: Iterable[Mapping[str, str]], results: Mapping[Key, float], hackbench_loops: int = HACKBENCH_LOOPS
+) -> list[dict[str, Any]]:
+    """The baseline's metric, simulated against published, per (machine, benchmark): each x's
+    published value (the tip rows' `value`; the mean where several tables print one at the same
+    x, as the two Stream tables do), the simulated one (the seeds' mean, as for the effects) and
+    their ratio, and the median ratio. The ratio is simulated / published in the metric's own
+    sense: above 1 is a longer runtime or latency, or more throughput, than the machine's.
+    hackbench's runtime is compared only when the runs had the published loops (`not_compared`
+    says why otherwise); a tip row without a usable value is counted (`values_skipped`)."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    # by (machine, benchmark), by x: the baseline's key and the published values there
+    published: dict[tuple[str, str], dict[int, tuple[Key, list[float]]]] = {}
+    for row in rows:
+        k = cell_key(row)
+        if k is None or row["config"] != BASELINE or k not in results:
+            continue
+        name = (row["machine"], row["benchmark"])
+        g = groups.setdefault(name, {
+            "machine": row["machine"],
+            "benchmark": row["benchmark"],
+            "metric": row.get("metric") or "",
+            "better": row["better"],
+            "values_skipped": 0,
+        })  # fmt: skip
+        if k[1] == "hackbench" and hackbench_loops != PUBLISHED_HACKBENCH_LOOPS:
+            g["not_compared"] = (
+                f"hackbench ran {hackbench_loops} loops, the published runs {PUBLISHED_HACKBENCH_LOOPS}"
+            )
+            continue
+        v = _value(row.get("value"))
+        if v is None:
+            g["values_skipped"] += 1
+            continue
+        published.setdefault(name, {}).setdefault(k[2], (k, []))[1].append(v)
+    out = []
+    for name, g in sorted(groups.items()):
+        cells = []
+        for x, (k, vals) in sorted(published.get(name, {}).items()):
+            pub = sum(vals) / len(vals)
+            sim = results[k]
+            cells.append(
+                {"x": x, "published": round(pub, 3), "simulated": round(sim, 3), "ratio": round(sim / pub, 3)}
+            )
+        g["cells"] = cells
+        g["median_ratio"] = round(median(c["ratio"] for c in cells), 3) if cells else None
+        out.append(g)
+    return out
+
+
 def run_cost(key: Key, hackbench_loops: int = HACKBENCH_LOOPS) -> float:
     """A rough estimate of how long a run takes (tbench with many clients dominates, unless
     hackbench runs far more loops), used only to start the longest runs first when runs go
@@ -304,6 +367,7 @@ def calibrate(
             per_seed[k][key] = vals[k]
     out = report(rows, results, per_seed)
     out["turning_points"] = turning_points(out["tables"])
+    out["absolute"] = absolute(rows, results, hackbench_loops)
     out["runs"] = len(runs)
     out["hackbench_loops"] = hackbench_loops
     return out

@@ -9,8 +9,10 @@ from typing import Any
 
 from placemap.sim.calibration import (
     ICX,
+    PUBLISHED_HACKBENCH_LOOPS,
     ZEN3,
     Key,
+    absolute,
     calibrate,
     cell_key,
     plan,
@@ -111,6 +113,47 @@ def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
     band = t["noise_band_pct"]
     assert st["beyond_noise"]["cells"] == sum(abs(c["published_pct"]) > band for c in sig_stable)
     assert t["seed_stable"]["cells"] == len(sig_stable) < t["significant"]
+
+
+def test_absolute_sets_the_baselines_own_metric_against_the_published_value() -> None:
+    """The tip rows' `value` against the model's tip run of the same key: a model at half the
+    published tbench throughput shows 0.5 at every client count; the two Stream tables print
+    different tip values at one thread count (their mean is the published figure); hackbench's
+    runtime compares only at the published loops; a tip value that is no number is counted."""
+    rs = [
+        r for r in rows()
+        if r["config"] in ("tip", "fork_spread") and r["machine"] == ICX
+        and r["benchmark"] in ("tbench", "stream-Copy", "hackbench")
+    ]  # fmt: skip
+    tips = [r for r in rs if r["config"] == "tip"]
+    results: dict[Key, float] = {}
+    for r in rs:
+        k = cell_key(r)
+        assert k is not None
+        # tip at half the tbench tip's value, the hinted runs at 10x (never to be read here)
+        results[k] = float(r["value"]) * (0.5 if r["config"] == "tip" else 10.0)
+    out = {(a["machine"], a["benchmark"]): a for a in absolute(rs, results)}
+    tb = out[ICX, "tbench"]
+    assert tb["metric"] == "throughput_MBps" and tb["better"] == "higher"
+    assert [c["x"] for c in tb["cells"]] == sorted({int(r["x"]) for r in tips if r["benchmark"] == "tbench"})
+    assert all(c["ratio"] == 0.5 for c in tb["cells"]) and tb["median_ratio"] == 0.5
+    copy = {c["x"]: c for c in out[ICX, "stream-Copy"]["cells"]}
+    at1 = [float(r["value"]) for r in tips if r["benchmark"] == "stream-Copy" and r["x"] == "1"]
+    assert len(at1) == 2 and at1[0] != at1[1]
+    assert copy[1]["published"] == round(sum(at1) / 2, 3)
+    hb = out[ICX, "hackbench"]
+    assert hb["cells"] == [] and hb["median_ratio"] is None and "50 loops" in hb["not_compared"]
+    hb = {(a["machine"], a["benchmark"]): a for a in absolute(rs, results, PUBLISHED_HACKBENCH_LOOPS)}[
+        ICX, "hackbench"
+    ]
+    assert "not_compared" not in hb and len(hb["cells"]) == 5 and hb["median_ratio"] == 0.5
+    # a tip row whose value is no number: left out and counted, the others kept
+    bad = [
+        dict(r, value="n/a") if r in tips and r["benchmark"] == "tbench" and r["x"] == "4" else r for r in rs
+    ]
+    tb = {(a["machine"], a["benchmark"]): a for a in absolute(bad, results)}[ICX, "tbench"]
+    assert tb["values_skipped"] == 1 and 4 not in [c["x"] for c in tb["cells"]]
+    assert len(tb["cells"]) == len(out[ICX, "tbench"]["cells"]) - 1
 
 
 def test_schbench_runs_as_long_as_the_published_runs_so_the_icx_collapse_shows() -> None:
