@@ -297,6 +297,13 @@ def from_dict(data: Mapping[str, Any], field: str = "topology") -> Topology:
         if not 0 <= llc < nr_llcs:
             raise ScenarioError(f"{field}.cpus[{i}].llc", f"LLC {llc} not in llcs (0..{nr_llcs - 1})")
         llc_of[num] = llc
+        if c.get("numa_node") is None:
+            # placemap-collect writes null where sysfs puts the CPU on no node it lists
+            raise ScenarioError(
+                f"{field}.cpus[{i}].numa_node",
+                f"CPU {num} is online but on no NUMA node; the simulator needs a node (and its "
+                "distances) for every online CPU",
+            )
         nid = _int(c.get("numa_node"), f"{field}.cpus[{i}].numa_node")
         if nid not in node_index:
             raise ScenarioError(f"{field}.cpus[{i}].numa_node", f"node {nid} not in numa_nodes")
