@@ -86,6 +86,8 @@ def _print_result(result: dict[str, Any]) -> None:
     m = result["metric"]
     mig = result["counters"]["migrations"]
     print(f"{m['name']} = {m['value']} ({m['better']} is better)")
+    if not result["sim"]["complete"]:
+        print(f"incomplete run: {result['sim']['incomplete']}")
     print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:
@@ -96,7 +98,9 @@ def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> 
     """The scenario's result beside its baseline's: the metric's change and the decisions that
     moved most."""
     m = result["metric"]
-    pct = change_pct(m["better"], base["metric"]["value"], m["value"])
+    # an incomplete run's metric is no result (a lower bound, or nothing measured): no change
+    both = result["sim"]["complete"] and base["sim"]["complete"]
+    pct = change_pct(m["better"], base["metric"]["value"], m["value"]) if both else None
     moved = shifts(base["decisions"], result["decisions"])
     if as_json:
         json.dump(
@@ -108,7 +112,12 @@ def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> 
         return 0
     _print_result(result)
     verdict = "the same" if not pct else ("better" if pct > 0 else "worse")
-    change = "n/a (baseline 0)" if pct is None else f"{pct:+.1f}%, {verdict} ({m['better']} is better)"
+    if not both:
+        change = "n/a (a run did not complete: no change is measured)"
+    elif pct is None:
+        change = "n/a (baseline 0)"
+    else:
+        change = f"{pct:+.1f}%, {verdict} ({m['better']} is better)"
     print(f"baseline (no hints, default features): {m['name']} = {base['metric']['value']}: {change}")
     if "recording_id" in base:
         print(f"baseline saved as recording {base['recording_id']}")

@@ -310,6 +310,43 @@ def test_sim_baseline_runs_the_pair_and_names_what_moved(
     assert "decisions that moved most" in text and "wake_affine hint" in text
 
 
+def test_sim_says_what_an_incomplete_runs_metric_is_and_compares_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SCENARIO ends at 50 ms, within schbench's 100 ms warmup: its p99 of 0 is no latency. The
+    text says so, and --baseline measures no change, where 0 against 0 would read "the same"."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, text, _ = run(["sim", str(f)], capsys)
+    assert code == 0 and "p99_wakeup_latency_us = 0.0" in text
+    assert "incomplete run: no wakeup after schbench's 100 ms warmup" in text
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    pair = json.loads(out)
+    assert pair["result"]["metric"]["value"] == pair["baseline"]["metric"]["value"] == 0.0
+    assert pair["change_pct"] is None
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    assert "0.0: n/a (a run did not complete: no change is measured)" in text
+    # a hackbench cut short by duration_ms: its runtime so far, a lower bound
+    cut = {
+        "topology": "bdw-1s-20",
+        "workload": {"kind": "hackbench", "groups": 1, "loops": 100000},
+        "duration_ms": 5,
+    }
+    f.write_text(json.dumps(cut))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    r = json.loads(out)
+    assert not r["sim"]["complete"] and 0 < r["metric"]["value"] <= 0.005
+    assert r["sim"]["incomplete"].endswith(
+        "the runtime is the time simulated since it started, a lower bound"
+    )
+    f.write_text(
+        json.dumps({**cut, "workload": {"kind": "hackbench", "groups": 1, "loops": 10}, "duration_ms": 1000})
+    )
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    r = json.loads(out)
+    assert r["sim"]["complete"] and r["sim"]["incomplete"] is None
+
+
 def test_sim_baseline_needs_something_to_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "s.json"
     f.write_text(json.dumps({k: v for k, v in SCENARIO.items() if k != "hints"}))

@@ -102,9 +102,32 @@ def run_scenario(
     return summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
 
 
+# What the metric of a run that did not complete (Workload.complete) is, by metric: a runtime is
+# the time simulated so far, a lower bound; the other metrics had nothing to measure yet, and
+# their value 0 is no result. The CLI, the API and the dashboard show this beside the value and
+# compare no such run with another.
+INCOMPLETE = {
+    "runtime_s": "the workload had not finished when the simulated time (duration_ms) ended: "
+    "the runtime is the time simulated since it started, a lower bound",
+    "p99_wakeup_latency_us": "no wakeup after schbench's 100 ms warmup within the simulated time "
+    "(duration_ms): the p99 has no samples, and 0 is no latency",
+}
+INCOMPLETE_RATE = (
+    "the measured window had not opened when the simulated time (duration_ms) ended (tasks still "
+    "starting, or warmup_ms not passed): 0 is no measurement"
+)
+
+
+def incomplete_reason(metric_name: str) -> str:
+    """Why an incomplete run's metric is not a result (INCOMPLETE)."""
+    return INCOMPLETE.get(metric_name, INCOMPLETE_RATE)
+
+
 def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
-    """The result JSON of a finished run: the workload's metric, the counters, the run's size."""
+    """The result JSON of a finished run: the workload's metric, the counters, the run's size;
+    `sim.incomplete` says what the metric is when the run did not complete (else null)."""
     end = eng.env.now
+    complete = wl.complete()
     out: dict[str, Any] = {
         "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
         "counters": eng.counters(end),
@@ -112,7 +135,8 @@ def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
             "events": eng.sched_events(),
             "wall_s": round(wall_s, 3),
             "simulated_ms": round(end / 1e6, 3),
-            "complete": wl.complete(),
+            "complete": complete,
+            "incomplete": None if complete else incomplete_reason(wl.metric_name),
         },
     }
     if eng.decisions is not None:

@@ -1105,6 +1105,11 @@ export interface components {
              * @description the workload finished its work within duration_ms (schbench: woke workers after its 100 ms warmup, so its p99 has samples)
              */
             complete: boolean;
+            /**
+             * Incomplete
+             * @description when not complete, what the metric's value is: a runtime is a lower bound (the time simulated), any other metric measured nothing and its 0 is no result
+             */
+            incomplete?: string | null;
         };
         /** SimWakeups */
         SimWakeups: {

@@ -75,6 +75,11 @@ class SimRun(BaseModel):
         description="the workload finished its work within duration_ms (schbench: woke workers after "
         "its 100 ms warmup, so its p99 has samples)"
     )
+    incomplete: str | None = Field(
+        default=None,
+        description="when not complete, what the metric's value is: a runtime is a lower bound (the "
+        "time simulated), any other metric measured nothing and its 0 is no result",
+    )
 
 
 class SimResult(BaseModel):

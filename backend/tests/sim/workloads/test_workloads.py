@@ -297,3 +297,4 @@ def test_pairs_count_transactions_from_warmup_ms_once_every_pair_runs() -> None:
         {"topology": "bdw-1s-20", "workload": wl, "seed": 1, "duration_ms": 25}, wall_clock=False
     )
     assert early["metric"]["value"] == 0.0 and not early["sim"]["complete"]
+    assert "warmup_ms not passed): 0 is no measurement" in early["sim"]["incomplete"]

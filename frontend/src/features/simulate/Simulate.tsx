@@ -12,7 +12,7 @@ import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormPa
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
-import { defaultSimChoice, formatMetric, noSamples, simScenario, verdict, withKind, type SimChoice } from "./scenario";
+import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, withKind, type SimChoice } from "./scenario";
 import "../whatif/whatif.css";
 
 interface Props {
@@ -91,8 +91,8 @@ export function Simulate({ onOpen, onComparePair }: Props) {
       {busy && <progress max={1} value={job.progress} aria-label="simulation progress" data-testid="simulate-progress" />}
       {result && (
         <div className="whatif-result small" data-testid="simulate-result">
-          <span className="mono">{result.metric.name}</span> <b data-testid="simulate-value">{noSamples(result) ? "no samples" : formatMetric(result.metric)}</b>
-          {baseResult && !noSamples(result) && !noSamples(baseResult) && (
+          <span className="mono">{result.metric.name}</span> <b data-testid="simulate-value">{metricText(result)}</b>
+          {baseResult && comparable(result, baseResult) && (
             <span data-testid="simulate-change">
               {" "}
               against <b>{formatMetric(baseResult.metric)}</b> without the hints and feature changes:{" "}
@@ -101,9 +101,14 @@ export function Simulate({ onOpen, onComparePair }: Props) {
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
+          {baseResult && !comparable(result, baseResult) && (
+            <span className="muted" data-testid="simulate-nochange">
+              {` (not compared with its baseline: ${result.sim.complete ? "the baseline" : baseResult.sim.complete ? "this run" : "neither run"} ${!result.sim.complete && !baseResult.sim.complete ? "completed" : "did not complete"})`}
+            </span>
+          )}
           {!result.sim.complete && (
             <span className="muted" data-testid="simulate-incomplete">
-              {noSamples(result) ? " (no wakeup after schbench's 100 ms warmup within the simulated time)" : " (the workload did not finish within the simulated time)"}
+              {` (${result.sim.incomplete ?? "the run did not complete"})`}
             </span>
           )}
           {runId && (

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { defaultSimChoice, formatMetric, noSamples, simScenario, verdict, withKind } from "./scenario";
+import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, withKind } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -56,11 +56,18 @@ describe("formatMetric and verdict", () => {
     expect(formatMetric({ name: "throughput_mb_s", value: 15168.4 })).toBe("15,168 MB/s");
     expect(formatMetric({ name: "transactions_per_s", value: 51234.6 })).toBe("51,235/s");
   });
-  it("takes an incomplete schbench run for one without samples, not an incomplete hackbench", () => {
-    const p99 = { name: "p99_wakeup_latency_us" };
-    expect(noSamples({ metric: p99, sim: { complete: false } })).toBe(true);
-    expect(noSamples({ metric: p99, sim: { complete: true } })).toBe(false);
-    expect(noSamples({ metric: { name: "runtime_s" }, sim: { complete: false } })).toBe(false);
+  it("reads an incomplete run's metric as what it is: a runtime's lower bound, else nothing measured", () => {
+    const done = { complete: true };
+    const cut = { complete: false };
+    expect(metricText({ metric: { name: "p99_wakeup_latency_us", value: 41.04 }, sim: done })).toBe("41 us");
+    expect(metricText({ metric: { name: "p99_wakeup_latency_us", value: 0 }, sim: cut })).toBe("no samples");
+    expect(metricText({ metric: { name: "runtime_s", value: 0.2195 }, sim: cut })).toBe("≥ 219.5 ms");
+    expect(metricText({ metric: { name: "throughput_mb_s", value: 0 }, sim: cut })).toBe("nothing measured");
+    expect(metricText({ metric: { name: "switches_per_s", value: 0 }, sim: cut })).toBe("nothing measured");
+    const run = (complete: boolean) => ({ metric: { name: "runtime_s", value: 0.005 }, sim: { complete } });
+    expect(comparable(run(true), run(true))).toBe(true);
+    expect(comparable(run(true), run(false))).toBe(false);
+    expect(comparable(run(false), run(true))).toBe(false);
   });
   it("says better or worse by the metric's direction", () => {
     expect(verdict(40, 50, "lower")).toBe("better");

@@ -44,10 +44,15 @@ export function simScenario(choice: SimChoice, opts: SimOptions): Record<string,
   };
 }
 
+/** Whether a metric is a runtime (seconds), not a rate per second or a latency. */
+function isRuntime(name: string): boolean {
+  return name.endsWith("_s") && !name.endsWith("_per_s") && !name.endsWith("_mb_s");
+}
+
 /** A metric's value with its unit, from its name's suffix. */
 export function formatMetric(m: Pick<SimMetric, "name" | "value">): string {
   const v = m.value;
-  if (m.name.endsWith("_s") && !m.name.endsWith("_per_s") && !m.name.endsWith("_mb_s")) return formatDuration(v * 1e9);
+  if (isRuntime(m.name)) return formatDuration(v * 1e9);
   const num = (digits: number) => v.toLocaleString("en-US", { maximumFractionDigits: digits });
   if (m.name.endsWith("_us")) return `${num(1)} us`;
   if (m.name.endsWith("_mb_s")) return `${num(0)} MB/s`;
@@ -55,10 +60,21 @@ export function formatMetric(m: Pick<SimMetric, "name" | "value">): string {
   return num(3);
 }
 
-/** A run whose metric measured nothing: schbench's p99 with no wakeup after its 100 ms warmup
- * (the run says it is not complete; its value, 0, is no latency). */
-export function noSamples(r: { metric: Pick<SimMetric, "name">; sim: { complete: boolean } }): boolean {
-  return !r.sim.complete && r.metric.name === "p99_wakeup_latency_us";
+type RunLike = { metric: Pick<SimMetric, "name" | "value">; sim: { complete: boolean } };
+
+/** A run's metric as a result: for a run that did not complete (its sim.incomplete says why), a
+ * runtime is the time simulated, a lower bound; any other metric measured nothing, and its 0 is
+ * no latency or rate. */
+export function metricText(r: RunLike): string {
+  if (r.sim.complete) return formatMetric(r.metric);
+  if (isRuntime(r.metric.name)) return `≥ ${formatMetric(r.metric)}`;
+  return r.metric.name.endsWith("_us") ? "no samples" : "nothing measured";
+}
+
+/** Whether two runs' metrics can be compared: both complete (a lower bound or a value that
+ * measured nothing is no result to compare). */
+export function comparable(a: RunLike, b: RunLike): boolean {
+  return a.sim.complete && b.sim.complete;
 }
 
 /** Whether a run did better than its baseline, by the metric's own direction. */

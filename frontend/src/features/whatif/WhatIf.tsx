@@ -20,6 +20,7 @@ import {
   whatIfScenario,
   type WhatIfChoice,
 } from "./scenario";
+import { comparable, metricText } from "../simulate/scenario";
 import { PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -62,7 +63,8 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   };
 
   const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
-  const baseValue = base?.status === "done" && base.result ? base.result.metric.value : null;
+  const baseRun = base?.status === "done" && base.result ? base.result : null;
+  const baseValue = baseRun ? baseRun.metric.value : null;
   const busy = running !== null;
 
   return (
@@ -84,8 +86,8 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
       {running && <progress max={1} value={running.progress} aria-label="what-if progress" data-testid="whatif-progress" />}
       {job?.status === "done" && job.result && (
         <div className="whatif-result small" data-testid="whatif-result">
-          runtime {formatDuration(job.result.metric.value * 1e9)}
-          {baseValue !== null && (
+          runtime {metricText(job.result)}
+          {baseRun !== null && baseValue !== null && comparable(job.result, baseRun) && (
             <span data-testid="whatif-change">
               {" "}
               against {formatDuration(baseValue * 1e9)} on the same machine without the changes (
@@ -95,7 +97,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
           <DecisionShift without={base?.status === "done" ? base.result?.decisions : null} withChanges={job.result.decisions} testId="whatif-why" />
           {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {" "}
-          (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish"})
+          (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish, so it is not compared"})
           {Object.values(lacked).some((n) => n > 0) && (
             <div className="muted" data-testid="whatif-lacked">
               the recording lacked (counted, replayed around):{" "}
