@@ -315,9 +315,11 @@ def from_dict(data: Mapping[str, Any], field: str = "topology") -> Topology:
             raise ScenarioError(f"{field}.cpus[{i}].smt_siblings", "must be a list containing the CPU itself")
         sib[num] = tuple(sorted(_int(x, f"{field}.cpus[{i}].smt_siblings") for x in s))
     cpus_online = [c for c in range(n) if online[c]]
+    # Offline siblings drop out of every list first (SMT-4 with two threads offline, as
+    # `ppc64_cpu --smt=2` leaves a POWER core); then a sibling list must agree from both ends.
     for c in cpus_online:
-        # Offline siblings drop out; a sibling list must agree from both ends.
         sib[c] = tuple(x for x in sib[c] if x < n and online[x])
+    for c in cpus_online:
         for x in sib[c]:
             if sib[x] != sib[c]:
                 raise ScenarioError(f"{field}.cpus", f"CPUs {c} and {x} disagree on smt_siblings")

@@ -93,6 +93,24 @@ def test_sparse_node_ids_and_offline_cpu() -> None:
     assert t.siblings[9] == (9,), "the offline sibling drops out of the core"
 
 
+def test_smt4_cores_with_threads_offline() -> None:
+    """POWER's `ppc64_cpu --smt=2` offlines threads 2 and 3 of every SMT-4 core: sysfs still lists
+    all four as siblings of the online two, which are each other's only siblings then."""
+    cpus = [
+        {"cpu": c, "online": c % 4 < 2, "core": c // 4, "llc": 0, "numa_node": 0, "package": 0,
+         "smt_siblings": [c // 4 * 4 + k for k in range(4)]}
+        for c in range(16)
+    ]  # fmt: skip
+    t = from_dict(
+        {"cpus": cpus, "llcs": [{"id": 0, "cpus": list(range(16))}], "numa_nodes": [{"id": 0}], "node_distances": [[10]]}
+    )
+    assert t.cpus == (0, 1, 4, 5, 8, 9, 12, 13)
+    assert t.siblings[4] == t.siblings[5] == (4, 5)
+    cpus[5]["smt_siblings"] = [5, 6, 7]  # CPU 4 names 5 a sibling, 5 does not name 4
+    with pytest.raises(ScenarioError, match="CPUs 4 and 5 disagree on smt_siblings"):
+        from_dict({"cpus": cpus, "llcs": [{"id": 0}], "numa_nodes": [{"id": 0}], "node_distances": [[10]]})
+
+
 def epyc_7451() -> dict[str, Any]:
     """A topology dict from util-linux's real lscpu dump of a 2x EPYC 7451 (Zen1 Naples).
 
