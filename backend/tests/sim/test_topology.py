@@ -94,15 +94,22 @@ def test_sparse_node_ids_and_offline_cpu() -> None:
 
 
 def test_smt4_cores_with_threads_offline() -> None:
-    """POWER's `ppc64_cpu --smt=2` offlines threads 2 and 3 of every SMT-4 core: sysfs still lists
-    all four as siblings of the online two, which are each other's only siblings then."""
+    """POWER's `ppc64_cpu --smt=2` offlines threads 2 and 3 of every SMT-4 core. A topology that
+    still names all four as siblings (written by hand, or from the core's shape before) loads with
+    the online two as each other's only siblings; it was refused while CPU 4's list, filtered,
+    was compared with CPU 5's, not yet filtered."""
     cpus = [
         {"cpu": c, "online": c % 4 < 2, "core": c // 4, "llc": 0, "numa_node": 0, "package": 0,
          "smt_siblings": [c // 4 * 4 + k for k in range(4)]}
         for c in range(16)
     ]  # fmt: skip
     t = from_dict(
-        {"cpus": cpus, "llcs": [{"id": 0, "cpus": list(range(16))}], "numa_nodes": [{"id": 0}], "node_distances": [[10]]}
+        {
+            "cpus": cpus,
+            "llcs": [{"id": 0, "cpus": list(range(16))}],
+            "numa_nodes": [{"id": 0}],
+            "node_distances": [[10]],
+        }
     )
     assert t.cpus == (0, 1, 4, 5, 8, 9, 12, 13)
     assert t.siblings[4] == t.siblings[5] == (4, 5)
