@@ -80,20 +80,26 @@ class Features:
 
 FEATURE_NAMES: Final = tuple(f.name for f in fields(Features))
 
-# The decisions each toggle changes (module.function), for the feature table and the tests.
+# Where each toggle is read (module.function, the module without its package): the only places
+# it can change a decision, each the kernel's decision point named beside it. A test walks the
+# simulator's sources and holds every read of a feature switch or hint bit to this table.
 FEATURE_DECISIONS: Final[dict[str, tuple[str, ...]]] = {
-    "SIS_UTIL": ("wakeup.select_idle_cpu",),
+    # select_idle_cpu()'s scan budget; load_balance() of the LLC domain refreshes the budget
+    # (update_idle_cpu_scan() from update_sd_lb_stats()) and decides nothing by it
+    "SIS_UTIL": ("wakeup.select_idle_cpu", "balance.load_balance"),
     "SIS_SHORT": ("wakeup.wake_affine_idle", "wakeup.select_idle_cpu"),
     "UTIL_FITS_CAPACITY": ("wakeup.select_idle_sibling",),
-    "SELECT_BIAS_PREV": ("wakeup.select_idle_sibling", "wakeup.select_task_rq_wake"),
-    "STEAL": ("balance.try_steal",),
+    "SELECT_BIAS_PREV": ("wakeup.select_idle_sibling",),
+    "STEAL": ("balance.steal_enabled",),  # try_steal()'s gate, with steal_node_limit
+    "steal_node_limit": ("balance.steal_enabled",),
     "MM_FOOTPRINT": ("fork.find_idlest_group",),
     "NUMA_IMB_LEGACY": ("fork.find_idlest_group", "balance.calculate_imbalance"),
-    "NO_MC": ("domains.SchedDomains",),
+    "NO_MC": ("state.State.__init__",),  # the sched domains built without MC (domains.SchedDomains)
     "fork_affine": ("fork.find_idlest_group",),
     "fork_spread": ("fork.find_idlest_group",),
-    "wake_affine": ("wakeup.select_task_rq_wake", "balance.can_migrate_task"),
-    "wake_hold": ("wakeup.select_task_rq_wake", "balance.can_migrate_task"),
+    # select_task_rq_fair()'s wakeup path, and can_migrate_task()'s hint test
+    "wake_affine": ("wakeup.wake_target", "balance.hint_holds"),
+    "wake_hold": ("wakeup.wake_target", "balance.hint_holds"),
     "wake_wide": ("wakeup.select_idle_sibling",),
 }
 

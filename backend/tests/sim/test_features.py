@@ -1,10 +1,15 @@
 """Toggle names and validation: hints one per category, features named exactly as in
-placement-model.md section 3, errors that name the field."""
+placement-model.md section 3, errors that name the field; and where the sources read each toggle
+(FEATURE_DECISIONS), held to the table by walking them."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+import placemap.sim
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import (
     FEATURE_DECISIONS,
@@ -25,7 +30,61 @@ def test_every_toggle_of_the_model_is_named_exactly() -> None:
         "SIS_UTIL", "SIS_SHORT", "UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV", "STEAL",
         "steal_node_limit", "MM_FOOTPRINT", "NUMA_IMB_LEGACY", "NO_MC",
     }  # fmt: skip
-    assert set(FEATURE_DECISIONS) == (set(FEATURE_NAMES) - {"steal_node_limit"}) | set(HINTS)
+    assert set(FEATURE_DECISIONS) == set(FEATURE_NAMES) | set(HINTS)
+
+
+SIM = Path(placemap.sim.__file__).parent
+HINT_BITS = {f"HINT_{name.upper()}": name for name in HINTS}
+
+
+def toggle_reads() -> dict[str, set[str]]:
+    """Every function of the simulator (module.function, as FEATURE_DECISIONS names them) that
+    reads a feature switch (an attribute of that name) or a hint bit (HINT_*, or a module constant
+    built from them), features.py itself aside (it defines and parses them)."""
+    trees = {p: ast.parse(p.read_text()) for p in sorted(SIM.rglob("*.py")) if p.name != "features.py"}
+    # module constants built from hint bits (balance.HOLDING_HINTS), wherever they are used
+    aliases = {
+        t.id: {HINT_BITS[n.id] for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in HINT_BITS}
+        for tree in trees.values()
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
+    reads: dict[str, set[str]] = {}
+    for path, tree in trees.items():
+        module = path.stem
+        # and the names a module imports them under (`from ... import HOLDING_HINTS as HOLD`)
+        local = dict(aliases)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if a.asname and (a.name in HINT_BITS or a.name in aliases):
+                        local[a.asname] = {HINT_BITS[a.name]} if a.name in HINT_BITS else aliases[a.name]
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                _visit(node, f"{module}.{node.name}", local, reads)
+            elif isinstance(node, ast.ClassDef):
+                for m in node.body:
+                    if isinstance(m, ast.FunctionDef):
+                        _visit(m, f"{module}.{node.name}.{m.name}", local, reads)
+    return reads
+
+
+def _visit(fn: ast.AST, name: str, aliases: dict[str, set[str]], reads: dict[str, set[str]]) -> None:
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and n.attr in FEATURE_NAMES:
+            reads.setdefault(n.attr, set()).add(name)
+        elif isinstance(n, ast.Name):
+            for toggle in {HINT_BITS[n.id]} if n.id in HINT_BITS else aliases.get(n.id, set()):
+                reads.setdefault(toggle, set()).add(name)
+
+
+def test_each_toggle_is_read_only_where_its_table_says() -> None:
+    """A toggle can change only the decisions of the functions that read it: the sources read
+    each one exactly where FEATURE_DECISIONS says (a new read elsewhere, or one gone, fails)."""
+    reads = toggle_reads()
+    assert reads == {k: set(v) for k, v in FEATURE_DECISIONS.items()}
 
 
 def test_defaults() -> None:
