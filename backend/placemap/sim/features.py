@@ -81,8 +81,8 @@ class Features:
 FEATURE_NAMES: Final = tuple(f.name for f in fields(Features))
 
 # Where each toggle is read (module.function, the module without its package): the only places
-# it can change a decision, each the kernel's decision point named beside it. A test walks the
-# simulator's sources and holds every read of a feature switch or hint bit to this table.
+# it can change a decision (the kernel's decision point beside it where the names differ). A
+# test walks the simulator's sources and holds every read of a feature switch or hint bit to it.
 FEATURE_DECISIONS: Final[dict[str, tuple[str, ...]]] = {
     # select_idle_cpu()'s scan budget; load_balance() of the LLC domain refreshes the budget
     # (update_idle_cpu_scan() from update_sd_lb_stats()) and decides nothing by it

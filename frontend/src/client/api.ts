@@ -1107,7 +1107,7 @@ export interface components {
             complete: boolean;
             /**
              * Incomplete
-             * @description when not complete, what the metric's value is: a runtime is a lower bound (the time simulated), any other metric measured nothing and its 0 is no result
+             * @description when not complete, what the metric's value is: a runtime is a lower bound (the time simulated since the workload started), any other metric measured nothing and its 0 is no result
              */
             incomplete?: string | null;
         };

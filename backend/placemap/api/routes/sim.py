@@ -78,7 +78,8 @@ class SimRun(BaseModel):
     incomplete: str | None = Field(
         default=None,
         description="when not complete, what the metric's value is: a runtime is a lower bound (the "
-        "time simulated), any other metric measured nothing and its 0 is no result",
+        "time simulated since the workload started), any other metric measured nothing and its 0 is "
+        "no result",
     )
 
 
