@@ -97,7 +97,9 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
           <DecisionShift without={base?.status === "done" ? base.result?.decisions : null} withChanges={job.result.decisions} testId="whatif-why" />
           {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {" "}
-          (recorded {formatDuration(spanNs)} on its host{job.result.sim.complete ? "" : "; the replay did not finish, so it is not compared"})
+          (recorded {formatDuration(spanNs)} on its host
+          {job.result.sim.complete ? "" : "; the replay did not finish, so it is not compared"}
+          {job.result.sim.complete && baseRun !== null && !baseRun.sim.complete ? "; its baseline did not finish, so it is not compared" : ""})
           {Object.values(lacked).some((n) => n > 0) && (
             <div className="muted" data-testid="whatif-lacked">
               the recording lacked (counted, replayed around):{" "}
