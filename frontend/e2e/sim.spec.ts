@@ -138,7 +138,7 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
 });
 
-test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us", async ({ page }) => {
+test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us, and is not compared", async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto("/");
   const sim = page.getByTestId("simulate");
@@ -146,10 +146,14 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   const form = sim.getByRole("form", { name: "Simulate" });
   await form.getByLabel("machine").selectOption("zen3-2s-nps1");
   await form.getByLabel("workers").fill("4");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
   await form.getByLabel("simulated ms").fill("50");
   await form.getByRole("button", { name: "Simulate" }).click();
   const result = sim.getByTestId("simulate-result");
   await expect(result.getByTestId("simulate-incomplete")).toContainText("no wakeup after schbench's 100 ms warmup", { timeout: 60_000 });
   await expect(result.getByTestId("simulate-value")).toHaveText("no samples");
+  // its baseline (no hint) ends within the warmup too: 0 us against 0 us is no "+0.0%, the same"
+  await expect(result.getByTestId("simulate-nochange")).toHaveText(" (not compared with its baseline: neither run completed)", { timeout: 60_000 });
+  await expect(result.getByTestId("simulate-change")).toHaveCount(0);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });
 });
