@@ -157,3 +157,24 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   await expect(result.getByTestId("simulate-change")).toHaveCount(0);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });
 });
+
+test("simulate form: a tbench run whose window has not opened measured nothing and is not compared with its baseline", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  const form = sim.getByRole("form", { name: "Simulate" });
+  await form.getByLabel("machine").selectOption("icx-2s");
+  await form.getByLabel("workload").selectOption("tbench");
+  await form.getByLabel("warmup_ms").fill("30");
+  await form.getByRole("radio", { name: "fork_spread" }).check();
+  await form.getByLabel("simulated ms").fill("20");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-incomplete")).toContainText("the measured window had not opened", { timeout: 60_000 });
+  await expect(result.getByTestId("simulate-value")).toHaveText("nothing measured");
+  // both runs end within warmup_ms at 0 MB/s: that is no "+0.0%, the same"
+  await expect(result.getByTestId("simulate-nochange")).toHaveText(" (not compared with its baseline: neither run completed)", { timeout: 60_000 });
+  await expect(result.getByTestId("simulate-change")).toHaveCount(0);
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-nothing-measured.png") });
+});
