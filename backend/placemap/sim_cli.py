@@ -139,6 +139,13 @@ def _print_decisions(dec: dict[str, list[dict[str, Any]]], top: int = 8) -> None
             print(f"  ... {len(rows) - top} more (--json lists all)")
 
 
+def print_incomplete_runs(out: dict[str, Any]) -> None:
+    """calibrate's runs that ended before their workload did: their cells are left out."""
+    for r in out["incomplete_runs"]:
+        print(f"did not complete within its simulated time, its cells left out: {r['machine']} "
+              f"{r['benchmark']} x={r['x']} hints {r['hints'] or 'none'} (seeds {r['seeds']})")  # fmt: skip
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     path = Path(args.csv)
     try:
@@ -182,6 +189,7 @@ def _calibrate(args: argparse.Namespace) -> int:
           f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
     b = o["beyond_noise"]
     print(f"beyond each table's published noise band: {b['sign_agreement']} on {b['cells']} cells")
+    print_incomplete_runs(out)
     if skipped:
         rows_word = "row" if len(skipped) == 1 else "rows"
         print(f"{len(skipped)} malformed {rows_word} of {path.name} skipped (their lines are on stderr)")

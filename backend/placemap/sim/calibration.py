@@ -29,7 +29,7 @@ from typing import Any
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
-from placemap.sim.scenario import parse_scenario
+from placemap.sim.scenario import MAX_DURATION_MS, parse_scenario
 
 MACHINES = {"AMD Zen3 2x64C/128T NPS1": "zen3-2s-nps1", "Intel Xeon 3rd gen 2x32C/64T": "icx-2s"}
 BASELINE = "tip"
@@ -140,7 +140,7 @@ def scenario_for(key: Key, seed: int, hackbench_loops: int = HACKBENCH_LOOPS) ->
             "ipc": HACKBENCH_IPC,
             "loops": hackbench_loops,
         }
-        ms = 60_000  # ends when the last task exits
+        ms = MAX_DURATION_MS  # ends when the last task exits, whatever --hackbench-loops asks
     elif kind == "schbench":
         wl, ms = {"kind": kind, "messengers": 1, "workers": x}, SCHBENCH_MS
     elif kind == "tbench":
@@ -359,7 +359,16 @@ def calibrate(
     results: dict[Key, float] = {}
     per_key = len(seeds)
     per_seed: list[dict[Key, float]] = [{} for _ in seeds]
+    incomplete: list[dict[str, Any]] = []
     for j, key in enumerate(keys):
+        cut = [s for k, s in enumerate(seeds) if not outs[j * per_key + k]["sim"]["complete"]]
+        if cut:
+            # a run that ended before its workload did measured no result (a runtime's lower
+            # bound, or nothing): the cells that need it are left out, and said to be
+            incomplete.append(
+                {"machine": key[0], "benchmark": key[1], "x": key[2], "hints": list(key[3]), "seeds": cut}
+            )
+            continue
         # summed in seed order, as a sequential run does
         vals = [float(outs[j * per_key + k]["metric"]["value"]) for k in range(per_key)]
         results[key] = sum(vals) / len(vals)
@@ -369,6 +378,7 @@ def calibrate(
     out["turning_points"] = turning_points(out["tables"])
     out["absolute"] = absolute(rows, results, hackbench_loops)
     out["runs"] = len(runs)
+    out["incomplete_runs"] = incomplete
     out["hackbench_loops"] = hackbench_loops
     return out
 

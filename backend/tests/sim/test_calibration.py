@@ -7,6 +7,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from placemap.sim.calibration import (
     ICX,
     PUBLISHED_HACKBENCH_LOOPS,
@@ -21,6 +23,7 @@ from placemap.sim.calibration import (
     turning_points,
 )
 from placemap.sim.scenario import parse_scenario, run_scenario
+from placemap.sim_cli import print_incomplete_runs
 
 CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
 
@@ -93,7 +96,7 @@ def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
         return base * (1 - pct / 100)
 
     def runner(sc: dict[str, Any]) -> dict[str, Any]:
-        return {"metric": {"value": published(sc)}}
+        return {"metric": {"value": published(sc)}, "sim": {"complete": True}}
 
     one = calibrate(rs, seeds=[1], runner=runner)
     assert (
@@ -113,6 +116,35 @@ def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
     band = t["noise_band_pct"]
     assert st["beyond_noise"]["cells"] == sum(abs(c["published_pct"]) > band for c in sig_stable)
     assert t["seed_stable"]["cells"] == len(sig_stable) < t["significant"]
+
+
+def test_a_run_that_did_not_complete_leaves_its_cells_out_and_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Real runs of the ICX hackbench fork-hint rows at 1 and 2 groups, with fork_spread at 1
+    group cut to 1 simulated ms: that hackbench has not finished (sim.complete false, its
+    runtime a lower bound), so its cell is no result. It is left out of the table and named in
+    incomplete_runs; the other cells stay."""
+    rs = [r for r in rows() if r["section"] == "Hackbench Fork time hint Test" and r["x"] in ("1", "2")]
+
+    def runner(sc: dict[str, Any]) -> dict[str, Any]:
+        cut = sc["hints"] == ["fork_spread"] and sc["workload"]["groups"] == 1
+        return run_scenario({**sc, "duration_ms": 1} if cut else sc, wall_clock=False)
+
+    out = calibrate(rs, seeds=[1], runner=runner)
+    assert out["incomplete_runs"] == [
+        {"machine": "icx-2s", "benchmark": "hackbench", "x": 1, "hints": ["fork_spread"], "seeds": [1]}
+    ]
+    print_incomplete_runs(out)  # calibrate's text report prints this line
+    assert capsys.readouterr().out == (
+        "did not complete within its simulated time, its cells left out: icx-2s hackbench x=1 "
+        "hints ['fork_spread'] (seeds [1])\n"
+    )
+    cells = {(c["x"], c["config"]) for c in next(iter(out["tables"].values()))["cells"]}
+    assert (1, "fork_spread") not in cells and {(2, "fork_spread"), (1, "fork_affine")} <= cells
+    full = calibrate(rs, seeds=[1], runner=lambda sc: run_scenario(sc, wall_clock=False))
+    assert full["incomplete_runs"] == []
+    assert (1, "fork_spread") in {(c["x"], c["config"]) for c in next(iter(full["tables"].values()))["cells"]}
 
 
 def test_absolute_sets_the_baselines_own_metric_against_the_published_value() -> None:
