@@ -3,11 +3,25 @@
  * it appears in the recordings list with its "simulated" badge and scenario (as text), and opens
  * on the simulated machine's grid (the preset's LLCs and nodes in the placement text view).
  */
-import { expect, test } from "@playwright/test";
+import { expect, test, type Locator, type Page } from "@playwright/test";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
+
+/** The dashboard's Simulate panel, opened: the panel and its form. */
+async function openSimulate(page: Page): Promise<{ sim: Locator; form: Locator }> {
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  return { sim, form: sim.getByRole("form", { name: "Simulate" }) };
+}
+
+/** A result beside a baseline where neither run completed: no change shown, and why. */
+async function expectNeitherCompared(result: Locator): Promise<void> {
+  await expect(result.getByTestId("simulate-nochange")).toHaveText(" (not compared with its baseline: neither run completed)", { timeout: 60_000 });
+  await expect(result.getByTestId("simulate-change")).toHaveCount(0);
+}
 
 const SCENARIO = {
   topology: "zen3-2s-nps1",
@@ -62,10 +76,7 @@ test("simulated recording: badge and scenario in the list, the preset's grid", a
 
 test("simulate form: a workload under a hint beside its baseline, both saved, compared side by side", async ({ page, request }) => {
   test.setTimeout(240_000);
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  const form = sim.getByRole("form", { name: "Simulate" });
+  const { sim, form } = await openSimulate(page);
   // the form's defaults are the simulator's (GET /api/sim/options)
   await expect(form.getByLabel("workload")).toHaveValue("schbench");
   await expect(form.getByLabel("workers")).toHaveValue("16");
@@ -140,10 +151,7 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
 
 test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us, and is not compared", async ({ page }) => {
   test.setTimeout(120_000);
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  const form = sim.getByRole("form", { name: "Simulate" });
+  const { sim, form } = await openSimulate(page);
   await form.getByLabel("machine").selectOption("zen3-2s-nps1");
   await form.getByLabel("workers").fill("4");
   await form.getByRole("radio", { name: "wake_affine" }).check();
@@ -153,17 +161,13 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   await expect(result.getByTestId("simulate-incomplete")).toContainText("no wakeup after schbench's 100 ms warmup", { timeout: 60_000 });
   await expect(result.getByTestId("simulate-value")).toHaveText("no samples");
   // its baseline (no hint) ends within the warmup too: 0 us against 0 us is no "+0.0%, the same"
-  await expect(result.getByTestId("simulate-nochange")).toHaveText(" (not compared with its baseline: neither run completed)", { timeout: 60_000 });
-  await expect(result.getByTestId("simulate-change")).toHaveCount(0);
+  await expectNeitherCompared(result);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });
 });
 
 test("simulate form: a tbench run whose window has not opened measured nothing and is not compared with its baseline", async ({ page }) => {
   test.setTimeout(120_000);
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  const form = sim.getByRole("form", { name: "Simulate" });
+  const { sim, form } = await openSimulate(page);
   await form.getByLabel("machine").selectOption("icx-2s");
   await form.getByLabel("workload").selectOption("tbench");
   await form.getByLabel("warmup_ms").fill("30");
@@ -174,7 +178,6 @@ test("simulate form: a tbench run whose window has not opened measured nothing a
   await expect(result.getByTestId("simulate-incomplete")).toContainText("the measured window had not opened", { timeout: 60_000 });
   await expect(result.getByTestId("simulate-value")).toHaveText("nothing measured");
   // both runs end within warmup_ms at 0 MB/s: that is no "+0.0%, the same"
-  await expect(result.getByTestId("simulate-nochange")).toHaveText(" (not compared with its baseline: neither run completed)", { timeout: 60_000 });
-  await expect(result.getByTestId("simulate-change")).toHaveCount(0);
+  await expectNeitherCompared(result);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-nothing-measured.png") });
 });
