@@ -12,7 +12,7 @@ import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormPa
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
-import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, withKind, type SimChoice } from "./scenario";
+import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import "../whatif/whatif.css";
 
 interface Props {
@@ -103,7 +103,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {baseResult && !comparable(result, baseResult) && (
             <span className="muted" data-testid="simulate-nochange">
-              {` (not compared with its baseline: ${result.sim.complete ? "the baseline" : baseResult.sim.complete ? "this run" : "neither run"} ${!result.sim.complete && !baseResult.sim.complete ? "completed" : "did not complete"})`}
+              {` (not compared with its baseline: ${whyNotCompared(result, baseResult)})`}
             </span>
           )}
           {!result.sim.complete && (

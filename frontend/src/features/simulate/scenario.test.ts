@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, withKind } from "./scenario";
+import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, whyNotCompared, withKind } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -68,6 +68,9 @@ describe("formatMetric and verdict", () => {
     expect(comparable(run(true), run(true))).toBe(true);
     expect(comparable(run(true), run(false))).toBe(false);
     expect(comparable(run(false), run(true))).toBe(false);
+    expect(whyNotCompared(run(true), run(false))).toBe("the baseline did not complete");
+    expect(whyNotCompared(run(false), run(true))).toBe("this run did not complete");
+    expect(whyNotCompared(run(false), run(false))).toBe("neither run completed");
   });
   it("says better or worse by the metric's direction", () => {
     expect(verdict(40, 50, "lower")).toBe("better");

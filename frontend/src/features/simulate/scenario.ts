@@ -77,6 +77,12 @@ export function comparable(a: RunLike, b: RunLike): boolean {
   return a.sim.complete && b.sim.complete;
 }
 
+/** Which of a run and its baseline did not complete, when they are not comparable. */
+export function whyNotCompared(run: RunLike, baseline: RunLike): string {
+  if (!run.sim.complete && !baseline.sim.complete) return "neither run completed";
+  return run.sim.complete ? "the baseline did not complete" : "this run did not complete";
+}
+
 /** Whether a run did better than its baseline, by the metric's own direction. */
 export function verdict(value: number, baseline: number, better: SimMetric["better"]): "better" | "worse" | "the same" {
   if (value === baseline) return "the same";
