@@ -5,13 +5,11 @@ migration takes the level of that pair on the machine)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from collector import collector_binary
-from ftrace_lines import SHARED
+from collector import collector_binary, extract_topologies, read_topology, sysfs_roots
 from test_helpers import ingest
 
 from placemap.schema.models.topology_schema import Topology
@@ -20,23 +18,15 @@ from placemap.store import Store
 
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("topologies")
-    subprocess.run(
-        ["sh", str(SHARED / "topologies" / "extract.sh"), str(dest)], check=True, capture_output=True
-    )
-    return dest
+    return extract_topologies(tmp_path_factory.mktemp("topologies"))
 
 
 def _topology(dumps: Path, name: str, collector: Path) -> Topology:
-    roots = [p.parents[3] for p in (dumps / name).glob("**/sys/devices/system/cpu")]
+    roots = sysfs_roots(dumps / name)
     assert len(roots) == 1, f"{name}: expected one sysfs tree, found {roots}"
-    out = subprocess.run(
-        [str(collector), "topology", "--sysfs-root", str(roots[0]), "--json", "--quiet"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    ).stdout
-    return Topology.model_validate(json.loads(out))
+    run = read_topology(collector, roots[0])
+    assert run.returncode == 0, run.stderr
+    return Topology.model_validate(json.loads(run.stdout))
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,11 @@ SMT-4, eight NUMA nodes of two cores, sparse CPU numbers, CPUs on no NUMA node."
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from collector import collector_binary
-from ftrace_lines import SHARED
+from collector import collector_binary, extract_topologies, read_topology, sysfs_roots
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import parse_scenario, simulate
@@ -29,21 +27,13 @@ NODELESS = "hwloc__linux__offline-cpu0-node0"
 @pytest.fixture(scope="module")
 def machines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """name -> topology JSON, one per sysfs tree the collector reads (a tarball may hold several)."""
-    dest = tmp_path_factory.mktemp("topologies")
-    subprocess.run(
-        ["sh", str(SHARED / "topologies" / "extract.sh"), str(dest)], check=True, capture_output=True
-    )
+    dest = extract_topologies(tmp_path_factory.mktemp("topologies"))
     collector = collector_binary(tmp_path_factory.mktemp("bin"))
     out: dict[str, dict[str, Any]] = {}
     for dump in sorted(dest.iterdir()):
-        roots = sorted(p.parents[3] for p in dump.glob("**/sys/devices/system/cpu"))
+        roots = sysfs_roots(dump)
         for i, root in enumerate(roots):
-            run = subprocess.run(
-                [str(collector), "topology", "--sysfs-root", str(root), "--json", "--quiet"],
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
+            run = read_topology(collector, root)
             if run.returncode == 0:
                 out[dump.name if len(roots) == 1 else f"{dump.name}#{i}"] = json.loads(run.stdout)
     assert len(out) >= MIN_MACHINES, sorted(out)
