@@ -10,3 +10,9 @@ class ScenarioError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, str]]:
+        """Pickled by its two fields, so that a worker process's error (runner.run_many) reaches
+        the parent as itself, naming its field (the default pickling rebuilds an exception from
+        its one message, which this __init__ does not take)."""
+        return (ScenarioError, (self.field, self.message))

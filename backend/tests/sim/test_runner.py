@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from placemap.sim.calibration import calibrate, plan
+from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many, run_one
 
 CSV = Path(__file__).resolve().parents[3].parent / "shared/calibration/userspace-hinting-rfc.csv"
@@ -52,3 +56,17 @@ def test_calibration_over_two_processes_equals_one_process() -> None:
     par = calibrate(rows, seeds=(1, 2), jobs=2)
     assert json.dumps(seq, sort_keys=True) == json.dumps(par, sort_keys=True)
     assert seq["runs"] == 2 * len(plan(rows)) and seq["overall"]["significant"] > 0
+
+
+def test_a_workers_bad_scenario_reaches_the_caller_naming_its_field() -> None:
+    """A ScenarioError raised in a worker process comes back pickled: it must rebuild as itself
+    (its field and message), not break the pool (its __init__ takes two arguments)."""
+    err = pickle.loads(
+        pickle.dumps(ScenarioError("workload.workers", "expected an integer in 1..4096, got 0"))
+    )
+    assert isinstance(err, ScenarioError) and err.field == "workload.workers"
+    assert str(err) == "workload.workers: expected an integer in 1..4096, got 0"
+    bad = {**SCENARIOS[1], "workload": {"kind": "schbench", "workers": 0}}
+    with pytest.raises(ScenarioError) as got:
+        run_many([SCENARIOS[2], bad], jobs=2)
+    assert got.value.field == "workload.workers"
