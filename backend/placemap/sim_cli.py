@@ -22,9 +22,10 @@ from placemap.sim.calibration import (
     read_rows,
 )
 from placemap.sim.errors import ScenarioError
-from placemap.sim.scenario import run_scenario
+from placemap.sim.runner import run_many
+from placemap.sim.scenario import parse_scenario, run_scenario
 from placemap.sim.workloads.catalog import read
-from placemap.sim_pair import baseline_of, change_pct, shifts
+from placemap.sim_pair import baseline_of, change_pct, seed_summary, shifts, with_seeds
 from placemap.sim_profile import resolve, trace_input
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
@@ -38,6 +39,13 @@ def _sim(args: argparse.Namespace) -> int:
         scenario: Any = json.loads(Path(args.scenario).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
+        return 2
+    if args.seeds > 1 and (not args.baseline or args.save or args.decisions):
+        print(
+            "placemap sim: --seeds runs the pair of --baseline on several seeds; it takes --baseline "
+            "and neither --save nor --decisions",
+            file=sys.stderr,
+        )
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
@@ -62,6 +70,14 @@ def _sim(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+        if args.seeds > 1 and base_sc is not None:
+            # each seed's run, then its baseline's, in worker processes; a bad field is named
+            # here, before any of them runs
+            pairs = zip(with_seeds(scenario, args.seeds), with_seeds(base_sc, args.seeds), strict=True)
+            scenarios = [sc for pair in pairs for sc in pair]
+            for sc in scenarios:
+                parse_scenario(sc)
+            return _print_seeds(run_many(scenarios), scenario.get("seed", 0), args.json)
         result = one(scenario)
         base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
@@ -124,6 +140,56 @@ def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> 
     print("decisions that moved most (share of the kind's decisions, baseline in brackets):")
     for x in moved:
         print(f"  {x['kind']:<6} {100 * x['share']:5.1f}% ({100 * x['baseline_share']:5.1f}%)  {x['reason']}")
+    return 0
+
+
+def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
+    """`--seeds N --baseline`: each seed's metric beside its baseline's (runs alternate run,
+    baseline from seed `first` on), then how the change spreads (sim_pair.seed_summary)."""
+    m = runs[0]["metric"]
+    rows: list[dict[str, Any]] = []
+    for i in range(0, len(runs), 2):
+        r, b = runs[i], runs[i + 1]
+        both = r["sim"]["complete"] and b["sim"]["complete"]
+        rows.append(
+            {
+                "seed": first + i // 2,
+                "value": r["metric"]["value"],
+                "baseline": b["metric"]["value"],
+                "change_pct": change_pct(m["better"], b["metric"]["value"], r["metric"]["value"])
+                if both
+                else None,
+                "incomplete": r["sim"]["incomplete"] or b["sim"]["incomplete"],
+            }
+        )
+    summary = seed_summary([row["change_pct"] for row in rows])
+    if as_json:
+        json.dump(
+            {"metric": {"name": m["name"], "better": m["better"]}, "runs": rows, "summary": summary},
+            sys.stdout,
+            sort_keys=True,
+        )
+        sys.stdout.write("\n")
+        return 0
+    last = rows[-1]["seed"]
+    print(
+        f"{m['name']} on {len(rows)} seeds ({first}..{last}), each beside its baseline (no hints, default "
+        f"features); {m['better']} is better:"
+    )
+    for row in rows:
+        if row["incomplete"] is not None:
+            what = f"incomplete run: {row['incomplete']} (not compared)"
+        elif row["change_pct"] is None:
+            what = "n/a (baseline 0)"
+        else:
+            what = f"{row['change_pct']:+.1f}%"
+        print(f"  seed {row['seed']}: {row['value']} against {row['baseline']}: {what}")
+    if summary["measured"]:
+        lo, hi = summary["min_pct"], summary["max_pct"]
+        spread = f"median {summary['median_pct']:+.1f}%, range {lo:+.1f}% .. {hi:+.1f}%"
+        print(f"{summary['verdict']}: {spread} ({summary['measured']} of {len(rows)} seeds measured)")
+    else:
+        print(f"{summary['verdict']} (every seed has a run that did not complete, or a baseline of 0)")
     return 0
 
 
@@ -241,6 +307,20 @@ def _loops(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+MAX_SEEDS = 64
+
+
+def _seeds(text: str) -> int:
+    """--seeds: 1..MAX_SEEDS."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= n <= MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"expected 1..{MAX_SEEDS} seeds, got {n}")
+    return n
+
+
 def _pair(turn: list[int] | tuple[int, int] | None) -> str:
     return "none" if turn is None else f"{turn[0]} and {turn[1]}"
 
@@ -269,6 +349,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also run the scenario without its hints and feature changes and print the change and the "
         "decisions that moved most (with --save both are stored)",
+    )
+    sim.add_argument(
+        "--seeds",
+        type=_seeds,
+        default=1,
+        help="with --baseline: run the pair on N seeds (the scenario's seed and the N-1 after it, "
+        f"up to {MAX_SEEDS}) and print each seed's change and whether its sign holds on all of them",
     )
     sim.add_argument(
         "--decisions",

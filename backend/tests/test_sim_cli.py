@@ -352,3 +352,79 @@ def test_sim_baseline_needs_something_to_compare(tmp_path: Path, capsys: pytest.
     f.write_text(json.dumps({k: v for k, v in SCENARIO.items() if k != "hints"}))
     code, out, err = run(["sim", str(f), "--baseline"], capsys)
     assert code == 2 and not out and "nothing to compare" in err
+
+
+def test_sim_seeds_runs_the_pair_on_each_seed_and_says_whether_the_sign_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each seed's row is that seed's own pair (run here one by one, in process), and the verdict
+    follows from the rows. ICX hackbench at 4 groups under wake_affine moves within +-2% by the
+    seed (calibration.md); schbench at 8 workers gains on every seed."""
+    f = tmp_path / "s.json"
+    hb = {
+        "topology": "icx-2s",
+        "workload": {"kind": "hackbench", "groups": 4, "loops": 50, "mode": "thread", "ipc": "pipe"},
+        "hints": ["wake_affine"],
+        "seed": 2,
+    }
+    f.write_text(json.dumps(hb))
+    code, out, _ = run(["sim", str(f), "--baseline", "--seeds", "4", "--json"], capsys)
+    assert code == 0
+    got = json.loads(out)
+    assert [r["seed"] for r in got["runs"]] == [2, 3, 4, 5]
+    changes = []
+    for row in got["runs"]:
+        r = run_scenario({**hb, "seed": row["seed"]}, wall_clock=False)
+        b = run_scenario(
+            {k: v for k, v in hb.items() if k != "hints"} | {"seed": row["seed"]}, wall_clock=False
+        )
+        assert (row["value"], row["baseline"]) == (r["metric"]["value"], b["metric"]["value"])
+        changes.append(effect_pct("lower", b["metric"]["value"], r["metric"]["value"]))
+    assert [r["change_pct"] for r in got["runs"]] == pytest.approx(changes)
+    signs = {(c > 0) - (c < 0) for c in changes}
+    assert got["summary"]["stable"] == (len(signs) == 1)
+    if len(signs) > 1:
+        assert got["summary"]["verdict"].startswith("the seed decides: ")
+    else:
+        assert got["summary"]["verdict"].endswith("on every seed")
+    code, text, _ = run(["sim", str(f), "--baseline", "--seeds", "4"], capsys)
+    assert code == 0 and "runtime_s on 4 seeds (2..5), each beside its baseline" in text
+    assert f"seed 3: {got['runs'][1]['value']} against {got['runs'][1]['baseline']}: " in text
+    assert got["summary"]["verdict"] in text
+
+    sb = {**SCENARIO, "workload": {"kind": "schbench", "workers": 8}, "duration_ms": 300}
+    f.write_text(json.dumps(sb))
+    code, out, _ = run(["sim", str(f), "--baseline", "--seeds", "3", "--json"], capsys)
+    s = json.loads(out)["summary"]
+    assert s["verdict"] == "better on every seed" and s["measured"] == 3 and s["min_pct"] > 0
+
+
+def test_sim_seeds_says_which_seeds_measured_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SCENARIO ends inside schbench's warmup on every seed: no seed is compared, and none reads
+    as "the same"."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, text, _ = run(["sim", str(f), "--baseline", "--seeds", "2"], capsys)
+    assert code == 0
+    assert "seed 3: 0.0 against 0.0: incomplete run: no wakeup after schbench's 100 ms warmup" in text
+    assert "no seed measured a change (every seed has a run that did not complete" in text
+
+
+def test_sim_seeds_needs_a_pair_and_a_count_in_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    for extra in ([], ["--baseline", "--save"], ["--baseline", "--decisions"]):
+        code, out, err = run(["sim", str(f), "--seeds", "3", *extra], capsys)
+        assert code == 2 and not out and "--seeds runs the pair of --baseline" in err
+    # a bad field is named as without --seeds, before any run
+    f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "schbench", "workers": 0}}))
+    code, out, err = run(["sim", str(f), "--baseline", "--seeds", "3"], capsys)
+    assert code == 2 and not out and "bad scenario: workload.workers: expected an integer" in err
+    for bad in ("0", "65", "two"):
+        with pytest.raises(SystemExit):
+            main(["sim", str(f), "--baseline", "--seeds", bad])
+        assert "argument --seeds" in capsys.readouterr().err
