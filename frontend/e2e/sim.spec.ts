@@ -4,10 +4,14 @@
  * on the simulated machine's grid (the preset's LLCs and nodes in the placement text view).
  */
 import { expect, test, type Locator, type Page } from "@playwright/test";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
+const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 /** The dashboard's Simulate panel, opened: the panel and its form. */
 async function openSimulate(page: Page): Promise<{ sim: Locator; form: Locator }> {
@@ -180,4 +184,42 @@ test("simulate form: a tbench run whose window has not opened measured nothing a
   // both runs end within warmup_ms at 0 MB/s: that is no "+0.0%, the same"
   await expectNeitherCompared(result);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-nothing-measured.png") });
+});
+
+test("simulate form: the pair on several seeds says whether its change holds on every seed, as placemap sim --seeds does", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("icx-2s");
+  await form.getByLabel("workload").selectOption("hackbench");
+  await form.getByLabel("groups").fill("4");
+  await form.getByLabel("loops").fill("50");
+  await form.getByLabel("mode").selectOption("thread");
+  await form.getByLabel("ipc").selectOption("pipe");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("seed", { exact: true }).fill("2");
+  await form.getByLabel("seeds").fill("4");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const seeds = sim.getByTestId("simulate-seeds");
+  const verdict = seeds.getByTestId("simulate-seeds-verdict");
+  await expect(verdict).toBeVisible({ timeout: 180_000 });
+
+  // the command line's summary of the same pair on the same seeds (sim_pair.seed_summary)
+  const dir = mkdtempSync(join(tmpdir(), "placemap-seeds-"));
+  const file = join(dir, "s.json");
+  const workload = { kind: "hackbench", groups: 4, mode: "thread", ipc: "pipe", loops: 50 };
+  writeFileSync(file, JSON.stringify({ topology: "icx-2s", workload, hints: ["wake_affine"], seed: 2, duration_ms: 1000 }));
+  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--seeds", "4", "--json"], { encoding: "utf8" })) as {
+    runs: { seed: number }[];
+    summary: { verdict: string; measured: number };
+  };
+  await expect(verdict).toHaveText(cli.summary.verdict);
+  await expect(seeds).toContainText("on 4 seeds (2..5)");
+  await seeds.getByText("each seed").click();
+  await expect(seeds.getByTestId("simulate-seed")).toHaveText(cli.runs.map((r) => new RegExp(`^seed ${String(r.seed)}: `)));
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds.png") });
+
+  // the further seeds ran as unsaved jobs of the same scenario, each beside its baseline
+  const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: { save: boolean; scenario: { seed: number; hints?: string[]; workload: { kind: string } } }[] }).jobs;
+  const extra = jobs.filter((j) => !j.save && j.scenario.workload.kind === "hackbench" && j.scenario.seed >= 3 && j.scenario.seed <= 5);
+  expect(extra.map((j) => `${String(j.scenario.seed)} ${(j.scenario.hints ?? []).join()}`).sort()).toEqual(["3 ", "3 wake_affine", "4 ", "4 wake_affine", "5 ", "5 wake_affine"]);
 });

@@ -2,9 +2,10 @@
  * "Simulate": run a parametric workload (hackbench, schbench, tbench, stream, ctxswitch, netperf)
  * on a preset machine under hints and features, beside the same run without them (same machine,
  * workload and seed), both saved as recordings; shows both metrics and the change by the metric's
- * own direction, opens either run, or shows the two side by side. The workloads, their parameters
- * and bounds come from GET /api/sim/options; a refused scenario shows the backend's message, which
- * names the field.
+ * own direction, opens either run, or shows the two side by side. With seeds above 1 the same pair
+ * also runs (unsaved) on the seeds after the form's, and the result says whether the change holds
+ * its sign on every seed. The workloads, their parameters and bounds come from GET /api/sim/options;
+ * a refused scenario shows the backend's message, which names the field.
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -12,7 +13,9 @@ import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormPa
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
-import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
+import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
+import { SeedSpread } from "./SeedSpread";
+import { useSeedRuns } from "./useSeedRuns";
 import "../whatif/whatif.css";
 
 interface Props {
@@ -26,12 +29,19 @@ export function Simulate({ onOpen, onComparePair }: Props) {
   const [open, setOpen] = useState(false);
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
-  const err = optsErr ?? jobErr;
+  const seeds = useSeedRuns();
+  const [firstSeed, setFirstSeed] = useState(0); // the seed of the pair the further seeds follow
+  const err = optsErr ?? jobErr ?? seeds.err;
 
-  const run = () => {
+  const run = async () => {
     if (!opts || !choice) return;
-    const baseline = changesSomething(choice, opts) ? simScenario(baselineOf(choice, opts), opts) : null;
-    void submit(simScenario(choice, opts), baseline, true);
+    const changes = changesSomething(choice, opts);
+    const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
+    const extra = extraSeedPairs(choice, opts, changes);
+    setFirstSeed(choice.seed);
+    // the saved pair first, so that it runs first; then the further seeds behind it
+    await submit(simScenario(choice, opts), baseline, true);
+    await seeds.submit(extra);
   };
   const busy = job !== null && (job.status === "queued" || job.status === "running");
   const result = job?.status === "done" ? job.result : null;
@@ -43,7 +53,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
     <div className="whatif simulate" data-testid="simulate">
       <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
-        <SimForm label="Simulate" onSubmit={run}>
+        <SimForm label="Simulate" onSubmit={() => { void run(); }}>
           <PresetSelect label="machine" value={choice.topology} presets={opts.presets} onChange={(v) => { set((c) => ({ ...c, topology: v })); }} />
           <label>
             workload{" "}
@@ -74,6 +84,17 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             ))}
           </fieldset>
           <ToggleFields opts={opts} choice={choice} set={set} />
+          <label title="with hints or feature changes: also run the pair on the seeds after this one (not saved) and say whether the change holds on every seed">
+            seeds{" "}
+            <input
+              type="number"
+              min={1}
+              max={MAX_SEEDS}
+              value={choice.seeds}
+              aria-label="seeds"
+              onChange={(e) => { const v = Math.min(MAX_SEEDS, Math.max(1, Math.floor(Number(e.target.value) || 1))); set((c) => ({ ...c, seeds: v })); }}
+            />
+          </label>
           <label>
             simulated ms{" "}
             <input
@@ -98,6 +119,9 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               against <b>{formatMetric(baseResult.metric)}</b> without the hints and feature changes:{" "}
               {`${changePct(result.metric.value, baseResult.metric.value) >= 0 ? "+" : ""}${changePct(result.metric.value, baseResult.metric.value).toFixed(1)}%`}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
+          )}
+          {seeds.runs.length > 0 && (
+            <SeedSpread runs={[{ seed: firstSeed, job, base }, ...seeds.runs]} better={result.metric.better} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}

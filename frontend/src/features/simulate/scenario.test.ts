@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { comparable, defaultSimChoice, formatMetric, metricText, simScenario, verdict, whyNotCompared, withKind } from "./scenario";
+import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -79,3 +79,45 @@ describe("formatMetric and verdict", () => {
     expect(verdict(50, 50, "lower")).toBe("the same");
   });
 });
+
+describe("seeds", () => {
+  const hinted = { ...defaultSimChoice(OPTS), hints: { fork: "", wake: "wake_affine" }, seed: 4, seeds: 3 };
+  it("runs the pair on the seeds after the form's own, each beside its baseline on the same seed", () => {
+    const pairs = extraSeedPairs(hinted, OPTS, true);
+    expect(pairs.map((p) => p.seed)).toEqual([5, 6]);
+    expect(pairs[0]?.scenario).toEqual({ ...simScenario(hinted, OPTS), seed: 5 });
+    expect(pairs[1]?.baseline).toEqual({ ...simScenario(baselineOf(hinted, OPTS), OPTS), seed: 6 });
+    expect(pairs[1]?.baseline).toMatchObject({ hints: [], features: {} });
+    // one seed, or nothing to compare: no further pairs; never more than MAX_SEEDS in all
+    expect(extraSeedPairs({ ...hinted, seeds: 1 }, OPTS, true)).toEqual([]);
+    expect(extraSeedPairs(hinted, OPTS, false)).toEqual([]);
+    expect(extraSeedPairs({ ...hinted, seeds: 99 }, OPTS, true)).toHaveLength(MAX_SEEDS - 1);
+  });
+
+  const pair = (seed: number, v: number, b: number, complete = true): SeedResult => ({
+    seed,
+    run: { metric: { name: "p99_wakeup_latency_us", value: v }, sim: { complete } },
+    base: { metric: { name: "p99_wakeup_latency_us", value: b }, sim: { complete: true } },
+  });
+  it("says one sign holds on every seed, by the metric's direction, with the median and range", () => {
+    const s = seedSummary([pair(1, 40, 60), pair(2, 30, 60), pair(3, 50, 60)], "lower");
+    expect(s.verdict).toBe("better on every seed");
+    expect([s.median, s.min, s.max]).toEqual([changePctOf(40, 60), -50, changePctOf(50, 60)]);
+    expect(seedSummary([pair(1, 40, 60), pair(2, 30, 60)], "higher").verdict).toBe("worse on every seed");
+    expect(seedSummary([pair(1, 60, 60)], "lower").verdict).toBe("the same on every seed");
+  });
+  it("says the seed decides when the signs differ, and counts what measured nothing as a seed only", () => {
+    const failed: SeedResult = { seed: 5, failed: "boom" };
+    const s = seedSummary([pair(1, 40, 60), pair(2, 70, 60), pair(3, 60, 60), pair(4, 0, 60, false), failed], "lower");
+    expect(s.verdict).toBe("the seed decides: better on 1, worse on 1, the same on 1");
+    expect([s.seeds, s.measured, s.better, s.worse, s.same]).toEqual([5, 3, 1, 1, 1]);
+    expect(s.median).toBe(0);
+    const none = seedSummary([pair(1, 0, 60, false), failed], "lower");
+    expect(none.verdict).toBe("no seed measured a change");
+    expect([none.median, none.min, none.max]).toEqual([null, null, null]);
+  });
+});
+
+function changePctOf(v: number, b: number): number {
+  return ((v - b) / b) * 100;
+}

@@ -1,11 +1,12 @@
 /**
  * The simulate form's choices -> a parametric scenario (POST /api/sim/jobs), its baseline (the same
- * run without the hints and feature changes) and how a result reads. The workloads and their
- * parameters come from GET /api/sim/options, so the form cannot drift from the simulator. Pure.
+ * run without the hints and feature changes), the same pair on further seeds, and how a result and
+ * a change over seeds read. The workloads and their parameters come from GET /api/sim/options, so
+ * the form cannot drift from the simulator. Pure.
  */
 import type { SimMetric, SimOptions } from "../../client/types";
 import type { Toggles } from "../whatif/ToggleFields";
-import { defaultToggles, toggleParts } from "../whatif/scenario";
+import { baselineOf, changePct, defaultToggles, toggleParts } from "../whatif/scenario";
 import { formatDuration } from "../../viz/time";
 
 export interface SimChoice extends Toggles {
@@ -13,7 +14,12 @@ export interface SimChoice extends Toggles {
   kind: string;
   params: Record<string, number | string>;
   durationMs: number;
+  /** run the pair on this many seeds: the choice's seed and the ones after it (1..MAX_SEEDS) */
+  seeds: number;
 }
+
+/** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
+export const MAX_SEEDS = 8;
 
 /** The parameters' defaults for `kind`. */
 export function paramDefaults(opts: SimOptions, kind: string): Record<string, number | string> {
@@ -26,7 +32,7 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000 };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1 };
 }
 
 /** Another workload, with its own parameters' defaults. */
@@ -87,4 +93,87 @@ export function whyNotCompared(run: RunLike, baseline: RunLike): string {
 export function verdict(value: number, baseline: number, better: SimMetric["better"]): "better" | "worse" | "the same" {
   if (value === baseline) return "the same";
   return (value < baseline) === (better === "lower") ? "better" : "worse";
+}
+
+/** One more seed's pair: the scenario and its baseline on `seed`. */
+export interface SeedPair {
+  seed: number;
+  scenario: Record<string, unknown>;
+  baseline: Record<string, unknown>;
+}
+
+/** The pairs on the seeds after the choice's own (whose pair the form runs and saves first): none
+ * when seeds is 1 or the choice changes nothing. */
+export function extraSeedPairs(choice: SimChoice, opts: SimOptions, changes: boolean): SeedPair[] {
+  if (!changes) return [];
+  const n = Math.min(MAX_SEEDS, Math.max(1, Math.floor(choice.seeds)));
+  const out: SeedPair[] = [];
+  for (let i = 1; i < n; i++) {
+    const c = { ...choice, seed: choice.seed + i };
+    out.push({ seed: c.seed, scenario: simScenario(c, opts), baseline: simScenario(baselineOf(c, opts), opts) });
+  }
+  return out;
+}
+
+/** A finished pair on one seed as the summary reads it, or why one of its jobs failed. */
+export type SeedResult = { seed: number; run: RunLike; base: RunLike } | { seed: number; failed: string };
+
+export interface SeedSummary {
+  seeds: number;
+  /** seeds whose two runs completed: the change was measured */
+  measured: number;
+  better: number;
+  worse: number;
+  same: number;
+  /** the measured changes in % of the baseline (signed, as the form shows one) */
+  median: number | null;
+  min: number | null;
+  max: number | null;
+  verdict: string;
+}
+
+/** How the change spreads over seeds: how many seeds it is better, worse or the same on by the
+ * metric's direction, and whether one sign holds on every measured seed or the seed decides (the
+ * model's noise, not an effect). A seed whose run did not complete, or whose job failed, counts as
+ * a seed but measured nothing. As `placemap sim --baseline --seeds` says it (sim_pair.py). */
+export function seedSummary(results: SeedResult[], better: SimMetric["better"]): SeedSummary {
+  const changes: number[] = [];
+  let nb = 0;
+  let nw = 0;
+  for (const r of results) {
+    if ("failed" in r || !comparable(r.run, r.base)) continue;
+    const v = r.run.metric.value;
+    const b = r.base.metric.value;
+    changes.push(changePct(v, b));
+    const how = verdict(v, b, better);
+    if (how === "better") nb++;
+    else if (how === "worse") nw++;
+  }
+  const m = changes.length;
+  const same = m - nb - nw;
+  let text: string;
+  if (m === 0) text = "no seed measured a change";
+  else if (nb === m) text = "better on every seed";
+  else if (nw === m) text = "worse on every seed";
+  else if (same === m) text = "the same on every seed";
+  else text = `the seed decides: better on ${String(nb)}, worse on ${String(nw)}, the same on ${String(same)}`;
+  const sorted = [...changes].sort((a, b) => a - b);
+  const mid = Math.floor(m / 2);
+  const median = m === 0 ? null : m % 2 ? sorted[mid] : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+  return {
+    seeds: results.length,
+    measured: m,
+    better: nb,
+    worse: nw,
+    same,
+    median: median ?? null,
+    min: m ? (sorted[0] ?? null) : null,
+    max: m ? (sorted[m - 1] ?? null) : null,
+    verdict: text,
+  };
+}
+
+/** A signed percentage, one decimal. */
+export function pctText(v: number): string {
+  return `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`;
 }

@@ -1,0 +1,66 @@
+/**
+ * The simulate form's further seeds: the same pair (scenario and baseline) on each seed after the
+ * form's own, submitted unsaved after the saved pair and polled until every job has ended.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api } from "../../client/http";
+import type { SimJob } from "../../client/types";
+import { jobEnded } from "../whatif/useJobPair";
+import type { SeedPair } from "./scenario";
+
+const POLL_MS = 500;
+
+export interface SeedJobs {
+  seed: number;
+  job: SimJob | null;
+  base: SimJob | null;
+}
+
+export interface SeedRuns {
+  runs: SeedJobs[];
+  err: string | null;
+  /** Submit every pair (replacing the last submission's); [] clears. */
+  submit: (pairs: SeedPair[]) => Promise<void>;
+}
+
+export function useSeedRuns(): SeedRuns {
+  const [runs, setRuns] = useState<SeedJobs[]>([]);
+  const [err, setErr] = useState<string | null>(null);
+  const poll = useRef<ReturnType<typeof setInterval> | null>(null);
+  const stop = () => {
+    if (poll.current) clearInterval(poll.current);
+    poll.current = null;
+  };
+  useEffect(() => stop, []);
+
+  const submit: SeedRuns["submit"] = async (pairs) => {
+    stop();
+    setErr(null);
+    setRuns([]);
+    if (pairs.length === 0) return;
+    try {
+      const ids: { seed: number; job: string; base: string }[] = [];
+      for (const p of pairs) {
+        const j = await api.submitSimJob(p.scenario, false);
+        const b = await api.submitSimJob(p.baseline, false);
+        ids.push({ seed: p.seed, job: j.job_id, base: b.job_id });
+      }
+      setRuns(ids.map((x) => ({ seed: x.seed, job: null, base: null })));
+      poll.current = setInterval(() => {
+        void Promise.all(ids.map(async (x) => ({ seed: x.seed, job: await api.simJob(x.job), base: await api.simJob(x.base) }))).then(
+          (got) => {
+            setRuns(got);
+            if (got.every((r) => jobEnded(r.job) && jobEnded(r.base))) stop();
+          },
+          (e: unknown) => {
+            stop();
+            setErr(e instanceof Error ? e.message : String(e));
+          },
+        );
+      }, POLL_MS);
+    } catch (e) {
+      setErr(e instanceof Error ? e.message : String(e));
+    }
+  };
+  return { runs, err, submit };
+}
