@@ -222,4 +222,19 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: { save: boolean; scenario: { seed: number; hints?: string[]; workload: { kind: string } } }[] }).jobs;
   const extra = jobs.filter((j) => !j.save && j.scenario.workload.kind === "hackbench" && j.scenario.seed >= 3 && j.scenario.seed <= 5);
   expect(extra.map((j) => `${String(j.scenario.seed)} ${(j.scenario.hints ?? []).join()}`).sort()).toEqual(["3 ", "3 wake_affine", "4 ", "4 wake_affine", "5 ", "5 wake_affine"]);
+
+  // a new run while further seeds still wait cancels them: they do not fill the server's queue
+  await form.getByLabel("seed", { exact: true }).fill("10");
+  await form.getByLabel("seeds").fill("8");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  await expect(seeds).toContainText(/on 8 seeds \(10\.\.17\): \d+ of 8 pairs done/, { timeout: 120_000 });
+  await form.getByLabel("seeds").fill("1");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  type Listed = { id: string; status: string; save: boolean; scenario: { seed: number; workload: { kind: string } } };
+  const further = async () => ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Listed[] }).jobs.filter((j) => !j.save && j.scenario.seed >= 11 && j.scenario.seed <= 17);
+  await expect.poll(async () => (await further()).filter((j) => j.status === "queued" || j.status === "running").length, { timeout: 60_000 }).toBe(0);
+  const ended = await further();
+  expect(ended).toHaveLength(14);
+  expect(ended.filter((j) => j.status === "cancelled").length).toBeGreaterThan(0);
+  await expect(seeds).toHaveCount(0);
 });

@@ -73,6 +73,12 @@ export const api = {
     getJson<TaskPath>(`/recordings/${enc(id)}/tasks/${pid}/path`, signal),
   simOptions: (signal?: AbortSignal) => getJson<SimOptions>("/sim/options", signal),
   simJob: (id: string, signal?: AbortSignal) => getJson<SimJob>(`/sim/jobs/${enc(id)}`, signal),
+  /** DELETE a queued or running simulator job (a finished one stays as it is). */
+  async cancelSimJob(id: string): Promise<SimJob> {
+    const res = await fetch(`${BASE}/sim/jobs/${enc(id)}`, { method: "DELETE", headers: { Accept: "application/json" } });
+    if (!res.ok) throw await errorFrom(res);
+    return (await res.json()) as SimJob;
+  },
   async submitSimJob(scenario: Record<string, unknown>, save: boolean): Promise<SimJobCreated> {
     const res = await fetch(`${BASE}/sim/jobs`, {
       method: "POST",

@@ -39,7 +39,9 @@ export function Simulate({ onOpen, onComparePair }: Props) {
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
     const extra = extraSeedPairs(choice, opts, changes);
     setFirstSeed(choice.seed);
-    // the saved pair first, so that it runs first; then the further seeds behind it
+    // the last submission's further seeds cancelled, then the saved pair, so that it runs first,
+    // and the further seeds behind it
+    await seeds.submit([]);
     await submit(simScenario(choice, opts), baseline, true);
     await seeds.submit(extra);
   };

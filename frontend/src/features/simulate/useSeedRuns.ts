@@ -1,6 +1,8 @@
 /**
  * The simulate form's further seeds: the same pair (scenario and baseline) on each seed after the
- * form's own, submitted unsaved after the saved pair and polled until every job has ended.
+ * form's own, submitted unsaved after the saved pair and polled until every job has ended. A new
+ * submission cancels the jobs of the one before that have not ended, so that clicking again does
+ * not leave them filling the server's queue.
  */
 import { useEffect, useRef, useState } from "react";
 import { api } from "../../client/http";
@@ -27,6 +29,7 @@ export function useSeedRuns(): SeedRuns {
   const [runs, setRuns] = useState<SeedJobs[]>([]);
   const [err, setErr] = useState<string | null>(null);
   const poll = useRef<ReturnType<typeof setInterval> | null>(null);
+  const live = useRef<string[]>([]); // the last submission's job ids not seen ended yet
   const stop = () => {
     if (poll.current) clearInterval(poll.current);
     poll.current = null;
@@ -37,12 +40,18 @@ export function useSeedRuns(): SeedRuns {
     stop();
     setErr(null);
     setRuns([]);
+    const stale = live.current;
+    live.current = [];
+    // (a job that has ended meanwhile is returned as it is; an unknown one is no matter here)
+    await Promise.allSettled(stale.map((id) => api.cancelSimJob(id)));
     if (pairs.length === 0) return;
     try {
       const ids: { seed: number; job: string; base: string }[] = [];
       for (const p of pairs) {
         const j = await api.submitSimJob(p.scenario, false);
+        live.current.push(j.job_id);
         const b = await api.submitSimJob(p.baseline, false);
+        live.current.push(b.job_id);
         ids.push({ seed: p.seed, job: j.job_id, base: b.job_id });
       }
       setRuns(ids.map((x) => ({ seed: x.seed, job: null, base: null })));
@@ -50,6 +59,7 @@ export function useSeedRuns(): SeedRuns {
         void Promise.all(ids.map(async (x) => ({ seed: x.seed, job: await api.simJob(x.job), base: await api.simJob(x.base) }))).then(
           (got) => {
             setRuns(got);
+            live.current = got.flatMap((r) => [r.job, r.base]).filter((j) => !jobEnded(j)).map((j) => j.id);
             if (got.every((r) => jobEnded(r.job) && jobEnded(r.base))) stop();
           },
           (e: unknown) => {
