@@ -86,6 +86,16 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             ))}
           </fieldset>
           <ToggleFields opts={opts} choice={choice} set={set} />
+          <label title="the CPU the workload's main task starts on, schbench's sleep jitter, the spacing of tbench's, netperf's and ctxswitch's forks">
+            seed{" "}
+            <input
+              type="number"
+              min={0}
+              value={choice.seed}
+              aria-label="seed"
+              onChange={(e) => { const v = Math.max(0, Math.floor(Number(e.target.value) || 0)); set((c) => ({ ...c, seed: v })); }}
+            />
+          </label>
           <label title="with hints or feature changes: also run the pair on the seeds after this one (not saved) and say whether the change holds on every seed">
             seeds{" "}
             <input

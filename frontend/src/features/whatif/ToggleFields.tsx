@@ -1,6 +1,7 @@
 /**
- * The simulator toggles both forms share (what-if replay, simulate): one hint per category, the
- * feature switches, the seed. The choices come from GET /api/sim/options.
+ * The simulator toggles both forms share (what-if replay, simulate): one hint per category and the
+ * feature switches; `seed` is in the choice but has its field in the simulate form only (a replay
+ * draws nothing from it). The choices come from GET /api/sim/options.
  */
 import type { SimOptions } from "../../client/types";
 
@@ -45,16 +46,6 @@ export function ToggleFields<T extends Toggles>({ opts, choice, set }: { opts: S
           </label>
         ))}
       </fieldset>
-      <label>
-        seed{" "}
-        <input
-          type="number"
-          min={0}
-          value={choice.seed}
-          aria-label="seed"
-          onChange={(e) => { const v = Math.max(0, Math.floor(Number(e.target.value) || 0)); set((c) => ({ ...c, seed: v })); }}
-        />
-      </label>
     </>
   );
 }

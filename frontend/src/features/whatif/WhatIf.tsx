@@ -3,8 +3,9 @@
  * (presets, hints and features from GET /api/sim/options) submits a saved simulator job whose
  * workload is the recording itself (a trace workload); its progress is polled, and when done
  * the result and a button to open the twin recording show. The result is compared with the same
- * replay without the changes (same machine and seed, run beside it, not saved), so that the
- * model's own error on the recording cancels out; the recorded span is shown for reference.
+ * replay without the changes (same machine, run beside it, not saved), so that the model's own
+ * error on the recording cancels out; the recorded span is shown for reference. The form has no
+ * seed: a replay draws nothing from it (the scenario keeps the default).
  * A refused scenario or a failed job shows the backend's message, which names the field.
  */
 import { useState } from "react";
