@@ -50,6 +50,13 @@ def _sim(args: argparse.Namespace) -> int:
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
     replays = trace_input(scenario)
+    if args.seeds > 1 and replays is not None:
+        print(
+            "placemap sim: --seeds: a trace replay draws nothing from the seed, every seed gives the "
+            "same run",
+            file=sys.stderr,
+        )
+        return 2
     store = Store(settings.db_path) if args.save or replays == "recording" else None
 
     def one(sc: dict[str, Any]) -> dict[str, Any]:

@@ -420,6 +420,10 @@ def test_sim_seeds_needs_a_pair_and_a_count_in_range(
     for extra in ([], ["--baseline", "--save"], ["--baseline", "--decisions"]):
         code, out, err = run(["sim", str(f), "--seeds", "3", *extra], capsys)
         assert code == 2 and not out and "--seeds runs the pair of --baseline" in err
+    # a replay draws nothing from the seed (tests/sim/test_replay.py): no spread to show
+    f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "trace", "file": str(G4)}}))
+    code, out, err = run(["sim", str(f), "--baseline", "--seeds", "3"], capsys)
+    assert code == 2 and not out and "a trace replay draws nothing from the seed" in err
     # a bad field is named as without --seeds, before any run
     f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "schbench", "workers": 0}}))
     code, out, err = run(["sim", str(f), "--baseline", "--seeds", "3"], capsys)
