@@ -269,8 +269,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     if "seed_stable" in o:
         st = o["seed_stable"]
         sb = st["beyond_noise"]
+        si = st["invariant"]
         print(f"seed-stable (every seed gives the same sign): {st['sign_agreement']} on {st['cells']} cells, "
-              f"{sb['sign_agreement']} on {sb['cells']} of them beyond the noise band")  # fmt: skip
+              f"{sb['sign_agreement']} on {sb['cells']} of them beyond the noise band; {si['cells']} of the "
+              f"{st['cells']} have the same effect on every seed (the seeds, which pick only the start CPU "
+              f"and the workloads' jitter, move nothing there), {si['sign_agreement']} on them")  # fmt: skip
+        print(f"{o['zero_on_every_seed']} cells are 0 on every seed (the hint or feature changes nothing "
+              "there in the model)")  # fmt: skip
     for tp in out["turning_points"]:
         if tp["holds"] is None:
             print(f"turning point not checked (none of its cells in {path.name}): {tp['name']}")

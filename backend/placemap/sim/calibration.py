@@ -184,7 +184,9 @@ def report(
     (each seed's metrics, two seeds or more), each cell also gets its effect per seed and whether
     every seed gives it the same sign ("seed_stable"): a cell whose sign the seed decides is the
     model's noise, as a no-hint cell is the published runs'; the agreement on the seed-stable
-    cells above 5% is reported beside the total."""
+    cells above 5% is reported beside the total, with how many of them the seeds did not move
+    at all ("invariant": the same effect on every seed) and how many cells are 0 on every seed
+    (the hint or feature changed nothing in the model)."""
     seeded = per_seed is not None and len(per_seed) > 1
     tables: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -207,6 +209,9 @@ def report(
             effs = [effect_pct(row["better"], ps[(k[0], k[1], k[2], ())], ps[k]) for ps in per_seed]
             cell["seed_pcts"] = [round(e, 2) for e in effs]
             cell["seed_stable"] = all(e > 0 for e in effs) or all(e < 0 for e in effs)
+            # the same effect on every seed: the seeds moved nothing (a seed picks only the CPU a
+            # workload starts on and its own jitter), so "stable" says nothing about noise there
+            cell["seed_invariant"] = max(effs) == min(effs)
         t["noise" if row["config"] in NO_HINT else "cells"].append(cell)
     total_n = total_agree = clear_n = clear_agree = 0
     ratios_all: list[float] = []
@@ -253,7 +258,15 @@ def report(
         },
     }
     if seeded:
-        overall["seed_stable"] = {**_agreement(stable_all), "beyond_noise": _agreement(stable_clear)}
+        overall["seed_stable"] = {
+            **_agreement(stable_all),
+            "beyond_noise": _agreement(stable_clear),
+            "invariant": _agreement([c for c in stable_all if c["seed_invariant"]]),
+        }
+        sig_all = [
+            c for t in tables.values() for c in t["cells"] if abs(c["published_pct"]) > SIGNIFICANT_PCT
+        ]
+        overall["zero_on_every_seed"] = sum(all(e == 0 for e in c["seed_pcts"]) for c in sig_all)
     return {"tables": tables, "overall": overall}
 
 

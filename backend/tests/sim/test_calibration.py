@@ -85,6 +85,7 @@ def test_report_gives_the_published_noise_band_and_agreement_beyond_it() -> None
 def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
     # calibrate() with a stand-in runner (the table's arithmetic only, no simulation): seed 1
     # simulates every published effect exactly, seed 2 flips the sign of the cells at 4 workers
+    # and makes those at 8 a tenth larger; wake_hold at 1 worker changes nothing on either seed
     rs = [r for r in rows() if r["section"] == "schbench Wakeup Hint"]
 
     def published(sc: dict[str, Any]) -> float:
@@ -93,6 +94,10 @@ def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
         row = next(r for r in rs if int(r["x"]) == wl["workers"] and r["config"] == config)
         base = float(next(b["value"] for b in rs if b["x"] == row["x"] and b["config"] == "tip"))
         pct = float(row["pct_vs_baseline"]) * (-1 if sc["seed"] == 2 and wl["workers"] == 4 else 1)
+        if sc["seed"] == 2 and wl["workers"] == 8:
+            pct *= 1.1
+        if config == "wake_hold" and wl["workers"] == 1:
+            pct = 0.0
         return base * (1 - pct / 100)
 
     def runner(sc: dict[str, Any]) -> dict[str, Any]:
@@ -109,10 +114,23 @@ def test_seeds_mark_the_cells_whose_sign_the_seed_decides() -> None:
     assert at4 and all(
         not c["seed_stable"] and c["seed_pcts"][0] == -c["seed_pcts"][1] for c in at4 if c["seed_pcts"][0]
     )
-    assert all(c["seed_stable"] for c in t["cells"] if c["x"] != 4 and abs(c["published_pct"]) > 0)
+    assert all(
+        c["seed_stable"]
+        for c in t["cells"]
+        if c["x"] != 4 and abs(c["published_pct"]) > 0 and (c["x"], c["config"]) != (1, "wake_hold")
+    )
     sig_stable = [c for c in t["cells"] if abs(c["published_pct"]) > 5 and c["seed_stable"]]
     st = out["overall"]["seed_stable"]
     assert (st["cells"], st["sign_agreement"]) == (len(sig_stable), 1.0)
+    # the seeds moved the cells at 8 workers (a tenth) but not their sign: stable, not invariant
+    moved = [c for c in sig_stable if c["x"] == 8]
+    assert moved and all(not c["seed_invariant"] for c in moved)
+    assert all(c["seed_invariant"] for c in sig_stable if c["x"] != 8)
+    assert st["invariant"] == {"cells": len(sig_stable) - len(moved), "sign_agreement": 1.0}
+    # wake_hold at 1 worker (published +13.5%) is 0 on both seeds: neither stable nor agreeing
+    hold1 = next(c for c in t["cells"] if (c["x"], c["config"]) == (1, "wake_hold"))
+    assert hold1["seed_pcts"] == [0.0, 0.0] and hold1["seed_invariant"] and not hold1["seed_stable"]
+    assert out["overall"]["zero_on_every_seed"] == 1
     band = t["noise_band_pct"]
     assert st["beyond_noise"]["cells"] == sum(abs(c["published_pct"]) > band for c in sig_stable)
     assert t["seed_stable"]["cells"] == len(sig_stable) < t["significant"]
