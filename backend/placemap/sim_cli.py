@@ -150,6 +150,12 @@ def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> 
     return 0
 
 
+SAME_ON_EVERY_SEED = (
+    "every seed gave the same change: a seed picks only the CPU the workload starts on and its own "
+    "jitter, and they move nothing here (the model has no other noise)"
+)
+
+
 def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
     """`--seeds N --baseline`: each seed's metric beside its baseline's (runs alternate run,
     baseline from seed `first` on), then how the change spreads (sim_pair.seed_summary)."""
@@ -195,6 +201,8 @@ def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
         lo, hi = summary["min_pct"], summary["max_pct"]
         spread = f"median {summary['median_pct']:+.1f}%, range {lo:+.1f}% .. {hi:+.1f}%"
         print(f"{summary['verdict']}: {spread} ({summary['measured']} of {len(rows)} seeds measured)")
+        if summary["identical"]:
+            print(SAME_ON_EVERY_SEED)
     else:
         print(f"{summary['verdict']} (every seed has a run that did not complete, or a baseline of 0)")
     return 0

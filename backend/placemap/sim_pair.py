@@ -42,9 +42,9 @@ def with_seeds(scenario: Mapping[str, Any], n: int) -> list[dict[str, Any]]:
 def seed_summary(changes: Sequence[float | None]) -> dict[str, Any]:
     """How one change spreads over seeds (each seed's change_pct; None where it was not measured:
     a run that did not complete, or a baseline of 0): how many seeds it is better, worse and the
-    same on, the median and range of the measured ones, and the verdict: one sign on every
-    measured seed, or "the seed decides" (a what-if whose sign a seed flips is the model's
-    noise, not an effect)."""
+    same on, the median and range of the measured ones, whether they are all the same change,
+    and the verdict: one sign on every measured seed, or "the seed decides" (a what-if whose sign
+    a seed flips is the model's noise, not an effect)."""
     got = [c for c in changes if c is not None]
     better = sum(c > 0 for c in got)
     worse = sum(c < 0 for c in got)
@@ -69,6 +69,9 @@ def seed_summary(changes: Sequence[float | None]) -> dict[str, Any]:
         "min_pct": min(got) if got else None,
         "max_pct": max(got) if got else None,
         "stable": bool(got) and (better == len(got) or worse == len(got) or same == len(got)),
+        # every measured seed gave the very same change: the seeds moved nothing (a seed picks
+        # only the CPU the workload starts on and its own jitter), which says nothing of noise
+        "identical": len(got) > 1 and min(got) == max(got),
         "verdict": verdict,
     }
 

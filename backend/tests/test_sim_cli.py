@@ -397,6 +397,14 @@ def test_sim_seeds_runs_the_pair_on_each_seed_and_says_whether_the_sign_holds(
     code, out, _ = run(["sim", str(f), "--baseline", "--seeds", "3", "--json"], capsys)
     s = json.loads(out)["summary"]
     assert s["verdict"] == "better on every seed" and s["measured"] == 3 and s["min_pct"] > 0
+    # schbench on a symmetric preset: the start CPU and the sleep jitter move nothing
+    assert s["identical"] and s["min_pct"] == s["max_pct"]
+    code, text, _ = run(["sim", str(f), "--baseline", "--seeds", "3"], capsys)
+    assert "every seed gave the same change: a seed picks only the CPU" in text
+    f.write_text(json.dumps(hb))
+    code, text, _ = run(["sim", str(f), "--baseline", "--seeds", "4"], capsys)
+    assert ("every seed gave the same change" in text) == got["summary"]["identical"]
+    assert got["summary"]["identical"] == (len({round(c, 9) for c in changes}) == 1)
 
 
 def test_sim_seeds_says_which_seeds_measured_nothing(

@@ -50,7 +50,8 @@ def test_with_seeds_counts_on_from_the_scenarios_seed() -> None:
 def test_seed_summary_gives_one_sign_or_says_the_seed_decides() -> None:
     s = seed_summary([12.0, 3.0, 5.0])
     assert s["verdict"] == "better on every seed" and s["stable"]
-    assert (s["median_pct"], s["min_pct"], s["max_pct"]) == (5.0, 3.0, 12.0)
+    assert (s["median_pct"], s["min_pct"], s["max_pct"]) == (5.0, 3.0, 12.0) and not s["identical"]
+    assert seed_summary([7.5, 7.5, None])["identical"] and not seed_summary([7.5])["identical"]
     assert seed_summary([-1.0, -0.5])["verdict"] == "worse on every seed"
     assert seed_summary([0.0, 0.0])["verdict"] == "the same on every seed"
     mixed = seed_summary([4.0, -1.0, 0.0, -2.0])

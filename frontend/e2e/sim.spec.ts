@@ -186,6 +186,37 @@ test("simulate form: a tbench run whose window has not opened measured nothing a
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-nothing-measured.png") });
 });
 
+interface CliSeeds {
+  runs: { seed: number }[];
+  summary: { verdict: string; measured: number; identical: boolean };
+}
+
+/** `placemap sim SCENARIO --baseline --seeds n --json`: the command line's summary of the pair. */
+function cliSeeds(scenario: Record<string, unknown>, n: number): CliSeeds {
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-seeds-")), "s.json");
+  writeFileSync(file, JSON.stringify(scenario));
+  return JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--seeds", String(n), "--json"], { encoding: "utf8" })) as CliSeeds;
+}
+
+test("simulate form: seeds that move nothing say so, as placemap sim --seeds does (schbench on a preset)", async ({ page }) => {
+  test.setTimeout(180_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workers").fill("8");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("simulated ms").fill("300");
+  await form.getByLabel("seeds").fill("3");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const seeds = sim.getByTestId("simulate-seeds");
+  await expect(seeds.getByTestId("simulate-seeds-verdict")).toBeVisible({ timeout: 120_000 });
+  const workload = { kind: "schbench", messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 };
+  const cli = cliSeeds({ topology: "zen3-2s-nps1", workload, hints: ["wake_affine"], seed: 1, duration_ms: 300 }, 3);
+  expect(cli.summary.identical).toBe(true); // the start CPU and the sleep jitter move nothing on a symmetric preset
+  await expect(seeds.getByTestId("simulate-seeds-verdict")).toHaveText(cli.summary.verdict);
+  await expect(seeds.getByTestId("simulate-seeds-same")).toContainText("every seed gave the same change");
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds-same.png") });
+});
+
 test("simulate form: the pair on several seeds says whether its change holds on every seed, as placemap sim --seeds does", async ({ page, request }) => {
   test.setTimeout(240_000);
   const { sim, form } = await openSimulate(page);
@@ -204,15 +235,10 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   await expect(verdict).toBeVisible({ timeout: 180_000 });
 
   // the command line's summary of the same pair on the same seeds (sim_pair.seed_summary)
-  const dir = mkdtempSync(join(tmpdir(), "placemap-seeds-"));
-  const file = join(dir, "s.json");
   const workload = { kind: "hackbench", groups: 4, mode: "thread", ipc: "pipe", loops: 50 };
-  writeFileSync(file, JSON.stringify({ topology: "icx-2s", workload, hints: ["wake_affine"], seed: 2, duration_ms: 1000 }));
-  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--seeds", "4", "--json"], { encoding: "utf8" })) as {
-    runs: { seed: number }[];
-    summary: { verdict: string; measured: number };
-  };
+  const cli = cliSeeds({ topology: "icx-2s", workload, hints: ["wake_affine"], seed: 2, duration_ms: 1000 }, 4);
   await expect(verdict).toHaveText(cli.summary.verdict);
+  await expect(seeds.getByTestId("simulate-seeds-same")).toHaveCount(cli.summary.identical ? 1 : 0);
   await expect(seeds).toContainText("on 4 seeds (2..5)");
   await seeds.getByText("each seed").click();
   await expect(seeds.getByTestId("simulate-seed")).toHaveText(cli.runs.map((r) => new RegExp(`^seed ${String(r.seed)}: `)));

@@ -1,7 +1,8 @@
 /**
  * The change over seeds under the simulate form's result: the saved pair's seed and the further
  * seeds' pairs, while they run how many have ended, then whether the change holds its sign on every
- * seed or the seed decides, its median and range, and each seed's pair (in a closed list).
+ * seed or the seed decides, its median and range, whether the seeds moved it at all, and each
+ * seed's pair (in a closed list).
  */
 import type { SimMetric } from "../../client/types";
 import { jobEnded } from "../whatif/useJobPair";
@@ -48,6 +49,11 @@ export function SeedSpread({ runs, better }: Props) {
     <div data-testid="simulate-seeds">
       {head}: <b data-testid="simulate-seeds-verdict">{s.verdict}</b> ({better} is better){spread}
       {partial}
+      {s.identical && (
+        <span className="muted" data-testid="simulate-seeds-same">
+          {" "}— every seed gave the same change: a seed picks only the CPU the workload starts on and its own jitter, and they move nothing here
+        </span>
+      )}
       <details>
         <summary>each seed</summary>
         <ul className="seed-list">

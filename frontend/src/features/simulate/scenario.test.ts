@@ -103,6 +103,9 @@ describe("seeds", () => {
     const s = seedSummary([pair(1, 40, 60), pair(2, 30, 60), pair(3, 50, 60)], "lower");
     expect(s.verdict).toBe("better on every seed");
     expect([s.median, s.min, s.max]).toEqual([changePctOf(40, 60), -50, changePctOf(50, 60)]);
+    expect(s.identical).toBe(false);
+    expect(seedSummary([pair(1, 40, 60), pair(2, 40, 60)], "lower").identical).toBe(true);
+    expect(seedSummary([pair(1, 40, 60)], "lower").identical).toBe(false);
     expect(seedSummary([pair(1, 40, 60), pair(2, 30, 60)], "higher").verdict).toBe("worse on every seed");
     expect(seedSummary([pair(1, 60, 60)], "lower").verdict).toBe("the same on every seed");
   });

@@ -129,6 +129,8 @@ export interface SeedSummary {
   median: number | null;
   min: number | null;
   max: number | null;
+  /** two or more seeds measured and every one the very same change: the seeds moved nothing */
+  identical: boolean;
   verdict: string;
 }
 
@@ -169,6 +171,7 @@ export function seedSummary(results: SeedResult[], better: SimMetric["better"]):
     median: median ?? null,
     min: m ? (sorted[0] ?? null) : null,
     max: m ? (sorted[m - 1] ?? null) : null,
+    identical: m > 1 && sorted[0] === sorted[m - 1],
     verdict: text,
   };
 }
