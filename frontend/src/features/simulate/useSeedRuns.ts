@@ -4,10 +4,10 @@
  * submission cancels the jobs of the one before that have not ended, so that clicking again does
  * not leave them filling the server's queue.
  */
-import { useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { api } from "../../client/http";
 import type { SimJob } from "../../client/types";
-import { jobEnded } from "../whatif/useJobPair";
+import { errorText, jobEnded, usePoller } from "../whatif/useJobPair";
 import type { SeedPair } from "./scenario";
 
 const POLL_MS = 500;
@@ -28,13 +28,8 @@ export interface SeedRuns {
 export function useSeedRuns(): SeedRuns {
   const [runs, setRuns] = useState<SeedJobs[]>([]);
   const [err, setErr] = useState<string | null>(null);
-  const poll = useRef<ReturnType<typeof setInterval> | null>(null);
   const live = useRef<string[]>([]); // the last submission's job ids not seen ended yet
-  const stop = () => {
-    if (poll.current) clearInterval(poll.current);
-    poll.current = null;
-  };
-  useEffect(() => stop, []);
+  const { start, stop } = usePoller();
 
   const submit: SeedRuns["submit"] = async (pairs) => {
     stop();
@@ -55,21 +50,18 @@ export function useSeedRuns(): SeedRuns {
         ids.push({ seed: p.seed, job: j.job_id, base: b.job_id });
       }
       setRuns(ids.map((x) => ({ seed: x.seed, job: null, base: null })));
-      poll.current = setInterval(() => {
-        void Promise.all(ids.map(async (x) => ({ seed: x.seed, job: await api.simJob(x.job), base: await api.simJob(x.base) }))).then(
-          (got) => {
-            setRuns(got);
-            live.current = got.flatMap((r) => [r.job, r.base]).filter((j) => !jobEnded(j)).map((j) => j.id);
-            if (got.every((r) => jobEnded(r.job) && jobEnded(r.base))) stop();
-          },
-          (e: unknown) => {
-            stop();
-            setErr(e instanceof Error ? e.message : String(e));
-          },
-        );
-      }, POLL_MS);
+      start(
+        POLL_MS,
+        () => Promise.all(ids.map(async (x) => ({ seed: x.seed, job: await api.simJob(x.job), base: await api.simJob(x.base) }))),
+        (got) => {
+          setRuns(got);
+          live.current = got.flatMap((r) => [r.job, r.base]).filter((j) => !jobEnded(j)).map((j) => j.id);
+          return got.every((r) => jobEnded(r.job) && jobEnded(r.base));
+        },
+        (e) => { setErr(errorText(e)); },
+      );
     } catch (e) {
-      setErr(e instanceof Error ? e.message : String(e));
+      setErr(errorText(e));
     }
   };
   return { runs, err, submit };
