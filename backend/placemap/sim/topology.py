@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from placemap.sim.errors import ScenarioError
+
+# The largest NR_CPUS any kernel builds with (x86_64 MAXSMP; the topology schema's bound on a CPU
+# number): CPU numbers are below it, and a topology's per-CPU tables are sized by the largest one.
+NR_CPUS_MAX: Final = 8192
 
 # Upstream default (include/linux/topology.h RECLAIM_DISTANCE); AMD Zen raises it to 32
 # (arch/x86/kernel/cpu/amd.c) so that a 2-socket EPYC keeps fork/exec balancing across sockets.
@@ -278,6 +282,11 @@ def from_dict(data: Mapping[str, Any], field: str = "topology") -> Topology:
         num = _int(c.get("cpu"), f"{field}.cpus[{i}].cpu")
         if num < 0 or num in by_num:
             raise ScenarioError(f"{field}.cpus[{i}].cpu", f"negative or duplicate CPU {num}")
+        if num >= NR_CPUS_MAX:
+            # (before the tables below, sized by the largest CPU number, are allocated)
+            raise ScenarioError(
+                f"{field}.cpus[{i}].cpu", f"CPU {num} is beyond the kernel's largest NR_CPUS ({NR_CPUS_MAX})"
+            )
         by_num[num] = c
     n = max(by_num) + 1
     online = [False] * n

@@ -270,6 +270,13 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     assert len(m["llc_util"]["series"]) == 2
     bad = client.post("/api/topologies", json={"machine": "x"})
     assert bad.status_code == 422 and bad.json()["detail"]["code"] == "invalid_request"
+    # a CPU number no kernel has (NR_CPUS is at most 8192): refused, before a recording's
+    # CPU-by-CPU level table (its side the largest CPU number) could be built from it
+    far = {**topo, "cpus": [*topo["cpus"], {**topo["cpus"][1], "cpu": 8192}]}
+    bad = client.post("/api/topologies", json=far)
+    assert bad.status_code == 422 and "cpus.2.cpu" in bad.json()["detail"]["message"]
+    edge = {**topo, "cpus": [*topo["cpus"], {**topo["cpus"][1], "cpu": 8191, "online": False}]}
+    assert client.post("/api/topologies", json=edge).status_code == 201
 
 
 def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:

@@ -67,6 +67,15 @@ def test_bad_scenario_is_refused_at_submit_naming_the_field(client: httpx.Client
     assert r.status_code == 422 and r.json()["detail"]["message"].startswith("duration_ms:")
     r = client.post("/api/sim/jobs", json={"save": True})
     assert r.status_code == 422 and "scenario" in r.json()["detail"]["message"]
+    # a 100-byte topology naming CPU 10**15 is refused by its field, not sized by it (the loader
+    # allocates its per-CPU tables by the largest CPU number: petabytes in the server process)
+    huge = {"cpus": [{"cpu": 10**15, "core": 0, "llc": 0, "numa_node": 0, "package": 0, "smt_siblings": []}],
+            "llcs": [{"id": 0, "cpus": [], "numa_nodes": [0]}], "numa_nodes": [{"id": 0, "cpus": []}],
+            "node_distances": [[10]]}  # fmt: skip
+    r = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "topology": huge}})
+    assert r.status_code == 422 and r.json()["detail"]["message"].startswith(
+        "topology.cpus[0].cpu: CPU 1000000000000000 is beyond the kernel's largest NR_CPUS (8192)"
+    )
     assert client.get("/api/sim/jobs/nope").status_code == 404
 
 

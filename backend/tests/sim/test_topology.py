@@ -81,6 +81,22 @@ def test_bad_llc_names_the_cpu_field() -> None:
     assert e.value.field == "topology.cpus[3].llc"
 
 
+def test_a_cpu_number_beyond_nr_cpus_is_refused_before_anything_is_sized_by_it() -> None:
+    """The per-CPU tables are sized by the largest CPU number: 10**15 would be petabytes. The
+    largest number a kernel can have, 8191, loads (a sparse machine of two CPUs)."""
+    d = preset("bdw-1s-20").to_dict()
+    d["cpus"][5]["cpu"] = 10**15
+    with pytest.raises(ScenarioError) as e:
+        from_dict(d)
+    assert e.value.field == "topology.cpus[5].cpu"
+    assert e.value.message == "CPU 1000000000000000 is beyond the kernel's largest NR_CPUS (8192)"
+    d = preset("bdw-1s-20").to_dict()
+    d["cpus"] = [c for c in d["cpus"] if c["cpu"] == 0]
+    d["cpus"].append({**d["cpus"][0], "cpu": 8191, "core": 1, "smt_siblings": [8191]})
+    t = from_dict(d)
+    assert t.cpus == (0, 8191)
+
+
 def test_sparse_node_ids_and_offline_cpu() -> None:
     d = preset("bdw-1s-20").to_dict()
     d["numa_nodes"][0]["id"] = 4

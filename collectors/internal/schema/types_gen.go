@@ -37,7 +37,8 @@ type CPU struct {
 	// Raw sysfs core_id (unique only within a package).
 	CoreID CPUCoreID `json:"core_id,omitempty,omitzero"`
 
-	// Logical CPU number.
+	// Logical CPU number, below the kernel's largest NR_CPUS (8192): a number beyond
+	// it is no CPU of any kernel, and tables indexed by CPU number stay bounded.
 	CPU int `json:"cpu"`
 
 	// die_id where the kernel reports it.

@@ -417,7 +417,7 @@ export interface components {
         Cpu: {
             /**
              * Cpu
-             * @description Logical CPU number.
+             * @description Logical CPU number, below the kernel's largest NR_CPUS (8192): a number beyond it is no CPU of any kernel, and tables indexed by CPU number stay bounded.
              */
             cpu: number;
             /** Online */

@@ -31,7 +31,7 @@ export interface Topology {
  */
 export interface Cpu {
   /**
-   * Logical CPU number.
+   * Logical CPU number, below the kernel's largest NR_CPUS (8192): a number beyond it is no CPU of any kernel, and tables indexed by CPU number stay bounded.
    */
   cpu: number;
   online: boolean;
@@ -382,7 +382,7 @@ export interface Topology {
  */
 export interface Cpu {
   /**
-   * Logical CPU number.
+   * Logical CPU number, below the kernel's largest NR_CPUS (8192): a number beyond it is no CPU of any kernel, and tables indexed by CPU number stay bounded.
    */
   cpu: number;
   online: boolean;

@@ -10,7 +10,12 @@ class Cpu(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    cpu: int = Field(..., description="Logical CPU number.", ge=0)
+    cpu: int = Field(
+        ...,
+        description="Logical CPU number, below the kernel's largest NR_CPUS (8192): a number beyond it is no CPU of any kernel, and tables indexed by CPU number stay bounded.",
+        ge=0,
+        le=8191,
+    )
     online: bool
     core: int | None = Field(
         ..., description="Dense core index across the machine (null when offline and unknown).", ge=0
