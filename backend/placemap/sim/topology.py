@@ -322,7 +322,11 @@ def from_dict(data: Mapping[str, Any], field: str = "topology") -> Topology:
         s = c.get("smt_siblings")
         if not isinstance(s, list) or num not in s:
             raise ScenarioError(f"{field}.cpus[{i}].smt_siblings", "must be a list containing the CPU itself")
-        sib[num] = tuple(sorted(_int(x, f"{field}.cpus[{i}].smt_siblings") for x in s))
+        sibs = sorted(_int(x, f"{field}.cpus[{i}].smt_siblings") for x in s)
+        if sibs[0] < 0:
+            # (a negative number would index the CPU tables from their end)
+            raise ScenarioError(f"{field}.cpus[{i}].smt_siblings", f"{sibs[0]} is no CPU number")
+        sib[num] = tuple(sibs)
     cpus_online = [c for c in range(n) if online[c]]
     # Offline siblings drop out of every list first (SMT-4 with two threads offline, as
     # `ppc64_cpu --smt=2` leaves a POWER core); then a sibling list must agree from both ends.

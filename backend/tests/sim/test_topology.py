@@ -97,6 +97,20 @@ def test_a_cpu_number_beyond_nr_cpus_is_refused_before_anything_is_sized_by_it()
     assert t.cpus == (0, 8191)
 
 
+def test_a_negative_smt_sibling_is_named_not_read_from_the_end() -> None:
+    """A sibling -1 would have read the last CPU's online flag (a list indexed from its end), and
+    -2**63 raised an IndexError no field named."""
+    for bad in (-1, -(2**63)):
+        d = preset("bdw-1s-20").to_dict()
+        d["cpus"][5]["smt_siblings"] = [5, bad]
+        with pytest.raises(ScenarioError) as e:
+            from_dict(d)
+        assert (e.value.field, e.value.message) == (
+            "topology.cpus[5].smt_siblings",
+            f"{bad} is no CPU number",
+        )
+
+
 def test_sparse_node_ids_and_offline_cpu() -> None:
     d = preset("bdw-1s-20").to_dict()
     d["numa_nodes"][0]["id"] = 4
