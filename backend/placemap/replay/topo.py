@@ -51,13 +51,12 @@ class LevelMap:
             self.llc[c.cpu] = -1 if c.llc is None else c.llc
             self.node[c.cpu] = -1 if c.numa_node is None else c.numa_node
         self.n_llcs = 1 if topology is None else max(len(topology.llcs), 1)
-        self.llc_cpus = (
-            np.ones(self.n_llcs, dtype=np.int64)
-            if topology is None
-            else np.array(
-                [max(len([c for c in cpus if c.llc == i]), 1) for i in range(self.n_llcs)], dtype=np.int64
-            )
-        )
+        # CPUs per LLC (at least 1: an LLC listed without CPUs divides by one), counted in one
+        # pass: a count per LLC over every CPU would be LLCs x CPUs steps, which a topology of
+        # many empty LLCs makes billions
+        in_range = [c.llc for c in cpus if c.llc is not None and 0 <= c.llc < self.n_llcs]
+        counts = np.bincount(np.array(in_range, dtype=np.int64), minlength=self.n_llcs)
+        self.llc_cpus = np.maximum(counts, 1).astype(np.int64)
         self.matrix = self._matrix()
         # CPUs outside the table: an inferred topology has one LLC, so any two CPUs share it.
         self.default_level = 1 if self.inferred else UNKNOWN_LEVEL
