@@ -6,8 +6,8 @@
  */
 import type { SimMetric } from "../../client/types";
 import { jobEnded } from "../whatif/useJobPair";
-import { changePct } from "../whatif/scenario";
-import { comparable, metricText, pctText, seedSummary, type SeedResult } from "./scenario";
+import { changePct, pctText } from "../whatif/scenario";
+import { comparable, metricText, seedSummary, type SeedResult } from "./scenario";
 import type { SeedJobs } from "./useSeedRuns";
 
 interface Props {

@@ -11,7 +11,7 @@ import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
 import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
-import { baselineOf, changePct, changesSomething } from "../whatif/scenario";
+import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { SeedSpread } from "./SeedSpread";
@@ -129,7 +129,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             <span data-testid="simulate-change">
               {" "}
               against <b>{formatMetric(baseResult.metric)}</b> without the hints and feature changes:{" "}
-              {`${changePct(result.metric.value, baseResult.metric.value) >= 0 ? "+" : ""}${changePct(result.metric.value, baseResult.metric.value).toFixed(1)}%`}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
+              {pctText(changePct(result.metric.value, baseResult.metric.value))}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
           )}
           {seeds.runs.length > 0 && (

@@ -175,8 +175,3 @@ export function seedSummary(results: SeedResult[], better: SimMetric["better"]):
     verdict: text,
   };
 }
-
-/** A signed percentage, one decimal. */
-export function pctText(v: number): string {
-  return `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`;
-}

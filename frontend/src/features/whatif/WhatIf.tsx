@@ -17,6 +17,7 @@ import {
   changePct,
   changesSomething,
   defaultChoice,
+  pctText,
   profileSkips,
   whatIfScenario,
   type WhatIfChoice,
@@ -92,7 +93,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
             <span data-testid="whatif-change">
               {" "}
               against {formatDuration(baseValue * 1e9)} on the same machine without the changes (
-              {`${changePct(job.result.metric.value, baseValue) >= 0 ? "+" : ""}${changePct(job.result.metric.value, baseValue).toFixed(1)}%`})
+              {pctText(changePct(job.result.metric.value, baseValue))})
             </span>
           )}
           <DecisionShift without={base?.status === "done" ? base.result?.decisions : null} withChanges={job.result.decisions} testId="whatif-why" />

@@ -67,6 +67,11 @@ export function changePct(value: number, baseline: number): number {
   return baseline > 0 ? ((value - baseline) / baseline) * 100 : 0;
 }
 
+/** A signed percentage, one decimal ("+3.2%", "-35.1%"): how both forms show a change. */
+export function pctText(v: number): string {
+  return `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`;
+}
+
 /** The trace profile's skip counts from a twin recording's stored scenario ({} when absent). */
 export function profileSkips(scenario: unknown): Record<string, number> {
   const wl = typeof scenario === "object" && scenario !== null ? (scenario as Record<string, unknown>).workload : null;
