@@ -30,7 +30,6 @@ export function Simulate({ onOpen, onComparePair }: Props) {
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
-  const [firstSeed, setFirstSeed] = useState(0); // the seed of the pair the further seeds follow
   const err = optsErr ?? jobErr ?? seeds.err;
 
   const run = async () => {
@@ -38,7 +37,6 @@ export function Simulate({ onOpen, onComparePair }: Props) {
     const changes = changesSomething(choice, opts);
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
     const extra = extraSeedPairs(choice, opts, changes);
-    setFirstSeed(choice.seed);
     // the last submission's further seeds cancelled, then the saved pair, so that it runs first,
     // and the further seeds behind it
     await seeds.submit([]);
@@ -47,6 +45,8 @@ export function Simulate({ onOpen, onComparePair }: Props) {
   };
   const busy = job !== null && (job.status === "queued" || job.status === "running");
   const result = job?.status === "done" ? job.result : null;
+  // the saved pair's seed, which the further seeds follow (the scenario as the job was submitted)
+  const firstSeed = job?.status === "done" ? Number(job.scenario.seed) : 0;
   const baseResult = base?.status === "done" ? base.result : null;
   const runId = job?.status === "done" ? job.recording_id : null;
   const baseId = base?.status === "done" ? base.recording_id : null;
