@@ -213,7 +213,7 @@ def report(
             # workload starts on and its own jitter), so "stable" says nothing about noise there
             cell["seed_invariant"] = max(effs) == min(effs)
         t["noise" if row["config"] in NO_HINT else "cells"].append(cell)
-    total_n = total_agree = clear_n = clear_agree = 0
+    total_n = total_agree = clear_n = clear_agree = zero_all = 0
     ratios_all: list[float] = []
     stable_all: list[dict[str, Any]] = []
     stable_clear: list[dict[str, Any]] = []
@@ -243,6 +243,7 @@ def report(
             t["seed_stable"] = _agreement(stable)
             stable_all += stable
             stable_clear += [c for c in stable if abs(c["published_pct"]) > band]
+            zero_all += sum(all(e == 0 for e in c["seed_pcts"]) for c in sig)
         total_n += len(sig)
         total_agree += len(agree)
         clear_n += len(clear)
@@ -263,10 +264,7 @@ def report(
             "beyond_noise": _agreement(stable_clear),
             "invariant": _agreement([c for c in stable_all if c["seed_invariant"]]),
         }
-        sig_all = [
-            c for t in tables.values() for c in t["cells"] if abs(c["published_pct"]) > SIGNIFICANT_PCT
-        ]
-        overall["zero_on_every_seed"] = sum(all(e == 0 for e in c["seed_pcts"]) for c in sig_all)
+        overall["zero_on_every_seed"] = zero_all
     return {"tables": tables, "overall": overall}
 
 
