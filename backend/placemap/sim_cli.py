@@ -84,7 +84,7 @@ def _sim(args: argparse.Namespace) -> int:
             scenarios = [sc for pair in pairs for sc in pair]
             for sc in scenarios:
                 parse_scenario(sc)
-            return _print_seeds(run_many(scenarios), scenario.get("seed", 0), args.json)
+            return _print_seeds(run_many(scenarios), scenarios[0]["seed"], args.json)
         result = one(scenario)
         base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
