@@ -24,13 +24,18 @@ class Settings(BaseModel):
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
     live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
     sim_workers: int = Field(default=1, ge=1, le=8)  # simulation jobs at once, one process each (CPU-bound)
+    # the published result tables the simulate form shows beside a what-if's change (placemap.sim_published);
+    # absent: the form shows none
+    calibration_csv: Path = Field(
+        default_factory=lambda: REPO_ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
+    )
     # SCHED_FIFO priority of the event loop thread (placemap.realtime); None: an ordinary task
     realtime_priority: int | None = Field(default=None, ge=1, le=99)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT / PLACEMAP_SIM_WORKERS /
-        PLACEMAP_REALTIME from the environment, then explicit overrides."""
+        PLACEMAP_REALTIME / PLACEMAP_CALIBRATION_CSV from the environment, then explicit overrides."""
         values: dict[str, object] = {}
         if db := os.environ.get("PLACEMAP_DB"):
             values["db_path"] = Path(db)
@@ -40,6 +45,8 @@ class Settings(BaseModel):
             values["live_end_timeout_s"] = float(live_end)
         if sim_workers := os.environ.get("PLACEMAP_SIM_WORKERS"):
             values["sim_workers"] = int(sim_workers)
+        if calibration := os.environ.get("PLACEMAP_CALIBRATION_CSV"):
+            values["calibration_csv"] = Path(calibration)
         if realtime := os.environ.get("PLACEMAP_REALTIME"):
             if not realtime.strip().isdigit():
                 raise ValueError(f"PLACEMAP_REALTIME={realtime!r}: expected a priority 1-99")

@@ -362,6 +362,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sim/published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Published
+         * @description The published cells the scenario, run beside its baseline (no hints, default features),
+         *     reproduces: same preset machine, benchmark, x and hints (422 naming the field for a bad
+         *     scenario). None when the server has no tables; a file it cannot read is a 500 naming it.
+         */
+        post: operations["published_api_sim_published_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -825,6 +847,78 @@ export interface components {
             llcs: components["schemas"]["LlcState"][];
         };
         /**
+         * PublishedCell
+         * @description One cell of a published table: a hint configuration against tip on the real machine.
+         */
+        PublishedCell: {
+            /** Source */
+            source: string;
+            /**
+             * Section
+             * @description the table, e.g. 'schbench Wakeup Hint'
+             */
+            section: string;
+            /** Machine */
+            machine: string;
+            /** Benchmark */
+            benchmark: string;
+            /** Metric */
+            metric: string;
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "lower" | "higher";
+            /** X Name */
+            x_name: string;
+            /** X */
+            x: number;
+            /**
+             * Config
+             * @description the hints, e.g. fork_affine+wake_affine
+             */
+            config: string;
+            /** Value */
+            value: number | null;
+            /** Tip Value */
+            tip_value: number | null;
+            /**
+             * Published Pct
+             * @description percent better than tip, as published (positive: better)
+             */
+            published_pct: number;
+            /**
+             * Significant
+             * @description beyond the 5% from which the calibration counts a direction
+             */
+            significant: boolean;
+            /**
+             * Uncertain
+             * @description the file marks the cell's reading as uncertain
+             */
+            uncertain: boolean;
+            /**
+             * Differs
+             * @description where the scenario differs from the calibration's run of this cell
+             */
+            differs: components["schemas"]["PublishedDifference"][];
+        };
+        /** PublishedDifference */
+        PublishedDifference: {
+            /**
+             * Field
+             * @description a scenario field, e.g. workload.loops or duration_ms
+             */
+            field: string;
+            /**
+             * Calibration
+             * @description its value in the run `placemap calibrate` makes of the cell
+             */
+            calibration: number | string;
+            /** Yours */
+            yours: number | string;
+        };
+        /**
          * Recording
          * @description A stored recording's metadata: a topology, an ordered event stream, and what is known about where it came from and what was lost.
          */
@@ -1075,6 +1169,41 @@ export interface components {
             };
             /** Max Duration Ms */
             max_duration_ms: number;
+        };
+        /** SimPublished */
+        SimPublished: {
+            /**
+             * Available
+             * @description the server has the published tables (PLACEMAP_CALIBRATION_CSV)
+             */
+            available: boolean;
+            /**
+             * File
+             * @description the tables' file name
+             */
+            file: string | null;
+            /**
+             * Skipped Rows
+             * @description rows of the file that could not be read
+             */
+            skipped_rows: number;
+            /** Cells */
+            cells: components["schemas"]["PublishedCell"][];
+            /**
+             * Reason
+             * @description why no cell matches, when the tables are there and none does
+             */
+            reason: string | null;
+        };
+        /**
+         * SimPublishedRequest
+         * @description A scenario, as POST /api/sim/jobs takes it.
+         */
+        SimPublishedRequest: {
+            /** Scenario */
+            scenario: {
+                [key: string]: unknown;
+            };
         };
         /**
          * SimResult
@@ -2378,6 +2507,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimJob"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    published_api_sim_published_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimPublishedRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimPublished"];
                 };
             };
             /** @description Unknown id */

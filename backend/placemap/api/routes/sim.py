@@ -1,17 +1,20 @@
 """Simulation jobs over HTTP: submit a scenario (validated at once), poll its progress and result,
-list, cancel. The jobs themselves run in worker processes (placemap.sim_jobs)."""
+list, cancel. The jobs themselves run in worker processes (placemap.sim_jobs). Beside them, the
+published cells a scenario's pair can be read against (placemap.sim_published)."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+import csv
+from dataclasses import asdict, fields
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
-from placemap.api.deps import StoreDep
+from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SimDecisions
+from placemap.sim.calibration import CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
 from placemap.sim.scenario import MAX_DURATION_MS
@@ -19,6 +22,7 @@ from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
+from placemap.sim_published import load as load_published
 
 router = APIRouter(prefix="/api/sim")
 
@@ -221,3 +225,71 @@ def cancel_job(jobs: JobsDep, job_id: str) -> SimJob:
     if job is None:
         raise not_found("sim_job", job_id)
     return _model(job)
+
+
+class SimPublishedRequest(BaseModel):
+    """A scenario, as POST /api/sim/jobs takes it."""
+
+    scenario: dict[str, Any]
+
+
+class PublishedDifference(BaseModel):
+    field: str = Field(description="a scenario field, e.g. workload.loops or duration_ms")
+    calibration: int | str = Field(description="its value in the run `placemap calibrate` makes of the cell")
+    yours: int | str
+
+
+class PublishedCell(BaseModel):
+    """One cell of a published table: a hint configuration against tip on the real machine."""
+
+    source: str
+    section: str = Field(description="the table, e.g. 'schbench Wakeup Hint'")
+    machine: str
+    benchmark: str
+    metric: str
+    better: Literal["lower", "higher"]
+    x_name: str
+    x: int
+    config: str = Field(description="the hints, e.g. fork_affine+wake_affine")
+    value: float | None
+    tip_value: float | None
+    published_pct: float = Field(description="percent better than tip, as published (positive: better)")
+    significant: bool = Field(description="beyond the 5% from which the calibration counts a direction")
+    uncertain: bool = Field(description="the file marks the cell's reading as uncertain")
+    differs: list[PublishedDifference] = Field(
+        description="where the scenario differs from the calibration's run of this cell"
+    )
+
+
+class SimPublished(BaseModel):
+    available: bool = Field(description="the server has the published tables (PLACEMAP_CALIBRATION_CSV)")
+    file: str | None = Field(description="the tables' file name")
+    skipped_rows: int = Field(description="rows of the file that could not be read")
+    cells: list[PublishedCell]
+    reason: str | None = Field(description="why no cell matches, when the tables are there and none does")
+
+
+@router.post("/published")
+def published(settings: SettingsDep, store: StoreDep, body: SimPublishedRequest) -> SimPublished:
+    """The published cells the scenario, run beside its baseline (no hints, default features),
+    reproduces: same preset machine, benchmark, x and hints (422 naming the field for a bad
+    scenario). None when the server has no tables; a file it cannot read is a 500 naming it."""
+    try:
+        validate(body.scenario, store)
+    except ScenarioError as exc:
+        raise ApiError(422, "bad_scenario", str(exc)) from exc
+    path = settings.calibration_csv
+    try:
+        index = load_published(path)
+    except (OSError, UnicodeDecodeError, csv.Error, CsvError) as exc:
+        raise ApiError(500, "published_unreadable", f"{path.name}: {exc}") from exc
+    if index is None:
+        return SimPublished(available=False, file=None, skipped_rows=0, cells=[], reason=None)
+    cells, reason = index.match(body.scenario)
+    return SimPublished(
+        available=True,
+        file=path.name,
+        skipped_rows=index.skipped_rows,
+        cells=[PublishedCell.model_validate(asdict(c)) for c in cells],
+        reason=reason,
+    )

@@ -1,0 +1,214 @@
+"""The published measurements a simulated pair can be read against: the cells of the calibration
+file (shared/calibration/userspace-hinting-rfc.csv) whose machine, benchmark, x and hints are the
+scenario's, so that a what-if run on zen3-2s-nps1 or icx-2s shows beside its own change what the
+real kernel did on the machine the preset models.
+
+Owns reading the file into an index (rows the calibration would skip are skipped here too, and
+counted) and matching a scenario to it. A cell matches when the scenario's topology is the
+machine's preset, its workload the benchmark with the table's x (groups, workers, clients,
+threads), its hints the cell's hints, and its features the defaults (the RFC ran the default
+features; a pair that also changes features measures something else). Where the scenario's
+other parameters differ from those `placemap calibrate` runs for the cell, the match says which
+(`differs`): the published value is then a measurement of another run.
+
+No FastAPI here: api/routes/sim.py serves it, sim_cli.py prints it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from placemap.sim.calibration import (
+    BASELINE,
+    NO_HINT,
+    SIGNIFICANT_PCT,
+    Key,
+    cell_key,
+    read_rows,
+    scenario_for,
+)
+from placemap.sim.features import Features, parse_features
+from placemap.sim.workloads.catalog import CATALOG, IntParam
+
+# the workload parameter each benchmark's tables vary (the CSV's x)
+X_PARAM = {"hackbench": "groups", "schbench": "workers", "tbench": "clients", "stream": "threads"}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A scenario field whose value is not the one `placemap calibrate` runs the cell with."""
+
+    field: str
+    calibration: int | str
+    yours: int | str
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One published cell: a hint configuration's value and its effect against tip's."""
+
+    source: str
+    section: str
+    machine: str
+    benchmark: str
+    metric: str
+    better: str
+    x_name: str
+    x: int
+    config: str
+    value: float | None
+    tip_value: float | None
+    published_pct: float  # percent better than tip, as printed (positive: better)
+    significant: bool  # beyond the 5% the calibration counts a direction from
+    uncertain: bool
+    differs: tuple[Difference, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Index:
+    """The calibration file's hint cells by the simulation they need."""
+
+    path: str
+    cells: Mapping[Key, tuple[Cell, ...]]
+    skipped_rows: int
+
+    def match(self, scenario: Mapping[str, Any]) -> tuple[list[Cell], str | None]:
+        """The cells a scenario (already validated) reproduces, each with how the scenario differs
+        from the calibration's run of it; with none, why not (None when there are some)."""
+        topology = scenario.get("topology")
+        workload = scenario.get("workload")
+        if not isinstance(topology, str) or not isinstance(workload, Mapping):
+            return [], "the published tables are for preset machines (zen3-2s-nps1, icx-2s)"
+        kind = str(workload.get("kind"))
+        if kind not in X_PARAM:
+            return [], f"no published table has {kind}"
+        if parse_features(scenario.get("features")) != Features():
+            return [], "the published runs have the default features"
+        hints = scenario.get("hints") or []
+        if not hints:
+            return [], "no hint set: the published tables give the hints' effects against tip"
+        mine = _workload(kind, workload)
+        key: Key = (topology, kind, int(mine[X_PARAM[kind]]), tuple(sorted(str(h) for h in hints)))
+        cells = self.cells.get(key)
+        if not cells:
+            at = f"{X_PARAM[kind]} {key[2]}"
+            return [], f"no published cell for {kind} on {topology} at {at} with {'+'.join(key[3])}"
+        differs = _differences(key, mine, scenario)
+        return [_with(c, differs) for c in cells], None
+
+
+def direction(cell: Cell, simulated_pct: float) -> str:
+    """The run's change (percent better than its baseline) against the cell, by the calibration's
+    rule: `same` or `opposite` sign, `unmoved` (the run changed nothing), or `no-direction` (the
+    published effect is within 5%)."""
+    if not cell.significant:
+        return "no-direction"
+    if simulated_pct == 0:
+        return "unmoved"
+    return "same" if cell.published_pct * simulated_pct > 0 else "opposite"
+
+
+DIRECTION_TEXT = {
+    "same": "this run points the same way",
+    "opposite": "this run points the other way",
+    "unmoved": "this run does not move it",
+    "no-direction": "within the 5% the calibration counts no direction from",
+}
+
+
+def _with(cell: Cell, differs: tuple[Difference, ...]) -> Cell:
+    values = {f.name: getattr(cell, f.name) for f in fields(cell)}
+    values["differs"] = differs
+    return Cell(**values)
+
+
+def _workload(kind: str, spec: Mapping[str, Any]) -> dict[str, int | str]:
+    """Every catalog parameter of the workload, the default where the scenario leaves it out."""
+    out: dict[str, int | str] = {}
+    for p in CATALOG[kind]:
+        v = spec.get(p.name, p.default)
+        out[p.name] = int(v) if isinstance(p, IntParam) else str(v)
+    return out
+
+
+def _differences(
+    key: Key, mine: Mapping[str, int | str], scenario: Mapping[str, Any]
+) -> tuple[Difference, ...]:
+    ref = scenario_for(key, 1)
+    theirs = _workload(key[1], ref["workload"])
+    out = [
+        Difference(f"workload.{name}", theirs[name], mine[name])
+        for name in theirs
+        if theirs[name] != mine[name]
+    ]
+    # hackbench runs until its loops are done (a run cut short says so itself); the others
+    # measure for as long as they are simulated
+    duration = int(scenario.get("duration_ms", 1000))
+    if key[1] != "hackbench" and duration != ref["duration_ms"]:
+        out.append(Difference("duration_ms", int(ref["duration_ms"]), duration))
+    return tuple(out)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        v = float(text or "")
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def build(path: str, lines: Iterable[str]) -> Index:
+    """The index of a calibration file's text (raises CsvError when the file has no usable
+    header). Tip and no-hint rows are no hint's effect: tip's value becomes its cells' tip_value."""
+    rows, skipped = read_rows(lines)
+
+    def table_x(r: Mapping[str, str]) -> tuple[str, str, str, str, str]:
+        return (r.get("source") or "", r["section"], r["machine"], r["benchmark"], r["x"])
+
+    tips = {table_x(r): _number(r.get("value")) for r in rows if r["config"] == BASELINE}
+    cells: dict[Key, list[Cell]] = {}
+    for r in rows:
+        key = cell_key(r)
+        if key is None or r["config"] == BASELINE or r["config"] in NO_HINT:
+            continue
+        pct = float(r["pct_vs_baseline"])
+        source = r.get("source") or ""
+        cell = Cell(
+            source=source,
+            section=r["section"],
+            machine=r["machine"],
+            benchmark=r["benchmark"],
+            metric=r.get("metric") or "",
+            better=r["better"],
+            x_name=r.get("x_name") or X_PARAM[key[1]],
+            x=key[2],
+            config=r["config"],
+            value=_number(r.get("value")),
+            tip_value=tips.get(table_x(r)),
+            published_pct=pct,
+            significant=abs(pct) > SIGNIFICANT_PCT,
+            uncertain=(r.get("uncertain") or "").strip().lower() == "yes",
+        )
+        cells.setdefault((key[0], key[1], key[2], tuple(sorted(key[3]))), []).append(cell)
+    return Index(path, {k: tuple(v) for k, v in cells.items()}, len(skipped))
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, mtime_ns: int, size: int) -> Index:
+    with open(path, newline="", encoding="utf-8") as f:
+        return build(path, f)
+
+
+def load(path: Path) -> Index | None:
+    """The index of the file at `path`, read again when it changed; None when there is no file.
+    An unreadable or unusable file raises (OSError, UnicodeDecodeError, csv.Error, CsvError)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return _load(str(path), st.st_mtime_ns, st.st_size)

@@ -1,0 +1,142 @@
+"""placemap.sim_published: a scenario matched to the published cells of the calibration file
+(../shared/calibration/userspace-hinting-rfc.csv, the RFC's own tables)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+from placemap.sim.calibration import BASELINE, NO_HINT, cell_key, scenario_for
+from placemap.sim_published import Index, build, load
+
+CSV = Path(__file__).resolve().parents[2].parent / "shared/calibration/userspace-hinting-rfc.csv"
+HEADER = "source,section,machine,benchmark,metric,better,x_name,x,config,value,pct_vs_baseline,uncertain\n"
+ZEN3 = "AMD Zen3 2x64C/128T NPS1"
+
+
+def index() -> Index:
+    ix = load(CSV)
+    assert ix is not None, f"{CSV} is missing"
+    return ix
+
+
+def schbench(workers: int, hints: list[str], **extra: Any) -> dict[str, Any]:
+    return {"topology": "zen3-2s-nps1", "workload": {"kind": "schbench", "workers": workers}, "hints": hints,
+            "seed": 1, "duration_ms": 300, **extra}  # fmt: skip
+
+
+def test_a_schbench_pair_finds_its_published_cell_and_the_run_length_it_differs_in() -> None:
+    cells, reason = index().match(schbench(8, ["wake_affine"]))
+    assert reason is None
+    [c] = cells
+    # the RFC's "schbench Wakeup Hint" table, 8 workers: tip 53 us, wake_affine 31 us (+41.50 pct)
+    assert (c.section, c.machine, c.x_name, c.x) == ("schbench Wakeup Hint", ZEN3, "workers", 8)
+    assert (c.config, c.tip_value, c.value, c.published_pct, c.better) == (
+        "wake_affine",
+        53.0,
+        31.0,
+        41.5,
+        "lower",
+    )
+    assert c.significant and not c.uncertain
+    # calibrate runs schbench for the published 30 s; this scenario 300 ms
+    assert [(d.field, d.calibration, d.yours) for d in c.differs] == [("duration_ms", 30000, 300)]
+    [same] = index().match(schbench(8, ["wake_affine"], duration_ms=30000))[0]
+    assert same.differs == ()
+
+
+def test_hints_match_in_any_order_and_other_workload_parameters_are_named() -> None:
+    hints = ["wake_affine", "fork_affine"]
+    sc = {"topology": "icx-2s", "workload": {"kind": "hackbench", "groups": 4}, "hints": hints}
+    [c] = index().match(sc)[0]
+    assert (c.section, c.config) == ("Hackbench Combination of hint Test", "fork_affine+wake_affine")
+    assert (c.tip_value, c.value, c.published_pct) == (4.5, 4.16, 7.55)
+    # the form's hackbench defaults (processes, sockets, 100 loops) against the calibration's run;
+    # a hackbench runs to its end, so its duration is no difference
+    assert [(d.field, d.calibration, d.yours) for d in c.differs] == [
+        ("workload.mode", "thread", "process"),
+        ("workload.ipc", "pipe", "socket"),
+        ("workload.loops", 50, 100),
+    ]
+
+
+def test_stream_has_a_cell_per_kernel_and_table() -> None:
+    stream = {"kind": "stream", "threads": 4}
+    cells, _ = index().match(
+        {"topology": "icx-2s", "workload": stream, "hints": ["fork_spread"], "duration_ms": 300}
+    )
+    tables = ("Stream - 10 runs", "Stream - 100 runs")
+    kernels = ("Add", "Copy", "Scale", "Triad")
+    assert sorted((c.section, c.benchmark) for c in cells) == [
+        (t, f"stream-{k}") for t in tables for k in kernels
+    ]
+    assert all(c.significant and c.published_pct > 0 and c.tip_value and c.differs == () for c in cells)
+
+
+def test_no_cell_says_why() -> None:
+    ix = index()
+    with_sis_short = schbench(8, ["wake_affine"], features={"SIS_SHORT": True})
+    assert ix.match(with_sis_short) == ([], "the published runs have the default features")
+    # a feature set to its default changes nothing
+    assert ix.match(schbench(8, ["wake_affine"], features={"SIS_UTIL": True}))[0]
+    no_hint = "no hint set: the published tables give the hints' effects against tip"
+    assert ix.match(schbench(8, [])) == ([], no_hint)
+    not_published = "no published cell for schbench on zen3-2s-nps1 at workers 3 with wake_affine"
+    assert ix.match(schbench(3, ["wake_affine"])) == ([], not_published)
+    assert ix.match(schbench(8, ["wake_wide"]))[0] == []
+    assert ix.match({**schbench(8, ["wake_affine"]), "topology": "zen3-2s-nps4"})[0] == []
+    inline = {**schbench(8, ["wake_affine"]), "topology": {"cpus": []}}
+    assert ix.match(inline) == ([], "the published tables are for preset machines (zen3-2s-nps1, icx-2s)")
+    ctx = {"topology": "icx-2s", "workload": {"kind": "ctxswitch"}, "hints": ["wake_affine"]}
+    assert ix.match(ctx) == ([], "no published table has ctxswitch")
+
+
+def test_every_hint_cell_of_the_file_is_found_from_its_calibration_run_with_no_difference() -> None:
+    with CSV.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    ix = index()
+    found: dict[tuple[str, ...], float] = {}
+    for row in rows:
+        key = cell_key(row)
+        if key is None or row["config"] == BASELINE or row["config"] in NO_HINT:
+            continue
+        cells, reason = ix.match(scenario_for(key, 1))
+        assert reason is None, row
+        where = (row["machine"], row["section"], row["benchmark"], row["config"])
+        [mine] = [c for c in cells if (c.machine, c.section, c.benchmark, c.config) == where]
+        assert mine.differs == () and mine.published_pct == float(row["pct_vs_baseline"])
+        found[(*where, row["x"])] = mine.published_pct
+    # every hint cell of the two machines' tables, each once (228 runs: Stream's 8 tables share theirs)
+    assert len(found) == sum(len(v) for v in ix.cells.values()) == 270 and len(ix.cells) == 228
+
+
+def test_bad_rows_are_skipped_and_counted_and_a_missing_tip_is_none() -> None:
+    text = HEADER + (
+        f"s,T,{ZEN3},schbench,p99,lower,workers,8,tip,53,0,no\n"
+        f"s,T,{ZEN3},schbench,p99,lower,workers,8,wake_affine,31,41.5,yes\n"
+        f"s,T,{ZEN3},schbench,p99,lower,workers,16,wake_affine,2636,not-a-number,no\n"
+        f"s,T,{ZEN3},schbench,p99,lower,workers,32,wake_affine,15696,-13431.03,no\n"
+        f"s,T,{ZEN3},schbench,p99,lower,workers,64"  # cut short
+    )
+    ix = build("t.csv", io.StringIO(text))
+    assert ix.skipped_rows == 2
+    [c8] = ix.match(schbench(8, ["wake_affine"]))[0]
+    assert c8.uncertain and c8.tip_value == 53.0
+    [c32] = ix.match(schbench(32, ["wake_affine"]))[0]
+    assert c32.tip_value is None and c32.published_pct == -13431.03
+    assert ix.match(schbench(16, ["wake_affine"]))[0] == []
+
+
+def test_load_reads_a_changed_file_again_and_none_when_absent(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    assert load(path) is None
+    path.write_text(HEADER + f"s,T,{ZEN3},schbench,p99,lower,workers,8,wake_affine,31,41.5,no\n")
+    first = load(path)
+    assert first is not None and first.match(schbench(8, ["wake_affine"]))[0][0].published_pct == 41.5
+    path.write_text(HEADER + f"s,T,{ZEN3},schbench,p99,lower,workers,8,wake_affine,30,43.0,no\n")
+    os.utime(path, ns=(1, 2_000_000_000))  # a different mtime, whatever the clock's resolution
+    again = load(path)
+    assert again is not None and again.match(schbench(8, ["wake_affine"]))[0][0].published_pct == 43.0
