@@ -10,6 +10,7 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from placemap.sim.scenario import parse_scenario, run_scenario
 from placemap.sim.workloads.catalog import read
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, shifts, with_seeds
 from placemap.sim_profile import resolve, trace_input
+from placemap.sim_published import DIRECTION_TEXT, Cell, direction
+from placemap.sim_published import load as load_published
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
 
@@ -94,7 +97,7 @@ def _sim(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     if base is not None:
-        return _print_pair(result, base, args.json)
+        return _print_pair(result, base, args.json, _published(scenario, settings.calibration_csv))
     if args.json:
         json.dump(result, sys.stdout, sort_keys=True)
         sys.stdout.write("\n")
@@ -117,17 +120,59 @@ def _print_result(result: dict[str, Any]) -> None:
         print(f"saved as recording {result['recording_id']}")
 
 
-def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> int:
-    """The scenario's result beside its baseline's: the metric's change and the decisions that
-    moved most."""
+Published = tuple[str, list[Cell], str | None]  # the tables' file name, the cells, why none
+
+
+def _published(scenario: dict[str, Any], path: Path) -> Published | None:
+    """The published cells the pair reproduces (sim_published), as the API serves them; None
+    without the tables file. A file that cannot be read is said on stderr: the runs still count."""
+    try:
+        index = load_published(path)
+    except (OSError, UnicodeDecodeError, csv.Error, CsvError) as exc:
+        print(f"placemap sim: published tables {path}: {exc}", file=sys.stderr)
+        return None
+    if index is None:
+        return None
+    cells, reason = index.match(scenario)
+    return path.name, cells, reason
+
+
+def _print_published(published: Published | None, pct: float | None) -> None:
+    if published is None:
+        return
+    file, cells, reason = published
+    if not cells:
+        print(f"no published measurement to compare: {reason}")
+        return
+    print(f"the real kernel, published ({file}):")
+    for c in cells:
+        values = f" ({c.metric} {c.tip_value:g} -> {c.value:g})" if c.tip_value and c.value else ""
+        effect = f"{c.published_pct:+.1f}% {'better' if c.published_pct >= 0 else 'worse'}{values}"
+        how = f": {DIRECTION_TEXT[direction(c, pct)]}" if pct is not None else ""
+        uncertain = ", its reading marked uncertain" if c.uncertain else ""
+        print(f"  {c.section}, {c.machine}, {c.x} {c.x_name}, {c.config}{uncertain}: {effect}{how}")
+        if c.differs:
+            diff = ", ".join(f"{d.field} {d.calibration} (here {d.yours})" for d in c.differs)
+            print(f"    placemap calibrate runs it with {diff}")
+
+
+def _print_pair(
+    result: dict[str, Any], base: dict[str, Any], as_json: bool, published: Published | None = None
+) -> int:
+    """The scenario's result beside its baseline's: the metric's change, the decisions that
+    moved most, and the published cells the pair reproduces (when the tables are there)."""
     m = result["metric"]
     # an incomplete run's metric is no result (a lower bound, or nothing measured): no change
     both = result["sim"]["complete"] and base["sim"]["complete"]
     pct = change_pct(m["better"], base["metric"]["value"], m["value"]) if both else None
     moved = shifts(base["decisions"], result["decisions"])
     if as_json:
+        pub = None
+        if published is not None:
+            file, cells, reason = published
+            pub = {"file": file, "cells": [asdict(c) for c in cells], "reason": reason}
         json.dump(
-            {"result": result, "baseline": base, "change_pct": pct, "shifts": moved},
+            {"result": result, "baseline": base, "change_pct": pct, "shifts": moved, "published": pub},
             sys.stdout,
             sort_keys=True,
         )
@@ -147,6 +192,7 @@ def _print_pair(result: dict[str, Any], base: dict[str, Any], as_json: bool) -> 
     print("decisions that moved most (share of the kind's decisions, baseline in brackets):")
     for x in moved:
         print(f"  {x['kind']:<6} {100 * x['share']:5.1f}% ({100 * x['baseline_share']:5.1f}%)  {x['reason']}")
+    _print_published(published, pct)
     return 0
 
 

@@ -310,6 +310,47 @@ def test_sim_baseline_runs_the_pair_and_names_what_moved(
     assert "decisions that moved most" in text and "wake_affine hint" in text
 
 
+def test_sim_baseline_shows_the_published_cell_it_reproduces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCENARIO is a cell of the RFC's Zen3 schbench table (4 workers: tip 41 us, wake_affine 21 us,
+    "48.78 pct" in shared/calibration): the pair prints it, and whether the run points its way."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({**SCENARIO, "duration_ms": 400}))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    pair = json.loads(out)
+    assert pair["published"]["file"] == "userspace-hinting-rfc.csv" and pair["published"]["reason"] is None
+    [cell] = pair["published"]["cells"]
+    assert (cell["section"], cell["x"], cell["tip_value"], cell["value"]) == (
+        "schbench Wakeup Hint",
+        4,
+        41.0,
+        21.0,
+    )
+    assert cell["published_pct"] == 48.78 and cell["significant"]
+    assert cell["differs"] == [{"field": "duration_ms", "calibration": 30000, "yours": 400}]
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    way = "the same way" if pair["change_pct"] > 0 else "the other way"
+    assert code == 0 and "the real kernel, published (userspace-hinting-rfc.csv):" in text
+    assert f"4 workers, wake_affine: +48.8% better (p99_latency_us 41 -> 21): this run points {way}" in text
+    assert "placemap calibrate runs it with duration_ms 30000 (here 400)" in text
+    # a feature changed as well: no published cell, and why
+    f.write_text(json.dumps({**SCENARIO, "duration_ms": 400, "features": {"SIS_SHORT": True}}))
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    assert "no published measurement to compare: the published runs have the default features" in text
+    # without the tables file nothing is published; an unusable one is said, and the pair still prints
+    f.write_text(json.dumps({**SCENARIO, "duration_ms": 400}))
+    monkeypatch.setenv("PLACEMAP_CALIBRATION_CSV", str(tmp_path / "absent.csv"))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    assert code == 0 and json.loads(out)["published"] is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text("machine,section\n")
+    monkeypatch.setenv("PLACEMAP_CALIBRATION_CSV", str(bad))
+    code, text, err = run(["sim", str(f), "--baseline"], capsys)
+    assert code == 0 and "baseline (no hints, default features)" in text and "the real kernel" not in text
+    assert f"placemap sim: published tables {bad}: no column benchmark" in err
+
+
 def test_sim_says_what_an_incomplete_runs_metric_is_and_compares_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
