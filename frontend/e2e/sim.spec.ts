@@ -113,6 +113,18 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(result.getByTestId("simulate-change")).toContainText(hinted < base ? ", better (lower is better)" : hinted > base ? ", worse (lower is better)" : ", the same");
   // the decision whose share moved most between the two runs (both jobs' result.decisions)
   await expect(result.getByTestId("simulate-why")).toContainText(/The decision that moved most: [0-9.]+% of the wakeups went “wake_affine/);
+  // the pair is a published cell (the RFC's Zen3 schbench table: 8 workers, tip 53 us, wake_affine
+  // 31 us, "+41.50 pct"): the real kernel's effect beside the run's, and whether the run points its way
+  const published = result.getByTestId("simulate-published");
+  await expect(published).toContainText("the real kernel, published (userspace-hinting-rfc.csv):");
+  const cell = published.getByTestId("simulate-published-cell");
+  await expect(cell).toHaveCount(1);
+  await expect(cell.locator("b")).toHaveText("+41.5% better (p99_latency_us 53 → 31)");
+  await expect(cell).toContainText("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine");
+  await expect(cell).toHaveAttribute("data-direction", hinted < base ? "same" : hinted > base ? "opposite" : "unmoved");
+  await expect(cell).toContainText("; placemap calibrate runs it with duration_ms 30000 (here 300)");
+  await expect(cell).toContainText(hinted < base ? "— this run points the same way" : "— this run points the other way");
+  await result.screenshot({ path: join(ARTIFACTS, "simulate-published.png") });
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-form.png") });
 
   // both runs are stored recordings, shown side by side: the baseline open, the hinted run beside it
@@ -151,6 +163,21 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   expect(await form.getByLabel("workers").evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow)).toBe(true);
   await expect(sim.getByTestId("simulate-progress")).toHaveCount(0);
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
+});
+
+test("simulate form: a pair that also changes a feature is no published cell, and says so", async ({ page }) => {
+  test.setTimeout(180_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workers").fill("8");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("SIS_SHORT").check();
+  await form.getByLabel("simulated ms").fill("300");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-change")).toBeVisible({ timeout: 120_000 });
+  await expect(result.getByTestId("simulate-published-none")).toHaveText("no published measurement to compare: the published runs have the default features");
+  await expect(result.getByTestId("simulate-published")).toHaveCount(0);
 });
 
 test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us, and is not compared", async ({ page }) => {

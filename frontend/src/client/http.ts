@@ -13,6 +13,7 @@ import type {
   SimJob,
   SimJobCreated,
   SimOptions,
+  SimPublished,
   TaskInfo,
   TaskPath,
   Topology,
@@ -87,6 +88,17 @@ export const api = {
     });
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as SimJobCreated;
+  },
+  /** the published cells (the calibration file's) a scenario's pair can be read against */
+  async simPublished(scenario: Record<string, unknown>, signal?: AbortSignal): Promise<SimPublished> {
+    const res = await fetch(`${BASE}/sim/published`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ scenario }),
+      signal: signal ?? null,
+    });
+    if (!res.ok) throw await errorFrom(res);
+    return (await res.json()) as SimPublished;
   },
   async deleteRecording(id: string): Promise<void> {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });

@@ -31,3 +31,5 @@ export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];
 export type SimMetric = S["SimMetric"];
 export type SimDecisions = S["SimDecisions"];
+export type SimPublished = S["SimPublished"];
+export type PublishedCell = S["PublishedCell"];

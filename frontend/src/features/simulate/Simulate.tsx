@@ -4,8 +4,10 @@
  * workload and seed), both saved as recordings; shows both metrics and the change by the metric's
  * own direction, opens either run, or shows the two side by side. With seeds above 1 the same pair
  * also runs (unsaved) on the seeds after the form's, and the result says whether the change holds
- * its sign on every seed. The workloads, their parameters and bounds come from GET /api/sim/options;
- * a refused scenario shows the backend's message, which names the field.
+ * its sign on every seed. Where the pair is a cell of the published tables (a hint on zen3-2s-nps1
+ * or icx-2s), the real kernel's effect shows beside it (Published). The workloads, their
+ * parameters and bounds come from GET /api/sim/options; a refused scenario shows the backend's
+ * message, which names the field.
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -14,6 +16,7 @@ import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
+import { Published } from "./Published";
 import { SeedSpread } from "./SeedSpread";
 import { useSeedRuns } from "./useSeedRuns";
 import "../whatif/whatif.css";
@@ -131,6 +134,9 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               against <b>{formatMetric(baseResult.metric)}</b> without the hints and feature changes:{" "}
               {pctText(changePct(result.metric.value, baseResult.metric.value))}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
+          )}
+          {job && baseResult && comparable(result, baseResult) && (
+            <Published scenario={job.scenario} jobId={job.id} value={result.metric.value} baseline={baseResult.metric.value} better={result.metric.better} />
           )}
           {seeds.runs.length > 0 && (
             <SeedSpread runs={[{ seed: firstSeed, job, base }, ...seeds.runs]} better={result.metric.better} />

@@ -1,0 +1,66 @@
+/**
+ * The published cells a finished Simulate pair reproduces, under its change: what the real kernel
+ * did on the machine the preset models (the RFC's tables, served by POST /api/sim/published),
+ * whether this run points the same way, and where the run differs from the calibration's. Shows
+ * nothing when the server has no tables; says why when none matches.
+ */
+import { useEffect, useState } from "react";
+import { api } from "../../client/http";
+import type { SimMetric, SimPublished } from "../../client/types";
+import { errorText } from "../whatif/useJobPair";
+import { betterPct, differsText, direction, DIRECTION_TEXT, effectText, whereText } from "./published";
+
+interface Props {
+  /** the scenario as its job ran it */
+  scenario: Record<string, unknown>;
+  /** its job's id: the cells are fetched again for another job */
+  jobId: string;
+  value: number;
+  baseline: number;
+  better: SimMetric["better"];
+}
+
+export function Published({ scenario, jobId, value, baseline, better }: Props) {
+  // the answer for the job it was asked for: another job's is not shown while its own loads
+  const [got, setGot] = useState<{ jobId: string; pub: SimPublished | null; err: string | null } | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    api.simPublished(scenario, ctl.signal).then(
+      (pub) => { setGot({ jobId, pub, err: null }); },
+      (e: unknown) => { if (!ctl.signal.aborted) setGot({ jobId, pub: null, err: errorText(e) }); },
+    );
+    return () => { ctl.abort(); };
+    // the scenario is the job's: it changes only with the job
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [jobId]);
+  const pub = got?.jobId === jobId ? got.pub : null;
+  const err = got?.jobId === jobId ? got.err : null;
+
+  if (err) return <div className="error small" data-testid="simulate-published-error">published tables: {err}</div>;
+  if (!pub?.available) return null;
+  if (pub.cells.length === 0) {
+    return <div className="muted" data-testid="simulate-published-none">no published measurement to compare: {pub.reason}</div>;
+  }
+  const mine = betterPct(value, baseline, better);
+  return (
+    <div className="published" data-testid="simulate-published">
+      the real kernel, published ({pub.file}):
+      <ul className="seed-list">
+        {pub.cells.map((c) => {
+          const d = mine === null ? null : direction(c, mine);
+          const differs = differsText(c);
+          return (
+            <li key={`${c.section}|${c.benchmark}`} data-testid="simulate-published-cell" data-direction={d ?? ""}>
+              <b>{effectText(c)}</b>
+              {d && ` — ${DIRECTION_TEXT[d]}`}
+              <div className="muted">
+                {whereText(c)}
+                {differs && `; ${differs}`}
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import type { PublishedCell } from "../../client/types";
+import { betterPct, differsText, direction, effectText, whereText } from "./published";
+
+// the RFC's Zen3 schbench cell at 8 workers under wake_affine (shared/calibration)
+const cell: PublishedCell = {
+  source: "000_98a4d79b1cefe2b8.txt",
+  section: "schbench Wakeup Hint",
+  machine: "AMD Zen3 2x64C/128T NPS1",
+  benchmark: "schbench",
+  metric: "p99_latency_us",
+  better: "lower",
+  x_name: "workers",
+  x: 8,
+  config: "wake_affine",
+  value: 31,
+  tip_value: 53,
+  published_pct: 41.5,
+  significant: true,
+  uncertain: false,
+  differs: [{ field: "duration_ms", calibration: 30000, yours: 300 }],
+};
+
+describe("published cells", () => {
+  it("signs the change by the metric's direction, as the calibration does", () => {
+    expect(betterPct(31, 53, "lower")).toBeCloseTo(41.5, 0);
+    expect(betterPct(60, 50, "lower")).toBeCloseTo(-20);
+    expect(betterPct(60, 50, "higher")).toBeCloseTo(20);
+    expect(betterPct(1, 0, "higher")).toBeNull();
+  });
+
+  it("counts a direction only beyond 5% published", () => {
+    expect(direction(cell, 35.1)).toBe("same");
+    expect(direction(cell, -2)).toBe("opposite");
+    expect(direction(cell, 0)).toBe("unmoved");
+    expect(direction({ ...cell, published_pct: -3510.95 }, 36.2)).toBe("opposite");
+    expect(direction({ ...cell, published_pct: 3.2, significant: false }, -40)).toBe("no-direction");
+  });
+
+  it("writes the cell and where the run differs from the calibration's", () => {
+    expect(effectText(cell)).toBe("+41.5% better (p99_latency_us 53 → 31)");
+    expect(effectText({ ...cell, tip_value: null, published_pct: -6.89 })).toBe("-6.9% worse");
+    expect(whereText(cell)).toBe("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine");
+    expect(whereText({ ...cell, uncertain: true })).toBe("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine, its reading marked uncertain");
+    expect(differsText(cell)).toBe("placemap calibrate runs it with duration_ms 30000 (here 300)");
+    expect(differsText({ differs: [] })).toBeNull();
+  });
+});
