@@ -97,7 +97,11 @@ class Index:
         cells = self.cells.get(key)
         if not cells:
             at = f"{X_PARAM[kind]} {key[2]}"
-            return [], f"no published cell for {kind} on {topology} at {at} with {'+'.join(key[3])}"
+            why = f"no published cell for {kind} on {topology} at {at} with {'+'.join(key[3])}"
+            xs = sorted(k[2] for k in self.cells if (k[0], k[1], k[3]) == (key[0], key[1], key[3]))
+            if xs:
+                why += f" (published at {X_PARAM[kind]} {', '.join(map(str, xs))})"
+            return [], why
         differs = _differences(key, mine, scenario)
         return [_with(c, differs) for c in cells], None
 

@@ -84,9 +84,16 @@ def test_no_cell_says_why() -> None:
     assert ix.match(schbench(8, ["wake_affine"], features={"SIS_UTIL": True}))[0]
     no_hint = "no hint set: the published tables give the hints' effects against tip"
     assert ix.match(schbench(8, [])) == ([], no_hint)
-    not_published = "no published cell for schbench on zen3-2s-nps1 at workers 3 with wake_affine"
+    not_published = (
+        "no published cell for schbench on zen3-2s-nps1 at workers 3 with wake_affine "
+        "(published at workers 1, 2, 4, 8, 16, 32, 64, 128, 256, 512)"
+    )
     assert ix.match(schbench(3, ["wake_affine"])) == ([], not_published)
-    assert ix.match(schbench(8, ["wake_wide"]))[0] == []
+    # a hint no table has: no list of workers to offer
+    assert ix.match(schbench(8, ["wake_wide"])) == (
+        [],
+        "no published cell for schbench on zen3-2s-nps1 at workers 8 with wake_wide",
+    )
     assert ix.match({**schbench(8, ["wake_affine"]), "topology": "zen3-2s-nps4"})[0] == []
     inline = {**schbench(8, ["wake_affine"]), "topology": {"cpus": []}}
     assert ix.match(inline) == ([], "the published tables are for preset machines (zen3-2s-nps1, icx-2s)")
