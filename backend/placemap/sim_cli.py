@@ -87,7 +87,8 @@ def _sim(args: argparse.Namespace) -> int:
             scenarios = [sc for pair in pairs for sc in pair]
             for sc in scenarios:
                 parse_scenario(sc)
-            return _print_seeds(run_many(scenarios), scenarios[0]["seed"], args.json)
+            published = _published(scenario, settings.calibration_csv)
+            return _print_seeds(run_many(scenarios), scenarios[0]["seed"], args.json, published)
         result = one(scenario)
         base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
@@ -137,18 +138,34 @@ def _published(scenario: dict[str, Any], path: Path) -> Published | None:
     return path.name, cells, reason
 
 
-def _print_published(published: Published | None, pct: float | None) -> None:
+def _published_json(published: Published | None) -> dict[str, Any] | None:
+    if published is None:
+        return None
+    file, cells, reason = published
+    return {"file": file, "cells": [asdict(c) for c in cells], "reason": reason}
+
+
+def _print_published(published: Published | None, changes: list[float | None]) -> None:
+    """The published cells, each with the way the run points against it: one change (the pair),
+    or each seed's (--seeds), where the way may differ from seed to seed."""
     if published is None:
         return
     file, cells, reason = published
     if not cells:
         print(f"no published measurement to compare: {reason}")
         return
+    measured = [pct for pct in changes if pct is not None]
     print(f"the real kernel, published ({file}):")
     for c in cells:
         values = f" ({c.metric} {c.tip_value:g} -> {c.value:g})" if c.tip_value and c.value else ""
         effect = f"{c.published_pct:+.1f}% {'better' if c.published_pct >= 0 else 'worse'}{values}"
-        how = f": {DIRECTION_TEXT[direction(c, pct)]}" if pct is not None else ""
+        ways = [direction(c, pct) for pct in measured]
+        how = ""
+        if ways and len(set(ways)) == 1:
+            how = f": {DIRECTION_TEXT[ways[0]]}" + (" on every seed" if len(changes) > 1 else "")
+        elif ways:
+            counts = ", ".join(f"{w} on {ways.count(w)}" for w in sorted(set(ways)))
+            how = f": the seed decides the way this run points ({counts})"
         uncertain = ", its reading marked uncertain" if c.uncertain else ""
         print(f"  {c.section}, {c.machine}, {c.x} {c.x_name}, {c.config}{uncertain}: {effect}{how}")
         if c.differs:
@@ -167,12 +184,14 @@ def _print_pair(
     pct = change_pct(m["better"], base["metric"]["value"], m["value"]) if both else None
     moved = shifts(base["decisions"], result["decisions"])
     if as_json:
-        pub = None
-        if published is not None:
-            file, cells, reason = published
-            pub = {"file": file, "cells": [asdict(c) for c in cells], "reason": reason}
         json.dump(
-            {"result": result, "baseline": base, "change_pct": pct, "shifts": moved, "published": pub},
+            {
+                "result": result,
+                "baseline": base,
+                "change_pct": pct,
+                "shifts": moved,
+                "published": _published_json(published),
+            },
             sys.stdout,
             sort_keys=True,
         )
@@ -192,7 +211,7 @@ def _print_pair(
     print("decisions that moved most (share of the kind's decisions, baseline in brackets):")
     for x in moved:
         print(f"  {x['kind']:<6} {100 * x['share']:5.1f}% ({100 * x['baseline_share']:5.1f}%)  {x['reason']}")
-    _print_published(published, pct)
+    _print_published(published, [pct])
     return 0
 
 
@@ -202,9 +221,12 @@ SAME_ON_EVERY_SEED = (
 )
 
 
-def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
+def _print_seeds(
+    runs: list[dict[str, Any]], first: int, as_json: bool, published: Published | None = None
+) -> int:
     """`--seeds N --baseline`: each seed's metric beside its baseline's (runs alternate run,
-    baseline from seed `first` on), then how the change spreads (sim_pair.seed_summary)."""
+    baseline from seed `first` on), then how the change spreads (sim_pair.seed_summary), and the
+    published cells with the way each seed's change points against them."""
     m = runs[0]["metric"]
     rows: list[dict[str, Any]] = []
     for i in range(0, len(runs), 2):
@@ -224,7 +246,12 @@ def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
     summary = seed_summary([row["change_pct"] for row in rows])
     if as_json:
         json.dump(
-            {"metric": {"name": m["name"], "better": m["better"]}, "runs": rows, "summary": summary},
+            {
+                "metric": {"name": m["name"], "better": m["better"]},
+                "runs": rows,
+                "summary": summary,
+                "published": _published_json(published),
+            },
             sys.stdout,
             sort_keys=True,
         )
@@ -251,6 +278,7 @@ def _print_seeds(runs: list[dict[str, Any]], first: int, as_json: bool) -> int:
             print(SAME_ON_EVERY_SEED)
     else:
         print(f"{summary['verdict']} (every seed has a run that did not complete, or a baseline of 0)")
+    _print_published(published, [row["change_pct"] for row in rows])
     return 0
 
 

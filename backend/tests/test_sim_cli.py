@@ -351,6 +351,44 @@ def test_sim_baseline_shows_the_published_cell_it_reproduces(
     assert f"placemap sim: published tables {bad}: no column benchmark" in err
 
 
+def test_sim_seeds_shows_the_published_cell_and_the_way_each_seed_points(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ICX hackbench, 4 groups, wake_affine: published +8.22% (4.50 s -> 4.13 s). The way the run
+    points is each seed's own, read off its change in the JSON."""
+    workload = {"kind": "hackbench", "groups": 4, "mode": "thread", "ipc": "pipe", "loops": 20}
+    f = tmp_path / "s.json"
+    f.write_text(
+        json.dumps({"topology": "icx-2s", "workload": workload, "hints": ["wake_affine"], "seed": 1})
+    )
+    code, out, _ = run(["sim", str(f), "--baseline", "--seeds", "3", "--json"], capsys)
+    assert code == 0
+    got = json.loads(out)
+    [cell] = got["published"]["cells"]
+    assert (cell["section"], cell["published_pct"]) == ("Hackbench Wakeup Hint Test", 8.22)
+    assert cell["differs"] == [{"field": "workload.loops", "calibration": 50, "yours": 20}]
+    ways = [
+        "same" if c > 0 else "opposite" if c < 0 else "unmoved"
+        for c in (r["change_pct"] for r in got["runs"])
+    ]
+    code, text, _ = run(["sim", str(f), "--baseline", "--seeds", "3"], capsys)
+    assert code == 0
+    line = "4 groups, wake_affine: +8.2% better (runtime_s 4.5 -> 4.13): "
+    if len(set(ways)) == 1:
+        texts = {"same": "the same way", "opposite": "the other way", "unmoved": "does not move it"}
+        assert (
+            line
+            + "this run "
+            + ("points " if ways[0] != "unmoved" else "")
+            + texts[ways[0]]
+            + " on every seed"
+            in text
+        )
+    else:
+        counts = ", ".join(f"{w} on {ways.count(w)}" for w in sorted(set(ways)))
+        assert line + f"the seed decides the way this run points ({counts})" in text
+
+
 def test_sim_says_what_an_incomplete_runs_metric_is_and_compares_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
