@@ -162,7 +162,8 @@ def _print_published(published: Published | None, changes: list[float | None]) -
         ways = [direction(c, pct) for pct in measured]
         how = ""
         if ways and len(set(ways)) == 1:
-            how = f": {DIRECTION_TEXT[ways[0]]}" + (" on every seed" if len(changes) > 1 else "")
+            every = len(changes) > 1 and ways[0] != "no-direction"
+            how = f": {DIRECTION_TEXT[ways[0]]}" + (" on every seed" if every else "")
         elif ways:
             counts = ", ".join(f"{w} on {ways.count(w)}" for w in sorted(set(ways)))
             how = f": the seed decides the way this run points ({counts})"

@@ -214,8 +214,9 @@ test("simulate form: a tbench run whose window has not opened measured nothing a
 });
 
 interface CliSeeds {
-  runs: { seed: number }[];
+  runs: { seed: number; change_pct: number | null }[];
   summary: { verdict: string; measured: number; identical: boolean };
+  published: { cells: { section: string; published_pct: number; significant: boolean }[] } | null;
 }
 
 /** `placemap sim SCENARIO --baseline --seeds n --json`: the command line's summary of the pair. */
@@ -269,6 +270,17 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   await expect(seeds).toContainText("on 4 seeds (2..5)");
   await seeds.getByText("each seed").click();
   await expect(seeds.getByTestId("simulate-seed")).toHaveText(cli.runs.map((r) => new RegExp(`^seed ${String(r.seed)}: `)));
+  // the published cell (the RFC's ICX hackbench wakeup table, 4 groups: +8.22%), read against every
+  // seed's change as the command line reads it
+  const [pubCell] = cli.published?.cells ?? [];
+  expect(pubCell?.section).toBe("Hackbench Wakeup Hint Test");
+  const ways = cli.runs.flatMap((r) => (r.change_pct === null ? [] : [r.change_pct > 0 ? "same" : r.change_pct < 0 ? "opposite" : "unmoved"]));
+  const kinds = [...new Set(ways)].sort();
+  const cell = sim.getByTestId("simulate-published-cell");
+  await expect(cell.locator("b")).toHaveText("+8.2% better (runtime_s 4.5 → 4.13)");
+  await expect(cell).toHaveAttribute("data-direction", kinds.length === 1 ? (kinds[0] ?? "") : "mixed");
+  if (kinds.length > 1) await expect(cell).toContainText(`the seed decides the way this run points (${kinds.map((k) => `${k} on ${String(ways.filter((w) => w === k).length)}`).join(", ")})`);
+  await expect(cell).not.toContainText("placemap calibrate runs it with"); // the calibration's own run of the cell
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds.png") });
 
   // the further seeds ran as unsaved jobs of the same scenario, each beside its baseline

@@ -1,26 +1,27 @@
 /**
  * The published cells a finished Simulate pair reproduces, under its change: what the real kernel
  * did on the machine the preset models (the RFC's tables, served by POST /api/sim/published),
- * whether this run points the same way, and where the run differs from the calibration's. Shows
+ * whether this run points the same way (on every seed, when it ran on several), and where the run differs from the calibration's. Shows
  * nothing when the server has no tables; says why when none matches.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
-import type { SimMetric, SimPublished } from "../../client/types";
+import type { SimPublished } from "../../client/types";
 import { errorText } from "../whatif/useJobPair";
-import { betterPct, differsText, direction, DIRECTION_TEXT, effectText, whereText } from "./published";
+import { differsText, effectText, waysText, whereText } from "./published";
 
 interface Props {
   /** the scenario as its job ran it */
   scenario: Record<string, unknown>;
   /** its job's id: the cells are fetched again for another job */
   jobId: string;
-  value: number;
-  baseline: number;
-  better: SimMetric["better"];
+  /** the change, percent better than the baseline: the pair's, or each measured seed's */
+  changes: number[];
+  /** the changes are seeds' */
+  seeds: boolean;
 }
 
-export function Published({ scenario, jobId, value, baseline, better }: Props) {
+export function Published({ scenario, jobId, changes, seeds }: Props) {
   // the answer for the job it was asked for: another job's is not shown while its own loads
   const [got, setGot] = useState<{ jobId: string; pub: SimPublished | null; err: string | null } | null>(null);
   useEffect(() => {
@@ -41,18 +42,17 @@ export function Published({ scenario, jobId, value, baseline, better }: Props) {
   if (pub.cells.length === 0) {
     return <div className="muted" data-testid="simulate-published-none">no published measurement to compare: {pub.reason}</div>;
   }
-  const mine = betterPct(value, baseline, better);
   return (
     <div className="published" data-testid="simulate-published">
       the real kernel, published ({pub.file}):
       <ul className="seed-list">
         {pub.cells.map((c) => {
-          const d = mine === null ? null : direction(c, mine);
+          const way = waysText(c, changes, seeds);
           const differs = differsText(c);
           return (
-            <li key={`${c.section}|${c.benchmark}`} data-testid="simulate-published-cell" data-direction={d ?? ""}>
+            <li key={`${c.section}|${c.benchmark}`} data-testid="simulate-published-cell" data-direction={way?.data ?? ""}>
               <b>{effectText(c)}</b>
-              {d && ` — ${DIRECTION_TEXT[d]}`}
+              {way && ` — ${way.text}`}
               <div className="muted">
                 {whereText(c)}
                 {differs && `; ${differs}`}

@@ -8,19 +8,12 @@ import type { SimMetric } from "../../client/types";
 import { jobEnded } from "../whatif/useJobPair";
 import { changePct, pctText } from "../whatif/scenario";
 import { comparable, metricText, seedSummary, type SeedResult } from "./scenario";
-import type { SeedJobs } from "./useSeedRuns";
+import { seedResults, type SeedJobs } from "./useSeedRuns";
 
 interface Props {
   /** every seed's jobs, the form's own seed first */
   runs: SeedJobs[];
   better: SimMetric["better"];
-}
-
-function resultOf(r: SeedJobs): SeedResult | null {
-  const failed = [r.job, r.base].find((j) => j?.status === "failed" || j?.status === "cancelled");
-  if (failed) return { seed: r.seed, failed: failed.error?.message ?? `the job was ${failed.status}` };
-  if (r.job?.status !== "done" || r.base?.status !== "done" || !r.job.result || !r.base.result) return null;
-  return { seed: r.seed, run: r.job.result, base: r.base.result };
 }
 
 function seedText(r: SeedResult): string {
@@ -41,7 +34,7 @@ export function SeedSpread({ runs, better }: Props) {
       </div>
     );
   }
-  const results = runs.map(resultOf).filter((r): r is SeedResult => r !== null);
+  const results = seedResults(runs);
   const s = seedSummary(results, better);
   const spread = s.median === null || s.min === null || s.max === null ? "" : `; change median ${pctText(s.median)}, range ${pctText(s.min)} .. ${pctText(s.max)}`;
   const partial = s.measured < s.seeds ? ` (${String(s.measured)} of ${String(s.seeds)} seeds measured)` : "";

@@ -14,11 +14,12 @@ import { DecisionShift } from "../compare/DecisionShift";
 import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
-import { useJobPair } from "../whatif/useJobPair";
+import { jobEnded, useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { SeedSpread } from "./SeedSpread";
-import { useSeedRuns } from "./useSeedRuns";
+import { betterPct } from "./published";
+import { seedResults, useSeedRuns } from "./useSeedRuns";
 import "../whatif/whatif.css";
 
 interface Props {
@@ -51,6 +52,15 @@ export function Simulate({ onOpen, onComparePair }: Props) {
   // the saved pair's seed, which the further seeds follow (the scenario as the job was submitted)
   const firstSeed = job?.status === "done" ? Number(job.scenario.seed) : 0;
   const baseResult = base?.status === "done" ? base.result : null;
+  // the change, percent better, against which the published cells are read: every seed's once the
+  // further seeds have all ended, the saved pair's until then
+  const allSeeds = [{ seed: firstSeed, job, base }, ...seeds.runs];
+  const seedsDone = seeds.runs.length > 0 && allSeeds.every((r) => jobEnded(r.job) && jobEnded(r.base));
+  const pairs = seedsDone ? seedResults(allSeeds) : result && baseResult ? [{ seed: firstSeed, run: result, base: baseResult }] : [];
+  const better = result?.metric.better ?? "lower";
+  const changes = pairs
+    .map((r) => ("failed" in r || !comparable(r.run, r.base) ? null : betterPct(r.run.metric.value, r.base.metric.value, better)))
+    .filter((v): v is number => v !== null);
   const runId = job?.status === "done" ? job.recording_id : null;
   const baseId = base?.status === "done" ? base.recording_id : null;
 
@@ -136,10 +146,10 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             </span>
           )}
           {job && baseResult && comparable(result, baseResult) && (
-            <Published scenario={job.scenario} jobId={job.id} value={result.metric.value} baseline={baseResult.metric.value} better={result.metric.better} />
+            <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} />
           )}
           {seeds.runs.length > 0 && (
-            <SeedSpread runs={[{ seed: firstSeed, job, base }, ...seeds.runs]} better={result.metric.better} />
+            <SeedSpread runs={allSeeds} better={result.metric.better} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PublishedCell } from "../../client/types";
-import { betterPct, differsText, direction, effectText, whereText } from "./published";
+import { betterPct, differsText, direction, effectText, waysText, whereText } from "./published";
 
 // the RFC's Zen3 schbench cell at 8 workers under wake_affine (shared/calibration)
 const cell: PublishedCell = {
@@ -35,6 +35,14 @@ describe("published cells", () => {
     expect(direction(cell, 0)).toBe("unmoved");
     expect(direction({ ...cell, published_pct: -3510.95 }, 36.2)).toBe("opposite");
     expect(direction({ ...cell, published_pct: 3.2, significant: false }, -40)).toBe("no-direction");
+  });
+
+  it("says the way one pair points, or each seed's", () => {
+    expect(waysText(cell, [35.1], false)).toEqual({ text: "this run points the same way", data: "same" });
+    expect(waysText(cell, [35.1, 35.1, 2], true)).toEqual({ text: "this run points the same way on every seed", data: "same" });
+    expect(waysText(cell, [-0.1, 0, 0.2, -1.4], true)).toEqual({ text: "the seed decides the way this run points (opposite on 2, same on 1, unmoved on 1)", data: "mixed" });
+    expect(waysText({ ...cell, significant: false }, [5, -5], true)?.text).toBe("within the 5% the calibration counts no direction from");
+    expect(waysText(cell, [], true)).toBeNull();
   });
 
   it("writes the cell and where the run differs from the calibration's", () => {

@@ -23,6 +23,18 @@ export function direction(cell: Pick<PublishedCell, "published_pct" | "significa
   return cell.published_pct * simulatedBetterPct > 0 ? "same" : "opposite";
 }
 
+/** The way a run points against a cell: one change (the pair), or each seed's ("... on every
+ * seed", or the count of each way when the seed decides); `data` is the way, or "mixed". */
+export function waysText(cell: Pick<PublishedCell, "published_pct" | "significant">, changes: number[], seeds: boolean): { text: string; data: string } | null {
+  const ways = changes.map((c) => direction(cell, c));
+  const kinds = [...new Set(ways)].sort();
+  const [only] = kinds;
+  if (only === undefined) return null;
+  if (kinds.length === 1) return { text: DIRECTION_TEXT[only] + (seeds && only !== "no-direction" ? " on every seed" : ""), data: only };
+  const counts = kinds.map((w) => `${w} on ${String(ways.filter((x) => x === w).length)}`).join(", ");
+  return { text: `the seed decides the way this run points (${counts})`, data: "mixed" };
+}
+
 export const DIRECTION_TEXT: Record<Direction, string> = {
   same: "this run points the same way",
   opposite: "this run points the other way",

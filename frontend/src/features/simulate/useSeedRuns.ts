@@ -2,13 +2,13 @@
  * The simulate form's further seeds: the same pair (scenario and baseline) on each seed after the
  * form's own, submitted unsaved after the saved pair and polled until every job has ended. A new
  * submission cancels the jobs of the one before that have not ended, so that clicking again does
- * not leave them filling the server's queue.
+ * not leave them filling the server's queue. Also each seed's pair as a result once it has ended.
  */
 import { useRef, useState } from "react";
 import { api } from "../../client/http";
 import type { SimJob } from "../../client/types";
 import { errorText, jobEnded, usePoller } from "../whatif/useJobPair";
-import type { SeedPair } from "./scenario";
+import type { SeedPair, SeedResult } from "./scenario";
 
 const POLL_MS = 500;
 
@@ -16,6 +16,18 @@ export interface SeedJobs {
   seed: number;
   job: SimJob | null;
   base: SimJob | null;
+}
+
+/** a seed's pair once both jobs have ended (null while one runs): both results, or why not */
+export function seedResult(r: SeedJobs): SeedResult | null {
+  const failed = [r.job, r.base].find((j) => j?.status === "failed" || j?.status === "cancelled");
+  if (failed) return { seed: r.seed, failed: failed.error?.message ?? `the job was ${failed.status}` };
+  if (r.job?.status !== "done" || r.base?.status !== "done" || !r.job.result || !r.base.result) return null;
+  return { seed: r.seed, run: r.job.result, base: r.base.result };
+}
+
+export function seedResults(runs: SeedJobs[]): SeedResult[] {
+  return runs.map(seedResult).filter((r): r is SeedResult => r !== null);
 }
 
 export interface SeedRuns {
