@@ -145,11 +145,11 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               {pctText(changePct(result.metric.value, baseResult.metric.value))}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
           )}
-          {job && baseResult && comparable(result, baseResult) && (
-            <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} />
-          )}
           {seeds.runs.length > 0 && (
             <SeedSpread runs={allSeeds} better={result.metric.better} />
+          )}
+          {job && baseResult && comparable(result, baseResult) && (
+            <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
