@@ -11,6 +11,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# A saved simulation (placemap.sim_record) stops, with a named error, after this many events:
+# about 2 GB in the store at ~40 bytes an event, and some 10 minutes of saving. A run of 600 s
+# simulated on a big machine would otherwise fill the disk the real recordings live on. The
+# metric needs no recording: the same scenario runs unsaved to its end.
+SIM_MAX_SAVED_EVENTS = 50_000_000
 
 
 class Settings(BaseModel):
@@ -24,6 +29,8 @@ class Settings(BaseModel):
     frontend_dist: Path = Field(default_factory=lambda: REPO_ROOT / "frontend" / "dist")
     live_end_timeout_s: float = 60.0  # a live recording whose collector vanished turns ready after this
     sim_workers: int = Field(default=1, ge=1, le=8)  # simulation jobs at once, one process each (CPU-bound)
+    # a saved simulation stops with a named error past this many events
+    sim_max_saved_events: int = Field(default=SIM_MAX_SAVED_EVENTS, ge=1)
     # the published result tables the simulate form shows beside a what-if's change (placemap.sim_published);
     # absent: the form shows none
     calibration_csv: Path = Field(
@@ -34,8 +41,9 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT / PLACEMAP_SIM_WORKERS /
-        PLACEMAP_REALTIME / PLACEMAP_CALIBRATION_CSV from the environment, then explicit overrides."""
+        """Defaults, then PLACEMAP_DB / PLACEMAP_COLLECT / PLACEMAP_LIVE_END_TIMEOUT /
+        PLACEMAP_SIM_WORKERS / PLACEMAP_SIM_MAX_SAVED_EVENTS / PLACEMAP_REALTIME /
+        PLACEMAP_CALIBRATION_CSV from the environment, then explicit overrides."""
         values: dict[str, object] = {}
         if db := os.environ.get("PLACEMAP_DB"):
             values["db_path"] = Path(db)
@@ -45,6 +53,8 @@ class Settings(BaseModel):
             values["live_end_timeout_s"] = float(live_end)
         if sim_workers := os.environ.get("PLACEMAP_SIM_WORKERS"):
             values["sim_workers"] = int(sim_workers)
+        if max_saved := os.environ.get("PLACEMAP_SIM_MAX_SAVED_EVENTS"):
+            values["sim_max_saved_events"] = int(max_saved)
         if calibration := os.environ.get("PLACEMAP_CALIBRATION_CSV"):
             values["calibration_csv"] = Path(calibration)
         if realtime := os.environ.get("PLACEMAP_REALTIME"):

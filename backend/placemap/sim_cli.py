@@ -68,7 +68,9 @@ def _sim(args: argparse.Namespace) -> int:
                 sc, wall_clock=not args.deterministic, decisions=args.decisions or args.baseline
             )
         assert store is not None
-        return run_and_save(sc, store=store, wall_clock=not args.deterministic)
+        return run_and_save(
+            sc, store=store, wall_clock=not args.deterministic, max_events=settings.sim_max_saved_events
+        )
 
     try:
         if replays is not None:

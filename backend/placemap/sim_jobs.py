@@ -24,6 +24,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Literal
 
+from placemap.settings import SIM_MAX_SAVED_EVENTS
 from placemap.sim.errors import ScenarioError
 from placemap.sim_profile import resolve
 from placemap.sim_record import run
@@ -75,7 +76,9 @@ class Job:
     finished: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
-def worker_main(db_path: str, scenario: dict[str, Any], save: bool, conn: Connection) -> None:
+def worker_main(
+    db_path: str, scenario: dict[str, Any], save: bool, conn: Connection, max_saved_events: int
+) -> None:
     """The worker process: run one scenario, reporting over `conn`."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
@@ -88,6 +91,7 @@ def worker_main(db_path: str, scenario: dict[str, Any], save: bool, conn: Connec
             store=store if save else None,
             on_progress=lambda f: conn.send(("progress", f)),
             on_recording=lambda rid: conn.send(("recording", rid)),
+            max_events=max_saved_events,
         )
         conn.send(("done", result))
     except ScenarioError as exc:
@@ -102,9 +106,10 @@ def worker_main(db_path: str, scenario: dict[str, Any], save: bool, conn: Connec
 class SimJobs:
     """The job table and its workers. Thread-safe; every method returns quickly."""
 
-    def __init__(self, store: Store, workers: int = 1) -> None:
+    def __init__(self, store: Store, workers: int = 1, max_saved_events: int = SIM_MAX_SAVED_EVENTS) -> None:
         self.store = store
         self.workers = max(1, workers)
+        self.max_saved_events = max_saved_events
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
@@ -177,7 +182,7 @@ class SimJobs:
             recv, send = self._ctx.Pipe(duplex=False)
             proc = self._ctx.Process(
                 target=worker_main,
-                args=(str(self.store.path), job.scenario, job.save, send),
+                args=(str(self.store.path), job.scenario, job.save, send, self.max_saved_events),
                 name=f"sim-job-{job.id}",
                 daemon=True,
             )

@@ -22,6 +22,8 @@ import pyarrow as pa
 from placemap.replay.ingest import Ingestor
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology as TopologyModel
+from placemap.settings import SIM_MAX_SAVED_EVENTS
+from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import Scenario, parse_scenario, simulate, summarize
 from placemap.sim.trace import COLUMNS, PRIO, EventLog
 from placemap.sim_profile import for_meta
@@ -47,10 +49,15 @@ class _StreamingLog(EventLog):
     transposed at once: a fifth of the cost of appending to 16 column lists per event."""
 
     def __init__(
-        self, duration_ns: int, on_progress: Progress | None, sink: Callable[[pa.RecordBatch], None] | None
+        self,
+        duration_ns: int,
+        on_progress: Progress | None,
+        sink: Callable[[pa.RecordBatch], None] | None,
+        max_rows: int = SIM_MAX_SAVED_EVENTS,
     ) -> None:
         super().__init__()
         self.duration_ns = duration_ns
+        self.max_rows = max_rows
         self.on_progress = on_progress
         self.sink = sink
         self.rows: list[Row] = []
@@ -62,6 +69,13 @@ class _StreamingLog(EventLog):
     ) -> None:
         self.total += 1
         if self.sink is not None:
+            if self.total > self.max_rows:
+                raise ScenarioError(
+                    "duration_ms",
+                    f"a saved run stores at most {self.max_rows:,} events and this one reached them at "
+                    f"{ts / 1e6:,.1f} of its {self.duration_ns / 1e6:,.0f} ms simulated: save a shorter "
+                    "run, or run it unsaved (its metric needs no recording)",
+                )
             self.rows.append((ts, cpu, kind, cur_pid, subject[0], subject[1], extra))
             if len(self.rows) >= BATCH_ROWS:
                 self.flush()
@@ -138,9 +152,11 @@ def run(
     wall_clock: bool = True,
     on_progress: Progress | None = None,
     on_recording: Callable[[str], None] | None = None,
+    max_events: int = SIM_MAX_SAVED_EVENTS,
 ) -> dict[str, Any]:
     """Validate and run one scenario; the result JSON of `run_scenario`, plus `recording_id` when
-    saved into `store`. ScenarioError (before anything is stored) names a bad field.
+    saved into `store`. ScenarioError (before anything is stored) names a bad field; a saved run
+    past `max_events` stops with a ScenarioError on duration_ms, its recording failed with it.
     `on_recording(rid)` is told the new recording's id before its events are stored, so whoever
     may cancel the run can clean the half-stored recording up."""
     sc = parse_scenario(scenario)
@@ -163,7 +179,10 @@ def run(
     wants_progress = store is not None or on_progress is not None
     try:
         log = _StreamingLog(
-            sc.duration_ns, report if wants_progress else None, None if ingestor is None else ingestor.add
+            sc.duration_ns,
+            report if wants_progress else None,
+            None if ingestor is None else ingestor.add,
+            max_events,
         )
         t0 = time.perf_counter()
         eng, wl = simulate(sc, log, decisions=True)  # a stored or job run keeps its reasons

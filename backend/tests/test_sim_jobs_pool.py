@@ -44,3 +44,37 @@ def test_two_workers_run_two_jobs_and_queue_the_third(tmp_path: Path) -> None:
     assert all(p is not None and not p.is_alive() for p in procs)
     assert store.list_recordings() == []
     store.close()
+
+
+def test_a_saved_job_past_its_event_bound_fails_naming_duration_ms_and_its_recording_says_why(
+    tmp_path: Path,
+) -> None:
+    """A hackbench of ~88k stored events against a bound of 20000 (the server's is 50M,
+    settings.sim_max_saved_events): saved, the job stops there; unsaved, it is not bounded."""
+    store = Store(tmp_path / "p.db")
+    jobs = SimJobs(store, workers=1, max_saved_events=20_000)
+    short = {
+        "topology": "icx-2s",
+        "workload": {"kind": "hackbench", "groups": 2, "loops": 500},
+        "duration_ms": 1000,
+    }
+    try:
+        saved, unsaved = jobs.submit(short, save=True).id, jobs.submit(short, save=False).id
+        deadline = time.monotonic() + 120
+        while job(jobs, unsaved).status not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        jobs.shutdown()
+    failed = job(jobs, saved)
+    assert failed.status == "failed" and failed.error is not None and failed.error.field == "duration_ms"
+    assert failed.error.message.startswith("duration_ms: a saved run stores at most 20,000 events")
+    assert failed.error.message.endswith(
+        "of its 1,000 ms simulated: save a shorter run, or run it unsaved (its metric needs no recording)"
+    )
+    done = job(jobs, unsaved)
+    assert done.status == "done" and done.result is not None and done.result["sim"]["complete"]
+    [rec] = store.list_recordings()
+    assert rec.id == failed.recording_id and rec.status == "failed"
+    assert rec.error is not None and "a saved run stores at most 20,000 events" in rec.error
+    store.close()

@@ -164,6 +164,25 @@ def test_bad_scenario_stores_nothing(
         assert len(c.get("/api/recordings").json()) == before
 
 
+def test_a_saved_run_past_the_event_bound_stops_naming_duration_ms_and_the_list_shows_why(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCENARIO stores ~80k events; PLACEMAP_SIM_MAX_SAVED_EVENTS=20000 stops it at the bound: the
+    command exits 2 naming duration_ms, and the recording is listed as failed, saying why."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    monkeypatch.setenv("PLACEMAP_SIM_MAX_SAVED_EVENTS", "20000")
+    code = main(["sim", str(f), "--save", "--db", str(server.settings.db_path)])
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and "placemap sim: bad scenario: duration_ms: a saved run stores at most 20,000 events" in err
+    )
+    with server.client() as c:
+        recs = [r for r in c.get("/api/recordings").json() if r["status"] == "failed"]
+    assert any("a saved run stores at most 20,000 events" in (r.get("error") or "") for r in recs)
+
+
 def test_no_task_runs_on_two_cpus_at_once(sim_log: EventLog) -> None:
     cols = sim_log.columns()
     on: dict[int, int] = {}  # pid -> CPU it was switched in on, until switched out there
