@@ -11,11 +11,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# A saved simulation (placemap.sim_record) stops, with a named error, after this many events:
-# about 2 GB in the store at ~40 bytes an event, and some 10 minutes of saving. A run of 600 s
-# simulated on a big machine would otherwise fill the disk the real recordings live on. The
-# metric needs no recording: the same scenario runs unsaved to its end.
-SIM_MAX_SAVED_EVENTS = 50_000_000
+# A saved simulation (placemap.sim_record) stops, with a named error, after this many events: the
+# size of recording the store's scale bench holds (`scripts/bench big`), about 1.2 GB at the ~12
+# bytes a stored simulated event takes (hackbench -g 8, 733k events: 8.9 MB) and some 6 minutes of
+# saving at ~280k events/s. A run of 600 s simulated on a big machine would otherwise fill the disk
+# the real recordings live on. The metric needs no recording: the same scenario runs unsaved to its end.
+SIM_MAX_SAVED_EVENTS = 100_000_000
 
 
 class Settings(BaseModel):

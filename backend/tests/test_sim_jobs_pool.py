@@ -49,7 +49,7 @@ def test_two_workers_run_two_jobs_and_queue_the_third(tmp_path: Path) -> None:
 def test_a_saved_job_past_its_event_bound_fails_naming_duration_ms_and_its_recording_says_why(
     tmp_path: Path,
 ) -> None:
-    """A hackbench of ~88k stored events against a bound of 20000 (the server's is 50M,
+    """A hackbench of ~88k stored events against a bound of 20000 (the server's is 100M,
     settings.sim_max_saved_events): saved, the job stops there; unsaved, it is not bounded."""
     store = Store(tmp_path / "p.db")
     jobs = SimJobs(store, workers=1, max_saved_events=20_000)
