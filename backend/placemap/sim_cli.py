@@ -18,6 +18,7 @@ from placemap.settings import Settings
 from placemap.sim.calibration import (
     HACKBENCH_LOOPS,
     PUBLISHED_HACKBENCH_LOOPS,
+    SIGNIFICANT_PCT,
     CsvError,
     calibrate,
     read_rows,
@@ -342,6 +343,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     for name, t in out["tables"].items():
         print(f"{name}: sign agreement {t['sign_agreement']} on {t['significant']} cells > 5%, "
               f"median simulated/published {t['median_ratio']}")  # fmt: skip
+        for c in _disagreeing(t["cells"]):
+            print(f"  disagrees: {c['config']} at {c['x']}: published {c['published_pct']:+.1f}%, "
+                  f"simulated {c['simulated_pct']:+.1f}%")  # fmt: skip
     o = out["overall"]
     print(f"overall: sign agreement {o['sign_agreement']} on {o['significant']} cells, "
           f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
@@ -373,6 +377,16 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"  simulated (published) by x: {_by_x(tp['cells'])}")
     _print_absolute(out["absolute"])
     return 0
+
+
+def _disagreeing(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A table's cells beyond 5% published whose simulated effect has not their sign (0 is no
+    sign): the cells its sign agreement counts against it, in the table's order."""
+    return [
+        c
+        for c in cells
+        if abs(c["published_pct"]) > SIGNIFICANT_PCT and c["published_pct"] * c["simulated_pct"] <= 0
+    ]
 
 
 def _print_absolute(groups: list[dict[str, Any]]) -> None:

@@ -117,6 +117,34 @@ def test_calibrate_reports_agreement_for_a_small_table(
     )
 
 
+def test_calibrate_lists_each_tables_disagreeing_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Stream cell as published, and the same cell with its published sign turned (a made-up
+    row, so that one of the two disagrees whatever the model gives): only the disagreeing one is
+    listed under its table, and a cell within 5% never is."""
+    fields, (tip, spread) = _stream_rows()
+    turned = {
+        **spread,
+        "section": "Stream - turned",
+        "pct_vs_baseline": str(-float(spread["pct_vs_baseline"])),
+    }
+    small = {**spread, "section": "Stream - small", "pct_vs_baseline": "-1.0"}
+    f = tmp_path / "cal.csv"
+    _write_csv(f, fields, [tip, spread, {**tip, "section": "Stream - turned"}, turned,
+                            {**tip, "section": "Stream - small"}, small])  # fmt: skip
+    code, out, _ = run(["calibrate", "--csv", str(f), "--json", "--jobs", "1"], capsys)
+    assert code == 0
+    tables = json.loads(out)["tables"]
+    sim = next(iter(tables.values()))["cells"][0]["simulated_pct"]
+    code, text, _ = run(["calibrate", "--csv", str(f), "--jobs", "1"], capsys)
+    assert code == 0
+    listed = [line for line in text.splitlines() if line.startswith("  disagrees: ")]
+    pub = float(spread["pct_vs_baseline"])
+    wrong = -pub if pub * sim > 0 else pub  # the published effect whose sign the model's is not
+    assert listed == [f"  disagrees: fork_spread at 2: published {wrong:+.1f}%, simulated {sim:+.1f}%"]
+
+
 def test_calibrate_runs_hackbench_at_the_loops_asked_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
