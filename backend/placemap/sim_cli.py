@@ -160,7 +160,8 @@ def _print_published(published: Published | None, changes: list[float | None]) -
     measured = [pct for pct in changes if pct is not None]
     print(f"the real kernel, published ({file}):")
     for c in cells:
-        values = f" ({c.metric} {c.tip_value:g} -> {c.value:g})" if c.tip_value and c.value else ""
+        known = c.tip_value is not None and c.value is not None
+        values = f" ({c.metric} {c.tip_value:g} -> {c.value:g})" if known else ""
         effect = f"{c.published_pct:+.1f}% {'better' if c.published_pct >= 0 else 'worse'}{values}"
         ways = [direction(c, pct) for pct in measured]
         how = ""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,7 @@ class Index:
                 why += f" (published at {X_PARAM[kind]} {', '.join(map(str, xs))})"
             return [], why
         differs = _differences(key, mine, scenario)
-        return [_with(c, differs) for c in cells], None
+        return [replace(c, differs=differs) for c in cells], None
 
 
 def direction(cell: Cell, simulated_pct: float) -> str:
@@ -123,12 +123,6 @@ DIRECTION_TEXT = {
     "unmoved": "this run does not move it",
     "no-direction": "within the 5% the calibration counts no direction from",
 }
-
-
-def _with(cell: Cell, differs: tuple[Difference, ...]) -> Cell:
-    values = {f.name: getattr(cell, f.name) for f in fields(cell)}
-    values["differs"] = differs
-    return Cell(**values)
 
 
 def _workload(kind: str, spec: Mapping[str, Any]) -> dict[str, int | str]:
