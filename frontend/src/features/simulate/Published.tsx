@@ -1,8 +1,9 @@
 /**
  * The published cells a finished Simulate pair reproduces, under its change: what the real kernel
  * did on the machine the preset models (the RFC's tables, served by POST /api/sim/published),
- * whether this run points the same way (on every seed, when it ran on several), and where the run differs from the calibration's. Shows
- * nothing when the server has no tables; says why when none matches.
+ * whether this run points the same way (on every seed, when it ran on several), and where the run
+ * differs from the calibration's. Shows nothing when the server has no tables; says why when none
+ * matches.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
