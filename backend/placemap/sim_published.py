@@ -82,8 +82,9 @@ class Index:
         from the calibration's run of it; with none, why not (None when there are some)."""
         topology = scenario.get("topology")
         workload = scenario.get("workload")
-        if not isinstance(topology, str) or not isinstance(workload, Mapping):
-            return [], "the published tables are for preset machines (zen3-2s-nps1, icx-2s)"
+        machines = sorted({k[0] for k in self.cells})
+        if topology not in machines or not isinstance(workload, Mapping):
+            return [], f"the published tables are for the presets {', '.join(machines)}"
         kind = str(workload.get("kind"))
         if kind not in X_PARAM:
             return [], f"no published table has {kind}"
