@@ -282,6 +282,7 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   if (kinds.length > 1) await expect(cell).toContainText(`the seed decides the way this run points (${kinds.map((k) => `${k} on ${String(ways.filter((w) => w === k).length)}`).join(", ")})`);
   await expect(cell).not.toContainText("placemap calibrate runs it with"); // the calibration's own run of the cell
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds.png") });
+  await sim.getByTestId("simulate-result").screenshot({ path: join(ARTIFACTS, "simulate-seeds-published.png") });
 
   // the further seeds ran as unsaved jobs of the same scenario, each beside its baseline
   const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: { save: boolean; scenario: { seed: number; hints?: string[]; workload: { kind: string } } }[] }).jobs;
