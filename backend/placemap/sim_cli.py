@@ -44,6 +44,9 @@ def _sim(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        print(f"placemap sim: cannot read {args.scenario}: JSON nested too deeply", file=sys.stderr)
+        return 2
     if args.seeds > 1 and (not args.baseline or args.save or args.decisions):
         print(
             "placemap sim: --seeds runs the pair of --baseline on several seeds; it takes --baseline "

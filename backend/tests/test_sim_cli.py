@@ -454,6 +454,19 @@ def test_sim_says_what_an_incomplete_runs_metric_is_and_compares_none(
     assert r["sim"]["complete"] and r["sim"]["incomplete"] is None
 
 
+def test_sim_names_a_file_it_cannot_read_as_a_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)  # valid JSON, nested past the decoder's recursion
+    code, out, err = run(["sim", str(deep)], capsys)
+    assert code == 2 and not out and err == f"placemap sim: cannot read {deep}: JSON nested too deeply\n"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"topology": ')
+    code, out, err = run(["sim", str(bad)], capsys)
+    assert code == 2 and not out and err.startswith(f"placemap sim: cannot read {bad}: Expecting value")
+
+
 def test_sim_baseline_needs_something_to_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "s.json"
     f.write_text(json.dumps({k: v for k, v in SCENARIO.items() if k != "hints"}))
