@@ -30,7 +30,7 @@ from placemap.sim.workloads.catalog import read
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, shifts, with_seeds
 from placemap.sim_profile import resolve, trace_input
 from placemap.sim_published import DIRECTION_TEXT, Cell, direction
-from placemap.sim_published import load as load_published
+from placemap.sim_published import lookup as lookup_published
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
 
@@ -127,28 +127,26 @@ def _print_result(result: dict[str, Any]) -> None:
         print(f"saved as recording {result['recording_id']}")
 
 
-Published = tuple[str, list[Cell], str | None]  # the tables' file name, the cells, why none
+Published = tuple[list[Cell], str | None]  # the cells, and why none
 
 
 def _published(scenario: dict[str, Any], path: Path) -> Published | None:
-    """The published cells the pair reproduces (sim_published), as the API serves them; None
-    without the tables file. A file that cannot be read is said on stderr: the runs still count."""
+    """The published cells the pair reproduces (sim_published.lookup), as the API serves them;
+    None when there is nothing to say (a hint's pair without the tables file). A file that cannot
+    be read is said on stderr: the runs still count."""
     try:
-        index = load_published(path)
+        cells, reason, _index = lookup_published(path, scenario)
     except (OSError, UnicodeDecodeError, csv.Error, CsvError) as exc:
         print(f"placemap sim: published tables {path}: {exc}", file=sys.stderr)
         return None
-    if index is None:
-        return None
-    cells, reason = index.match(scenario)
-    return path.name, cells, reason
+    return (cells, reason) if cells or reason else None
 
 
 def _published_json(published: Published | None) -> dict[str, Any] | None:
     if published is None:
         return None
-    file, cells, reason = published
-    return {"file": file, "cells": [asdict(c) for c in cells], "reason": reason}
+    cells, reason = published
+    return {"cells": [asdict(c) for c in cells], "reason": reason}
 
 
 def _print_published(published: Published | None, changes: list[float | None]) -> None:
@@ -156,12 +154,12 @@ def _print_published(published: Published | None, changes: list[float | None]) -
     or each seed's (--seeds), where the way may differ from seed to seed."""
     if published is None:
         return
-    file, cells, reason = published
+    cells, reason = published
     if not cells:
         print(f"no published measurement to compare: {reason}")
         return
     measured = [pct for pct in changes if pct is not None]
-    print(f"the real kernel, published ({file}):")
+    print("the real kernel, published:")
     for c in cells:
         known = c.tip_value is not None and c.value is not None
         values = f" ({c.metric} {c.tip_value:g} -> {c.value:g})" if known else ""
@@ -176,9 +174,10 @@ def _print_published(published: Published | None, changes: list[float | None]) -
             how = f": the seed decides the way this run points ({counts})"
         uncertain = ", its reading marked uncertain" if c.uncertain else ""
         print(f"  {c.section}, {c.machine}, {c.x} {c.x_name}, {c.config}{uncertain}: {effect}{how}")
+        print(f"    published in {c.reference}")
         if c.differs:
             diff = ", ".join(f"{d.field} {d.calibration} (here {d.yours})" for d in c.differs)
-            print(f"    placemap calibrate runs it with {diff}")
+            print(f"    {c.compared_by} runs it with {diff}")
 
 
 def _print_pair(

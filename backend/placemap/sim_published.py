@@ -11,6 +11,11 @@ features; a pair that also changes features measures something else). Where the 
 other parameters differ from those `placemap calibrate` runs for the cell, the match says which
 (`differs`): the published value is then a measurement of another run.
 
+A pair that changes scheduler features instead (no hint) is matched the same way against the
+features' own published effects (placemap.sim.published.CHECKS, kept in the repo: SIS_SHORT,
+UTIL_FITS_CAPACITY / SELECT_BIAS_PREV and STEAL, measured against the default kernel; the checks
+whose baseline is another kernel, SIS_UTIL's and the NUMA rework's, are no Simulate pair).
+
 No FastAPI here: api/routes/sim.py serves it, sim_cli.py prints it.
 """
 
@@ -33,10 +38,22 @@ from placemap.sim.calibration import (
     scenario_for,
 )
 from placemap.sim.features import Features, parse_features
+from placemap.sim.published import CHECKS, Check
 from placemap.sim.workloads.catalog import CATALOG, IntParam
 
-# the workload parameter each benchmark's tables vary (the CSV's x)
-X_PARAM = {"hackbench": "groups", "schbench": "workers", "tbench": "clients", "stream": "threads"}
+# the workload parameter each benchmark's tables vary (the CSV's x; the feature checks' too)
+X_PARAM = {
+    "hackbench": "groups",
+    "schbench": "workers",
+    "tbench": "clients",
+    "stream": "threads",
+    "netperf": "threads",
+    "ctxswitch": "pairs",
+}
+CSV_KINDS = ("hackbench", "schbench", "tbench", "stream")
+BETTER = {"hackbench": "lower", "schbench": "lower"}  # the others' metrics are higher-is-better
+# parameters that make another benchmark, not another run of it: matched, never a difference
+SAME_BENCHMARK = {"netperf": ("test",)}
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,8 @@ class Cell:
     significant: bool  # beyond the 5% the calibration counts a direction from
     uncertain: bool
     differs: tuple[Difference, ...] = field(default=())
+    reference: str = ""  # where it was published: the tables' file, or an LKML message / commit
+    compared_by: str = "placemap calibrate"  # what runs the model's side (`differs` is against it)
 
 
 @dataclass(frozen=True)
@@ -86,7 +105,7 @@ class Index:
         if topology not in machines or not isinstance(workload, Mapping):
             return [], f"the published tables are for the presets {', '.join(machines)}"
         kind = str(workload.get("kind"))
-        if kind not in X_PARAM:
+        if kind not in CSV_KINDS:
             return [], f"no published table has {kind}"
         if parse_features(scenario.get("features")) != Features():
             return [], "the published runs have the default features"
@@ -103,7 +122,10 @@ class Index:
             if xs:
                 why += f" (published at {X_PARAM[kind]} {', '.join(map(str, xs))})"
             return [], why
-        differs = _differences(key, mine, scenario)
+        ref = scenario_for(key, 1)
+        differs = _differences(
+            kind, _workload(kind, ref["workload"]), int(ref["duration_ms"]), mine, scenario
+        )
         return [replace(c, differs=differs) for c in cells], None
 
 
@@ -136,10 +158,13 @@ def _workload(kind: str, spec: Mapping[str, Any]) -> dict[str, int | str]:
 
 
 def _differences(
-    key: Key, mine: Mapping[str, int | str], scenario: Mapping[str, Any]
+    kind: str,
+    theirs: Mapping[str, int | str],
+    their_ms: int,
+    mine: Mapping[str, int | str],
+    scenario: Mapping[str, Any],
 ) -> tuple[Difference, ...]:
-    ref = scenario_for(key, 1)
-    theirs = _workload(key[1], ref["workload"])
+    """The workload parameters and run length that differ from the published cell's run."""
     out = [
         Difference(f"workload.{name}", theirs[name], mine[name])
         for name in theirs
@@ -148,9 +173,68 @@ def _differences(
     # hackbench runs until its loops are done (a run cut short says so itself); the others
     # measure for as long as they are simulated
     duration = int(scenario.get("duration_ms", 1000))
-    if key[1] != "hackbench" and duration != ref["duration_ms"]:
-        out.append(Difference("duration_ms", int(ref["duration_ms"]), duration))
+    if kind != "hackbench" and duration != their_ms:
+        out.append(Difference("duration_ms", their_ms, duration))
     return tuple(out)
+
+
+def match_features(scenario: Mapping[str, Any]) -> tuple[list[Cell], str | None] | None:
+    """The features' own published effects (CHECKS against the default kernel) that a pair
+    changing features, and no hint, reproduces: same preset, workload kind and x, and exactly the
+    check's features; with none, why not. None when the pair sets a hint or changes no feature
+    (the tables' matter)."""
+    features = parse_features(scenario.get("features"))
+    if scenario.get("hints") or features == Features():
+        return None
+    topology, workload = scenario.get("topology"), scenario.get("workload")
+    if not isinstance(workload, Mapping):
+        return [], "the features' published effects are for preset machines"
+    kind = str(workload.get("kind"))
+    checks = [c for c in CHECKS if not c.base and parse_features(c.test) == features]
+    if not checks:
+        return [], "no published effect of this feature change on its own"
+    same = [c for c in checks if c.topology == topology and c.workload["kind"] == kind]
+    if not same:
+        where = sorted({f"{c.workload['kind']} on {c.topology}" for c in checks})
+        return [], f"the feature change's published effects are for {', '.join(where)}"
+    x_name = X_PARAM[kind]
+    mine = _workload(kind, workload)
+    keys = (x_name, *SAME_BENCHMARK.get(kind, ()))
+    hit = [c for c in same if all(_workload(kind, c.workload)[k] == mine[k] for k in keys)]
+    if not hit:
+
+        def run_at(w: Mapping[str, int | str]) -> str:
+            extra = " ".join(str(w[k]) for k in keys[1:])
+            return f"{x_name} {w[x_name]}" + (f" ({extra})" if extra else "")
+
+        at = sorted({run_at(_workload(kind, c.workload)) for c in same})
+        return [], f"published at {', '.join(at)}; here {run_at(mine)}"
+    return [_check_cell(c, kind, x_name, mine, scenario) for c in hit], None
+
+
+def _check_cell(
+    c: Check, kind: str, x_name: str, mine: Mapping[str, int | str], scenario: Mapping[str, Any]
+) -> Cell:
+    theirs = _workload(kind, c.workload)
+    return Cell(
+        source=c.source,
+        section=c.note,
+        machine=c.topology,
+        benchmark=kind,
+        metric="",
+        better=BETTER.get(kind, "higher"),
+        x_name=x_name,
+        x=int(theirs[x_name]),
+        config=", ".join(k if v is True else f"{k} {v}" for k, v in c.test.items()),
+        value=None,
+        tip_value=None,
+        published_pct=c.published_pct,
+        significant=abs(c.published_pct) > SIGNIFICANT_PCT,
+        uncertain=False,
+        differs=_differences(kind, theirs, c.duration_ms, mine, scenario),
+        reference=c.source,
+        compared_by="scripts/bench simfeatures",
+    )
 
 
 def _number(text: str | None) -> float | None:
@@ -192,6 +276,7 @@ def build(path: str, lines: Iterable[str]) -> Index:
             published_pct=pct,
             significant=abs(pct) > SIGNIFICANT_PCT,
             uncertain=(r.get("uncertain") or "").strip().lower() == "yes",
+            reference=Path(path).name,
         )
         cells.setdefault((key[0], key[1], key[2], tuple(sorted(key[3]))), []).append(cell)
     return Index(path, {k: tuple(v) for k, v in cells.items()}, len(skipped))
@@ -211,3 +296,19 @@ def load(path: Path) -> Index | None:
     except FileNotFoundError:
         return None
     return _load(str(path), st.st_mtime_ns, st.st_size)
+
+
+def lookup(path: Path, scenario: Mapping[str, Any]) -> tuple[list[Cell], str | None, Index | None]:
+    """The published cells a validated scenario's pair reproduces, why none when there is
+    something to say, and the tables' index when they were read: a pair that changes features
+    (and no hint) is read against the features' own effects, which are in the repo; a hint's
+    pair against the tables at `path` (nothing at all without them). Raises what `load` raises,
+    only when the tables are needed."""
+    features = match_features(scenario)
+    if features is not None:
+        return features[0], features[1], None
+    index = load(path)
+    if index is None:
+        return [], None, None
+    cells, reason = index.match(scenario)
+    return cells, reason, index

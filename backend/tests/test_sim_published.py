@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from placemap.sim.calibration import BASELINE, NO_HINT, cell_key, scenario_for
-from placemap.sim_published import Index, build, load
+from placemap.sim.published import CHECKS
+from placemap.sim_published import Cell, Index, build, load, lookup, match_features
 
 CSV = Path(__file__).resolve().parents[2].parent / "shared/calibration/userspace-hinting-rfc.csv"
 HEADER = "source,section,machine,benchmark,metric,better,x_name,x,config,value,pct_vs_baseline,uncertain\n"
@@ -147,3 +148,83 @@ def test_load_reads_a_changed_file_again_and_none_when_absent(tmp_path: Path) ->
     os.utime(path, ns=(1, 2_000_000_000))  # a different mtime, whatever the clock's resolution
     again = load(path)
     assert again is not None and again.match(schbench(8, ["wake_affine"]))[0][0].published_pct == 43.0
+
+
+def netperf(threads: int, test: str = "tcp_rr", **features: bool | int) -> dict[str, Any]:
+    return {"topology": "spr-2s-224", "workload": {"kind": "netperf", "test": test, "threads": threads},
+            "features": features, "duration_ms": 300}  # fmt: skip
+
+
+def feature_cells(scenario: dict[str, Any]) -> list[Cell]:
+    got = match_features(scenario)
+    assert got is not None and got[1] is None, got
+    return got[0]
+
+
+def test_a_feature_pair_is_read_against_the_features_own_published_effects() -> None:
+    """SIS_SHORT on the authors' 224 CPUs at 100% load (netperf TCP_RR, 224 threads): +665.4%
+    (placemap.sim.published, Chen Yu's v6); UDP_RR at the same load is another benchmark."""
+    [c] = feature_cells(netperf(224, SIS_SHORT=True))
+    assert (c.machine, c.benchmark, c.x_name, c.x, c.config) == (
+        "spr-2s-224",
+        "netperf",
+        "threads",
+        224,
+        "SIS_SHORT",
+    )
+    assert (c.published_pct, c.better, c.section, c.compared_by) == (
+        665.4,
+        "higher",
+        "100% load",
+        "scripts/bench simfeatures",
+    )
+    assert c.reference.startswith("373e6886e274f198608fa1b5f1c254e32b43845d") and c.tip_value is None
+    assert [(d.field, d.calibration, d.yours) for d in c.differs] == [
+        ("workload.warmup_ms", 2000, 0),
+        ("duration_ms", 2300, 300),
+    ]
+    [udp] = feature_cells(netperf(224, "udp_rr", SIS_SHORT=True))
+    assert udp.published_pct == 135.0
+    # STEAL on the 8-socket Haswell was published with the node limit lifted to 8: only that pair
+    hsw = {"topology": "hsw-8s-288", "workload": {"kind": "hackbench", "groups": 16, "loops": 500}}
+    [steal] = feature_cells({**hsw, "features": {"STEAL": True, "steal_node_limit": 8}})
+    assert (steal.config, steal.published_pct, steal.better, steal.differs) == (
+        "STEAL, steal_node_limit 8",
+        -29.8,
+        "lower",
+        (),
+    )
+    assert match_features({**hsw, "features": {"STEAL": True}}) == (
+        [],
+        "the feature change's published effects are for hackbench on bdw-1s-20",
+    )
+
+
+def test_a_feature_pair_without_a_published_effect_says_where_there_are_some() -> None:
+    assert match_features(netperf(1, SIS_SHORT=True)) == (
+        [],
+        "published at threads 168 (tcp_rr), threads 224 (tcp_rr), threads 224 (udp_rr), "
+        "threads 448 (tcp_rr); here threads 1 (tcp_rr)",
+    )
+    assert match_features(netperf(224, NO_MC=True)) == (
+        [],
+        "no published effect of this feature change on its own",
+    )
+    # a hint with the feature: the tables' matter (they say the published runs have default features)
+    assert match_features({**netperf(224, SIS_SHORT=True), "hints": ["wake_affine"]}) is None
+    assert match_features(netperf(224)) is None
+    # the checks against another baseline (SIS_UTIL off, the legacy NUMA rule) are no Simulate pair
+    assert all(c.base for c in CHECKS if c.feature.startswith(("SIS_UTIL", "NUMA")))
+    assert match_features(netperf(448, SIS_UTIL=False)) == (
+        [],
+        "no published effect of this feature change on its own",
+    )
+
+
+def test_lookup_reads_the_tables_only_for_a_hints_pair(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.csv"
+    cells, reason, index = lookup(absent, netperf(224, SIS_SHORT=True))
+    assert [c.published_pct for c in cells] == [665.4] and reason is None and index is None
+    assert lookup(absent, schbench(8, ["wake_affine"])) == ([], None, None)
+    cells, reason, index = lookup(CSV, schbench(8, ["wake_affine"]))
+    assert [c.published_pct for c in cells] == [41.5] and index is not None

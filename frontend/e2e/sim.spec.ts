@@ -116,11 +116,11 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   // the pair is a published cell (the RFC's Zen3 schbench table: 8 workers, tip 53 us, wake_affine
   // 31 us, "+41.50 pct"): the real kernel's effect beside the run's, and whether the run points its way
   const published = result.getByTestId("simulate-published");
-  await expect(published).toContainText("the real kernel, published (userspace-hinting-rfc.csv):");
+  await expect(published).toContainText("the real kernel, published:");
   const cell = published.getByTestId("simulate-published-cell");
   await expect(cell).toHaveCount(1);
   await expect(cell.locator("b")).toHaveText("+41.5% better (p99_latency_us 53 → 31)");
-  await expect(cell).toContainText("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine");
+  await expect(cell).toContainText("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine; published in userspace-hinting-rfc.csv");
   await expect(cell).toHaveAttribute("data-direction", hinted < base ? "same" : hinted > base ? "opposite" : "unmoved");
   await expect(cell).toContainText("; placemap calibrate runs it with duration_ms 30000 (here 300)");
   await expect(cell).toContainText(hinted < base ? "— this run points the same way" : "— this run points the other way");
@@ -178,6 +178,28 @@ test("simulate form: a pair that also changes a feature is no published cell, an
   await expect(result.getByTestId("simulate-change")).toBeVisible({ timeout: 120_000 });
   await expect(result.getByTestId("simulate-published-none")).toHaveText("no published measurement to compare: the published runs have the default features");
   await expect(result.getByTestId("simulate-published")).toHaveCount(0);
+});
+
+test("simulate form: a feature change's pair beside the feature's own published effect (STEAL on the 10-core Broadwell)", async ({ page }) => {
+  test.setTimeout(180_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("bdw-1s-20");
+  await form.getByLabel("workload").selectOption("hackbench");
+  await form.getByLabel("groups").fill("1");
+  await form.getByLabel("loops").fill("2000");
+  await form.getByLabel("STEAL").check();
+  await form.getByLabel("simulated ms").fill("5000");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-change")).toBeVisible({ timeout: 120_000 });
+  // Sistare's STEAL series: hackbench 1 process, +35.6% (placemap.sim.published, in the repo)
+  const cell = result.getByTestId("simulate-published-cell");
+  await expect(cell.locator("b")).toHaveText("+35.6% better");
+  await expect(cell).toContainText("hackbench 1 process 100000, bdw-1s-20, 1 groups, STEAL; published in Sistare's v4 series on 4.20-rc1");
+  const change = (await result.getByTestId("simulate-change").textContent()) ?? "";
+  await expect(cell).toHaveAttribute("data-direction", change.includes(", better (") ? "same" : change.includes(", worse (") ? "opposite" : "unmoved");
+  await expect(cell).not.toContainText("runs it with"); // the form's hackbench is the check's run
+  await result.screenshot({ path: join(ARTIFACTS, "simulate-published-feature.png") });
 });
 
 test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us, and is not compared", async ({ page }) => {

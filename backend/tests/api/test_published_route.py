@@ -38,8 +38,9 @@ def test_the_published_cell_of_a_pair(client: httpx.Client) -> None:
     r = client.post("/api/sim/published", json={"scenario": WAKE_AFFINE_8})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["available"] and body["file"] == "userspace-hinting-rfc.csv" and body["skipped_rows"] == 0
-    assert body["reason"] is None
+    assert (
+        body["tables"] == {"file": "userspace-hinting-rfc.csv", "skipped_rows": 0} and body["reason"] is None
+    )
     [cell] = body["cells"]
     assert cell["section"] == "schbench Wakeup Hint" and cell["machine"] == "AMD Zen3 2x64C/128T NPS1"
     assert (cell["tip_value"], cell["value"], cell["published_pct"], cell["better"]) == (
@@ -49,6 +50,7 @@ def test_the_published_cell_of_a_pair(client: httpx.Client) -> None:
         "lower",
     )
     assert cell["differs"] == [{"field": "duration_ms", "calibration": 30000, "yours": 300}]
+    assert (cell["reference"], cell["compared_by"]) == ("userspace-hinting-rfc.csv", "placemap calibrate")
     # the collapse past the LLC: the cell the model disagrees with is served as published
     r16 = client.post(
         "/api/sim/published",
@@ -75,7 +77,12 @@ def test_without_the_tables_nothing_is_published(
     tables_at(tmp_path / "absent.csv")
     r = client.post("/api/sim/published", json={"scenario": WAKE_AFFINE_8})
     assert r.status_code == 200
-    assert r.json() == {"available": False, "file": None, "skipped_rows": 0, "cells": [], "reason": None}
+    assert r.json() == {"cells": [], "reason": None, "tables": None}
+    # a feature change's pair is read against the features' own effects, which are in the repo
+    sis_short = {"topology": "spr-2s-224", "workload": {"kind": "netperf", "test": "tcp_rr", "threads": 224},
+                 "features": {"SIS_SHORT": True}, "duration_ms": 300}  # fmt: skip
+    body = client.post("/api/sim/published", json={"scenario": sis_short}).json()
+    assert body["tables"] is None and [c["published_pct"] for c in body["cells"]] == [665.4]
 
 
 def test_an_unusable_file_is_an_error_naming_it(client: httpx.Client, tables_at: Any, tmp_path: Path) -> None:

@@ -373,9 +373,10 @@ export interface paths {
         put?: never;
         /**
          * Published
-         * @description The published cells the scenario, run beside its baseline (no hints, default features),
-         *     reproduces: same preset machine, benchmark, x and hints (422 naming the field for a bad
-         *     scenario). None when the server has no tables; a file it cannot read is a 500 naming it.
+         * @description The published measurements the scenario, run beside its baseline (no hints, default
+         *     features), reproduces: a hint's pair against the tables (same preset machine, benchmark, x and
+         *     hints, default features), a feature change's pair against the features' own published effects
+         *     (422 naming the field for a bad scenario). A tables file it cannot read is a 500 naming it.
          */
         post: operations["published_api_sim_published_post"];
         delete?: never;
@@ -848,17 +849,21 @@ export interface components {
         };
         /**
          * PublishedCell
-         * @description One cell of a published table: a hint configuration against tip on the real machine.
+         * @description One published measurement: a hint configuration against tip on the real machine (the
+         *     tables), or a feature change against the default kernel (the features' own checks).
          */
         PublishedCell: {
             /** Source */
             source: string;
             /**
              * Section
-             * @description the table, e.g. 'schbench Wakeup Hint'
+             * @description the table, e.g. 'schbench Wakeup Hint', or the check's load
              */
             section: string;
-            /** Machine */
+            /**
+             * Machine
+             * @description the measured machine, or the preset modelling it
+             */
             machine: string;
             /** Benchmark */
             benchmark: string;
@@ -875,7 +880,7 @@ export interface components {
             x: number;
             /**
              * Config
-             * @description the hints, e.g. fork_affine+wake_affine
+             * @description the hints (fork_affine+wake_affine) or the features changed
              */
             config: string;
             /** Value */
@@ -884,7 +889,7 @@ export interface components {
             tip_value: number | null;
             /**
              * Published Pct
-             * @description percent better than tip, as published (positive: better)
+             * @description percent better than the baseline, as published (positive: better)
              */
             published_pct: number;
             /**
@@ -899,9 +904,19 @@ export interface components {
             uncertain: boolean;
             /**
              * Differs
-             * @description where the scenario differs from the calibration's run of this cell
+             * @description where the scenario differs from the model's own run of this cell (compared_by)
              */
             differs: components["schemas"]["PublishedDifference"][];
+            /**
+             * Reference
+             * @description where it was published: the tables' file, an LKML message or a commit
+             */
+            reference: string;
+            /**
+             * Compared By
+             * @description what runs the model's side: placemap calibrate, scripts/bench simfeatures
+             */
+            compared_by: string;
         };
         /** PublishedDifference */
         PublishedDifference: {
@@ -917,6 +932,16 @@ export interface components {
             calibration: number | string;
             /** Yours */
             yours: number | string;
+        };
+        /** PublishedTables */
+        PublishedTables: {
+            /** File */
+            file: string;
+            /**
+             * Skipped Rows
+             * @description rows of the file that could not be read
+             */
+            skipped_rows: number;
         };
         /**
          * Recording
@@ -1172,28 +1197,15 @@ export interface components {
         };
         /** SimPublished */
         SimPublished: {
-            /**
-             * Available
-             * @description the server has the published tables (PLACEMAP_CALIBRATION_CSV)
-             */
-            available: boolean;
-            /**
-             * File
-             * @description the tables' file name
-             */
-            file: string | null;
-            /**
-             * Skipped Rows
-             * @description rows of the file that could not be read
-             */
-            skipped_rows: number;
             /** Cells */
             cells: components["schemas"]["PublishedCell"][];
             /**
              * Reason
-             * @description why no cell matches, when the tables are there and none does
+             * @description why no cell matches, when there is something to say
              */
             reason: string | null;
+            /** @description the published tables (PLACEMAP_CALIBRATION_CSV), when they were read for a hint's pair */
+            tables: components["schemas"]["PublishedTables"] | null;
         };
         /**
          * SimPublishedRequest

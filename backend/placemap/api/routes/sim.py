@@ -22,7 +22,7 @@ from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
-from placemap.sim_published import load as load_published
+from placemap.sim_published import lookup as lookup_published
 
 router = APIRouter(prefix="/api/sim")
 
@@ -240,56 +240,65 @@ class PublishedDifference(BaseModel):
 
 
 class PublishedCell(BaseModel):
-    """One cell of a published table: a hint configuration against tip on the real machine."""
+    """One published measurement: a hint configuration against tip on the real machine (the
+    tables), or a feature change against the default kernel (the features' own checks)."""
 
     source: str
-    section: str = Field(description="the table, e.g. 'schbench Wakeup Hint'")
-    machine: str
+    section: str = Field(description="the table, e.g. 'schbench Wakeup Hint', or the check's load")
+    machine: str = Field(description="the measured machine, or the preset modelling it")
     benchmark: str
     metric: str
     better: Literal["lower", "higher"]
     x_name: str
     x: int
-    config: str = Field(description="the hints, e.g. fork_affine+wake_affine")
+    config: str = Field(description="the hints (fork_affine+wake_affine) or the features changed")
     value: float | None
     tip_value: float | None
-    published_pct: float = Field(description="percent better than tip, as published (positive: better)")
+    published_pct: float = Field(
+        description="percent better than the baseline, as published (positive: better)"
+    )
     significant: bool = Field(description="beyond the 5% from which the calibration counts a direction")
     uncertain: bool = Field(description="the file marks the cell's reading as uncertain")
     differs: list[PublishedDifference] = Field(
-        description="where the scenario differs from the calibration's run of this cell"
+        description="where the scenario differs from the model's own run of this cell (compared_by)"
+    )
+    reference: str = Field(
+        description="where it was published: the tables' file, an LKML message or a commit"
+    )
+    compared_by: str = Field(
+        description="what runs the model's side: placemap calibrate, scripts/bench simfeatures"
     )
 
 
-class SimPublished(BaseModel):
-    available: bool = Field(description="the server has the published tables (PLACEMAP_CALIBRATION_CSV)")
-    file: str | None = Field(description="the tables' file name")
+class PublishedTables(BaseModel):
+    file: str
     skipped_rows: int = Field(description="rows of the file that could not be read")
+
+
+class SimPublished(BaseModel):
     cells: list[PublishedCell]
-    reason: str | None = Field(description="why no cell matches, when the tables are there and none does")
+    reason: str | None = Field(description="why no cell matches, when there is something to say")
+    tables: PublishedTables | None = Field(
+        description="the published tables (PLACEMAP_CALIBRATION_CSV), when they were read for a hint's pair"
+    )
 
 
 @router.post("/published")
 def published(settings: SettingsDep, store: StoreDep, body: SimPublishedRequest) -> SimPublished:
-    """The published cells the scenario, run beside its baseline (no hints, default features),
-    reproduces: same preset machine, benchmark, x and hints (422 naming the field for a bad
-    scenario). None when the server has no tables; a file it cannot read is a 500 naming it."""
+    """The published measurements the scenario, run beside its baseline (no hints, default
+    features), reproduces: a hint's pair against the tables (same preset machine, benchmark, x and
+    hints, default features), a feature change's pair against the features' own published effects
+    (422 naming the field for a bad scenario). A tables file it cannot read is a 500 naming it."""
     try:
         validate(body.scenario, store)
     except ScenarioError as exc:
         raise ApiError(422, "bad_scenario", str(exc)) from exc
     path = settings.calibration_csv
     try:
-        index = load_published(path)
+        cells, reason, index = lookup_published(path, body.scenario)
     except (OSError, UnicodeDecodeError, csv.Error, CsvError) as exc:
         raise ApiError(500, "published_unreadable", f"{path.name}: {exc}") from exc
-    if index is None:
-        return SimPublished(available=False, file=None, skipped_rows=0, cells=[], reason=None)
-    cells, reason = index.match(body.scenario)
+    tables = None if index is None else PublishedTables(file=path.name, skipped_rows=index.skipped_rows)
     return SimPublished(
-        available=True,
-        file=path.name,
-        skipped_rows=index.skipped_rows,
-        cells=[PublishedCell.model_validate(asdict(c)) for c in cells],
-        reason=reason,
+        cells=[PublishedCell.model_validate(asdict(c)) for c in cells], reason=reason, tables=tables
     )

@@ -1,9 +1,10 @@
 /**
  * The published cells a finished Simulate pair reproduces, under its change: what the real kernel
- * did on the machine the preset models (the RFC's tables, served by POST /api/sim/published),
+ * did on the machine the preset models (a hint's pair: the RFC's tables; a feature change's: the
+ * features' own published effects; served by POST /api/sim/published),
  * whether this run points the same way (on every seed, when it ran on several), and where the run
- * differs from the calibration's. Shows nothing when the server has no tables; says why when none
- * matches.
+ * differs from the model's own run of the cell. Shows nothing when there is nothing to say (a
+ * hint's pair on a server without the tables); says why when none matches.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
@@ -39,13 +40,14 @@ export function Published({ scenario, jobId, changes, seeds }: Props) {
   const err = got?.jobId === jobId ? got.err : null;
 
   if (err) return <div className="error small" data-testid="simulate-published-error">published tables: {err}</div>;
-  if (!pub?.available) return null;
+  if (!pub) return null;
   if (pub.cells.length === 0) {
+    if (pub.reason === null) return null; // a hint's pair on a server without the tables
     return <div className="muted" data-testid="simulate-published-none">no published measurement to compare: {pub.reason}</div>;
   }
   return (
     <div className="published" data-testid="simulate-published">
-      the real kernel, published ({pub.file}):
+      the real kernel, published:
       <ul className="seed-list">
         {pub.cells.map((c) => {
           const way = waysText(c, changes, seeds);
@@ -55,7 +57,7 @@ export function Published({ scenario, jobId, changes, seeds }: Props) {
               <b>{effectText(c)}</b>
               {way && ` — ${way.text}`}
               <div className="muted">
-                {whereText(c)}
+                {whereText(c)}; published in {c.reference}
                 {differs && `; ${differs}`}
               </div>
             </li>

@@ -19,6 +19,8 @@ const cell: PublishedCell = {
   significant: true,
   uncertain: false,
   differs: [{ field: "duration_ms", calibration: 30000, yours: 300 }],
+  reference: "userspace-hinting-rfc.csv",
+  compared_by: "placemap calibrate",
 };
 
 describe("published cells", () => {
@@ -51,6 +53,7 @@ describe("published cells", () => {
     expect(whereText(cell)).toBe("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine");
     expect(whereText({ ...cell, uncertain: true })).toBe("schbench Wakeup Hint, AMD Zen3 2x64C/128T NPS1, 8 workers, wake_affine, its reading marked uncertain");
     expect(differsText(cell)).toBe("placemap calibrate runs it with duration_ms 30000 (here 300)");
-    expect(differsText({ differs: [] })).toBeNull();
+    expect(differsText({ ...cell, compared_by: "scripts/bench simfeatures" })).toBe("scripts/bench simfeatures runs it with duration_ms 30000 (here 300)");
+    expect(differsText({ ...cell, differs: [] })).toBeNull();
   });
 });

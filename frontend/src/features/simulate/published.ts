@@ -59,9 +59,9 @@ export function whereText(c: PublishedCell): string {
   return `${c.section}, ${c.machine}, ${c.x} ${c.x_name}, ${c.config}${uncertain}`;
 }
 
-/** "calibrate runs it with duration_ms 30000 (here 300)", or null when the runs are alike */
-export function differsText(c: Pick<PublishedCell, "differs">): string | null {
+/** "placemap calibrate runs it with duration_ms 30000 (here 300)", or null when the runs are alike */
+export function differsText(c: Pick<PublishedCell, "differs" | "compared_by">): string | null {
   if (c.differs.length === 0) return null;
   const parts = c.differs.map((d) => `${d.field} ${String(d.calibration)} (here ${String(d.yours)})`);
-  return `placemap calibrate runs it with ${parts.join(", ")}`;
+  return `${c.compared_by} runs it with ${parts.join(", ")}`;
 }
