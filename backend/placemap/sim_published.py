@@ -86,6 +86,9 @@ class Cell:
     differs: tuple[Difference, ...] = field(default=())
     reference: str = ""  # where it was published: the tables' file, or an LKML message / commit
     compared_by: str = "placemap calibrate"  # what runs the model's side (`differs` is against it)
+    # that run's workload (every parameter) and duration_ms: the scenario it differs from
+    model_workload: Mapping[str, int | str] = field(default_factory=dict)
+    model_duration_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,11 @@ class Index:
                 why += f" (published at {X_PARAM[kind]} {', '.join(map(str, xs))})"
             return [], why
         ref = scenario_for(key, 1)
-        differs = _differences(
-            kind, _workload(kind, ref["workload"]), int(ref["duration_ms"]), mine, scenario
-        )
-        return [replace(c, differs=differs) for c in cells], None
+        theirs, their_ms = _workload(kind, ref["workload"]), int(ref["duration_ms"])
+        differs = _differences(kind, theirs, their_ms, mine, scenario)
+        return [
+            replace(c, differs=differs, model_workload=theirs, model_duration_ms=their_ms) for c in cells
+        ], None
 
 
 def direction(cell: Cell, simulated_pct: float) -> str:
@@ -234,6 +238,8 @@ def _check_cell(
         differs=_differences(kind, theirs, c.duration_ms, mine, scenario),
         reference=c.source,
         compared_by="scripts/bench simfeatures",
+        model_workload=theirs,
+        model_duration_ms=c.duration_ms,
     )
 
 

@@ -45,6 +45,11 @@ def test_a_schbench_pair_finds_its_published_cell_and_the_run_length_it_differs_
     assert c.significant and not c.uncertain
     # calibrate runs schbench for the published 30 s; this scenario 300 ms
     assert [(d.field, d.calibration, d.yours) for d in c.differs] == [("duration_ms", 30000, 300)]
+    # the run it differs from, to run instead: the calibration's own
+    assert (c.model_workload, c.model_duration_ms) == (
+        {"messengers": 1, "workers": 8, "cputime_us": 30000, "sleeptime_us": 30000},
+        30000,
+    )
     [same] = index().match(schbench(8, ["wake_affine"], duration_ms=30000))[0]
     assert same.differs == ()
 
@@ -183,6 +188,10 @@ def test_a_feature_pair_is_read_against_the_features_own_published_effects() -> 
         ("workload.warmup_ms", 2000, 0),
         ("duration_ms", 2300, 300),
     ]
+    assert (c.model_workload, c.model_duration_ms) == (
+        {"test": "tcp_rr", "threads": 224, "warmup_ms": 2000},
+        2300,
+    )
     [udp] = feature_cells(netperf(224, "udp_rr", SIS_SHORT=True))
     assert udp.published_pct == 135.0
     # STEAL on the 8-socket Haswell was published with the node limit lifted to 8: only that pair

@@ -202,6 +202,35 @@ test("simulate form: a feature change's pair beside the feature's own published 
   await result.screenshot({ path: join(ARTIFACTS, "simulate-published-feature.png") });
 });
 
+test("simulate form: a pair that differs from the model's run of its published cell sets the form to that run", async ({ page }) => {
+  test.setTimeout(240_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workers").fill("4");
+  await form.getByLabel("cputime_us").fill("10000");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("simulated ms").fill("300");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  const cell = result.getByTestId("simulate-published-cell");
+  // the RFC's Zen3 schbench wakeup table at 4 workers (tip 41 us, wake_affine 21 us: +48.78 pct)
+  await expect(cell.locator("b")).toHaveText("+48.8% better (p99_latency_us 41 → 21)", { timeout: 120_000 });
+  await expect(cell).toContainText("placemap calibrate runs it with workload.cputime_us 30000 (here 10000), duration_ms 30000 (here 300)");
+  await cell.getByRole("button", { name: "set the form to that run" }).click();
+  await expect(form.getByLabel("cputime_us")).toHaveValue("30000");
+  await expect(form.getByLabel("simulated ms")).toHaveValue("30000");
+  await expect(form.getByLabel("workers")).toHaveValue("4");
+  await expect(form.getByLabel("machine")).toHaveValue("zen3-2s-nps1");
+  await expect(form.getByRole("radio", { name: "wake_affine" })).toBeChecked();
+  await form.getByRole("button", { name: "Simulate" }).click();
+  // the new pair's cell (the one before it said how it differs): the calibration's own run, so
+  // nothing differs, and the way it points is this run's
+  const newCell = async () => (await cell.count()) === 1 && !((await cell.textContent()) ?? "").includes("runs it with");
+  await expect.poll(newCell, { timeout: 180_000 }).toBe(true);
+  const change = (await result.getByTestId("simulate-change").textContent()) ?? "";
+  await expect(cell).toHaveAttribute("data-direction", change.includes(", better (") ? "same" : change.includes(", worse (") ? "opposite" : "unmoved");
+});
+
 test("simulate form: a schbench run that ends within its warmup says it has no samples, not 0 us, and is not compared", async ({ page }) => {
   test.setTimeout(120_000);
   const { sim, form } = await openSimulate(page);

@@ -917,6 +917,18 @@ export interface components {
              * @description what runs the model's side: placemap calibrate, scripts/bench simfeatures
              */
             compared_by: string;
+            /**
+             * Model Workload
+             * @description that run's workload, every parameter
+             */
+            model_workload: {
+                [key: string]: number | string;
+            };
+            /**
+             * Model Duration Ms
+             * @description that run's duration_ms
+             */
+            model_duration_ms: number;
         };
         /** PublishedDifference */
         PublishedDifference: {

@@ -268,6 +268,8 @@ class PublishedCell(BaseModel):
     compared_by: str = Field(
         description="what runs the model's side: placemap calibrate, scripts/bench simfeatures"
     )
+    model_workload: dict[str, int | str] = Field(description="that run's workload, every parameter")
+    model_duration_ms: int = Field(description="that run's duration_ms")
 
 
 class PublishedTables(BaseModel):

@@ -3,12 +3,13 @@
  * did on the machine the preset models (a hint's pair: the RFC's tables; a feature change's: the
  * features' own published effects; served by POST /api/sim/published),
  * whether this run points the same way (on every seed, when it ran on several), and where the run
- * differs from the model's own run of the cell. Shows nothing when there is nothing to say (a
+ * differs from the model's own run of the cell (with a button that sets the form to that run, to
+ * simulate it instead). Shows nothing when there is nothing to say (a
  * hint's pair on a server without the tables); says why when none matches.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
-import type { SimPublished } from "../../client/types";
+import type { PublishedCell, SimPublished } from "../../client/types";
 import { errorText } from "../whatif/useJobPair";
 import { differsText, effectText, waysText, whereText } from "./published";
 
@@ -21,9 +22,11 @@ interface Props {
   changes: number[];
   /** the changes are seeds' */
   seeds: boolean;
+  /** set the form to the model's own run of a cell the run differs from */
+  onUseModelRun: (cell: PublishedCell) => void;
 }
 
-export function Published({ scenario, jobId, changes, seeds }: Props) {
+export function Published({ scenario, jobId, changes, seeds, onUseModelRun }: Props) {
   // the answer for the job it was asked for: another job's is not shown while its own loads
   const [got, setGot] = useState<{ jobId: string; pub: SimPublished | null; err: string | null } | null>(null);
   useEffect(() => {
@@ -59,6 +62,11 @@ export function Published({ scenario, jobId, changes, seeds }: Props) {
               <div className="muted">
                 {whereText(c)}; published in {c.reference}
                 {differs && `; ${differs}`}
+                {differs && (
+                  <button type="button" className="linkish" onClick={() => { onUseModelRun(c); }}>
+                    set the form to that run
+                  </button>
+                )}
               </div>
             </li>
           );

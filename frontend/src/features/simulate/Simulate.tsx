@@ -18,7 +18,7 @@ import { jobEnded, useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { SeedSpread } from "./SeedSpread";
-import { betterPct } from "./published";
+import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
 import "../whatif/whatif.css";
 
@@ -149,7 +149,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             <SeedSpread runs={allSeeds} better={result.metric.better} />
           )}
           {job && baseResult && comparable(result, baseResult) && (
-            <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} />
+            <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} onUseModelRun={(c) => { set((ch) => withModelRun(ch, c)); }} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}

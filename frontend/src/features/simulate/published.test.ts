@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PublishedCell } from "../../client/types";
-import { betterPct, differsText, direction, effectText, waysText, whereText } from "./published";
+import { betterPct, differsText, direction, effectText, waysText, whereText, withModelRun } from "./published";
+import type { SimChoice } from "./scenario";
 
 // the RFC's Zen3 schbench cell at 8 workers under wake_affine (shared/calibration)
 const cell: PublishedCell = {
@@ -21,6 +22,8 @@ const cell: PublishedCell = {
   differs: [{ field: "duration_ms", calibration: 30000, yours: 300 }],
   reference: "userspace-hinting-rfc.csv",
   compared_by: "placemap calibrate",
+  model_workload: { messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 },
+  model_duration_ms: 30000,
 };
 
 describe("published cells", () => {
@@ -55,5 +58,22 @@ describe("published cells", () => {
     expect(differsText(cell)).toBe("placemap calibrate runs it with duration_ms 30000 (here 300)");
     expect(differsText({ ...cell, compared_by: "scripts/bench simfeatures" })).toBe("scripts/bench simfeatures runs it with duration_ms 30000 (here 300)");
     expect(differsText({ ...cell, differs: [] })).toBeNull();
+  });
+
+  it("sets the form to the model's run of the cell, keeping the machine, hints and seeds", () => {
+    const choice: SimChoice = {
+      topology: "zen3-2s-nps1",
+      kind: "schbench",
+      params: { messengers: 1, workers: 8, cputime_us: 10000, sleeptime_us: 30000 },
+      durationMs: 300,
+      seed: 3,
+      seeds: 2,
+      hints: { wake: "wake_affine" },
+      features: {},
+    };
+    const got = withModelRun(choice, cell);
+    expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });
+    expect(got.durationMs).toBe(30000);
+    expect({ ...got, params: choice.params, durationMs: 300 }).toEqual(choice);
   });
 });

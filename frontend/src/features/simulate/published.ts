@@ -2,10 +2,12 @@
  * Reading a simulated pair against the published cells it reproduces (POST /api/sim/published):
  * the change in the calibration's sign (positive = better), whether the run points the way the
  * real kernel did (the calibration's rule: a direction counts beyond 5% published), and the cell,
- * its effect and its differences from the calibration's run as text.
+ * its effect and its differences from the calibration's run as text, and the form set to the
+ * model's own run of the cell.
  */
 import type { PublishedCell, SimMetric } from "../../client/types";
 import { pctText } from "../whatif/scenario";
+import type { SimChoice } from "./scenario";
 
 /** percent better than the baseline by the metric's direction; null without a baseline value */
 export function betterPct(value: number, baseline: number, better: SimMetric["better"]): number | null {
@@ -64,4 +66,10 @@ export function differsText(c: Pick<PublishedCell, "differs" | "compared_by">): 
   if (c.differs.length === 0) return null;
   const parts = c.differs.map((d) => `${d.field} ${String(d.calibration)} (here ${String(d.yours)})`);
   return `${c.compared_by} runs it with ${parts.join(", ")}`;
+}
+
+/** The form's choice set to the model's own run of a cell (its workload parameters and
+ * duration), the machine, hints and features left as they are (they are the cell's already). */
+export function withModelRun(choice: SimChoice, cell: Pick<PublishedCell, "model_workload" | "model_duration_ms">): SimChoice {
+  return { ...choice, params: { ...choice.params, ...cell.model_workload }, durationMs: cell.model_duration_ms };
 }
