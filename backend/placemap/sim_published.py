@@ -12,9 +12,10 @@ other parameters differ from those `placemap calibrate` runs for the cell, the m
 (`differs`): the published value is then a measurement of another run.
 
 A pair that changes scheduler features instead (no hint) is matched the same way against the
-features' own published effects (placemap.sim.published.CHECKS, kept in the repo: SIS_SHORT,
-UTIL_FITS_CAPACITY / SELECT_BIAS_PREV and STEAL, measured against the default kernel; the checks
-whose baseline is another kernel, SIS_UTIL's and the NUMA rework's, are no Simulate pair).
+features' own published effects (placemap.sim.published.CHECKS, kept in the repo): SIS_SHORT,
+UTIL_FITS_CAPACITY / SELECT_BIAS_PREV and STEAL, measured against the default kernel; SIS_UTIL
+and the NUMA imbalance rework, measured as the default kernel against the older one, read in
+reverse (a pair turning SIS_UTIL off, or NUMA_IMB_LEGACY on, against the default).
 
 No FastAPI here: api/routes/sim.py serves it, sim_cli.py prints it.
 """
@@ -183,10 +184,10 @@ def _differences(
 
 
 def match_features(scenario: Mapping[str, Any]) -> tuple[list[Cell], str | None] | None:
-    """The features' own published effects (CHECKS against the default kernel) that a pair
-    changing features, and no hint, reproduces: same preset, workload kind and x, and exactly the
-    check's features; with none, why not. None when the pair sets a hint or changes no feature
-    (the tables' matter)."""
+    """The features' own published effects (CHECKS) that a pair changing features, and no hint,
+    reproduces: same preset, workload kind and x, and exactly the check's features (or, for a
+    check of the default kernel against an older one, exactly the older one's, read in reverse);
+    with none, why not. None when the pair sets a hint or changes no feature (the tables' matter)."""
     features = parse_features(scenario.get("features"))
     if scenario.get("hints") or features == Features():
         return None
@@ -194,46 +195,68 @@ def match_features(scenario: Mapping[str, Any]) -> tuple[list[Cell], str | None]
     if not isinstance(workload, Mapping):
         return [], "the features' published effects are for preset machines"
     kind = str(workload.get("kind"))
-    checks = [c for c in CHECKS if not c.base and parse_features(c.test) == features]
+    # a check measured against the default kernel, or one whose baseline is this pair's change
+    # and whose change is the default kernel (SIS_UTIL off, the legacy NUMA rule): read in reverse
+    checks = [(c, False) for c in CHECKS if not c.base and parse_features(c.test) == features] + [
+        (c, True)
+        for c in CHECKS
+        if c.base and parse_features(c.base) == features and parse_features(c.test) == Features()
+    ]
     if not checks:
         return [], "no published effect of this feature change on its own"
-    same = [c for c in checks if c.topology == topology and c.workload["kind"] == kind]
+    same = [(c, rev) for c, rev in checks if c.topology == topology and c.workload["kind"] == kind]
     if not same:
-        where = sorted({f"{c.workload['kind']} on {c.topology}" for c in checks})
+        where = sorted({f"{c.workload['kind']} on {c.topology}" for c, _ in checks})
         return [], f"the feature change's published effects are for {', '.join(where)}"
     x_name = X_PARAM[kind]
     mine = _workload(kind, workload)
     keys = (x_name, *SAME_BENCHMARK.get(kind, ()))
-    hit = [c for c in same if all(_workload(kind, c.workload)[k] == mine[k] for k in keys)]
+    hit = [(c, rev) for c, rev in same if all(_workload(kind, c.workload)[k] == mine[k] for k in keys)]
     if not hit:
 
         def run_at(w: Mapping[str, int | str]) -> str:
             extra = " ".join(str(w[k]) for k in keys[1:])
             return f"{x_name} {w[x_name]}" + (f" ({extra})" if extra else "")
 
-        at = sorted({run_at(_workload(kind, c.workload)) for c in same})
+        at = sorted({run_at(_workload(kind, c.workload)) for c, _ in same})
         return [], f"published at {', '.join(at)}; here {run_at(mine)}"
-    return [_check_cell(c, kind, x_name, mine, scenario) for c in hit], None
+    return [_check_cell(c, kind, x_name, mine, scenario, rev=rev) for c, rev in hit], None
+
+
+def reversed_pct(pct: float, better: str) -> float:
+    """A published effect of B against A (percent better) as the effect of A against B: with
+    values a and b, lower-is-better pct = (a - b) / a gives (b - a) / b = -pct / (1 - pct/100);
+    higher-is-better pct = (b - a) / a gives (a - b) / b = -pct / (1 + pct/100)."""
+    return -pct / (1 - pct / 100) if better == "lower" else -pct / (1 + pct / 100)
+
+
+def _config(features: Mapping[str, Any]) -> str:
+    return ", ".join(k if v is True else f"no {k}" if v is False else f"{k} {v}" for k, v in features.items())
 
 
 def _check_cell(
-    c: Check, kind: str, x_name: str, mine: Mapping[str, int | str], scenario: Mapping[str, Any]
+    c: Check, kind: str, x_name: str, mine: Mapping[str, int | str], scenario: Mapping[str, Any], *, rev: bool
 ) -> Cell:
     theirs = _workload(kind, c.workload)
+    better = BETTER.get(kind, "higher")
+    pct = round(reversed_pct(c.published_pct, better), 2) if rev else c.published_pct
+    note = c.note
+    if rev:
+        note += f"; published as {c.feature} against this: {c.published_pct:+.1f}%, read in reverse"
     return Cell(
         source=c.source,
-        section=c.note,
+        section=note,
         machine=c.topology,
         benchmark=kind,
         metric="",
-        better=BETTER.get(kind, "higher"),
+        better=better,
         x_name=x_name,
         x=int(theirs[x_name]),
-        config=", ".join(k if v is True else f"{k} {v}" for k, v in c.test.items()),
+        config=_config(c.base if rev else c.test),
         value=None,
         tip_value=None,
-        published_pct=c.published_pct,
-        significant=abs(c.published_pct) > SIGNIFICANT_PCT,
+        published_pct=pct,
+        significant=abs(pct) > SIGNIFICANT_PCT,
         uncertain=False,
         differs=_differences(kind, theirs, c.duration_ms, mine, scenario),
         reference=c.source,

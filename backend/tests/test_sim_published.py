@@ -9,9 +9,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from placemap.sim.calibration import BASELINE, NO_HINT, cell_key, scenario_for
 from placemap.sim.published import CHECKS
-from placemap.sim_published import Cell, Index, build, load, lookup, match_features
+from placemap.sim_published import Cell, Difference, Index, build, load, lookup, match_features, reversed_pct
 
 CSV = Path(__file__).resolve().parents[2].parent / "shared/calibration/userspace-hinting-rfc.csv"
 HEADER = "source,section,machine,benchmark,metric,better,x_name,x,config,value,pct_vs_baseline,uncertain\n"
@@ -222,12 +224,23 @@ def test_a_feature_pair_without_a_published_effect_says_where_there_are_some() -
     # a hint with the feature: the tables' matter (they say the published runs have default features)
     assert match_features({**netperf(224, SIS_SHORT=True), "hints": ["wake_affine"]}) is None
     assert match_features(netperf(224)) is None
-    # the checks against another baseline (SIS_UTIL off, the legacy NUMA rule) are no Simulate pair
     assert all(c.base for c in CHECKS if c.feature.startswith(("SIS_UTIL", "NUMA")))
-    assert match_features(netperf(448, SIS_UTIL=False)) == (
-        [],
-        "no published effect of this feature change on its own",
-    )
+
+
+def test_a_check_of_the_default_kernel_against_an_older_one_is_read_in_reverse() -> None:
+    """SIS_UTIL against SIS_PROP at 200% load: +197.3% (netperf TCP_RR). A pair turning SIS_UTIL
+    off measures the other way round: with throughputs u and p, u = 2.973 p, so p = u / 2.973, i.e.
+    -66.36%. The NUMA rework against the 25% rule on NPS4 Stream, +172%: the legacy rule -63.24%."""
+    [c] = feature_cells({**netperf(448, SIS_UTIL=False), "duration_ms": 2300})
+    assert (c.config, c.published_pct, c.significant, c.better) == ("no SIS_UTIL", -66.36, True, "higher")
+    assert c.section == "200% load; published as SIS_UTIL against this: +197.3%, read in reverse"
+    assert c.differs == (Difference("workload.warmup_ms", 2000, 0),)
+    stream = {"topology": "zen3-2s-nps4", "workload": {"kind": "stream", "threads": 16}, "duration_ms": 1000}
+    [numa] = feature_cells({**stream, "features": {"NUMA_IMB_LEGACY": True}})
+    assert (numa.config, numa.published_pct, numa.differs) == ("NUMA_IMB_LEGACY", -63.24, ())
+    # the conversion both ways: a runtime 20% shorter is the old one 25% longer
+    assert reversed_pct(20.0, "lower") == -25.0 and reversed_pct(25.0, "higher") == -20.0
+    assert reversed_pct(reversed_pct(13.0, "higher"), "higher") == pytest.approx(13.0)
 
 
 def test_lookup_reads_the_tables_only_for_a_hints_pair(tmp_path: Path) -> None:
