@@ -59,7 +59,8 @@ SAME_BENCHMARK = {"netperf": ("test",)}
 
 @dataclass(frozen=True)
 class Difference:
-    """A scenario field whose value is not the one `placemap calibrate` runs the cell with."""
+    """A scenario field whose value is not the one the model's own run of the cell has (the run
+    `compared_by` makes: placemap calibrate's for a table's cell)."""
 
     field: str
     calibration: int | str
@@ -68,7 +69,8 @@ class Difference:
 
 @dataclass(frozen=True)
 class Cell:
-    """One published cell: a hint configuration's value and its effect against tip's."""
+    """One published measurement: a table's cell (a hint configuration's value and its effect
+    against tip's) or a feature check (its effect against the kernel it was measured against)."""
 
     source: str
     section: str
@@ -81,7 +83,7 @@ class Cell:
     config: str
     value: float | None
     tip_value: float | None
-    published_pct: float  # percent better than tip, as printed (positive: better)
+    published_pct: float  # percent better than the baseline, as printed (positive: better)
     significant: bool  # beyond the 5% the calibration counts a direction from
     uncertain: bool
     differs: tuple[Difference, ...] = field(default=())
