@@ -17,6 +17,7 @@ from typing import Any
 from placemap.settings import Settings
 from placemap.sim.calibration import (
     HACKBENCH_LOOPS,
+    MACHINES,
     PUBLISHED_HACKBENCH_LOOPS,
     SIGNIFICANT_PCT,
     CsvError,
@@ -346,9 +347,13 @@ def _calibrate(args: argparse.Namespace) -> int:
     for name, t in out["tables"].items():
         print(f"{name}: sign agreement {t['sign_agreement']} on {t['significant']} cells > 5%, "
               f"median simulated/published {t['median_ratio']}")  # fmt: skip
-        for c in _disagreeing(t["cells"]):
+        wrong = _disagreeing(t["cells"])
+        for c in wrong:
             print(f"  disagrees: {c['config']} at {c['x']}: published {c['published_pct']:+.1f}%, "
                   f"simulated {c['simulated_pct']:+.1f}%")  # fmt: skip
+        section = why_section(name)
+        if wrong and section is not None:
+            print(f'  why we think it does: docs/calibration.md, "{section}"')
     o = out["overall"]
     print(f"overall: sign agreement {o['sign_agreement']} on {o['significant']} cells, "
           f"median ratio {o['median_ratio']}, {out['runs']} runs")  # fmt: skip
@@ -380,6 +385,27 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"  simulated (published) by x: {_by_x(tp['cells'])}")
     _print_absolute(out["absolute"])
     return 0
+
+
+# docs/calibration.md's section on each machine's benchmark ("Per table: where the model
+# disagrees, and why we think it does"), by its heading's start; a test holds them to the file
+WHY_SECTIONS = {
+    ("zen3-2s-nps1", "hackbench"): "hackbench, Zen3",
+    ("icx-2s", "hackbench"): "Why the hints change nothing on ICX in the model",
+    ("zen3-2s-nps1", "schbench"): "schbench, Zen3",
+    ("icx-2s", "schbench"): "schbench, ICX",
+    ("zen3-2s-nps1", "tbench"): "tbench, Zen3",
+    ("icx-2s", "tbench"): "tbench, ICX",
+    ("icx-2s", "stream"): "Stream, ICX",
+}
+
+
+def why_section(table: str) -> str | None:
+    """The docs/calibration.md section on a report table ("machine | section | benchmark")."""
+    parts = [p.strip() for p in table.split("|")]
+    if len(parts) != 3:
+        return None
+    return WHY_SECTIONS.get((MACHINES.get(parts[0], ""), parts[2].split("-")[0]))
 
 
 def _disagreeing(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:

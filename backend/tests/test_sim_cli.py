@@ -16,6 +16,7 @@ from placemap.cli import main
 from placemap.replay.ingest import Ingestor
 from placemap.sim.calibration import effect_pct, scenario_for
 from placemap.sim.scenario import run_scenario
+from placemap.sim_cli import why_section
 from placemap.sim_profile import profile_from_table
 from placemap.store import Store
 
@@ -143,6 +144,20 @@ def test_calibrate_lists_each_tables_disagreeing_cells(
     pub = float(spread["pct_vs_baseline"])
     wrong = -pub if pub * sim > 0 else pub  # the published effect whose sign the model's is not
     assert listed == [f"  disagrees: fork_spread at 2: published {wrong:+.1f}%, simulated {sim:+.1f}%"]
+    # once, under the table that disagrees, where docs/calibration.md says why
+    assert text.count('  why we think it does: docs/calibration.md, "Stream, ICX"') == 1
+
+
+def test_every_table_of_the_calibration_file_has_its_why_section_in_the_docs() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs/calibration.md"
+    headings = [line.lstrip("#").strip() for line in doc.read_text().splitlines() if line.startswith("#")]
+    _, rows = _published_rows(lambda r: True)
+    tables = {f"{r['machine']} | {r['section']} | {r['benchmark']}" for r in rows}
+    assert len(tables) == 22
+    for table in tables:
+        section = why_section(table)
+        assert section is not None, table
+        assert any(h.startswith(section) for h in headings), (table, section)
 
 
 def test_calibrate_runs_hackbench_at_the_loops_asked_for(
