@@ -333,6 +333,10 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   if (kinds.length > 1) await expect(cell).toContainText(`the seed decides the way this run points (${kinds.map((k) => `${k} on ${String(ways.filter((w) => w === k).length)}`).join(", ")})`);
   await expect(cell).not.toContainText("placemap calibrate runs it with"); // the calibration's own run of the cell
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds.png") });
+  // a disagreement stands out: the way in the warning colour (where the seed decides, or the run points the other way)
+  const way = cell.locator(".published-way");
+  const warn = await way.evaluate((el) => getComputedStyle(el).color);
+  expect(warn === "rgb(161, 92, 0)").toBe(kinds.length > 1 || kinds[0] !== "same");
   await sim.getByTestId("simulate-result").screenshot({ path: join(ARTIFACTS, "simulate-seeds-published.png") });
 
   // the further seeds ran as unsaved jobs of the same scenario, each beside its baseline

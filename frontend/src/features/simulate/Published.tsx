@@ -58,7 +58,12 @@ export function Published({ scenario, jobId, changes, seeds, onUseModelRun }: Pr
           return (
             <li key={`${c.section}|${c.benchmark}`} data-testid="simulate-published-cell" data-direction={way?.data ?? ""}>
               <b>{effectText(c)}</b>
-              {way && ` — ${way.text}`}
+              {way && (
+                <>
+                  {" — "}
+                  <span className="published-way">{way.text}</span>
+                </>
+              )}
               <div className="muted">
                 {whereText(c)}; published in {c.reference}
                 {differs && `; ${differs}`}
