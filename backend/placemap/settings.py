@@ -17,6 +17,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # saving at ~280k events/s. A run of 600 s simulated on a big machine would otherwise fill the disk
 # the real recordings live on. The metric needs no recording: the same scenario runs unsaved to its end.
 SIM_MAX_SAVED_EVENTS = 100_000_000
+# The published result tables (issue 3's calibration file), beside the checkout: what `placemap
+# calibrate` reads by default and what the simulate form's published cells come from.
+DEFAULT_CALIBRATION_CSV = REPO_ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
 
 
 class Settings(BaseModel):
@@ -34,9 +37,7 @@ class Settings(BaseModel):
     sim_max_saved_events: int = Field(default=SIM_MAX_SAVED_EVENTS, ge=1)
     # the published result tables the simulate form shows beside a what-if's change (placemap.sim_published);
     # absent: the form shows none
-    calibration_csv: Path = Field(
-        default_factory=lambda: REPO_ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
-    )
+    calibration_csv: Path = DEFAULT_CALIBRATION_CSV
     # SCHED_FIFO priority of the event loop thread (placemap.realtime); None: an ordinary task
     realtime_priority: int | None = Field(default=None, ge=1, le=99)
 

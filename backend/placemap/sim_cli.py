@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from placemap.settings import Settings
+from placemap.settings import DEFAULT_CALIBRATION_CSV, Settings
 from placemap.sim.calibration import (
     HACKBENCH_LOOPS,
     MACHINES,
@@ -34,9 +34,6 @@ from placemap.sim_published import DIRECTION_TEXT, Cell, direction
 from placemap.sim_published import lookup as lookup_published
 from placemap.sim_record import run as run_and_save
 from placemap.store import Store
-
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CSV = REPO.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
 
 
 def _sim(args: argparse.Namespace) -> int:
@@ -107,13 +104,18 @@ def _sim(args: argparse.Namespace) -> int:
     if base is not None:
         return _print_pair(result, base, args.json, _published(scenario, settings.calibration_csv))
     if args.json:
-        json.dump(result, sys.stdout, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(result)
     else:
         _print_result(result)
         if args.decisions and "decisions" in result:
             _print_decisions(result["decisions"])
     return 0
+
+
+def _print_json(obj: object) -> None:
+    """One JSON document on stdout, keys sorted (byte-identical for the same run), and a newline."""
+    json.dump(obj, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
 
 
 def _print_result(result: dict[str, Any]) -> None:
@@ -192,18 +194,15 @@ def _print_pair(
     pct = change_pct(m["better"], base["metric"]["value"], m["value"]) if both else None
     moved = shifts(base["decisions"], result["decisions"])
     if as_json:
-        json.dump(
+        _print_json(
             {
                 "result": result,
                 "baseline": base,
                 "change_pct": pct,
                 "shifts": moved,
                 "published": _published_json(published),
-            },
-            sys.stdout,
-            sort_keys=True,
+            }
         )
-        sys.stdout.write("\n")
         return 0
     _print_result(result)
     verdict = "the same" if not pct else ("better" if pct > 0 else "worse")
@@ -253,17 +252,14 @@ def _print_seeds(
         )
     summary = seed_summary([row["change_pct"] for row in rows])
     if as_json:
-        json.dump(
+        _print_json(
             {
                 "metric": {"name": m["name"], "better": m["better"]},
                 "runs": rows,
                 "summary": summary,
                 "published": _published_json(published),
-            },
-            sys.stdout,
-            sort_keys=True,
+            }
         )
-        sys.stdout.write("\n")
         return 0
     last = rows[-1]["seed"]
     print(
@@ -341,8 +337,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     out["skipped_rows"] = skipped
     if args.json:
-        json.dump(out, sys.stdout, sort_keys=True)
-        sys.stdout.write("\n")
+        _print_json(out)
         return 0
     for name, t in out["tables"].items():
         print(f"{name}: sign agreement {t['sign_agreement']} on {t['significant']} cells > 5%, "
@@ -512,7 +507,9 @@ def register(sub: Any) -> None:
     )
     sim.set_defaults(func=_sim)
     cal = sub.add_parser("calibrate", help="compare the simulator with the published result tables")
-    cal.add_argument("--csv", default=str(DEFAULT_CSV), help="result table (default: shared/calibration)")
+    cal.add_argument(
+        "--csv", default=str(DEFAULT_CALIBRATION_CSV), help="result table (default: shared/calibration)"
+    )
     cal.add_argument("--seeds", type=int, default=1, help="seeds per cell (the metric is averaged)")
     cal.add_argument("--json", action="store_true")
     cal.add_argument(

@@ -31,6 +31,7 @@ from typing import Any
 
 from placemap.sim.calibration import (
     BASELINE,
+    BENCHMARKS,
     NO_HINT,
     SIGNIFICANT_PCT,
     Key,
@@ -51,7 +52,6 @@ X_PARAM = {
     "netperf": "threads",
     "ctxswitch": "pairs",
 }
-CSV_KINDS = ("hackbench", "schbench", "tbench", "stream")
 BETTER = {"hackbench": "lower", "schbench": "lower"}  # the others' metrics are higher-is-better
 # parameters that make another benchmark, not another run of it: matched, never a difference
 SAME_BENCHMARK = {"netperf": ("test",)}
@@ -98,7 +98,6 @@ class Cell:
 class Index:
     """The calibration file's hint cells by the simulation they need."""
 
-    path: str
     cells: Mapping[Key, tuple[Cell, ...]]
     skipped_rows: int
 
@@ -111,7 +110,7 @@ class Index:
         if topology not in machines or not isinstance(workload, Mapping):
             return [], f"the published tables are for the presets {', '.join(machines)}"
         kind = str(workload.get("kind"))
-        if kind not in CSV_KINDS:
+        if kind not in BENCHMARKS:
             return [], f"no published table has {kind}"
         if parse_features(scenario.get("features")) != Features():
             return [], "the published runs have the default features"
@@ -310,7 +309,7 @@ def build(path: str, lines: Iterable[str]) -> Index:
             reference=Path(path).name,
         )
         cells.setdefault((key[0], key[1], key[2], tuple(sorted(key[3]))), []).append(cell)
-    return Index(path, {k: tuple(v) for k, v in cells.items()}, len(skipped))
+    return Index({k: tuple(v) for k, v in cells.items()}, len(skipped))
 
 
 @lru_cache(maxsize=4)

@@ -33,6 +33,7 @@ from placemap.sim.scenario import MAX_DURATION_MS, parse_scenario
 
 MACHINES = {"AMD Zen3 2x64C/128T NPS1": "zen3-2s-nps1", "Intel Xeon 3rd gen 2x32C/64T": "icx-2s"}
 BASELINE = "tip"
+BENCHMARKS = ("hackbench", "schbench", "tbench", "stream")  # the tables' benchmarks the model runs
 NO_HINT = ("no-hint", "no_hint")
 SIGNIFICANT_PCT = 5.0
 
@@ -125,7 +126,7 @@ def cell_key(row: Mapping[str, str]) -> Key | None:
     """The simulation a CSV row needs, or None when the model has no such machine/benchmark."""
     preset = MACHINES.get(row["machine"])
     kind = row["benchmark"].split("-")[0]
-    if preset is None or kind not in ("hackbench", "schbench", "tbench", "stream"):
+    if preset is None or kind not in BENCHMARKS:
         return None
     return preset, kind, int(float(row["x"])), hints_of(row["config"])
 
