@@ -118,12 +118,22 @@ def _print_json(obj: object) -> None:
     sys.stdout.write("\n")
 
 
+def latency_text(lat: dict[str, Any]) -> str:
+    """'N wakeups (us): p50 .., p90 .., p99 .., p99.9 .., max ..' of a result's latency_us."""
+    values = ", ".join(f"{k.replace('_', '.')} {lat[k]}" for k in ("p50", "p90", "p99", "p99_9", "max"))
+    return f"{lat['samples']} wakeups (us): {values}"
+
+
 def _print_result(result: dict[str, Any]) -> None:
     m = result["metric"]
     mig = result["counters"]["migrations"]
     print(f"{m['name']} = {m['value']} ({m['better']} is better)")
     if not result["sim"]["complete"]:
         print(f"incomplete run: {result['sim']['incomplete']}")
+    if (lat := result.get("latency_us")) is not None and lat["samples"]:
+        print(f"wakeup latency over {latency_text(lat)}")
+        if lat["note"]:
+            print(lat["note"])
     print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:
@@ -213,6 +223,8 @@ def _print_pair(
     else:
         change = f"{pct:+.1f}%, {verdict} ({m['better']} is better)"
     print(f"baseline (no hints, default features): {m['name']} = {base['metric']['value']}: {change}")
+    if (lat := base.get("latency_us")) is not None and lat["note"]:
+        print(f"baseline: {lat['note']}")
     if "recording_id" in base:
         print(f"baseline saved as recording {base['recording_id']}")
     print("decisions that moved most (share of the kind's decisions, baseline in brackets):")

@@ -579,3 +579,27 @@ def test_sim_seeds_needs_a_pair_and_a_count_in_range(
         with pytest.raises(SystemExit):
             main(["sim", str(f), "--baseline", "--seeds", bad])
         assert "argument --seeds" in capsys.readouterr().err
+
+
+def test_sim_prints_the_latency_distribution_and_says_when_the_p99_has_few_samples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({**SCENARIO, "duration_ms": 200}))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    assert code == 0
+    pair = json.loads(out)
+    lat, base = pair["result"]["latency_us"], pair["baseline"]["latency_us"]
+    assert lat["note"] and base["note"]  # 4 workers for 100 ms after the warmup: few wakeups
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    assert code == 0
+    line = (
+        f"wakeup latency over {lat['samples']} wakeups (us): p50 {lat['p50']}, p90 {lat['p90']}, "
+        f"p99 {lat['p99']}, p99.9 {lat['p99_9']}, max {lat['max']}"
+    )
+    assert line in text.splitlines()
+    assert lat["note"] in text.splitlines()
+    assert f"baseline: {base['note']}" in text.splitlines()
+    f.write_text(json.dumps({**SCENARIO, "duration_ms": 2000}))
+    code, text, _ = run(["sim", str(f)], capsys)
+    assert code == 0 and "wakeup latency over " in text and "few samples" not in text

@@ -23,6 +23,7 @@ from placemap.sim.topology import Topology, load
 from placemap.sim.trace import EventLog
 from placemap.sim.workloads import build
 from placemap.sim.workloads.params import Workload
+from placemap.sim.workloads.schbench import Schbench
 
 SCENARIO_KEYS = ("topology", "workload", "hints", "features", "seed", "duration_ms")
 MAX_DURATION_MS = 600_000
@@ -125,12 +126,14 @@ def incomplete_reason(metric_name: str) -> str:
 
 def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
     """The result JSON of a finished run: the workload's metric, the counters, the run's size;
-    `sim.incomplete` says what the metric is when the run did not complete (else null)."""
+    `sim.incomplete` says what the metric is when the run did not complete (else null);
+    `latency_us`, for a latency metric (schbench), its distribution (latency.summary), else null."""
     end = eng.env.now
     complete = wl.complete()
     out: dict[str, Any] = {
         "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
         "counters": eng.counters(end),
+        "latency_us": wl.latency_us() if isinstance(wl, Schbench) else None,
         "sim": {
             "events": eng.sched_events(),
             "wall_s": round(wall_s, 3),

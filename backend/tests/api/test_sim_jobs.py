@@ -98,6 +98,7 @@ def test_saved_job_reports_progress_the_cli_result_and_its_recording(client: htt
     assert result["sim"].pop("wall_s") >= 0
     plain["sim"].pop("wall_s")
     assert {k: v for k, v in result.items() if k != "recording_id"} == plain
+    assert result["latency_us"]["p99"] == result["metric"]["value"] and result["latency_us"]["samples"] > 0
     rec = client.get(f"/api/recordings/{rid}").json()
     assert rec["status"] == "ready" and rec["source"] == "simulated" and rec["scenario"] == SMALL
     assert rec["events_by_kind"]["switch"] == plain["counters"]["context_switches"]

@@ -1158,6 +1158,30 @@ export interface components {
              */
             save: boolean;
         };
+        /**
+         * SimLatency
+         * @description A latency metric's distribution (placemap.sim.latency): percentiles in us over `samples`
+         *     wakeups, null when there are none; the metric is its p99.
+         */
+        SimLatency: {
+            /** Samples */
+            samples: number;
+            /** P50 */
+            p50: number | null;
+            /** P90 */
+            p90: number | null;
+            /** P99 */
+            p99: number | null;
+            /** P99 9 */
+            p99_9: number | null;
+            /** Max */
+            max: number | null;
+            /**
+             * Note
+             * @description when too few samples for the p99 to be more than one of the largest: what it is
+             */
+            note: string | null;
+        };
         /** SimMetric */
         SimMetric: {
             /** Name */
@@ -1237,6 +1261,8 @@ export interface components {
         SimResult: {
             metric: components["schemas"]["SimMetric"];
             counters: components["schemas"]["SimCounters"];
+            /** @description a latency metric's distribution (schbench), else null */
+            latency_us?: components["schemas"]["SimLatency"] | null;
             sim: components["schemas"]["SimRun"];
             decisions?: components["schemas"]["SimDecisions"] | null;
             /** Recording Id */

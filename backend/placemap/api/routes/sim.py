@@ -71,6 +71,21 @@ class SimCounters(BaseModel):
     avg_wait_us: float
 
 
+class SimLatency(BaseModel):
+    """A latency metric's distribution (placemap.sim.latency): percentiles in us over `samples`
+    wakeups, null when there are none; the metric is its p99."""
+
+    samples: int
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    p99_9: float | None
+    max: float | None
+    note: str | None = Field(
+        description="when too few samples for the p99 to be more than one of the largest: what it is"
+    )
+
+
 class SimRun(BaseModel):
     events: int = Field(description="scheduler events simulated: wakeups + context switches + migrations")
     wall_s: float
@@ -93,6 +108,9 @@ class SimResult(BaseModel):
 
     metric: SimMetric
     counters: SimCounters
+    latency_us: SimLatency | None = Field(
+        default=None, description="a latency metric's distribution (schbench), else null"
+    )
     sim: SimRun
     decisions: SimDecisions | None = None
     recording_id: str | None = None

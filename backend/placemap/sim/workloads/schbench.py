@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from placemap.sim import latency
 from placemap.sim.cost import SMT_SPEED
 from placemap.sim.engine import SLEEP, Engine
 from placemap.sim.state import Task
@@ -182,4 +183,8 @@ class Schbench:
         s = sorted(self.samples)
         if not s:
             return 0.0
-        return round(s[(99 * (len(s) - 1)) // 100] / 1000, 3)
+        return round(latency.percentile(s, latency.P99) / 1000, 3)
+
+    def latency_us(self) -> dict[str, Any]:
+        """The wakeup latencies' distribution (latency.summary): the metric is its p99."""
+        return latency.summary(self.samples)
