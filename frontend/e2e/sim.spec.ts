@@ -94,19 +94,41 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
 
   // the same scenario through the API gives the value shown (seeded and deterministic)
   const scenario = { topology: "zen3-2s-nps1", workload: { kind: "schbench", messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 }, seed: 1, duration_ms: 300 };
+  type Latency = { samples: number; p50: number; p90: number; p99: number; p99_9: number; max: number; note: string | null };
+  const latencies: Latency[] = [];
   const value = async (hints: string[]): Promise<number> => {
     const jid = ((await (await request.post("/api/sim/jobs", { data: { scenario: { ...scenario, hints } } })).json()) as { job_id: string }).job_id;
     let v = NaN;
     await expect
       .poll(async () => {
-        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number } } | null };
-        if (j.result) v = j.result.metric.value;
+        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number }; latency_us: Latency } | null };
+        if (j.result) {
+          v = j.result.metric.value;
+          latencies.push(j.result.latency_us);
+        }
         return j.status;
       }, { timeout: 120_000 })
       .toBe("done");
     return v;
   };
   const [hinted, base] = [await value(["wake_affine"]), await value([])];
+  // the p99's distribution under it, as the API gives it; 300 ms leave few wakeups, and both runs say so
+  const [lat, baseLat] = [latencies[0], latencies[latencies.length - 1]];
+  if (lat === undefined || baseLat === undefined) throw new Error("the jobs gave no results");
+  const line = result.getByTestId("simulate-latency");
+  await expect(line).toContainText(`wakeup latency over ${String(lat.samples)} wakeups (us): p50 ${String(lat.p50)}, p90 ${String(lat.p90)}, p99 ${String(lat.p99)}, p99.9 ${String(lat.p99_9)}, max ${String(lat.max)}`);
+  expect(lat.p99).toBe(hinted);
+  expect(lat.note).toContain(`the p99 of ${String(lat.samples)} wakeups is`);
+  expect(baseLat.note).not.toBeNull();
+  await expect(line.getByTestId("simulate-few-samples")).toHaveText(`${lat.note ?? ""}; so is its baseline's (${String(baseLat.samples)} wakeups)`);
+  expect(await line.getByTestId("simulate-few-samples").evaluate((e) => getComputedStyle(e).color)).toBe(await page.evaluate(() => {
+    const probe = document.createElement("span");
+    probe.style.color = "var(--warn)";
+    document.body.append(probe);
+    const c = getComputedStyle(probe).color;
+    probe.remove();
+    return c;
+  }));
   const us = (x: number) => `${x.toLocaleString("en-US", { maximumFractionDigits: 1 })} us`;
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
   await expect(result.getByTestId("simulate-change")).toContainText(`against ${us(base)}`);
@@ -242,6 +264,7 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   const result = sim.getByTestId("simulate-result");
   await expect(result.getByTestId("simulate-incomplete")).toContainText("no wakeup after schbench's 100 ms warmup", { timeout: 60_000 });
   await expect(result.getByTestId("simulate-value")).toHaveText("no samples");
+  await expect(result.getByTestId("simulate-latency")).toHaveCount(0);
   // its baseline (no hint) ends within the warmup too: 0 us against 0 us is no "+0.0%, the same"
   await expectNeitherCompared(result);
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });

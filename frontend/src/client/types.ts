@@ -30,6 +30,7 @@ export type SimJob = S["SimJob"];
 export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];
 export type SimMetric = S["SimMetric"];
+export type SimLatency = S["SimLatency"];
 export type SimDecisions = S["SimDecisions"];
 export type SimPublished = S["SimPublished"];
 export type PublishedCell = S["PublishedCell"];

@@ -17,6 +17,7 @@ import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scen
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { Published } from "./Published";
+import { LatencyLine } from "./LatencyLine";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
@@ -145,6 +146,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               {pctText(changePct(result.metric.value, baseResult.metric.value))}, {verdict(result.metric.value, baseResult.metric.value, result.metric.better)} ({result.metric.better} is better)
             </span>
           )}
+          {result.latency_us != null && <LatencyLine run={result.latency_us} base={baseResult?.latency_us ?? null} />}
           {seeds.runs.length > 0 && (
             <SeedSpread runs={allSeeds} better={result.metric.better} />
           )}

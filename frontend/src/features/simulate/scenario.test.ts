@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
+import { comparable, defaultSimChoice, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -118,6 +118,14 @@ describe("seeds", () => {
     const none = seedSummary([pair(1, 0, 60, false), failed], "lower");
     expect(none.verdict).toBe("no seed measured a change");
     expect([none.median, none.min, none.max]).toEqual([null, null, null]);
+  });
+});
+
+describe("latencyText", () => {
+  it("lists the percentiles in order with the sample count, and nothing without samples", () => {
+    const lat = { samples: 32, p50: 45.5, p90: 53.5, p99: 59.5, p99_9: 60, max: 61, note: null };
+    expect(latencyText(lat)).toBe("32 wakeups (us): p50 45.5, p90 53.5, p99 59.5, p99.9 60, max 61");
+    expect(latencyText({ samples: 0, p50: null, p90: null, p99: null, p99_9: null, max: null, note: null })).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@
  * a change over seeds read. The workloads and their parameters come from GET /api/sim/options, so
  * the form cannot drift from the simulator. Pure.
  */
-import type { SimMetric, SimOptions } from "../../client/types";
+import type { SimLatency, SimMetric, SimOptions } from "../../client/types";
 import type { Toggles } from "../whatif/ToggleFields";
 import { baselineOf, changePct, defaultToggles, toggleParts } from "../whatif/scenario";
 import { formatDuration } from "../../viz/time";
@@ -75,6 +75,15 @@ export function metricText(r: RunLike): string {
   if (r.sim.complete) return formatMetric(r.metric);
   if (isRuntime(r.metric.name)) return `≥ ${formatMetric(r.metric)}`;
   return r.metric.name.endsWith("_us") ? "no samples" : "nothing measured";
+}
+
+/** A latency metric's distribution as a line: "32 wakeups (us): p50 45.5, p90 53.5, p99 59.5,
+ * p99.9 59.5, max 61" (the CLI's wording); null when it has no samples. */
+export function latencyText(lat: SimLatency): string | null {
+  if (lat.samples === 0) return null;
+  const parts: [string, number | null][] = [["p50", lat.p50], ["p90", lat.p90], ["p99", lat.p99], ["p99.9", lat.p99_9], ["max", lat.max]];
+  const values = parts.map(([k, v]) => `${k} ${v === null ? "n/a" : String(v)}`).join(", ");
+  return `${String(lat.samples)} wakeups (us): ${values}`;
 }
 
 /** Whether two runs' metrics can be compared: both complete (a lower bound or a value that
