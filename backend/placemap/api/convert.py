@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from pydantic import ValidationError
 
 from placemap.api.models import CpuState, LlcState, PlacementState
 from placemap.replay import kernel as kn
 from placemap.replay.seek import StateAt
 from placemap.replay.topo import LevelMap
-from placemap.schema.models.recording_schema import Recording
+from placemap.schema.models.recording_schema import Recording, SimRunMetric
 from placemap.store import RecordingRow, Store
 
 
@@ -39,12 +42,37 @@ def recording(row: RecordingRow, store: Store) -> Recording:
             "chunk_count": row.chunk_count,
             "topology_source": topology_source,
             "scenario": meta.get("scenario"),
+            "sim_metric": sim_metric(meta.get("sim_result")),
             "import_summary": meta.get("import_summary"),
             "error": row.error,
             "progress": row.progress if row.status == "importing" else None,
             "topology_id": row.topology_id,
         }
     )
+
+
+def sim_metric(result: object) -> dict[str, Any] | None:
+    """A simulated recording's metric from the result JSON stored in its metadata (sim_record):
+    None for a captured trace, and for a run saved before `sim.complete` was kept (its 0 may have
+    measured nothing, and nothing says so). A run saved before `latency_us` has no counts."""
+    if not isinstance(result, dict) or not isinstance(result.get("metric"), dict):
+        return None
+    m, run, lat = result["metric"], result.get("sim"), result.get("latency_us") or {}
+    if not isinstance(run, dict) or "complete" not in run:
+        return None
+    body = {
+        "name": m.get("name"),
+        "value": m.get("value"),
+        "better": m.get("better"),
+        "complete": run["complete"],
+        "incomplete": run.get("incomplete"),
+        "samples": lat.get("samples"),
+        "note": lat.get("note"),
+    }
+    try:  # a damaged metadata row must not fail the recordings list: no metric, the rest shown
+        return SimRunMetric.model_validate(body).model_dump()
+    except ValidationError:
+        return None
 
 
 def placement_state(

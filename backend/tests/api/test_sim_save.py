@@ -71,6 +71,10 @@ def test_recording_holds_the_scenario_and_events_matching_the_counters(
     assert rec["scenario"] == SCENARIO
     assert listed[rec["id"]]["scenario"] == SCENARIO and listed[rec["id"]]["source"] == "simulated"
     assert rec["topology_source"] == "preset"
+    # the run's metric, as the simulator measured it, for the dashboard's header and comparison
+    m = saved["metric"]
+    want = {**m, "complete": True, "incomplete": None, "samples": None, "note": None}
+    assert rec["sim_metric"] == want and listed[rec["id"]]["sim_metric"] == want
     assert rec["event_count"] == len(sim_log) > BATCH_ROWS
     assert rec["chunk_count"] >= 2
     by_kind = rec["events_by_kind"]

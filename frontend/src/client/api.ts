@@ -1035,6 +1035,8 @@ export interface components {
             scenario?: {
                 [key: string]: unknown;
             } | null;
+            /** @description For simulated recordings: the run's metric as the simulator measured it (null for captured traces, and for runs saved before it was kept). */
+            sim_metric?: components["schemas"]["SimRunMetric"] | null;
             import_summary?: components["schemas"]["ImportSummary"] | null;
             /**
              * Error
@@ -1289,6 +1291,44 @@ export interface components {
              * @description when not complete, what the metric's value is: a runtime is a lower bound (the time simulated since the workload started), any other metric measured nothing and its 0 is no result
              */
             incomplete?: string | null;
+        };
+        /**
+         * SimRunMetric
+         * @description A simulated run's metric (placemap sim's result JSON: metric, sim.complete, sim.incomplete, and for a latency metric its sample count and few-samples note).
+         */
+        SimRunMetric: {
+            /**
+             * Name
+             * @description The metric, e.g. p99_wakeup_latency_us, runtime_s.
+             */
+            name: string;
+            /** Value */
+            value: number;
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "lower" | "higher";
+            /**
+             * Complete
+             * @description The workload completed within the simulated time; otherwise the value is no result to compare (see incomplete).
+             */
+            complete: boolean;
+            /**
+             * Incomplete
+             * @description When not complete, what the value then is.
+             */
+            incomplete: string | null;
+            /**
+             * Samples
+             * @description For a latency percentile: the wakeups it is read from; null for other metrics.
+             */
+            samples: number | null;
+            /**
+             * Note
+             * @description For a latency percentile of fewer than 100 wakeups: that it is one of their largest.
+             */
+            note: string | null;
         };
         /** SimWakeups */
         SimWakeups: {

@@ -241,6 +241,10 @@ export interface Recording {
    * For simulated recordings: the scenario that produced it.
    */
   scenario?: {} | null;
+  /**
+   * For simulated recordings: the run's metric as the simulator measured it (null for captured traces, and for runs saved before it was kept).
+   */
+  sim_metric?: SimRunMetric | null;
   import_summary?: ImportSummary | null;
   /**
    * Why the recording failed, for status failed.
@@ -254,6 +258,36 @@ export interface Recording {
    * The stored topology this recording is laid out on.
    */
   topology_id?: string | null;
+}
+/**
+ * A simulated run's metric (placemap sim's result JSON: metric, sim.complete, sim.incomplete, and for a latency metric its sample count and few-samples note).
+ *
+ * This interface was referenced by `Recording`'s JSON-Schema
+ * via the `definition` "SimRunMetric".
+ */
+export interface SimRunMetric {
+  /**
+   * The metric, e.g. p99_wakeup_latency_us, runtime_s.
+   */
+  name: string;
+  value: number;
+  better: "lower" | "higher";
+  /**
+   * The workload completed within the simulated time; otherwise the value is no result to compare (see incomplete).
+   */
+  complete: boolean;
+  /**
+   * When not complete, what the value then is.
+   */
+  incomplete: string | null;
+  /**
+   * For a latency percentile: the wakeups it is read from; null for other metrics.
+   */
+  samples: number | null;
+  /**
+   * For a latency percentile of fewer than 100 wakeups: that it is one of their largest.
+   */
+  note: string | null;
 }
 /**
  * What `placemap-collect import --json` prints: what was read, what was kept, what was skipped and why.

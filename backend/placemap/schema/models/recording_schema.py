@@ -11,6 +11,33 @@ class EventsByKind(RootModel[int]):
     root: int = Field(..., ge=0)
 
 
+class SimRunMetric(BaseModel):
+    """
+    A simulated run's metric (placemap sim's result JSON: metric, sim.complete, sim.incomplete, and for a latency metric its sample count and few-samples note).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    name: str = Field(..., description="The metric, e.g. p99_wakeup_latency_us, runtime_s.")
+    value: float
+    better: Literal["lower", "higher"]
+    complete: bool = Field(
+        ...,
+        description="The workload completed within the simulated time; otherwise the value is no result to compare (see incomplete).",
+    )
+    incomplete: str | None = Field(..., description="When not complete, what the value then is.")
+    samples: int | None = Field(
+        ...,
+        description="For a latency percentile: the wakeups it is read from; null for other metrics.",
+        ge=0,
+    )
+    note: str | None = Field(
+        ...,
+        description="For a latency percentile of fewer than 100 wakeups: that it is one of their largest.",
+    )
+
+
 class Recording(BaseModel):
     """
     A stored recording's metadata: a topology, an ordered event stream, and what is known about where it came from and what was lost.
@@ -47,6 +74,10 @@ class Recording(BaseModel):
     )
     scenario: dict[str, Any] | None = Field(
         None, description="For simulated recordings: the scenario that produced it."
+    )
+    sim_metric: SimRunMetric | None = Field(
+        None,
+        description="For simulated recordings: the run's metric as the simulator measured it (null for captured traces, and for runs saved before it was kept).",
     )
     import_summary: import_summary_schema.ImportSummary | None = None
     error: str | None = Field(None, description="Why the recording failed, for status failed.")
