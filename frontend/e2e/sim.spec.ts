@@ -156,6 +156,14 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(page.getByTestId("compare-other")).toContainText("wake_affine");
   await expect(page).toHaveURL(/[?&]cmp=/);
   await expect(page.getByTestId("compare-counts").locator('tr[data-key="migrations"] td')).toHaveCount(3);
+  // each saved run's own metric: the open one's in its header, both as the comparison's first row
+  // (left the baseline, right the hinted run; the change by the metric's direction)
+  await expect(page.getByTestId("rec-sim-metric")).toHaveText(`p99_wakeup_latency_us ${us(base)} over ${String(baseLat.samples)} wakeups`);
+  await expect(page.getByTestId("rec-sim-metric")).toHaveClass(/few-samples/);
+  const metricRow = page.getByTestId("compare-sim-metric");
+  await expect(metricRow.locator("th")).toHaveText("p99_wakeup_latency_us (lower is better)");
+  const pct = ((hinted - base) / base) * 100;
+  await expect(metricRow.locator("td")).toHaveText([us(base), us(hinted), `${pct >= 0 ? "+" : ""}${pct.toFixed(1)}%${hinted < base ? "better" : "worse"}`]);
   // why: each run's wakeups by reason, as shares of its own wakeups (GET decisions of each recording);
   // only the hinted run (right) has wakeups that went through the wake_affine hint
   const params = new URL(page.url()).searchParams;

@@ -22,6 +22,7 @@ import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
 import { CompareDecisions } from "./features/compare/CompareDecisions";
+import { simMetricText } from "./features/compare/simMetric";
 import { Simulate } from "./features/simulate/Simulate";
 import { formatDuration } from "./viz/time";
 
@@ -109,6 +110,11 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
             <span className="muted small">
               {live ? `${rec.host ?? "unknown host"} · ${rec.kernel_release ?? "?"}` : `${rec.event_count.toLocaleString()} events`} · {player.topo?.cpus.length ?? "?"} CPUs · {player.topo?.llcs.length ?? "?"} LLCs · {player.topo?.numa_nodes.length ?? "?"} nodes
               {player.topo ? ` · topology ${player.topo.source}` : ""}
+            </span>
+          )}
+          {rec?.sim_metric && (
+            <span className={`small${rec.sim_metric.note !== null ? " few-samples" : ""}`} data-testid="rec-sim-metric" title={rec.sim_metric.note ?? rec.sim_metric.incomplete ?? undefined}>
+              {simMetricText(rec.sim_metric)}
             </span>
           )}
         </div>

@@ -12,6 +12,7 @@ export type TopologyLlc = S["Llc"];
 export type TopologyNumaNode = S["NumaNode"];
 export type Recording = S["Recording"];
 export type RecordingStatus = Recording["status"];
+export type SimRunMetric = S["SimRunMetric"];
 export type ImportSummary = S["ImportSummary"];
 export type SkipCount = S["SkipCount"];
 export type ChunkInfo = S["ChunkInfo"];

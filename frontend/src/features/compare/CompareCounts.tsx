@@ -2,7 +2,8 @@
  * The comparison's table: both recordings' whole-run counts (the GET metrics each Player loads) side by side,
  * (left: the open recording, right: the one beside it) with the right one's change; or, switched, the counts
  * the overview's bins give up to each one's playhead (the right follows the left from its start), to watch
- * where the runs part (the mode is in the URL: &counts=playhead). Every value is text.
+ * where the runs part (the mode is in the URL: &counts=playhead). Two simulated runs of the same metric
+ * open the whole run's table with it (simMetric.ts). Every value is text.
  */
 import { useSyncExternalStore } from "react";
 import type { Metrics } from "../../client/types";
@@ -10,6 +11,7 @@ import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
 import { compareRows, formatChange, formatValue, rowsUpTo, type CountRow } from "./counts";
+import { simMetricRow, type SimMetricRow } from "./simMetric";
 
 /** The player's own GET metrics (it fetches them as it loads), "error" when that failed. */
 function usePlayerMetrics(player: Player): Metrics | null | "error" {
@@ -35,7 +37,8 @@ export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: P
   if (upTo && (ova === null || ovb === null)) return <p className="small muted" data-testid="compare-counts-waiting">counting up to the playhead…</p>;
   // only the playhead mode follows the players' snapshots (the whole run's table does not re-render during playback)
   if (upTo) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
-  return <CountsTable a={pa} b={pb} rows={compareRows(a, b)} caption="whole run" upTo={false} toggle={toggle} />;
+  const metric = simMetricRow(pa.rec?.sim_metric, pb.rec?.sim_metric);
+  return <CountsTable a={pa} b={pb} rows={compareRows(a, b)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />;
 }
 
 function PlayheadCounts({ a: pa, b: pb, toggle }: { a: Player; b: Player; toggle: () => void }) {
@@ -47,7 +50,7 @@ function PlayheadCounts({ a: pa, b: pb, toggle }: { a: Player; b: Player; toggle
   return <CountsTable a={pa} b={pb} rows={rows} caption={caption} upTo toggle={toggle} />;
 }
 
-function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle }: { a: Player; b: Player; rows: CountRow[]; caption: string; upTo: boolean; toggle: () => void }) {
+function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle, metric = null }: { a: Player; b: Player; rows: CountRow[]; caption: string; upTo: boolean; toggle: () => void; metric?: SimMetricRow | null }) {
   const aName = pa.rec?.name ?? "";
   const bName = pb.rec?.name ?? "";
   return (
@@ -67,6 +70,19 @@ function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle }: { a: Player;
         </tr>
       </thead>
       <tbody>
+        {metric && (
+          <tr data-key="sim-metric" data-testid="compare-sim-metric" className="sim-metric">
+            <th scope="row">
+              <span className="mono">{metric.name}</span> <span className="small">({metric.better} is better)</span>
+            </th>
+            <td>{metric.a}</td>
+            <td>{metric.b}</td>
+            <td className="change">
+              {metric.change}
+              {metric.verdict !== null && <div className="small">{metric.verdict}</div>}
+            </td>
+          </tr>
+        )}
         {rows.map((r) => (
           <tr key={r.key} data-key={r.key} className={r.part ? "part" : undefined}>
             <th scope="row">{r.label}</th>
