@@ -66,8 +66,14 @@ test("simulated recording: badge and scenario in the list, the preset's grid", a
   await expect(item.getByTestId("sim-rec-meta")).toContainText("zen3-2s-nps1 · schbench");
   await expect(item.getByTestId("sim-hints")).toHaveText(" · hints fork_affine");
   await expect(item.getByTestId("sim-features")).toHaveText(" · features SIS_SHORT=on");
+  // 100 ms end within schbench's warmup: the stored metric says it measured nothing, and why (tooltip)
+  const metric = (await (await request.get(`/api/recordings/${rid ?? ""}`)).json() as { sim_metric: { complete: boolean; incomplete: string } }).sim_metric;
+  expect(metric.complete).toBe(false);
+  await expect(item.getByTestId("sim-metric")).toHaveText("p99_wakeup_latency_us no samples");
+  await expect(item.getByTestId("sim-metric")).toHaveAttribute("title", metric.incomplete);
 
   await item.locator("button.rec-open").click();
+  await expect(page.getByTestId("rec-sim-metric")).toHaveText("p99_wakeup_latency_us no samples");
   const rows = page.getByTestId("placement-state").locator("table.llc-table tbody tr");
   await expect(rows).toHaveCount(topo.llcs.length);
   for (const [i, l] of topo.llcs.entries()) {

@@ -28,6 +28,15 @@ describe("SimulatedMeta", () => {
     expect(render({ ...base, source: "live" })).toBe("");
   });
 
+  it("shows the run's metric, marked when its p99 has few wakeups, and none for a run without it", () => {
+    const sim_metric = { name: "p99_wakeup_latency_us", value: 39.9, better: "lower" as const, complete: true, incomplete: null, samples: 24, note: "few samples: <b>" };
+    const html = render({ ...base, scenario: { topology: "zen3-2s-nps1" }, sim_metric });
+    expect(html).toContain('<span data-testid="sim-metric" class="few-samples" title="few samples: &lt;b&gt;">p99_wakeup_latency_us 39.9 us over 24 wakeups</span>');
+    const plain = render({ ...base, scenario: { topology: "zen3-2s-nps1" }, sim_metric: { ...sim_metric, samples: 400, note: null } });
+    expect(plain).toContain('<span data-testid="sim-metric">p99_wakeup_latency_us 39.9 us over 400 wakeups</span>');
+    expect(render({ ...base, scenario: { topology: "zen3-2s-nps1" } })).not.toContain("sim-metric");
+  });
+
   it("shows the badge, topology, workload, hints and features", () => {
     const html = render({
       ...base,

@@ -1,9 +1,11 @@
 /**
  * A simulated recording's line in the recordings list: a "simulated" badge and what was simulated
- * (topology, workload, hints, features) read from the recording's scenario. Every value is shown as
- * text; the full scenario is in the tooltip.
+ * (topology, workload, hints, features) read from the recording's scenario, and the run's metric (in
+ * the warning colour when a latency has few samples). Every value is shown as text; the full scenario
+ * is in the tooltip.
  */
 import type { Recording } from "../../client/types";
+import { simMetricText } from "../compare/simMetric";
 import "./simulated.css";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -52,6 +54,14 @@ export function SimulatedMeta({ rec }: { rec: Recording }) {
           {" · features "}
           {s.features.join(", ")}
         </span>
+      )}
+      {rec.sim_metric && (
+        <>
+          {" · "}
+          <span data-testid="sim-metric" className={rec.sim_metric.note !== null ? "few-samples" : undefined} title={rec.sim_metric.note ?? rec.sim_metric.incomplete ?? undefined}>
+            {simMetricText(rec.sim_metric)}
+          </span>
+        </>
       )}
     </span>
   );
