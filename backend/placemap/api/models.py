@@ -129,6 +129,18 @@ class WakeupMetrics(BaseModel):
     by_level: LevelCounts
 
 
+class WakeupLatency(BaseModel):
+    """Run-queue delay after a wakeup: from a task's sched_wakeup (or sched_wakeup_new) to the switch
+    that next runs it, over every such pair of the recording (a wakeup of a task still running is
+    not one). Percentiles are histogram buckets' lower bounds, at most 1/16 below the delay."""
+
+    samples: int
+    p50_ns: int
+    p90_ns: int
+    p99_ns: int
+    max_ns: int = Field(description="The largest delay, exact.")
+
+
 class LlcSeries(BaseModel):
     llc: int
     util: list[float] = Field(description="Busy fraction 0..1 of the LLC's CPUs per bin.")
@@ -148,6 +160,11 @@ class Metrics(BaseModel):
     skipped_lines: int
     llc_util: LlcUtil | None
     per_cpu_busy: list[float] | None = Field(description="Busy fraction of each CPU over the recording.")
+    wakeup_latency: WakeupLatency | None = Field(
+        default=None,
+        description="Run-queue delay after a wakeup; null without a wakeup followed by its switch-in "
+        "(and for recordings stored before it was measured).",
+    )
 
 
 class TaskInfo(BaseModel):

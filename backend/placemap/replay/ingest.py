@@ -85,6 +85,12 @@ class Ingestor:
         self.cpu_busy_ns = np.zeros(0, dtype=np.float64)
         self.sw_ts = np.zeros(0, dtype=np.int64)  # per CPU: last switch time, -1 before any
         self.sw_busy = np.zeros(0, dtype=np.bool_)
+        # run-queue delay after a wakeup (kernel.wakeup_delays): per task its pending wakeup time,
+        # the delays' histogram, their count and the largest
+        self.t_woken = np.zeros(0, dtype=np.int64)
+        self.delay_hist = np.zeros(kn.DELAY_BUCKETS, dtype=np.int64)
+        self.delay_top = np.zeros(1, dtype=np.int64)
+        self.delays = 0
 
     # --- input ------------------------------------------------------------------------------
     def add(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -142,6 +148,7 @@ class Ingestor:
         )
         assert pl is not None
         self._accumulate(cols, pl)
+        self._accumulate_delays(cols)
         self.writer.submit(
             PendingChunk(
                 seq=self.seq,
@@ -215,6 +222,17 @@ class Ingestor:
         self._accumulate_busy(cols)
 
     _chunk_kinds: I64 = np.zeros(len(KIND_NAMES), dtype=np.int64)  # this chunk's events by kind
+
+    def _accumulate_delays(self, cols: ChunkColumns) -> None:
+        """The run-queue delays this chunk closes (every pid of it has its task slot by now)."""
+        n_tasks = len(self.state.pids)
+        if n_tasks > len(self.t_woken):
+            grown = np.full(max(n_tasks, len(self.t_woken) * 3 // 2), -1, dtype=np.int64)
+            grown[: len(self.t_woken)] = self.t_woken
+            self.t_woken = grown
+        st = self.state
+        self.delays += kn.wakeup_delays(cols.kind, cols.pid, cols.npid, cols.ts, st.slot, self.t_woken,
+                                        self.delay_hist, self.delay_top)  # fmt: skip
 
     def _accumulate_busy(self, cols: ChunkColumns) -> None:
         """Busy time per CPU from run intervals: switch to a task until the next switch on that CPU."""
@@ -340,7 +358,22 @@ class Ingestor:
             "skipped_lines": 0 if summary is None else int(summary.get("skipped_total", 0)),
             "llc_util": self._llc_util(),
             "per_cpu_busy": self._per_cpu_busy(),
+            "wakeup_latency": self._wakeup_latency(),
         }
+
+    def _wakeup_latency(self) -> dict[str, Any] | None:
+        """The run-queue delays' percentiles (the sample at floor(q (n - 1)) of the sorted delays,
+        given as its histogram bucket's lower bound: at most 1/16 below it) and the exact largest."""
+        n = self.delays
+        if n == 0:
+            return None
+        cum = np.cumsum(self.delay_hist)
+        out: dict[str, Any] = {"samples": n}
+        for key, permille in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
+            bucket = int(np.searchsorted(cum, (permille * (n - 1)) // 1000, side="right"))
+            out[key] = kn.delay_bucket_low(bucket)
+        out["max_ns"] = int(self.delay_top[0])
+        return out
 
     def _llc_util(self) -> dict[str, Any] | None:
         if self.t_start is None or self.t_end is None or self.busy is None or self.samples is None:

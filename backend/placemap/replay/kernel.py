@@ -289,3 +289,66 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                     cpu_run[t_cpu[o]] = pid[i]
                 t_state[o] = S_DEAD
     return n_pl
+
+
+# Run-queue delay histogram (wakeup_delays): values below SUB_BUCKETS ns have a bucket each; above,
+# each power of two is cut in SUB_BUCKETS equal parts, so a bucket's lower bound is within 1/16
+# (6.25%) below any value in it. 64-bit nanoseconds need at most DELAY_BUCKETS buckets.
+SUB_BITS = 4
+SUB_BUCKETS = 1 << SUB_BITS
+DELAY_BUCKETS = SUB_BUCKETS + (64 - SUB_BITS) * SUB_BUCKETS
+
+
+@njit(cache=True, inline="always")
+def delay_bucket(v: int) -> int:
+    """The histogram bucket of a delay of v >= 0 ns (see DELAY_BUCKETS)."""
+    if v < SUB_BUCKETS:
+        return v
+    e = 0  # floor(log2(v)), by halving the range (no loop over 64 bits)
+    x = v
+    for step in (32, 16, 8, 4, 2, 1):
+        if x >> step:
+            x >>= step
+            e += step
+    return SUB_BUCKETS + (e - SUB_BITS) * SUB_BUCKETS + ((v >> (e - SUB_BITS)) & (SUB_BUCKETS - 1))
+
+
+@njit(cache=True)
+def wakeup_delays(  # noqa: PLR0917 - numba kernel
+    kind: Arr, pid: Arr, npid: Arr, ts: Arr, slot: Arr, t_woken: Arr, hist: Arr, top: Arr
+) -> int:
+    """Run-queue delays closed by these rows: from a task's sched_wakeup (or sched_wakeup_new) to
+    the switch that next runs it, counted into `hist` (delay_bucket) with the largest in top[0];
+    returns how many. t_woken carries each task's pending wakeup time (-1: none) across chunks. A
+    task switched out while a wakeup is pending was running when woken (the kernel traces a
+    wakeup of a task still on its runqueue too): that wakeup is dropped, not measured to a later
+    switch-in."""
+    cnt = 0
+    for i in range(kind.shape[0]):
+        k = kind[i]
+        if k in (K_WAKEUP, K_WAKEUP_NEW):
+            t = slot[pid[i]] if pid[i] > 0 else -1
+            if t >= 0:
+                t_woken[t] = ts[i]
+        elif k == K_SWITCH:
+            t = slot[pid[i]] if pid[i] > 0 else -1
+            if t >= 0:
+                t_woken[t] = -1
+            nt = slot[npid[i]] if npid[i] > 0 else -1
+            if nt >= 0 and t_woken[nt] >= 0:
+                d = ts[i] - t_woken[nt]
+                t_woken[nt] = -1
+                if d >= 0:
+                    hist[delay_bucket(d)] += 1
+                    top[0] = max(top[0], d)
+                    cnt += 1
+    return cnt
+
+
+def delay_bucket_low(b: int) -> int:
+    """The smallest delay (ns) of bucket b."""
+    if b < SUB_BUCKETS:
+        return b
+    e = (b - SUB_BUCKETS) // SUB_BUCKETS + SUB_BITS
+    sub = (b - SUB_BUCKETS) % SUB_BUCKETS
+    return (1 << e) + (sub << (e - SUB_BITS))

@@ -58,6 +58,16 @@ def warm_kernels() -> None:
         np.empty(n, dtype=np.int64),
         np.empty(n, dtype=np.int64),
     )
+    kn.wakeup_delays(
+        cols.kind,
+        cols.pid,
+        cols.npid,
+        cols.ts,
+        state.slot,
+        np.full(len(state.pids), -1, dtype=np.int64),
+        np.zeros(kn.DELAY_BUCKETS, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
     chunk_counts(
         cols.kind,
         cols.ts,

@@ -750,6 +750,8 @@ export interface components {
              * @description Busy fraction of each CPU over the recording.
              */
             per_cpu_busy: number[] | null;
+            /** @description Run-queue delay after a wakeup; null without a wakeup followed by its switch-in (and for recordings stored before it was measured). */
+            wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
         };
         /** MigrationMetrics */
         MigrationMetrics: {
@@ -1426,6 +1428,27 @@ export interface components {
              * @description What a reader should know about this topology, one sentence each: offline CPUs, CPU-less NUMA nodes, LLCs spanning several nodes (sub-NUMA clustering), and where sysfs had to be filled in (missing cache information, ...). Plain text, to be shown escaped.
              */
             notes?: string[] | null;
+        };
+        /**
+         * WakeupLatency
+         * @description Run-queue delay after a wakeup: from a task's sched_wakeup (or sched_wakeup_new) to the switch
+         *     that next runs it, over every such pair of the recording (a wakeup of a task still running is
+         *     not one). Percentiles are histogram buckets' lower bounds, at most 1/16 below the delay.
+         */
+        WakeupLatency: {
+            /** Samples */
+            samples: number;
+            /** P50 Ns */
+            p50_ns: number;
+            /** P90 Ns */
+            p90_ns: number;
+            /** P99 Ns */
+            p99_ns: number;
+            /**
+             * Max Ns
+             * @description The largest delay, exact.
+             */
+            max_ns: number;
         };
         /** WakeupMetrics */
         WakeupMetrics: {

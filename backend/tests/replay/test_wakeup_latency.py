@@ -1,0 +1,103 @@
+"""The run-queue delay after a wakeup that a recording's metrics give (kernel.wakeup_delays, the
+ingest's histogram): against the delays read straight from the real ftrace text of
+vm2-hackbench-g4 (../shared/traces) by the rule written out here, across chunk boundaries; the
+histogram's buckets; and a wakeup of a task that was still running."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from ftrace_lines import G4
+from test_helpers import ingest
+
+from placemap.replay import kernel as kn
+from placemap.schema.events import EVENT_SCHEMA
+from placemap.store import Store
+
+_LINE = re.compile(r"\s(\d+)\.(\d+):\s+(sched_wakeup_new|sched_wakeup|sched_switch):\s+(.*)$")
+
+
+def _ns(sec: str, frac: str) -> int:
+    return int(sec) * 1_000_000_000 + int(frac.ljust(9, "0"))
+
+
+def oracle_delays(path: str) -> list[int]:
+    """Every wakeup -> switch-in delay of the text, in ns: a sched_wakeup(_new) of pid P opens one,
+    P's next sched_switch in (next_pid=P) closes it, and P switched out first drops it."""
+    pending: dict[int, int] = {}
+    out: list[int] = []
+    with gzip.open(path, "rt", errors="replace") as f:
+        for line in f:
+            m = _LINE.search(line)
+            if m is None:
+                continue
+            ts, event, rest = _ns(m[1], m[2]), m[3], m[4]
+            fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+            if event != "sched_switch":
+                pending[int(fields["pid"])] = ts
+                continue
+            pending.pop(int(fields["prev_pid"]), None)
+            nxt = int(fields["next_pid"])
+            if nxt > 0 and nxt in pending:
+                out.append(ts - pending.pop(nxt))
+    return out
+
+
+@pytest.mark.parametrize("chunk_rows", [65_536, 3_000])
+def test_the_delays_of_a_real_trace_as_read_from_its_text(
+    store: Store, g4_table: pa.Table, chunk_rows: int
+) -> None:
+    want = sorted(oracle_delays(str(G4)))
+    assert len(want) > 1000
+    rid = ingest(store, g4_table, chunk_rows=chunk_rows)
+    blob = store.derived(rid, "metrics.json")
+    assert blob is not None
+    got = json.loads(blob)["wakeup_latency"]
+    assert got["samples"] == len(want)
+    assert got["max_ns"] == want[-1]
+    for key, permille in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
+        exact = want[(permille * (len(want) - 1)) // 1000]
+        # a bucket's lower bound: at most 1/16 below the delay it stands for, never above
+        assert exact - exact // 16 - 1 <= got[key] <= exact, (key, got[key], exact)
+
+
+def test_a_bucket_holds_the_delays_from_its_lower_bound_to_the_next_ones() -> None:
+    rng = np.random.default_rng(5)
+    values = [0, 1, 15, 16, 17, 31, 32, 33, 1000, 2**40 + 12345, *rng.integers(0, 2**45, 2000).tolist()]
+    for v in values:
+        b = kn.delay_bucket(v)
+        assert kn.delay_bucket_low(b) <= v < kn.delay_bucket_low(b + 1)
+        assert v - kn.delay_bucket_low(b) <= v // 16
+    assert kn.delay_bucket(2**63 - 1) < kn.DELAY_BUCKETS
+
+
+def _rows(rows: list[dict[str, object]]) -> pa.Table:
+    cols = {f.name: [r.get(f.name) for r in rows] for f in EVENT_SCHEMA}
+    return pa.Table.from_pydict(cols, schema=EVENT_SCHEMA)
+
+
+def test_a_wakeup_of_a_running_task_is_not_measured_to_its_next_switch_in(store: Store) -> None:
+    base = {"cpu": 0, "comm": "t", "prio": 120}
+    rows: list[dict[str, object]] = [
+        # pid 7 woken, runs 1000 ns later: one delay of 1000
+        {**base, "ts_ns": 1_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, "ts_ns": 2_000, "kind": 4, "pid": 0, "comm": "swapper/0", "next_pid": 7, "next_comm": "t",
+         "next_prio": 120, "prev_state": "R"},
+        # woken again while still running (the kernel traces it), then it blocks and runs much later
+        {**base, "ts_ns": 3_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, "ts_ns": 4_000, "kind": 4, "pid": 7, "next_pid": 0, "next_comm": "swapper/0",
+         "next_prio": 120, "prev_state": "S"},
+        {**base, "ts_ns": 90_000, "kind": 4, "pid": 0, "comm": "swapper/0", "next_pid": 7, "next_comm": "t",
+         "next_prio": 120, "prev_state": "R"},
+    ]  # fmt: skip
+    rid = ingest(store, _rows(rows))
+    blob = store.derived(rid, "metrics.json")
+    assert blob is not None
+    got = json.loads(blob)["wakeup_latency"]
+    # 1000 ns lies in the bucket [992, 1024): 512 + 15 x 32 (16 buckets per power of two)
+    assert got == {"samples": 1, "p50_ns": 992, "p90_ns": 992, "p99_ns": 992, "max_ns": 1000}
