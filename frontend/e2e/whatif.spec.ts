@@ -4,7 +4,7 @@
  * the form, the job's result shows beside the recorded span, and the twin opens on the preset's
  * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test, type Locator } from "@playwright/test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARTIFACTS, G4, vm2Topology, waitReady } from "./fixtures";
@@ -73,6 +73,24 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const n = (x: number) => x.toLocaleString("en-US");
   await expect(cells("migrations")).toHaveText([n(mA.migrations.total), n(mB.migrations.total), /^[+\u2212=]/]);
   await expect(cells("wakeups").first()).toHaveText(n(mA.wakeups.total));
+  // the run-queue delay after a wakeup, the real kernel's beside the model's: each as its metrics give it
+  type Lat = { wakeup_latency: { samples: number; p50_ns: number; p99_ns: number; max_ns: number } | null };
+  const [latA, latB] = [((await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as Lat).wakeup_latency, ((await (await request.get(`/api/recordings/${twinId}/metrics`)).json()) as Lat).wakeup_latency];
+  if (latA === null || latB === null) throw new Error("no run-queue delays measured");
+  expect(latA.samples).toBeGreaterThan(1000);
+  const UNIT: Record<string, number> = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 };
+  const asNs = async (cell: Locator) => {
+    const m = /^([\d.]+) (ns|us|ms|s)$/.exec((await cell.textContent()) ?? "");
+    if (!m) throw new Error(`not a duration: ${(await cell.textContent()) ?? ""}`);
+    return Number(m[1]) * (UNIT[m[2] ?? ""] ?? NaN);
+  };
+  for (const [key, field] of [["delay.p50", "p50_ns"], ["delay.p99", "p99_ns"], ["delay.max", "max_ns"]] as const) {
+    await expect(cells(key)).toHaveCount(3);
+    for (const [i, want] of [[0, latA[field]], [1, latB[field]]] as const) {
+      // shown to three significant digits
+      expect(Math.abs((await asNs(cells(key).nth(i))) - want)).toBeLessThanOrEqual(want * 0.01 + 1);
+    }
+  }
   // the recording's host has one LLC: none of its migrations left it
   await expect(cells("migrations.node").first()).toHaveText("0");
   await expect(cells("migrations.cross_node").first()).toHaveText("0");

@@ -42,6 +42,12 @@ describe("compareRows", () => {
     expect(row(rows, "switches")).toMatchObject({ a: 1000, b: 1000 });
     expect(row(rows, "lost")).toMatchObject({ a: 7, b: 0 });
     expect(row(rows, "skipped")).toMatchObject({ a: 2, b: 2 });
+    // the run-queue delay after a wakeup: a recording stored before it was measured has none
+    const lat = { samples: 10, p50_ns: 1500, p90_ns: 9000, p99_ns: 40000, max_ns: 2_000_000 };
+    const withLat = compareRows(metrics({ wakeup_latency: lat }), metrics());
+    expect(row(withLat, "delay.p50")).toMatchObject({ a: 1500, b: null, unit: "ns", part: false });
+    expect(row(withLat, "delay.p99")).toMatchObject({ a: 40000, b: null, part: true });
+    expect(row(withLat, "delay.max")).toMatchObject({ a: 2_000_000, b: null });
   });
 
   it("has no share where there is nothing to divide", () => {
@@ -58,6 +64,7 @@ describe("formatValue and formatChange", () => {
     expect(formatValue(12345, "count")).toBe("12,345");
     expect(formatValue(0.1234, "fraction")).toBe("12.3%");
     expect(formatValue(null, "count")).toBe("–");
+    expect(formatValue(40000, "ns")).toBe("40.0 us");
   });
   it("gives the twin's change against the recording", () => {
     expect(formatChange(40, 52, "count")).toBe("+30.0%");
@@ -67,6 +74,8 @@ describe("formatValue and formatChange", () => {
     expect(formatChange(7, 7, "count")).toBe("=");
     expect(formatChange(0.75, 0.5, "fraction")).toBe("\u221225.0 pt");
     expect(formatChange(null, 3, "count")).toBe("");
+    expect(formatChange(1000, 1500, "ns")).toBe("+50.0%");
+    expect(formatChange(0, 1500, "ns")).toBe("+1.50 us");
   });
 });
 

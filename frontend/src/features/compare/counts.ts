@@ -1,9 +1,11 @@
 /**
  * The comparison's numbers: what each recording's kernel (or model) decided over the whole run,
- * row by row (migrations by level and cause, wakeups by level, CPU busy, what was lost), with the
- * right one's change against the left one. Pure; the rows come from each recording's GET metrics.
+ * row by row (migrations by level and cause, wakeups by level, the run-queue delay after a wakeup,
+ * CPU busy, what was lost), with the right one's change against the left one. Pure; the rows come
+ * from each recording's GET metrics.
  */
 import type { Metrics, Overview } from "../../client/types";
+import { formatDuration } from "../../viz/time";
 
 export interface CountRow {
   key: string;
@@ -12,8 +14,8 @@ export interface CountRow {
   part: boolean;
   a: number | null;
   b: number | null;
-  /** how the value reads: a count, or a fraction shown as a percentage */
-  unit: "count" | "fraction";
+  /** how the value reads: a count, a fraction shown as a percentage, or a time in ns */
+  unit: "count" | "fraction" | "ns";
 }
 
 const LEVELS = [
@@ -50,6 +52,10 @@ export function compareRows(a: Metrics, b: Metrics): CountRow[] {
   add("wakeups", "wakeups", false, (m) => m.wakeups.total);
   add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
   for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
+  // run-queue delay after a wakeup (null: a recording stored before it was measured, or none)
+  add("delay.p50", "wakeup → run, p50", false, (m) => m.wakeup_latency?.p50_ns ?? null, "ns");
+  add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
+  add("delay.max", "max", true, (m) => m.wakeup_latency?.max_ns ?? null, "ns");
   add("busy", "CPU busy (mean)", false, meanBusy, "fraction");
   add("switches", "context switches", false, (m) => m.events_by_kind.switch ?? 0);
   add("lost", "events lost", false, (m) => m.lost_events);
@@ -60,6 +66,7 @@ export function compareRows(a: Metrics, b: Metrics): CountRow[] {
 /** A row's value as text. */
 export function formatValue(v: number | null, unit: CountRow["unit"]): string {
   if (v === null) return "–";
+  if (unit === "ns") return formatDuration(v);
   return unit === "fraction" ? `${(v * 100).toFixed(1)}%` : v.toLocaleString("en-US");
 }
 
@@ -70,7 +77,7 @@ export function formatChange(a: number | null, b: number | null, unit: CountRow[
   if (a === b) return "=";
   const sign = b > a ? "+" : "\u2212";
   if (unit === "fraction") return `${sign}${(Math.abs(b - a) * 100).toFixed(1)} pt`;
-  if (a === 0) return `${sign}${Math.abs(b - a).toLocaleString("en-US")}`;
+  if (a === 0) return unit === "ns" ? `${sign}${formatDuration(Math.abs(b - a))}` : `${sign}${Math.abs(b - a).toLocaleString("en-US")}`;
   return `${sign}${((Math.abs(b - a) / a) * 100).toFixed(1)}%`;
 }
 
