@@ -12,7 +12,7 @@ function asRun(m: SimRunMetric) {
   return { metric: { name: m.name, value: m.value }, sim: { complete: m.complete } };
 }
 
-/** "p99_wakeup_latency_us 39.9 us over 24 wakeups", "runtime_s ≥ 300 ms" (a run that did not complete). */
+/** "p99_wakeup_latency_us 39.9 us over 24 wakeups", "runtime_s ≥ 300.0 ms" (a run that did not complete). */
 export function simMetricText(m: SimRunMetric): string {
   const over = m.samples !== null && m.samples > 0 ? ` over ${String(m.samples)} wakeups` : "";
   return `${m.name} ${metricText(asRun(m))}${over}`;
