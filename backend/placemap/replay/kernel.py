@@ -25,6 +25,7 @@ K_SWITCH = 4
 K_FORK = 5
 K_EXIT = 6
 K_EXEC = 7
+K_LOST = 9
 
 # task states (index into STATE_NAMES)
 S_NEW = 0
@@ -322,7 +323,8 @@ def wakeup_delays(  # noqa: PLR0917 - numba kernel
     returns how many. t_woken carries each task's pending wakeup time (-1: none) across chunks. A
     task switched out while a wakeup is pending was running when woken (the kernel traces a
     wakeup of a task still on its runqueue too): that wakeup is dropped, not measured to a later
-    switch-in."""
+    switch-in. A ring-buffer loss (a lost row) drops every pending wakeup: the switch that ran a
+    task may be among the lost events, and a later one would make its delay too long."""
     cnt = 0
     for i in range(kind.shape[0]):
         k = kind[i]
@@ -330,6 +332,8 @@ def wakeup_delays(  # noqa: PLR0917 - numba kernel
             t = slot[pid[i]] if pid[i] > 0 else -1
             if t >= 0:
                 t_woken[t] = ts[i]
+        elif k == K_LOST:
+            t_woken[:] = -1
         elif k == K_SWITCH:
             t = slot[pid[i]] if pid[i] > 0 else -1
             if t >= 0:

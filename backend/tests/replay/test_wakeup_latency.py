@@ -1,7 +1,7 @@
 """The run-queue delay after a wakeup that a recording's metrics give (kernel.wakeup_delays, the
 ingest's histogram): against the delays read straight from the real ftrace text of
 vm2-hackbench-g4 (../shared/traces) by the rule written out here, across chunk boundaries; the
-histogram's buckets; and a wakeup of a task that was still running."""
+histogram's buckets; a wakeup of a task that was still running; and a ring-buffer loss."""
 
 from __future__ import annotations
 
@@ -101,3 +101,32 @@ def test_a_wakeup_of_a_running_task_is_not_measured_to_its_next_switch_in(store:
     got = json.loads(blob)["wakeup_latency"]
     # 1000 ns lies in the bucket [992, 1024): 512 + 15 x 32 (16 buckets per power of two)
     assert got == {"samples": 1, "p50_ns": 992, "p90_ns": 992, "p99_ns": 992, "max_ns": 1000}
+
+
+def test_a_loss_between_a_wakeup_and_its_switch_in_drops_the_wakeup(store: Store) -> None:
+    base = {"cpu": 0, "comm": "t", "prio": 120}
+    switch_in = {"kind": 4, "pid": 0, "comm": "swapper/0", "next_pid": 7, "next_comm": "t", "next_prio": 120,
+                 "prev_state": "R"}  # fmt: skip
+    switch_out = {
+        "kind": 4,
+        "pid": 7,
+        "next_pid": 0,
+        "next_comm": "swapper/0",
+        "next_prio": 120,
+        "prev_state": "S",
+    }
+    rows: list[dict[str, object]] = [
+        {**base, "ts_ns": 1_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        # the buffer lost events here: the switch that ran pid 7 may be among them
+        {**base, "ts_ns": 1_500, "kind": 9, "pid": None, "comm": None, "prio": None, "lost_events": 12},
+        {**base, **switch_in, "ts_ns": 50_000},
+        {**base, **switch_out, "ts_ns": 60_000},
+        # after the loss: measured again
+        {**base, "ts_ns": 70_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, **switch_in, "ts_ns": 72_000},
+    ]
+    rid = ingest(store, _rows(rows))
+    blob = store.derived(rid, "metrics.json")
+    assert blob is not None
+    got = json.loads(blob)["wakeup_latency"]
+    assert got["samples"] == 1 and got["max_ns"] == 2_000
