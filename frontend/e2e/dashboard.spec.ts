@@ -86,6 +86,21 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
 
   await shot(page, "opened");
 
+  // the whole run's numbers beside the grid, as the recording's metrics give them: the real kernel's
+  // run-queue delay after a wakeup among them (p99 to three significant digits)
+  await expect(page).toHaveURL(/[?&]rec=/);
+  const rid = new URL(page.url()).searchParams.get("rec") ?? "";
+  type M = { migrations: { total: number }; wakeup_latency: { samples: number; p99_ns: number } | null };
+  const mt = (await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as M;
+  if (mt.wakeup_latency === null) throw new Error("the g4 capture's run-queue delays were not measured");
+  const runCounts = page.getByTestId("run-counts");
+  await expect(runCounts.locator('tr[data-key="migrations"] td')).toHaveText(mt.migrations.total.toLocaleString("en-US"));
+  const p99 = (await runCounts.locator('tr[data-key="delay.p99"] td').textContent()) ?? "";
+  const pm = /^([\d.]+) (ns|us|ms|s)$/.exec(p99);
+  if (!pm) throw new Error(`not a duration: ${p99}`);
+  const scale: Record<string, number> = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 };
+  expect(Math.abs(Number(pm[1]) * (scale[pm[2] ?? ""] ?? NaN) - mt.wakeup_latency.p99_ns)).toBeLessThanOrEqual(mt.wakeup_latency.p99_ns * 0.01);
+
   // ground truth from the kernel's own text, not from our server: the first sched_switch that
   // switches a hackbench child in names the CPU it runs on at that instant
   const line = gunzipSync(readFileSync(G4))

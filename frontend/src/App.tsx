@@ -22,6 +22,7 @@ import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
 import { CompareDecisions } from "./features/compare/CompareDecisions";
+import { RunCounts } from "./features/compare/RunCounts";
 import { simMetricText } from "./features/compare/simMetric";
 import { Simulate } from "./features/simulate/Simulate";
 import { formatDuration } from "./viz/time";
@@ -133,6 +134,7 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
         )}
       </main>
       <aside className="right">
+        {ready && !cmp && !live && <RunCounts player={player} />}
         {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
         {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
         {/* the stored inspector asks the server for task paths, which a live recording has only once it

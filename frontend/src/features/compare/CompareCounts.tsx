@@ -5,18 +5,13 @@
  * where the runs part (the mode is in the URL: &counts=playhead). Two simulated runs of the same metric
  * open the whole run's table with it (simMetric.ts). Every value is text.
  */
-import { useSyncExternalStore } from "react";
-import type { Metrics } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
 import { compareRows, formatChange, formatValue, rowsUpTo, type CountRow } from "./counts";
 import { simMetricRow, type SimMetricRow } from "./simMetric";
+import { usePlayerMetrics } from "./usePlayerMetrics";
 
-/** The player's own GET metrics (it fetches them as it loads), "error" when that failed. */
-function usePlayerMetrics(player: Player): Metrics | null | "error" {
-  return useSyncExternalStore(player.subscribe, () => player.metrics ?? (player.metricsFailed ? "error" : null));
-}
 
 export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
   const a = usePlayerMetrics(pa);
