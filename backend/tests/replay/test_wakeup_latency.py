@@ -15,6 +15,7 @@ import pytest
 from ftrace_lines import G4
 from test_helpers import ingest
 
+from placemap.api.models import Metrics
 from placemap.replay import kernel as kn
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
@@ -130,3 +131,13 @@ def test_a_loss_between_a_wakeup_and_its_switch_in_drops_the_wakeup(store: Store
     assert blob is not None
     got = json.loads(blob)["wakeup_latency"]
     assert got["samples"] == 1 and got["max_ns"] == 2_000
+
+
+def test_metrics_stored_before_the_delays_were_measured_still_read(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table)
+    blob = store.derived(rid, "metrics.json")
+    assert blob is not None
+    body = json.loads(blob)
+    assert Metrics.model_validate(body).wakeup_latency is not None
+    del body["wakeup_latency"]  # as an older version stored them
+    assert Metrics.model_validate(body).wakeup_latency is None
