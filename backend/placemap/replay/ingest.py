@@ -1,6 +1,7 @@
 """Ingest: re-chunk incoming Arrow batches into ~65,536-row chunks and, per chunk, store the events,
-the keyframe before them, and the placement side table; accumulate metrics, overview histograms,
-LLC busy time and per-task aggregates, written when the recording is finished.
+the keyframe before them, and the placement side table; accumulate metrics (with the run-queue
+delays after wakeups, as a fixed-size histogram), overview histograms, LLC busy time and per-task
+aggregates, written when the recording is finished.
 
 Memory is bounded by one chunk plus per-task / per-CPU state, whatever the recording's length.
 """
