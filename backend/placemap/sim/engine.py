@@ -21,6 +21,7 @@ from placemap.sim.core import NORMAL, URGENT, Environment, Handler
 from placemap.sim.decisions import NEWIDLE, NEWIDLE_NOTHING, NEWIDLE_SKIPPED, STEAL, DecisionCounts
 from placemap.sim.domains import LEVEL_NAMES
 from placemap.sim.features import Features
+from placemap.sim.latency import DelayHistogram
 from placemap.sim.policy import CAUSE_BALANCE, CAUSE_FORK, CAUSE_WAKEUP, CAUSES
 from placemap.sim.policy.balance import SYSCTL_SCHED_MIGRATION_COST_NS, newidle_balance, try_steal
 from placemap.sim.policy.fork import select_task_rq_fork
@@ -148,6 +149,7 @@ class Engine(Handler):
         self.busy_ns = 0
         self.wait_ns = 0
         self.nr_waits = 0
+        self.delays = DelayHistogram()  # every run-queue delay after a wakeup
         self.wake_latency: dict[int, list[int]] = {}  # group -> samples (ns), groups that ask
         self.latency_after: dict[int, int] = {}  # group -> time from which samples count
         # Cost parameters used per event, read once per run: compiled, a module attribute that
@@ -216,6 +218,7 @@ class Engine(Handler):
         p = self._new_task(name, behavior, group, hints)
         if self.log is not None:
             self.log.wakeup_new(self.env.now, cpu, 0, p, target=cpu)
+        p.queued_at = self.env.now
         self._enqueue(p, cpu)
         self.balancer.start()
         return p
@@ -263,6 +266,7 @@ class Engine(Handler):
             if d.cpu != parent.cpu:
                 log.migrate(st.now, parent.cpu, parent.pid, p, orig=parent.cpu, dest=d.cpu)
             log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
+        p.queued_at = st.now
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
         # task_fork_fair() on the parent's runqueue (update_curr() first): the parent's vruntime,
@@ -359,6 +363,7 @@ class Engine(Handler):
         floor = rq.min_vruntime - self._sleeper_credit_ns
         p.vruntime = max(p.vruntime, floor)
         p.woken_at = now
+        p.queued_at = now
         self._enqueue(p, target, waker_cpu=this_cpu)
 
     def wake_at(self, time_ns: int, p: Task) -> None:
@@ -700,6 +705,10 @@ class Engine(Handler):
         self._switched_out(rq)
         self.wait_ns += now - p.wait_start
         self.nr_waits += 1
+        q_at = p.queued_at
+        if q_at >= 0:
+            self.delays.add(now - q_at)
+            p.queued_at = -1
         if p.woken_at >= 0:
             samples = self.wake_latency.get(p.group)
             if samples is not None and p.woken_at >= self.latency_after[p.group]:
@@ -796,6 +805,7 @@ class Engine(Handler):
             "context_switches": self.switches,
             "cpu_utilization": round(self.busy_ns / (ncpu * duration_ns), 6) if duration_ns > 0 else 0.0,
             "avg_wait_us": round(self.wait_ns / self.nr_waits / 1000, 3) if self.nr_waits else 0.0,
+            "wakeup_latency": self.delays.summary(),
         }
 
     def sched_events(self) -> int:

@@ -275,6 +275,7 @@ class Task:
         "pelt_ts",
         "pid",
         "program",
+        "queued_at",
         "recent_used_cpu",
         "run_since_sleep_ns",
         "state",
@@ -326,6 +327,9 @@ class Task:
         self.wake_penalty_ns = 0
         self.wait_start = 0
         self.woken_at = -1  # time of the pending wakeup (for wakeup latency), -1 when none
+        # time of the wakeup (or wakeup_new) row it waits to run after, -1 when none: the run-queue
+        # delay (latency.DelayHistogram); schbench's woken_at is its wake loop's stamp instead
+        self.queued_at: i64 = -1
         self.behavior: object = None
         # the behavior again when it is an engine.Program: typed, so that compiled, the engine
         # calls its step directly without an isinstance test per burst (Engine._step)

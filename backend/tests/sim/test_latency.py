@@ -7,8 +7,10 @@ from __future__ import annotations
 from fractions import Fraction
 from math import floor
 
+import numpy as np
 import pytest
 
+from placemap.replay import kernel as kn
 from placemap.sim import latency
 from placemap.sim.scenario import parse_scenario, run_scenario, simulate, summarize
 
@@ -79,3 +81,28 @@ def test_a_run_within_the_warmup_has_no_samples_and_no_values() -> None:
 def test_a_workload_without_a_latency_metric_has_none() -> None:
     sc = {"topology": "zen3-2s-nps1", "workload": {"kind": "hackbench", "groups": 1, "loops": 10}, "seed": 1}
     assert run_scenario(sc, wall_clock=False)["latency_us"] is None
+
+
+def test_the_engines_delay_buckets_are_the_stores() -> None:
+    """latency.delay_bucket (the simulator's, compiled with mypyc) and replay.kernel.delay_bucket
+    (the store's, a numba kernel) put every delay in the same bucket with the same lower bound."""
+    rng = np.random.default_rng(11)
+    values = [0, 1, 15, 16, 17, 1000, 2**40, 2**62 + 5, *rng.integers(0, 2**50, 5000).tolist()]
+    for v in values:
+        b = latency.delay_bucket(v)
+        assert b == kn.delay_bucket(v)
+        assert latency.delay_bucket_low(b) == kn.delay_bucket_low(b) <= v < latency.delay_bucket_low(b + 1)
+
+
+def test_a_runs_delay_summary_reads_the_percentiles_off_its_histogram() -> None:
+    h = latency.DelayHistogram()
+    assert h.summary() is None
+    delays = [5, 1000, 1000, 2500, 40_000, 7, 123_456]
+    for d in delays:
+        h.add(d)
+    s = sorted(delays)
+    want = {"samples": len(s), "max_ns": max(s)}
+    for key, pm in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
+        want[key] = latency.delay_bucket_low(latency.delay_bucket(s[(pm * (len(s) - 1)) // 1000]))
+    assert h.summary() == want
+    assert want["p50_ns"] == 992  # 1000 ns lies in [992, 1024)

@@ -1066,6 +1066,8 @@ export interface components {
             cpu_utilization: number;
             /** Avg Wait Us */
             avg_wait_us: number;
+            /** @description run-queue delay after a wakeup, as the saved run's recording metrics give it (null without any) */
+            wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
         };
         /**
          * SimDecisions

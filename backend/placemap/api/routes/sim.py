@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
-from placemap.api.models import SimDecisions
+from placemap.api.models import SimDecisions, WakeupLatency
 from placemap.sim.calibration import CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
@@ -69,6 +69,11 @@ class SimCounters(BaseModel):
     context_switches: int
     cpu_utilization: float
     avg_wait_us: float
+    wakeup_latency: WakeupLatency | None = Field(
+        default=None,
+        description="run-queue delay after a wakeup, as the saved run's recording metrics give it "
+        "(null without any)",
+    )
 
 
 class SimLatency(BaseModel):
