@@ -125,7 +125,7 @@ def latency_text(lat: dict[str, Any]) -> str:
 
 
 def delay_text(d: dict[str, Any]) -> str:
-    """'N wakeups (us): p50 .., p90 .., p99 .., max ..' of the counters' run-queue delay (ns; the
+    """'N wakeups (us): p50 .., p90 .., p99 .., max ..' of a result's run-queue delay (ns; the
     percentiles are their buckets' lower bounds, to three digits)."""
     values = ", ".join(f"{k[:-3]} {d[k] / 1000:.3g}" for k in ("p50_ns", "p90_ns", "p99_ns", "max_ns"))
     return f"{d['samples']} wakeups (us): {values}"
@@ -142,7 +142,7 @@ def _print_result(result: dict[str, Any]) -> None:
         if lat["note"]:
             print(lat["note"])
     print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
-    if (d := result["counters"].get("wakeup_latency")) is not None:
+    if (d := result.get("wakeup_latency")) is not None:
         print(f"run-queue delay (wakeup -> run, every task) over {delay_text(d)}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:

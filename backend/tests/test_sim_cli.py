@@ -601,7 +601,7 @@ def test_sim_prints_the_latency_distribution_and_says_when_the_p99_has_few_sampl
     assert lat["note"] in text.splitlines()
     assert f"baseline: {base['note']}" in text.splitlines()
     # every task's run-queue delay after its wakeups (ns in the JSON, us to three digits printed)
-    d = pair["result"]["counters"]["wakeup_latency"]
+    d = pair["result"]["wakeup_latency"]
     us = ", ".join(f"{k} {d[k + '_ns'] / 1000:.3g}" for k in ("p50", "p90", "p99", "max"))
     assert (
         f"run-queue delay (wakeup -> run, every task) over {d['samples']} wakeups (us): {us}"

@@ -805,7 +805,6 @@ class Engine(Handler):
             "context_switches": self.switches,
             "cpu_utilization": round(self.busy_ns / (ncpu * duration_ns), 6) if duration_ns > 0 else 0.0,
             "avg_wait_us": round(self.wait_ns / self.nr_waits / 1000, 3) if self.nr_waits else 0.0,
-            "wakeup_latency": self.delays.summary(),
         }
 
     def sched_events(self) -> int:

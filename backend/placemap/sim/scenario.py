@@ -127,13 +127,16 @@ def incomplete_reason(metric_name: str) -> str:
 def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
     """The result JSON of a finished run: the workload's metric, the counters, the run's size;
     `sim.incomplete` says what the metric is when the run did not complete (else null);
-    `latency_us`, for a latency metric (schbench), its distribution (latency.summary), else null."""
+    `latency_us`, for a latency metric (schbench), its distribution (latency.summary), else null;
+    `wakeup_latency`, every task's run-queue delay after its wakeups (latency.DelayHistogram), as the
+    store's metrics of the saved run give it. The counters are exactly the issue's."""
     end = eng.env.now
     complete = wl.complete()
     out: dict[str, Any] = {
         "metric": {"name": wl.metric_name, "value": wl.metric(eng, end), "better": wl.better},
         "counters": eng.counters(end),
         "latency_us": wl.latency_us() if isinstance(wl, Schbench) else None,
+        "wakeup_latency": eng.delays.summary(),
         "sim": {
             "events": eng.sched_events(),
             "wall_s": round(wall_s, 3),

@@ -1066,8 +1066,6 @@ export interface components {
             cpu_utilization: number;
             /** Avg Wait Us */
             avg_wait_us: number;
-            /** @description run-queue delay after a wakeup, as the saved run's recording metrics give it (null without any) */
-            wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
         };
         /**
          * SimDecisions
@@ -1269,6 +1267,8 @@ export interface components {
             counters: components["schemas"]["SimCounters"];
             /** @description a latency metric's distribution (schbench), else null */
             latency_us?: components["schemas"]["SimLatency"] | null;
+            /** @description every task's run-queue delay after a wakeup, as the saved run's recording metrics give it (null without any) */
+            wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
             sim: components["schemas"]["SimRun"];
             decisions?: components["schemas"]["SimDecisions"] | null;
             /** Recording Id */

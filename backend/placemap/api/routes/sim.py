@@ -69,11 +69,6 @@ class SimCounters(BaseModel):
     context_switches: int
     cpu_utilization: float
     avg_wait_us: float
-    wakeup_latency: WakeupLatency | None = Field(
-        default=None,
-        description="run-queue delay after a wakeup, as the saved run's recording metrics give it "
-        "(null without any)",
-    )
 
 
 class SimLatency(BaseModel):
@@ -115,6 +110,11 @@ class SimResult(BaseModel):
     counters: SimCounters
     latency_us: SimLatency | None = Field(
         default=None, description="a latency metric's distribution (schbench), else null"
+    )
+    wakeup_latency: WakeupLatency | None = Field(
+        default=None,
+        description="every task's run-queue delay after a wakeup, as the saved run's recording "
+        "metrics give it (null without any)",
     )
     sim: SimRun
     decisions: SimDecisions | None = None
