@@ -4,7 +4,8 @@ Builds (once, in bench/out/) a ~10M-event ftrace text of time-shifted copies of 
 vm2-hackbench-g4 trace, then prints side by side:
   - the Go importer alone (file -> Arrow on a pipe, drained): the baseline,
   - end-to-end import (file -> stored recording, the code the upload runs),
-  - store only (Arrow batches already in memory -> stored recording),
+  - store only (Arrow batches already in memory -> stored recording), and the share of its CPU
+    the run-queue delay kernel takes (the same rows through that kernel alone),
   - seek: state at 200 random times (keyframe + one chunk + delta, and the full API response),
   - bytes per event on disk.
 Run: backend/.venv/bin/python bench/backend_bench.py [--events N]
@@ -26,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(ROOT / "backend"))
 
 from placemap.api import convert
 from placemap.importer import import_file
+from placemap.replay import kernel as kn
 from placemap.replay.ingest import Ingestor
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
@@ -151,6 +154,26 @@ def store_only(copies: int) -> tuple[float, float, int]:
     return busy, cpu, copies * g4.num_rows
 
 
+def delay_kernel(copies: int) -> tuple[float, int]:
+    """CPU seconds of the run-queue delay kernel (kernel.wakeup_delays, part of the ingest) over the
+    store-only input alone: the same g4 rows `copies` times, each copy's pending wakeups fresh."""
+    proc = subprocess.run([str(COLLECT), "import", str(G4), "--out", "-"], capture_output=True, check=True)
+    g4 = pa.ipc.open_stream(proc.stdout).read_all()
+    kind = g4.column("kind").to_numpy().astype(np.uint8)
+    pid = pc.fill_null(g4.column("pid"), 0).to_numpy().astype(np.int32)
+    npid = pc.fill_null(g4.column("next_pid"), 0).to_numpy().astype(np.int32)
+    ts = g4.column("ts_ns").to_numpy().astype(np.int64)
+    slot = np.full(int(max(pid.max(), npid.max())) + 1, -1, dtype=np.int32)
+    pids = np.unique(np.concatenate([pid[pid > 0], npid[npid > 0]]))
+    slot[pids] = np.arange(len(pids), dtype=np.int32)
+    hist, top = np.zeros(kn.DELAY_BUCKETS, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    kn.wakeup_delays(kind[:2], pid[:2], npid[:2], ts[:2], slot, np.full(len(pids), -1), hist, top)  # compiled
+    c = cpu_self()
+    for _ in range(copies):
+        kn.wakeup_delays(kind, pid, npid, ts, slot, np.full(len(pids), -1, dtype=np.int64), hist, top)
+    return cpu_self() - c, copies * len(kind)
+
+
 def seek(store: Store, rid: str, n: int = 200) -> tuple[list[float], list[float], float]:
     rec = store.get_recording(rid)
     assert rec is not None and rec.t_start_ns is not None and rec.t_end_ns is not None
@@ -193,6 +216,7 @@ def main() -> None:
     e2e_s, e2e_cpu, store, rid = end_to_end(trace)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the ingest: bounded by a few chunks
     st_s, st_cpu, st_events = store_only(copies)
+    dk_cpu, dk_rows = delay_kernel(copies)
     core, full, seek_cpu = seek(store, rid)
     rec = store.get_recording(rid)
     assert rec is not None
@@ -222,6 +246,10 @@ def main() -> None:
     print(f"{'':34} {'events/s':>12} {'wall':>8} {'events/CPU-s':>14} {'vs importer':>12}")
     for name, rate, wall, per_cpu, ratio in rows:
         print(f"{name:34} {rate / 1e6:>10.2f} M {wall:>7.1f}s {per_cpu / 1e6:>12.2f} M {ratio:>11.2f}x")
+    print(
+        f"of the store only CPU, the run-queue delay kernel alone: {dk_cpu:.3f} s"
+        f" ({dk_cpu / dk_rows * 1e9:.1f} ns a row, {100 * dk_cpu / st_cpu:.1f}%)"
+    )
     print(f"seek state_at (keyframe + chunk + delta): p50 {pct(core, 50):.1f} ms  p95 {pct(core, 95):.1f} ms")
     print(
         f"seek + PlacementState JSON (API work):    p50 {pct(full, 50):.1f} ms  p95 {pct(full, 95):.1f} ms"
