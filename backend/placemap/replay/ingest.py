@@ -25,6 +25,7 @@ from placemap.replay.topo import CAUSES, LEVELS, LevelMap
 from placemap.replay.writer import ChunkWriter, PendingChunk
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA, KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
+from placemap.sim import latency
 from placemap.store.codec import dictionary_encode, to_event_schema
 from placemap.store.store import Store, TaskRow
 
@@ -365,16 +366,7 @@ class Ingestor:
     def _wakeup_latency(self) -> dict[str, Any] | None:
         """The run-queue delays' percentiles (the sample at floor(q (n - 1)) of the sorted delays,
         given as its histogram bucket's lower bound: at most 1/16 below it) and the exact largest."""
-        n = self.delays
-        if n == 0:
-            return None
-        cum = np.cumsum(self.delay_hist)
-        out: dict[str, Any] = {"samples": n}
-        for key, permille in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
-            bucket = int(np.searchsorted(cum, (permille * (n - 1)) // 1000, side="right"))
-            out[key] = kn.delay_bucket_low(bucket)
-        out["max_ns"] = int(self.delay_top[0])
-        return out
+        return latency.delay_summary(self.delay_hist.tolist(), self.delays, int(self.delay_top[0]))
 
     def _llc_util(self) -> dict[str, Any] | None:
         if self.t_start is None or self.t_end is None or self.busy is None or self.samples is None:

@@ -14,6 +14,11 @@ from typing import Any
 import numpy.typing as npt
 from numba import njit
 
+# the delay histogram's layout, with DELAY_BUCKETS and delay_bucket_low re-exported for the store
+from placemap.sim.latency import DELAY_BUCKETS as DELAY_BUCKETS  # noqa: PLC0414 - re-export
+from placemap.sim.latency import SUB_BITS, SUB_BUCKETS
+from placemap.sim.latency import delay_bucket_low as delay_bucket_low  # noqa: PLC0414 - re-export
+
 Arr = npt.NDArray[Any]
 
 # kind codes (schemas/events.json)
@@ -292,12 +297,9 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     return n_pl
 
 
-# Run-queue delay histogram (wakeup_delays): values below SUB_BUCKETS ns have a bucket each; above,
-# each power of two is cut in SUB_BUCKETS equal parts, so a bucket's lower bound is within 1/16
-# (6.25%) below any value in it. 64-bit nanoseconds need at most DELAY_BUCKETS buckets.
-SUB_BITS = 4
-SUB_BUCKETS = 1 << SUB_BITS
-DELAY_BUCKETS = SUB_BUCKETS + (64 - SUB_BITS) * SUB_BUCKETS
+# Run-queue delay histogram (wakeup_delays): its layout (a bucket per ns below SUB_BUCKETS, then
+# SUB_BUCKETS equal parts per power of two) and its buckets' lower bounds are placemap.sim.latency's,
+# which the simulator counts its runs' delays with; delay_bucket below is the same rule in numba.
 
 
 @njit(cache=True, inline="always")
@@ -348,11 +350,3 @@ def wakeup_delays(  # noqa: PLR0917 - numba kernel
                     cnt += 1
     return cnt
 
-
-def delay_bucket_low(b: int) -> int:
-    """The smallest delay (ns) of bucket b."""
-    if b < SUB_BUCKETS:
-        return b
-    e = (b - SUB_BUCKETS) // SUB_BUCKETS + SUB_BITS
-    sub = (b - SUB_BUCKETS) % SUB_BUCKETS
-    return (1 << e) + (sub << (e - SUB_BITS))

@@ -133,20 +133,25 @@ class DelayHistogram:
             self.top = d
 
     def summary(self) -> dict[str, int] | None:
-        """{"samples", "p50_ns", "p90_ns", "p99_ns", "max_ns"} (the sample at floor(q (n - 1)), as
-        its bucket's lower bound; the largest exact), as the store's recording metrics give them;
-        None without a delay."""
-        n = self.n
-        if n == 0:
-            return None
-        out: dict[str, int] = {"samples": n}
-        for key, permille in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
-            rank = (permille * (n - 1)) // 1000
-            seen = 0
-            for b, c in enumerate(self.counts):
-                seen += c
-                if seen > rank:
-                    out[key] = delay_bucket_low(b)
-                    break
-        out["max_ns"] = self.top
-        return out
+        """delay_summary() of this run's delays."""
+        return delay_summary(self.counts, self.n, self.top)
+
+
+def delay_summary(counts: Sequence[int], n: int, top: int) -> dict[str, int] | None:
+    """{"samples", "p50_ns", "p90_ns", "p99_ns", "max_ns"} of n delays counted by bucket, the
+    largest `top`: each percentile the sample at floor(q (n - 1)), as its bucket's lower bound; None
+    without a delay. A simulated run's result and a recording's metrics (the store's histogram) both
+    read theirs here."""
+    if n == 0:
+        return None
+    out: dict[str, int] = {"samples": n}
+    for key, permille in (("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)):
+        rank = (permille * (n - 1)) // 1000
+        seen = 0
+        for b, c in enumerate(counts):
+            seen += c
+            if seen > rank:
+                out[key] = delay_bucket_low(b)
+                break
+    out["max_ns"] = top
+    return out
