@@ -349,4 +349,3 @@ def wakeup_delays(  # noqa: PLR0917 - numba kernel
                     top[0] = max(top[0], d)
                     cnt += 1
     return cnt
-
