@@ -6,6 +6,8 @@ vm2-hackbench-g4 trace, then prints side by side:
   - end-to-end import (file -> stored recording, the code the upload runs),
   - store only (Arrow batches already in memory -> stored recording), and the share of its CPU
     the run-queue delay kernel takes (the same rows through that kernel alone),
+  - the run-queue delays read again from the stored chunks (what a recording stored before they
+    were measured costs the first time its metrics are read), against the ingest's figures,
   - seek: state at 200 random times (keyframe + one chunk + delta, and the full API response),
   - bytes per event on disk.
 Run: backend/.venv/bin/python bench/backend_bench.py [--events N]
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT / "backend"))
 from placemap.api import convert
 from placemap.importer import import_file
 from placemap.replay import kernel as kn
+from placemap.replay.delays import METRICS, delays_from_store
 from placemap.replay.ingest import Ingestor
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
@@ -174,6 +177,16 @@ def delay_kernel(copies: int) -> tuple[float, int]:
     return cpu_self() - c, copies * len(kind)
 
 
+def delays_again(store: Store, rid: str) -> tuple[float, float, bool]:
+    """Wall and CPU seconds of replay.delays.delays_from_store over the stored recording, and
+    whether it gives the figures the ingest stored."""
+    t, c = time.perf_counter(), cpu_self()
+    got = delays_from_store(store, rid)
+    wall, cpu = time.perf_counter() - t, cpu_self() - c
+    stored = json.loads(store.derived(rid, METRICS) or b"{}").get("wakeup_latency")
+    return wall, cpu, got == stored and got is not None
+
+
 def seek(store: Store, rid: str, n: int = 200) -> tuple[list[float], list[float], float]:
     rec = store.get_recording(rid)
     assert rec is not None and rec.t_start_ns is not None and rec.t_end_ns is not None
@@ -217,6 +230,7 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the ingest: bounded by a few chunks
     st_s, st_cpu, st_events = store_only(copies)
     dk_cpu, dk_rows = delay_kernel(copies)
+    again_s, again_cpu, again_same = delays_again(store, rid)
     core, full, seek_cpu = seek(store, rid)
     rec = store.get_recording(rid)
     assert rec is not None
@@ -249,6 +263,11 @@ def main() -> None:
     print(
         f"of the store only CPU, the run-queue delay kernel alone: {dk_cpu:.3f} s"
         f" ({dk_cpu / dk_rows * 1e9:.1f} ns a row, {100 * dk_cpu / st_cpu:.1f}%)"
+    )
+    print(
+        f"the delays read again from the {rec.chunk_count} stored chunks (an older recording's first metrics"
+        f" read): {again_s:.2f} s wall, {again_cpu:.2f} CPU-s ({100 * again_cpu / e2e_cpu:.1f}% of the"
+        f" end-to-end import's CPU); the ingest's figures: {'the same' if again_same else 'DIFFERENT'}"
     )
     print(f"seek state_at (keyframe + chunk + delta): p50 {pct(core, 50):.1f} ms  p95 {pct(core, 95):.1f} ms")
     print(

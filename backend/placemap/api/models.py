@@ -163,7 +163,7 @@ class Metrics(BaseModel):
     wakeup_latency: WakeupLatency | None = Field(
         default=None,
         description="Run-queue delay after a wakeup; null without a wakeup followed by its switch-in "
-        "(and for recordings stored before it was measured).",
+        "(a recording stored before it was measured gets it from its chunks when its metrics are read).",
     )
 
 

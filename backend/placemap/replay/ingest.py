@@ -20,12 +20,12 @@ import pyarrow as pa
 from placemap.replay import kernel as kn
 from placemap.replay.accumulate import NO_B, busy_series, chunk_counts, interval_bins
 from placemap.replay.bins import AdaptiveBins
+from placemap.replay.delays import METRICS, DelayCounter
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
 from placemap.replay.writer import ChunkWriter, PendingChunk
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA, KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
-from placemap.sim import latency
 from placemap.store.codec import dictionary_encode, to_event_schema
 from placemap.store.store import Store, TaskRow
 
@@ -89,10 +89,7 @@ class Ingestor:
         self.sw_busy = np.zeros(0, dtype=np.bool_)
         # run-queue delay after a wakeup (kernel.wakeup_delays): per task its pending wakeup time,
         # the delays' histogram, their count and the largest
-        self.t_woken = np.zeros(0, dtype=np.int64)
-        self.delay_hist = np.zeros(kn.DELAY_BUCKETS, dtype=np.int64)
-        self.delay_top = np.zeros(1, dtype=np.int64)
-        self.delays = 0
+        self.delays = DelayCounter()
 
     # --- input ------------------------------------------------------------------------------
     def add(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -227,14 +224,7 @@ class Ingestor:
 
     def _accumulate_delays(self, cols: ChunkColumns) -> None:
         """The run-queue delays this chunk closes (every pid of it has its task slot by now)."""
-        n_tasks = len(self.state.pids)
-        if n_tasks > len(self.t_woken):
-            grown = np.full(max(n_tasks, len(self.t_woken) * 3 // 2), -1, dtype=np.int64)
-            grown[: len(self.t_woken)] = self.t_woken
-            self.t_woken = grown
-        st = self.state
-        self.delays += kn.wakeup_delays(cols.kind, cols.pid, cols.npid, cols.ts, st.slot, self.t_woken,
-                                        self.delay_hist, self.delay_top)  # fmt: skip
+        self.delays.add(cols, self.state.slot, len(self.state.pids))
 
     def _accumulate_busy(self, cols: ChunkColumns) -> None:
         """Busy time per CPU from run intervals: switch to a task until the next switch on that CPU."""
@@ -294,7 +284,7 @@ class Ingestor:
                 np.full(len(open_cpus), self.t_end + 1, dtype=np.int64),
             )
         metrics = self.metrics(summary)
-        derived = {"metrics.json": json.dumps(metrics).encode()}
+        derived = {METRICS: json.dumps(metrics).encode()}
         if self.overview is not None:
             derived["overview.npz"] = npz(
                 values=self.overview.values[:, : self.overview.used_bins(self.t_end or 0)],
@@ -360,13 +350,8 @@ class Ingestor:
             "skipped_lines": 0 if summary is None else int(summary.get("skipped_total", 0)),
             "llc_util": self._llc_util(),
             "per_cpu_busy": self._per_cpu_busy(),
-            "wakeup_latency": self._wakeup_latency(),
+            "wakeup_latency": self.delays.summary(),
         }
-
-    def _wakeup_latency(self) -> dict[str, Any] | None:
-        """The run-queue delays' percentiles (the sample at floor(q (n - 1)) of the sorted delays,
-        given as its histogram bucket's lower bound: at most 1/16 below it) and the exact largest."""
-        return latency.delay_summary(self.delay_hist.tolist(), self.delays, int(self.delay_top[0]))
 
     def _llc_util(self) -> dict[str, Any] | None:
         if self.t_start is None or self.t_end is None or self.busy is None or self.samples is None:

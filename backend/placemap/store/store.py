@@ -368,6 +368,19 @@ class Store:
         )
         return None if row is None else bytes(row[0])
 
+    def put_derived(self, rid: str, name: str, data: bytes) -> bool:
+        """Replace one derived blob of a ready recording (a document completed after its import);
+        False when the recording is gone or not ready, and nothing is written."""
+        with self._tx() as c:
+            ready = c.execute("SELECT 1 FROM recordings WHERE id = ? AND status = 'ready'", (rid,)).fetchone()
+            if ready is None:
+                return False
+            c.execute(
+                "INSERT OR REPLACE INTO derived (recording_id, name, data) VALUES (?, ?, ?)",
+                (rid, name, data),
+            )
+        return True
+
     def tasks(self, rid: str, q: str | None, limit: int) -> list[TaskRow]:
         """Tasks whose pid equals q or whose comm contains q (all when q is empty), busiest first."""
         sql = (

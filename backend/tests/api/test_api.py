@@ -4,6 +4,7 @@ Go importer, then every read route; size limit, failed imports, hostile comms, t
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import sqlite3
 import time
@@ -17,6 +18,7 @@ from conftest import UPLOAD_LIMIT, Server, wait_done
 from ftrace_lines import G4
 
 from placemap.schema.events import EVENT_SCHEMA
+from placemap.store import Store
 
 ARROW = "application/vnd.apache.arrow.stream"
 
@@ -145,6 +147,24 @@ def test_overview_and_metrics(client: httpx.Client, g4: dict[str, Any]) -> None:
     util = m["llc_util"]["series"][0]["util"]
     assert len(util) > 10 and all(0.0 <= u <= 1.0 for u in util)
     assert len(m["per_cpu_busy"]) == 2
+
+
+def test_metrics_stored_before_the_delays_were_measured_gain_them_when_read(
+    server: Server, client: httpx.Client
+) -> None:
+    """A database an older version wrote: the recording's metrics lack wakeup_latency. The server
+    reads it from the stored chunks the first time the metrics are asked for, and keeps it."""
+    rec = wait_done(client, client.post("/api/recordings", content=G4.read_bytes()).json()["id"])
+    rid = str(rec["id"])
+    measured = client.get(f"/api/recordings/{rid}/metrics").json()["wakeup_latency"]
+    assert measured["samples"] > 1000 and measured["max_ns"] > measured["p99_ns"] > 0
+    db = Store(server.settings.db_path)
+    body = json.loads(db.derived(rid, "metrics.json") or b"{}")
+    del body["wakeup_latency"]
+    assert db.put_derived(rid, "metrics.json", json.dumps(body).encode())
+    assert client.get(f"/api/recordings/{rid}/metrics").json()["wakeup_latency"] == measured
+    assert json.loads(db.derived(rid, "metrics.json") or b"{}")["wakeup_latency"] == measured
+    db.close()
 
 
 def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:

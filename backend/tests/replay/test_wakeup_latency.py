@@ -17,6 +17,7 @@ from test_helpers import ingest
 
 from placemap.api.models import Metrics
 from placemap.replay import kernel as kn
+from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 
@@ -141,3 +142,76 @@ def test_metrics_stored_before_the_delays_were_measured_still_read(store: Store,
     assert Metrics.model_validate(body).wakeup_latency is not None
     del body["wakeup_latency"]  # as an older version stored them
     assert Metrics.model_validate(body).wakeup_latency is None
+
+
+# --- recordings stored before the delays were measured (replay.delays.fill_wakeup_latency) ------
+
+
+def _as_older_version_stored(store: Store, rid: str) -> dict[str, object]:
+    """Drop wakeup_latency from the stored metrics, as versions before it stored them; returns
+    what the ingest had measured."""
+    blob = store.derived(rid, METRICS)
+    assert blob is not None
+    body = json.loads(blob)
+    measured: dict[str, object] = body.pop("wakeup_latency")
+    assert store.put_derived(rid, METRICS, json.dumps(body).encode())
+    return measured
+
+
+@pytest.mark.parametrize("chunk_rows", [65_536, 3_000])
+def test_an_older_recording_gets_the_delays_the_ingest_measures_from_its_chunks(
+    store: Store, g4_table: pa.Table, chunk_rows: int
+) -> None:
+    rid = ingest(store, g4_table, chunk_rows=chunk_rows)
+    assert len(store.list_chunks(rid)) > (1 if chunk_rows == 65_536 else 20)
+    measured = _as_older_version_stored(store, rid)
+    assert isinstance(measured, dict) and measured["samples"] == len(oracle_delays(str(G4)))
+    older = json.loads(store.derived(rid, METRICS) or b"{}")
+    filled = fill_wakeup_latency(store, rid, older)
+    assert filled["wakeup_latency"] == measured
+    assert {k: v for k, v in filled.items() if k != "wakeup_latency"} == older, "nothing else changes"
+    # kept with the document: the next read finds it stored
+    assert json.loads(store.derived(rid, METRICS) or b"{}")["wakeup_latency"] == measured
+
+
+def test_the_filled_delays_keep_the_rules_for_running_tasks_and_losses(store: Store) -> None:
+    base = {"cpu": 0, "comm": "t", "prio": 120}
+    switch_in = {"kind": 4, "pid": 0, "comm": "swapper/0", "next_pid": 7, "next_comm": "t", "next_prio": 120,
+                 "prev_state": "R"}  # fmt: skip
+    switch_out = {"kind": 4, "pid": 7, "next_pid": 0, "next_comm": "swapper/0", "next_prio": 120,
+                  "prev_state": "S"}  # fmt: skip
+    rows: list[dict[str, object]] = [
+        {**base, "ts_ns": 1_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, **switch_in, "ts_ns": 2_000},  # 1000 ns
+        {**base, "ts_ns": 3_000, "kind": 2, "pid": 7, "target_cpu": 0},  # while running: dropped
+        {**base, **switch_out, "ts_ns": 4_000},
+        {**base, **switch_in, "ts_ns": 90_000},
+        {**base, **switch_out, "ts_ns": 91_000},
+        {**base, "ts_ns": 92_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, "ts_ns": 92_500, "kind": 9, "pid": None, "comm": None, "prio": None, "lost_events": 3},
+        {**base, **switch_in, "ts_ns": 150_000},  # after a loss: dropped
+        {**base, **switch_out, "ts_ns": 151_000},
+        {**base, "ts_ns": 160_000, "kind": 2, "pid": 7, "target_cpu": 0},
+        {**base, **switch_in, "ts_ns": 163_000},  # 3000 ns
+    ]
+    rid = ingest(store, _rows(rows), chunk_rows=4)  # the pending wakeups cross chunk boundaries
+    measured = _as_older_version_stored(store, rid)
+    assert measured == {"samples": 2, "p50_ns": 992, "p90_ns": 992, "p99_ns": 992, "max_ns": 3_000}
+    older = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert fill_wakeup_latency(store, rid, older)["wakeup_latency"] == measured
+
+
+def test_stored_delays_are_not_read_again(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table)
+    body = json.loads(store.derived(rid, METRICS) or b"{}")
+    body["wakeup_latency"] = None  # measured and empty: no wakeup was followed by its switch-in
+    assert store.put_derived(rid, METRICS, json.dumps(body).encode())
+    assert fill_wakeup_latency(store, rid, body)["wakeup_latency"] is None
+    assert json.loads(store.derived(rid, METRICS) or b"{}")["wakeup_latency"] is None
+
+
+def test_a_recording_that_is_not_ready_gets_no_derived_document(store: Store) -> None:
+    rid = store.create_recording("importing")
+    assert not store.put_derived(rid, METRICS, b"{}")
+    assert store.derived(rid, METRICS) is None
+    assert not store.put_derived("no-such-id", METRICS, b"{}")

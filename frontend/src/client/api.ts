@@ -750,7 +750,7 @@ export interface components {
              * @description Busy fraction of each CPU over the recording.
              */
             per_cpu_busy: number[] | null;
-            /** @description Run-queue delay after a wakeup; null without a wakeup followed by its switch-in (and for recordings stored before it was measured). */
+            /** @description Run-queue delay after a wakeup; null without a wakeup followed by its switch-in (a recording stored before it was measured gets it from its chunks when its metrics are read). */
             wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
         };
         /** MigrationMetrics */

@@ -42,7 +42,7 @@ describe("compareRows", () => {
     expect(row(rows, "switches")).toMatchObject({ a: 1000, b: 1000 });
     expect(row(rows, "lost")).toMatchObject({ a: 7, b: 0 });
     expect(row(rows, "skipped")).toMatchObject({ a: 2, b: 2 });
-    // the run-queue delay after a wakeup: a recording stored before it was measured has none
+    // the run-queue delay after a wakeup: a recording without one (no wakeup followed by its switch-in)
     const lat = { samples: 10, p50_ns: 1500, p90_ns: 9000, p99_ns: 40000, max_ns: 2_000_000 };
     const withLat = compareRows(metrics({ wakeup_latency: lat }), metrics());
     expect(row(withLat, "delay.p50")).toMatchObject({ a: 1500, b: null, unit: "ns", part: false });

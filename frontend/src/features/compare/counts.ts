@@ -52,7 +52,7 @@ export function compareRows(a: Metrics, b: Metrics): CountRow[] {
   add("wakeups", "wakeups", false, (m) => m.wakeups.total);
   add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
   for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
-  // run-queue delay after a wakeup (null: a recording stored before it was measured, or none)
+  // run-queue delay after a wakeup (null: no wakeup was followed by its switch-in)
   add("delay.p50", "wakeup → run, p50", false, (m) => m.wakeup_latency?.p50_ns ?? null, "ns");
   add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
   add("delay.max", "max", true, (m) => m.wakeup_latency?.max_ns ?? null, "ns");
