@@ -5,7 +5,7 @@
  */
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +74,19 @@ test("simulated recording: badge and scenario in the list, the preset's grid", a
 
   await item.locator("button.rec-open").click();
   await expect(page.getByTestId("rec-sim-metric")).toHaveText("p99_wakeup_latency_us no samples");
+  // the scenario that produced it, from the header as a file: the command line reruns the same run
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("rec-scenario-file").click()]);
+  expect(download.suggestedFilename()).toBe("scenario.json");
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-download-")), "scenario.json");
+  await download.saveAs(file);
+  const stored = ((await (await request.get(`/api/recordings/${rid ?? ""}`)).json()) as { scenario: Record<string, unknown> }).scenario;
+  expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(stored);
+  type Ran = { metric: unknown; counters: unknown; wakeup_latency: unknown };
+  const rerun = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--json"], { encoding: "utf8" })) as Ran;
+  const ran = ((await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { result: Ran }).result;
+  expect(rerun.counters).toEqual(ran.counters);
+  expect(rerun.metric).toEqual(ran.metric);
+  expect(rerun.wakeup_latency).toEqual(ran.wakeup_latency);
   const rows = page.getByTestId("placement-state").locator("table.llc-table tbody tr");
   await expect(rows).toHaveCount(topo.llcs.length);
   for (const [i, l] of topo.llcs.entries()) {
@@ -307,11 +320,16 @@ interface CliSeeds {
   published: { cells: { section: string; published_pct: number; significant: boolean }[] } | null;
 }
 
-/** `placemap sim SCENARIO --baseline --seeds n --json`: the command line's summary of the pair. */
+/** `placemap sim FILE --baseline --seeds n --json`: the command line's summary of the pair. */
+function cliSeedsOf(file: string, n: number): CliSeeds {
+  return JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--seeds", String(n), "--json"], { encoding: "utf8" })) as CliSeeds;
+}
+
+/** The same for a scenario written here. */
 function cliSeeds(scenario: Record<string, unknown>, n: number): CliSeeds {
   const file = join(mkdtempSync(join(tmpdir(), "placemap-seeds-")), "s.json");
   writeFileSync(file, JSON.stringify(scenario));
-  return JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--seeds", String(n), "--json"], { encoding: "utf8" })) as CliSeeds;
+  return cliSeedsOf(file, n);
 }
 
 test("simulate form: seeds that move nothing say so, as placemap sim --seeds does (schbench on a preset)", async ({ page }) => {
@@ -330,6 +348,7 @@ test("simulate form: seeds that move nothing say so, as placemap sim --seeds doe
   expect(cli.summary.identical).toBe(true); // the start CPU and the sleep jitter move nothing on a symmetric preset
   await expect(seeds.getByTestId("simulate-seeds-verdict")).toHaveText(cli.summary.verdict);
   await expect(seeds.getByTestId("simulate-seeds-same")).toContainText("every seed gave the same change");
+  await expect(sim.getByTestId("simulate-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline --seeds 3");
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds-same.png") });
 });
 
@@ -350,9 +369,16 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   const verdict = seeds.getByTestId("simulate-seeds-verdict");
   await expect(verdict).toBeVisible({ timeout: 180_000 });
 
-  // the command line's summary of the same pair on the same seeds (sim_pair.seed_summary)
+  // the command line's summary of the same pair on the same seeds (sim_pair.seed_summary), run on
+  // the scenario file the result offers, with the command it names
+  await expect(sim.getByTestId("simulate-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline --seeds 4");
+  const [download] = await Promise.all([page.waitForEvent("download"), sim.getByTestId("simulate-scenario-file").click()]);
+  expect(download.suggestedFilename()).toBe("scenario.json");
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-download-")), "scenario.json");
+  await download.saveAs(file);
   const workload = { kind: "hackbench", groups: 4, mode: "thread", ipc: "pipe", loops: 50 };
-  const cli = cliSeeds({ topology: "icx-2s", workload, hints: ["wake_affine"], seed: 2, duration_ms: 1000 }, 4);
+  expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ topology: "icx-2s", workload, hints: ["wake_affine"], seed: 2, duration_ms: 1000 });
+  const cli = cliSeedsOf(file, 4);
   await expect(verdict).toHaveText(cli.summary.verdict);
   await expect(seeds.getByTestId("simulate-seeds-same")).toHaveCount(cli.summary.identical ? 1 : 0);
   await expect(seeds).toContainText("on 4 seeds (2..5)");

@@ -25,6 +25,8 @@ import { CompareDecisions } from "./features/compare/CompareDecisions";
 import { RunCounts } from "./features/compare/RunCounts";
 import { simMetricText } from "./features/compare/simMetric";
 import { Simulate } from "./features/simulate/Simulate";
+import { ScenarioFile } from "./features/simulate/Reproduce";
+import { cliCommand } from "./features/simulate/scenario";
 import { formatDuration } from "./viz/time";
 
 const initialView = parseView(window.location.search);
@@ -116,6 +118,11 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
           {rec?.sim_metric && (
             <span className={`small${rec.sim_metric.note !== null ? " few-samples" : ""}`} data-testid="rec-sim-metric" title={rec.sim_metric.note ?? rec.sim_metric.incomplete ?? undefined}>
               {simMetricText(rec.sim_metric)}
+            </span>
+          )}
+          {rec?.scenario && (
+            <span className="small">
+              <ScenarioFile scenario={rec.scenario} testId="rec-scenario-file" title={`the scenario that produced this run: ${cliCommand(false, 1)} reruns it`} />
             </span>
           )}
         </div>

@@ -7,7 +7,8 @@
  * its sign on every seed. Where the pair is a cell of the published tables (a hint on zen3-2s-nps1
  * or icx-2s), the real kernel's effect shows beside it (Published). The workloads, their
  * parameters and bounds come from GET /api/sim/options; a refused scenario shows the backend's
- * message, which names the field.
+ * message, which names the field. Under the result, the scenario as a file and the `placemap sim`
+ * command that reruns the same pair from it (Reproduce).
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -18,6 +19,7 @@ import { jobEnded, useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
+import { Reproduce } from "./Reproduce";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
@@ -175,6 +177,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
               compare with the baseline side by side
             </button>
           )}
+          {job && <Reproduce scenario={job.scenario} baseline={base !== null} seeds={1 + seeds.runs.length} />}
         </div>
       )}
       {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}

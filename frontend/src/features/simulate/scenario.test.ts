@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { comparable, defaultSimChoice, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
+import { cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -132,3 +132,20 @@ describe("latencyText", () => {
 function changePctOf(v: number, b: number): number {
   return ((v - b) / b) * 100;
 }
+
+describe("the run on the command line", () => {
+  it("gives the submitted scenario as JSON that reads back the same, hostile strings included", () => {
+    const scenario = { topology: "zen3-2s-nps1", workload: { kind: "schbench", workers: 8 }, hints: ["wake_affine"], features: { SIS_SHORT: true }, seed: 1, duration_ms: 300, name: "<script>\u0000\"" };
+    const text = scenarioFileText(scenario);
+    expect(JSON.parse(text)).toEqual(scenario);
+    expect(text.endsWith("}\n")).toBe(true);
+  });
+
+  it("names --baseline for a pair and --seeds only for a pair on several seeds", () => {
+    expect(cliCommand(false, 1)).toBe("bin/placemap sim scenario.json");
+    expect(cliCommand(false, 4)).toBe("bin/placemap sim scenario.json");
+    expect(cliCommand(true, 1)).toBe("bin/placemap sim scenario.json --baseline");
+    expect(cliCommand(true, 2)).toBe("bin/placemap sim scenario.json --baseline --seeds 2");
+    expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
+  });
+});

@@ -184,3 +184,23 @@ export function seedSummary(results: SeedResult[], better: SimMetric["better"]):
     verdict: text,
   };
 }
+
+/**
+ * A submitted scenario as a file for `placemap sim` (the JSON the job ran: the command line given
+ * it runs the same simulation, seeded and deterministic, and prints the same metric).
+ */
+export function scenarioFileText(scenario: Record<string, unknown>): string {
+  return `${JSON.stringify(scenario, null, 2)}\n`;
+}
+
+/**
+ * The command that reruns what the form ran from that file: the run alone, or with `baseline` the
+ * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
+ * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair).
+ */
+export function cliCommand(baseline: boolean, seeds: number): string {
+  const args = ["bin/placemap", "sim", "scenario.json"];
+  if (baseline) args.push("--baseline");
+  if (baseline && seeds > 1) args.push("--seeds", String(seeds));
+  return args.join(" ");
+}
