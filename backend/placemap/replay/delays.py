@@ -5,15 +5,18 @@ whatever the recording's length.
 
 Two users: the ingest, while a recording is stored, and `fill_wakeup_latency`, which gives a
 recording stored before the delays were measured its `wakeup_latency` from its stored chunks
-(the first time its metrics are asked for), so nobody has to import it again."""
+(the first time its metrics are asked for), so nobody has to import it again. A stored chunk that
+cannot be read leaves the field out, as before, and the rest of the metrics are served."""
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from placemap.replay import kernel as kn
 from placemap.replay.seek import STATE_COLUMNS
@@ -26,6 +29,16 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 METRICS = "metrics.json"  # the derived blob that holds a recording's Metrics document
+
+log = logging.getLogger(__name__)
+
+
+class StoredChunkError(Exception):
+    """A stored chunk that cannot be decoded (its blob damaged, or not an event chunk)."""
+
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(f"stored chunk {seq}: {reason}")
+        self.seq = seq
 
 
 class DelayCounter:
@@ -81,8 +94,11 @@ def delays_from_store(store: Store, rid: str) -> dict[str, Any] | None:
     counter = DelayCounter()
     slots = _Slots()
     seqs = [c.seq for c in store.list_chunks(rid)]
-    for _seq, data, raw in store.iter_chunk_data(rid, seqs):
-        cols = ChunkColumns.from_table(decode_blob(data, raw).select(list(STATE_COLUMNS)))
+    for seq, data, raw in store.iter_chunk_data(rid, seqs):
+        try:
+            cols = ChunkColumns.from_table(decode_blob(data, raw).select(list(STATE_COLUMNS)))
+        except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
+            raise StoredChunkError(seq, str(exc) or type(exc).__name__) from exc
         slots.assign(cols)
         counter.add(cols, slots.slot, slots.n)
     return counter.summary()
@@ -91,9 +107,15 @@ def delays_from_store(store: Store, rid: str) -> dict[str, Any] | None:
 def fill_wakeup_latency(store: Store, rid: str, metrics: dict[str, Any]) -> dict[str, Any]:
     """`metrics` (a recording's stored Metrics document) with its wakeup_latency: as stored when
     the document has the field (null included: no wakeup was followed by its switch-in), else
-    computed from the stored chunks and stored with the document, once."""
+    computed from the stored chunks and stored with the document, once (left out, and nothing
+    stored, when a chunk cannot be read: the other metrics stay readable)."""
     if "wakeup_latency" in metrics:
         return metrics
-    filled = {**metrics, "wakeup_latency": delays_from_store(store, rid)}
+    try:
+        delays = delays_from_store(store, rid)
+    except StoredChunkError as exc:
+        log.warning("recording %s: run-queue delays not read again: %s", rid, exc)
+        return metrics
+    filled = {**metrics, "wakeup_latency": delays}
     store.put_derived(rid, METRICS, json.dumps(filled).encode())
     return filled

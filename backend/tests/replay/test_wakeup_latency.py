@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sqlite3
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +18,7 @@ from test_helpers import ingest
 
 from placemap.api.models import Metrics
 from placemap.replay import kernel as kn
-from placemap.replay.delays import METRICS, fill_wakeup_latency
+from placemap.replay.delays import METRICS, StoredChunkError, delays_from_store, fill_wakeup_latency
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 
@@ -215,3 +216,25 @@ def test_a_recording_that_is_not_ready_gets_no_derived_document(store: Store) ->
     assert not store.put_derived(rid, METRICS, b"{}")
     assert store.derived(rid, METRICS) is None
     assert not store.put_derived("no-such-id", METRICS, b"{}")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_chunk_leaves_the_delays_out_and_the_other_metrics_readable(
+    store: Store, g4_table: pa.Table, damage: str
+) -> None:
+    rid = ingest(store, g4_table, chunk_rows=3_000)
+    _as_older_version_stored(store, rid)
+    older = json.loads(store.derived(rid, METRICS) or b"{}")
+    seq = store.list_chunks(rid)[5].seq
+    conn = sqlite3.connect(store.path)
+    with conn:
+        where = "WHERE recording_id = ? AND seq = ?"
+        (blob,) = conn.execute(f"SELECT data FROM chunks {where}", (rid, seq)).fetchone()
+        bad = b"\x00not zstd\xff" * 50 if damage == "garbage" else bytes(blob)[: len(blob) // 2]
+        conn.execute(f"UPDATE chunks SET data = ? {where}", (bad, rid, seq))
+    conn.close()
+    with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
+        delays_from_store(store, rid)
+    got = fill_wakeup_latency(store, rid, older)
+    assert got == older and Metrics.model_validate(got).wakeup_latency is None
+    assert "wakeup_latency" not in json.loads(store.derived(rid, METRICS) or b"{}"), "nothing stored"
