@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { importG4, vm2Topology } from "./fixtures";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
@@ -421,4 +422,47 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   expect(ended).toHaveLength(14);
   expect(ended.filter((j) => j.status === "cancelled").length).toBeGreaterThan(0);
   await expect(seeds).toHaveCount(0);
+});
+
+test("simulate form: a workload on a recorded host, its real topology sent inline and rerun on the command line", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  // a machine of the user's own: a topology supplied with an import (as a sysfs read would be)
+  const machine = "e2e-own-host";
+  const up = await request.post("/api/topologies", { data: vm2Topology(machine) });
+  expect(up.status()).toBe(201);
+  const g4 = await importG4(request, "g4-on-own-host", ((await up.json()) as { id: string }).id);
+  const recorded = (await (await request.get(`/api/recordings/${g4}/topology`)).json()) as Record<string, unknown>;
+
+  const { sim, form } = await openSimulate(page);
+  const label = `${machine} (recorded: 2 CPUs, 1 LLC, 1 node)`;
+  await expect(form.getByLabel("machine").locator('optgroup[label="recorded hosts"] option', { hasText: machine })).toHaveText(label);
+  await form.getByLabel("machine").selectOption({ label });
+  await form.getByLabel("workload").selectOption("hackbench");
+  await form.getByLabel("groups").fill("1");
+  await form.getByLabel("loops").fill("20");
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-value")).toBeVisible({ timeout: 120_000 });
+  await expect(result.getByTestId("simulate-cli-command")).toHaveText("bin/placemap sim scenario.json");
+
+  // the scenario carries the recorded topology itself, and the command line reruns it to the same result
+  const [download] = await Promise.all([page.waitForEvent("download"), result.getByTestId("simulate-scenario-file").click()]);
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-download-")), "scenario.json");
+  await download.saveAs(file);
+  const scenario = JSON.parse(readFileSync(file, "utf8")) as { topology: unknown; workload: Record<string, unknown> };
+  expect(scenario.topology).toEqual(recorded);
+  expect(scenario.workload).toMatchObject({ kind: "hackbench", groups: 1, loops: 20 });
+  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--json"], { encoding: "utf8" })) as { metric: { value: number }; counters: unknown };
+  type Job = { scenario: { topology: unknown }; result: { metric: { value: number }; counters: unknown } | null };
+  const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
+  const ran = jobs.find((j) => JSON.stringify(j.scenario.topology) === JSON.stringify(recorded));
+  expect(ran?.result?.counters).toEqual(cli.counters);
+  expect(ran?.result?.metric.value).toBe(cli.metric.value);
+  await expect(result.getByTestId("simulate-value")).toHaveText(/^[0-9.]+ ms$/);
+
+  // the saved run replays on that machine: its 2 CPUs, its name
+  await result.getByRole("button", { name: "open the run" }).click();
+  await expect(page.locator(".rec-title")).toHaveText(`sim ${machine} hackbench seed 1`);
+  await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr td").nth(1)).toHaveText("2");
+  await sim.screenshot({ path: join(ARTIFACTS, "simulate-recorded-host.png") });
 });

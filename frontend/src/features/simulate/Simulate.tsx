@@ -1,7 +1,8 @@
 /**
  * "Simulate": run a parametric workload (hackbench, schbench, tbench, stream, ctxswitch, netperf)
- * on a preset machine under hints and features, beside the same run without them (same machine,
- * workload and seed), both saved as recordings; shows both metrics and the change by the metric's
+ * on a preset machine or a recorded host (a stored recording's real topology, useHosts) under
+ * hints and features, beside the same run without them (same machine, workload and seed), both
+ * saved as recordings; shows both metrics and the change by the metric's
  * own direction, opens either run, or shows the two side by side. With seeds above 1 the same pair
  * also runs (unsaved) on the seeds after the form's, and the result says whether the change holds
  * its sign on every seed. Where the pair is a cell of the published tables (a hint on zen3-2s-nps1
@@ -20,6 +21,7 @@ import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, 
 import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
 import { Reproduce } from "./Reproduce";
+import { useHosts } from "./useHosts";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
@@ -37,6 +39,7 @@ export function Simulate({ onOpen, onComparePair }: Props) {
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
+  const hosts = useHosts(open);
   const err = optsErr ?? jobErr ?? seeds.err;
 
   const run = async () => {
@@ -72,7 +75,17 @@ export function Simulate({ onOpen, onComparePair }: Props) {
       <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
         <SimForm label="Simulate" onSubmit={() => { void run(); }}>
-          <PresetSelect label="machine" value={choice.topology} presets={opts.presets} onChange={(v) => { set((c) => ({ ...c, topology: v })); }} />
+          <PresetSelect
+            label="machine"
+            value={choice.topology}
+            presets={opts.presets}
+            onChange={(v) => { set((c) => ({ ...c, topology: v, topologyBody: hosts.find((h) => h.key === v)?.topology ?? null })); }}
+            extra={hosts.length > 0 && (
+              <optgroup label="recorded hosts">
+                {hosts.map((h) => <option key={h.key} value={h.key}>{h.label}</option>)}
+              </optgroup>
+            )}
+          />
           <label>
             workload{" "}
             <select value={choice.kind} aria-label="workload" onChange={(e) => { const v = e.target.value; set((c) => withKind(c, v, opts)); }}>

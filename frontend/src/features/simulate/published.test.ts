@@ -70,6 +70,7 @@ describe("published cells", () => {
       seeds: 2,
       hints: { wake: "wake_affine" },
       features: {},
+      topologyBody: null,
     };
     const got = withModelRun(choice, cell);
     expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });

@@ -4,7 +4,7 @@
  * a change over seeds read. The workloads and their parameters come from GET /api/sim/options, so
  * the form cannot drift from the simulator. Pure.
  */
-import type { SimLatency, SimMetric, SimOptions } from "../../client/types";
+import type { SimLatency, SimMetric, SimOptions, Topology } from "../../client/types";
 import type { Toggles } from "../whatif/ToggleFields";
 import { baselineOf, changePct, defaultToggles, toggleParts } from "../whatif/scenario";
 import { formatDuration } from "../../viz/time";
@@ -16,6 +16,8 @@ export interface SimChoice extends Toggles {
   durationMs: number;
   /** run the pair on this many seeds: the choice's seed and the ones after it (1..MAX_SEEDS) */
   seeds: number;
+  /** a recorded host's topology, sent inline (topology is then HOST_PREFIX + its id); null: a preset */
+  topologyBody: Topology | null;
 }
 
 /** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
@@ -32,7 +34,7 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1 };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null };
 }
 
 /** Another workload, with its own parameters' defaults. */
@@ -42,7 +44,7 @@ export function withKind(choice: SimChoice, kind: string, opts: SimOptions): Sim
 
 export function simScenario(choice: SimChoice, opts: SimOptions): Record<string, unknown> {
   return {
-    topology: choice.topology,
+    topology: choice.topologyBody ?? choice.topology,
     workload: { kind: choice.kind, ...choice.params },
     ...toggleParts(choice, opts),
     seed: choice.seed,
