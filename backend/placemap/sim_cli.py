@@ -27,6 +27,7 @@ from placemap.sim.calibration import (
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario, run_scenario
+from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import read
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, shifts, with_seeds
 from placemap.sim_profile import resolve, trace_input
@@ -45,6 +46,12 @@ def _sim(args: argparse.Namespace) -> int:
     except RecursionError:  # json's decoder recurses once per level of nesting
         print(f"placemap sim: cannot read {args.scenario}: JSON nested too deeply", file=sys.stderr)
         return 2
+    if args.topology is not None:
+        try:
+            scenario = with_topology(scenario, args.topology)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            print(f"placemap sim: --topology: cannot read {args.topology}: {exc}", file=sys.stderr)
+            return 2
     if args.seeds > 1 and (not args.baseline or args.save or args.decisions):
         print(
             "placemap sim: --seeds runs the pair of --baseline on several seeds; it takes --baseline "
@@ -494,10 +501,25 @@ def _by_x(cells: list[tuple[int, float, float]]) -> str:
     return ", ".join(f"{x}: {span([s for _, s in v])} ({span([p for p, _ in v])})" for x, v in xs.items())
 
 
+def with_topology(scenario: Any, arg: str) -> Any:
+    """The scenario on the topology `--topology` names: a preset, or a Topology JSON file (what
+    `placemap-collect topology --json` prints for a host) put inline; validated with the rest of
+    the scenario, whose errors then name `topology...`. A scenario that is no object is left as it
+    is, for the scenario's own error."""
+    topo: Any = arg if arg in PRESETS else json.loads(Path(arg).read_text())
+    return {**scenario, "topology": topo} if isinstance(scenario, dict) else scenario
+
+
 def register(sub: Any) -> None:
     """Add the `sim` and `calibrate` subcommands to the main parser's subparsers."""
     sim = sub.add_parser("sim", help="run one placement-simulator scenario")
     sim.add_argument("scenario", help="scenario JSON file")
+    sim.add_argument(
+        "--topology",
+        metavar="PRESET|FILE",
+        help="run on this machine instead of the scenario's topology: a preset name, or a Topology JSON "
+        "file (`placemap-collect topology --json` of a host)",
+    )
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")
     sim.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from collector import collector_binary
+from collector import collector_binary, extract_topologies, read_topology, sysfs_roots
 from ftrace_lines import G4
 
 from placemap.cli import main
@@ -610,3 +610,61 @@ def test_sim_prints_the_latency_distribution_and_says_when_the_p99_has_few_sampl
     f.write_text(json.dumps({**SCENARIO, "duration_ms": 2000}))
     code, text, _ = run(["sim", str(f)], capsys)
     assert code == 0 and "wakeup latency over " in text and "few samples" not in text
+
+
+def test_sim_runs_on_a_host_topology_file_or_a_preset_given_by_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--topology: a real machine as `placemap-collect topology --json` reads its sysfs (the EPYC 7451
+    dump of ../shared/topologies: 96 CPUs, 16 LLCs of 6, 8 nodes, as its lscpu says) runs as if inline
+    in the scenario."""
+    dump = extract_topologies(tmp_path / "dumps") / "util-linux-lscpu__x86_64-epyc_7451"
+    (root,) = sysfs_roots(dump)
+    read = read_topology(collector_binary(tmp_path), root)
+    assert read.returncode == 0, read.stderr
+    host = json.loads(read.stdout)
+    (tmp_path / "host.json").write_bytes(read.stdout)
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))  # on zen3-2s-nps1
+    inline = tmp_path / "inline.json"
+    inline.write_text(json.dumps({**SCENARIO, "topology": host}))
+    code, by_flag, err = run(
+        ["sim", str(f), "--topology", str(tmp_path / "host.json"), "--json", "--deterministic"], capsys
+    )
+    assert code == 0, err
+    assert run(["sim", str(inline), "--json", "--deterministic"], capsys)[1] == by_flag
+    # saved, the run is on that machine: its name and its CPUs
+    db = tmp_path / "p.db"
+    code, _, err = run(
+        ["sim", str(f), "--topology", str(tmp_path / "host.json"), "--save", "--db", str(db)], capsys
+    )
+    assert code == 0, err
+    store = Store(db)
+    (rec,) = store.list_recordings()
+    assert rec.topology_id is not None
+    saved = store.get_topology(rec.topology_id)
+    assert saved is not None and saved["machine"] == host["machine"]
+    assert len(saved["cpus"]) == len(host["cpus"]) == 96
+    assert len(saved["llcs"]) == 16 and len(saved["numa_nodes"]) == 8
+    assert rec.name.startswith(f"sim {host['machine']} schbench")
+    # a preset by name, as if the scenario said it
+    icx = tmp_path / "icx.json"
+    icx.write_text(json.dumps({**SCENARIO, "topology": "icx-2s"}))
+    by_name = run(["sim", str(f), "--topology", "icx-2s", "--json", "--deterministic"], capsys)[1]
+    assert by_name == run(["sim", str(icx), "--json", "--deterministic"], capsys)[1]
+    assert by_name != run(["sim", str(f), "--json", "--deterministic"], capsys)[1]
+
+
+def test_sim_topology_flag_errors_name_the_file_or_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, out, err = run(["sim", str(f), "--topology", str(tmp_path / "nowhere.json")], capsys)
+    assert code == 2 and out == "" and "--topology: cannot read" in err and "nowhere.json" in err
+    (tmp_path / "t.json").write_text("{not json")
+    code, out, err = run(["sim", str(f), "--topology", str(tmp_path / "t.json")], capsys)
+    assert code == 2 and "--topology: cannot read" in err
+    (tmp_path / "t.json").write_text(json.dumps({"machine": "half a topology"}))
+    code, out, err = run(["sim", str(f), "--topology", str(tmp_path / "t.json"), "--json"], capsys)
+    assert code == 2 and out == "" and "topology" in err
