@@ -12,6 +12,7 @@ import uvicorn
 from pydantic import ValidationError
 
 from placemap.api import create_app
+from placemap.domains_cli import register as register_domains
 from placemap.importer import import_file
 from placemap.realtime import RealtimeError, make_current_thread_realtime
 from placemap.schema.models.topology_schema import Topology
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     trevoke.add_argument("id")
     token.set_defaults(func=_token)
     register_sim(sub)
+    register_domains(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from collector import collector_binary
+from collector import TOPOLOGIES, collector_binary, read_topology, sysfs_roots
 from ftrace_lines import G4, g4_rows
 
 from placemap.schema.events import EVENT_SCHEMA
@@ -38,3 +38,19 @@ def store(tmp_path: Path) -> Iterator[Store]:
     s = Store(tmp_path / "placemap.db")
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def epyc_7451_topology(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real AMD EPYC 7451 sysfs dump of ../shared/topologies (util-linux's lscpu test data),
+    read by the real collector (`placemap-collect topology --json`): its Topology JSON file. Only
+    this tarball is extracted (all of them are 645 MB)."""
+    tmp = tmp_path_factory.mktemp("epyc_7451")
+    tarball = TOPOLOGIES / "util-linux-lscpu" / "x86_64-epyc_7451.tar.gz"
+    subprocess.run(["tar", "xzf", str(tarball), "-C", str(tmp)], check=True, capture_output=True, timeout=120)
+    (root,) = sysfs_roots(tmp)
+    read = read_topology(collector_binary(tmp), root)
+    assert read.returncode == 0, read.stderr
+    out = tmp / "epyc-7451.json"
+    out.write_bytes(read.stdout)
+    return out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from collector import collector_binary, extract_topologies, read_topology, sysfs_roots
+from collector import collector_binary
 from ftrace_lines import G4
 
 from placemap.cli import main
@@ -613,17 +613,13 @@ def test_sim_prints_the_latency_distribution_and_says_when_the_p99_has_few_sampl
 
 
 def test_sim_runs_on_a_host_topology_file_or_a_preset_given_by_flag(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, epyc_7451_topology: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--topology: a real machine as `placemap-collect topology --json` reads its sysfs (the EPYC 7451
     dump of ../shared/topologies: 96 CPUs, 16 LLCs of 6, 8 nodes, as its lscpu says) runs as if inline
     in the scenario."""
-    dump = extract_topologies(tmp_path / "dumps") / "util-linux-lscpu__x86_64-epyc_7451"
-    (root,) = sysfs_roots(dump)
-    read = read_topology(collector_binary(tmp_path), root)
-    assert read.returncode == 0, read.stderr
-    host = json.loads(read.stdout)
-    (tmp_path / "host.json").write_bytes(read.stdout)
+    host = json.loads(epyc_7451_topology.read_text())
+    (tmp_path / "host.json").write_text(epyc_7451_topology.read_text())
     f = tmp_path / "s.json"
     f.write_text(json.dumps(SCENARIO))  # on zen3-2s-nps1
     inline = tmp_path / "inline.json"
