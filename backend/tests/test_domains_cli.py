@@ -12,7 +12,7 @@ import pytest
 from collector import TOPOLOGIES
 
 from placemap.cli import main
-from placemap.domains_cli import cpulist
+from placemap.domains_text import cpulist
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -29,3 +29,25 @@ test("topology notes: collapsed line, opened on click, escaped", async ({ page, 
   expect(await notes.locator("img, script").count()).toBe(0);
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
 });
+
+test("sched domains: the recording's machine as the kernel's boot log prints its domains, per CPU", async ({ page, request }) => {
+  const t = await request.post("/api/topologies", { data: vm2Topology("domains-e2e") });
+  expect(t.status()).toBe(201);
+  const rid = await importG4(request, "domains-e2e", ((await t.json()) as { id: string }).id);
+
+  await page.goto(`/?rec=${rid}`);
+  const panel = page.getByTestId("sched-domains");
+  await expect(panel.locator("summary")).toHaveText("sched domains (as the simulator builds them)");
+  await expect(panel.getByTestId("sched-domains-dmesg")).toBeHidden();
+  await panel.locator("summary").click();
+  // the 2-CPU VM (no SMT, one LLC): one MC domain over both CPUs, as the API gives it
+  const api = async (cpu: number) => ((await (await request.get(`/api/recordings/${rid}/domains?cpu=${String(cpu)}`)).json()) as { dmesg: string; params: string });
+  const [zero, one] = [await api(0), await api(1)];
+  expect(zero.dmesg).toBe("CPU0 attaching sched-domain(s):\n domain-0: span=0-1 level=MC\n  groups: 0:{ span=0 }, 1:{ span=1 }\n");
+  await expect(panel.getByTestId("sched-domains-dmesg")).toHaveText(zero.dmesg);
+  await expect(panel.getByTestId("sched-domains-params")).toHaveText(zero.params);
+  await panel.getByLabel("domains of CPU").selectOption("1");
+  await expect(panel.getByTestId("sched-domains-dmesg")).toHaveText(one.dmesg);
+  await expect(panel.getByTestId("sched-domains-dmesg")).toContainText("groups: 1:{ span=1 }, 0:{ span=0 }");
+  await panel.screenshot({ path: join(ARTIFACTS, "sched-domains.png") });
+});

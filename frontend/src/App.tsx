@@ -23,6 +23,7 @@ import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
 import { CompareDecisions } from "./features/compare/CompareDecisions";
 import { RunCounts } from "./features/compare/RunCounts";
+import { SchedDomainsPanel } from "./features/grid/SchedDomainsPanel";
 import { simMetricText } from "./features/compare/simMetric";
 import { Simulate } from "./features/simulate/Simulate";
 import { ScenarioFile } from "./features/simulate/Reproduce";
@@ -148,6 +149,9 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
             is stored: a live view's inspector works from the events the browser holds */}
         {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}
         {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
+        {ready && !cmp && !live && player.topo && (
+          <SchedDomainsPanel key={player.recId} recId={player.recId} cpus={player.topo.cpus.filter((c) => c.online).map((c) => c.cpu)} />
+        )}
         <Legend />
         <PlacementText player={player} />
       </aside>

@@ -129,6 +129,33 @@ class WakeupMetrics(BaseModel):
     by_level: LevelCounts
 
 
+class SchedDomain(BaseModel):
+    """One sched domain of a CPU as the simulator builds it (placemap.sim.domains)."""
+
+    name: str = Field(description="SMT, MC, PKG, NODE or NUMA")
+    span: list[int]
+    groups: list[list[int]] = Field(description="Each group's CPUs, the CPU's own group first.")
+    flags: list[str]
+    imbalance_pct: int
+    cache_nice_tries: int
+    min_interval_ms: int
+    max_interval_ms: int
+    busy_factor: int
+    imb_numa_nr: int = Field(description="The NUMA imbalance allowance (tasks).")
+    numa_distance: int = Field(description="0 below the NUMA levels.")
+
+
+class SchedDomains(BaseModel):
+    machine: str
+    cpu: int
+    dmesg: str = Field(
+        description="The domains as the kernel prints its own at boot with sched_verbose "
+        "(sched_domain_debug()), to put beside the real machine's dmesg."
+    )
+    params: str = Field(description="Each domain's parameters, one line per debugfs domain directory.")
+    domains: list[SchedDomain]
+
+
 class WakeupLatency(BaseModel):
     """Run-queue delay after a wakeup: from a task's sched_wakeup (or sched_wakeup_new) to the switch
     that next runs it, over every such pair of the recording (a wakeup of a task still running is

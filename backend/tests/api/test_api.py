@@ -167,6 +167,29 @@ def test_metrics_stored_before_the_delays_were_measured_gain_them_when_read(
     db.close()
 
 
+def test_the_sched_domains_of_a_recordings_machine(client: httpx.Client, g4: dict[str, Any]) -> None:
+    """The g4 trace's machine as its CPUs show it (two CPUs, one LLC, no SMT, as the VM that
+    recorded it): one MC domain over both, as the kernel builds for it; per CPU, its own group first."""
+    rid = g4["id"]
+    d = client.get(f"/api/recordings/{rid}/domains").json()
+    assert d["cpu"] == 0 and d["dmesg"].splitlines() == [
+        "CPU0 attaching sched-domain(s):",
+        " domain-0: span=0-1 level=MC",
+        "  groups: 0:{ span=0 }, 1:{ span=1 }",
+    ]
+    (mc,) = d["domains"]
+    assert mc["name"] == "MC" and mc["span"] == [0, 1] and mc["groups"] == [[0], [1]]
+    assert (mc["min_interval_ms"], mc["max_interval_ms"], mc["imbalance_pct"]) == (2, 4, 117)
+    assert d["params"].startswith("cpu0/domain0 MC: flags SD_BALANCE_NEWIDLE")
+    one = client.get(f"/api/recordings/{rid}/domains", params={"cpu": 1}).json()
+    assert one["dmesg"].splitlines()[2] == "  groups: 1:{ span=1 }, 0:{ span=0 }"
+    r = client.get(f"/api/recordings/{rid}/domains", params={"cpu": 2})
+    assert r.status_code == 422 and r.json()["detail"]["code"] == "cpu_not_online"
+    assert "cpu 2" in r.json()["detail"]["message"]
+    assert client.get(f"/api/recordings/{rid}/domains", params={"cpu": -1}).status_code == 422
+    assert client.get("/api/recordings/no-such-id/domains").status_code == 404
+
+
 def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
     rid = g4["id"]
     by_pid = client.get(f"/api/recordings/{rid}/tasks", params={"q": "13114"}).json()
@@ -287,6 +310,15 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     assert client.get(f"/api/recordings/{rec['id']}/topology").json()["notes"] == topo["notes"]
     m = client.get(f"/api/recordings/{rec['id']}/metrics").json()
     assert m["migrations"]["by_level"] == {"smt": 0, "llc": 0, "node": 0, "cross_node": 629}
+    # each CPU its own core, LLC, package and node: every level below NUMA has one CPU and
+    # degenerates, as the kernel drops it; one NUMA domain remains
+    d = client.get(f"/api/recordings/{rec['id']}/domains", params={"cpu": 1}).json()
+    assert d["dmesg"].splitlines() == [
+        "CPU1 attaching sched-domain(s):",
+        " domain-0: span=0-1 level=NUMA",
+        "  groups: 1:{ span=1 }, 0:{ span=0 }",
+    ]
+    assert d["domains"][0]["numa_distance"] == 32 and "SD_NUMA" in d["domains"][0]["flags"]
     assert len(m["llc_util"]["series"]) == 2
     bad = client.post("/api/topologies", json={"machine": "x"})
     assert bad.status_code == 422 and bad.json()["detail"]["code"] == "invalid_request"

@@ -111,6 +111,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recording Domains
+         * @description The sched domains the simulator builds for the recording's topology, for one CPU: as the
+         *     kernel prints its own at boot (sched_verbose) and as data.
+         */
+        get: operations["recording_domains_api_recordings__rid__domains_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/chunks": {
         parameters: {
             query?: never;
@@ -1056,6 +1077,65 @@ export interface components {
              */
             topology_id?: string | null;
         };
+        /**
+         * SchedDomain
+         * @description One sched domain of a CPU as the simulator builds it (placemap.sim.domains).
+         */
+        SchedDomain: {
+            /**
+             * Name
+             * @description SMT, MC, PKG, NODE or NUMA
+             */
+            name: string;
+            /** Span */
+            span: number[];
+            /**
+             * Groups
+             * @description Each group's CPUs, the CPU's own group first.
+             */
+            groups: number[][];
+            /** Flags */
+            flags: string[];
+            /** Imbalance Pct */
+            imbalance_pct: number;
+            /** Cache Nice Tries */
+            cache_nice_tries: number;
+            /** Min Interval Ms */
+            min_interval_ms: number;
+            /** Max Interval Ms */
+            max_interval_ms: number;
+            /** Busy Factor */
+            busy_factor: number;
+            /**
+             * Imb Numa Nr
+             * @description The NUMA imbalance allowance (tasks).
+             */
+            imb_numa_nr: number;
+            /**
+             * Numa Distance
+             * @description 0 below the NUMA levels.
+             */
+            numa_distance: number;
+        };
+        /** SchedDomains */
+        SchedDomains: {
+            /** Machine */
+            machine: string;
+            /** Cpu */
+            cpu: number;
+            /**
+             * Dmesg
+             * @description The domains as the kernel prints its own at boot with sched_verbose (sched_domain_debug()), to put beside the real machine's dmesg.
+             */
+            dmesg: string;
+            /**
+             * Params
+             * @description Each domain's parameters, one line per debugfs domain directory.
+             */
+            params: string;
+            /** Domains */
+            domains: components["schemas"]["SchedDomain"][];
+        };
         /** SimCounters */
         SimCounters: {
             migrations: components["schemas"]["SimMigrations"];
@@ -1874,6 +1954,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Topology"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    recording_domains_api_recordings__rid__domains_get: {
+        parameters: {
+            query?: {
+                cpu?: number;
+            };
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedDomains"];
                 };
             };
             /** @description Unknown id */

@@ -9,6 +9,7 @@ import type {
   Overview,
   PlacementState,
   Recording,
+  SchedDomains,
   SimDecisions,
   SimJob,
   SimJobCreated,
@@ -66,6 +67,9 @@ export const api = {
   overview: (id: string, bins: number, signal?: AbortSignal) =>
     getJson<Overview>(`/recordings/${enc(id)}/overview?bins=${Math.round(bins)}`, signal),
   metrics: (id: string, signal?: AbortSignal) => getJson<Metrics>(`/recordings/${enc(id)}/metrics`, signal),
+  /** the sched domains the simulator builds for the recording's topology, for one CPU */
+  domains: (id: string, cpu: number, signal?: AbortSignal) =>
+    getJson<SchedDomains>(`/recordings/${enc(id)}/domains?cpu=${Math.max(0, Math.floor(cpu))}`, signal),
   /** a simulated run's decisions by reason; 404 decisions_missing for a captured trace */
   decisions: (id: string, signal?: AbortSignal) => getJson<SimDecisions>(`/recordings/${enc(id)}/decisions`, signal),
   tasks: (id: string, q: string, limit: number, signal?: AbortSignal) =>

@@ -35,3 +35,4 @@ export type SimLatency = S["SimLatency"];
 export type SimDecisions = S["SimDecisions"];
 export type SimPublished = S["SimPublished"];
 export type PublishedCell = S["PublishedCell"];
+export type SchedDomains = S["SchedDomains"];

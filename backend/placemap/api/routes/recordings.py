@@ -14,8 +14,13 @@ from fastapi import APIRouter, Query, Request, Response
 from placemap.api import convert
 from placemap.api.deps import ImportsDep, SettingsDep, StoreDep, recording_or_404
 from placemap.api.errors import ApiError, not_found
+from placemap.api.models import SchedDomain, SchedDomains
+from placemap.domains_text import dmesg_text, domain_params, params_text
 from placemap.schema.models.recording_schema import Recording
 from placemap.schema.models.topology_schema import Topology
+from placemap.sim.domains import SchedDomains as BuiltDomains
+from placemap.sim.errors import ScenarioError
+from placemap.sim.topology import load as load_topology
 
 router = APIRouter(prefix="/api/recordings")
 
@@ -115,3 +120,29 @@ def recording_topology(store: StoreDep, rid: str) -> Topology:
     if body is None:
         raise ApiError(409, "topology_not_ready", "the recording has no topology yet; wait until it is ready")
     return Topology.model_validate(body)
+
+
+@router.get("/{rid}/domains")
+def recording_domains(
+    store: StoreDep, rid: str, cpu: Annotated[int, Query(ge=0, le=8191)] = 0
+) -> SchedDomains:
+    """The sched domains the simulator builds for the recording's topology, for one CPU: as the
+    kernel prints its own at boot (sched_verbose) and as data."""
+    rec = recording_or_404(store, rid)
+    body = None if rec.topology_id is None else store.get_topology(rec.topology_id)
+    if body is None:
+        raise ApiError(409, "topology_not_ready", "the recording has no topology yet; wait until it is ready")
+    try:
+        topo = load_topology(body)
+    except ScenarioError as exc:
+        raise ApiError(409, "topology_unusable", f"the simulator cannot use this topology: {exc}") from exc
+    if cpu >= topo.nr_cpus or not topo.online[cpu]:
+        raise ApiError(422, "cpu_not_online", f"cpu {cpu}: not an online CPU of {topo.name}")
+    sd = BuiltDomains(topo)
+    return SchedDomains(
+        machine=topo.name,
+        cpu=cpu,
+        dmesg=dmesg_text(sd, cpu),
+        params=params_text(sd, cpu),
+        domains=[SchedDomain.model_validate(domain_params(d)) for d in sd.per_cpu[cpu]],
+    )
