@@ -7,25 +7,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from placemap.domains_text import dmesg_text, domain_params, params_text
 from placemap.sim.domains import SchedDomains
 from placemap.sim.errors import ScenarioError
-from placemap.sim.topology import PRESETS, Topology, load
-
-
-def read_topology(arg: str) -> Topology:
-    """A preset by name, or a Topology JSON file (`placemap-collect topology --json`)."""
-    if arg in PRESETS:
-        return load(arg)
-    return load(json.loads(Path(arg).read_text()))
+from placemap.sim.topology import load
+from placemap.sim_cli import topology_spec
 
 
 def _domains(args: argparse.Namespace) -> int:
     try:
-        topo = read_topology(args.topology)
+        topo = load(topology_spec(args.topology))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         print(f"placemap domains: cannot read {args.topology}: {exc}", file=sys.stderr)
         return 2

@@ -501,13 +501,18 @@ def _by_x(cells: list[tuple[int, float, float]]) -> str:
     return ", ".join(f"{x}: {span([s for _, s in v])} ({span([p for p, _ in v])})" for x, v in xs.items())
 
 
+def topology_spec(arg: str) -> Any:
+    """A machine named on the command line, as a scenario's `topology`: a preset's name as it is,
+    else the Topology JSON file's object (what `placemap-collect topology --json` prints for a
+    host). Read, not validated (OSError and JSON errors are the caller's to report)."""
+    return arg if arg in PRESETS else json.loads(Path(arg).read_text())
+
+
 def with_topology(scenario: Any, arg: str) -> Any:
-    """The scenario on the topology `--topology` names: a preset, or a Topology JSON file (what
-    `placemap-collect topology --json` prints for a host) put inline; validated with the rest of
-    the scenario, whose errors then name `topology...`. A scenario that is no object is left as it
-    is, for the scenario's own error."""
-    topo: Any = arg if arg in PRESETS else json.loads(Path(arg).read_text())
-    return {**scenario, "topology": topo} if isinstance(scenario, dict) else scenario
+    """The scenario on the topology `--topology` names (topology_spec), put inline; validated with
+    the rest of the scenario, whose errors then name `topology...`. A scenario that is no object
+    is left as it is, for the scenario's own error."""
+    return {**scenario, "topology": topology_spec(arg)} if isinstance(scenario, dict) else scenario
 
 
 def register(sub: Any) -> None:

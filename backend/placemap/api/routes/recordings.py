@@ -21,6 +21,7 @@ from placemap.schema.models.topology_schema import Topology
 from placemap.sim.domains import SchedDomains as BuiltDomains
 from placemap.sim.errors import ScenarioError
 from placemap.sim.topology import load as load_topology
+from placemap.store import Store
 
 router = APIRouter(prefix="/api/recordings")
 
@@ -113,13 +114,18 @@ def delete_recording(store: StoreDep, imports: ImportsDep, rid: str) -> Response
     return Response(status_code=204)
 
 
-@router.get("/{rid}/topology")
-def recording_topology(store: StoreDep, rid: str) -> Topology:
+def _topology_body(store: Store, rid: str) -> dict[str, Any]:
+    """The recording's stored topology; 409 topology_not_ready while it has none."""
     rec = recording_or_404(store, rid)
     body = None if rec.topology_id is None else store.get_topology(rec.topology_id)
     if body is None:
         raise ApiError(409, "topology_not_ready", "the recording has no topology yet; wait until it is ready")
-    return Topology.model_validate(body)
+    return body
+
+
+@router.get("/{rid}/topology")
+def recording_topology(store: StoreDep, rid: str) -> Topology:
+    return Topology.model_validate(_topology_body(store, rid))
 
 
 @router.get("/{rid}/domains")
@@ -128,12 +134,8 @@ def recording_domains(
 ) -> SchedDomains:
     """The sched domains the simulator builds for the recording's topology, for one CPU: as the
     kernel prints its own at boot (sched_verbose) and as data."""
-    rec = recording_or_404(store, rid)
-    body = None if rec.topology_id is None else store.get_topology(rec.topology_id)
-    if body is None:
-        raise ApiError(409, "topology_not_ready", "the recording has no topology yet; wait until it is ready")
     try:
-        topo = load_topology(body)
+        topo = load_topology(_topology_body(store, rid))
     except ScenarioError as exc:
         raise ApiError(409, "topology_unusable", f"the simulator cannot use this topology: {exc}") from exc
     if cpu >= topo.nr_cpus or not topo.online[cpu]:
