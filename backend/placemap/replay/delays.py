@@ -67,25 +67,24 @@ class DelayCounter:
 
 
 class _Slots:
-    """pid -> task slot, in order of first appearance (the ingest's State gives its own)."""
+    """pid -> task slot, in order of first appearance, by the ingest's own rule (kernel.assign_slots;
+    the ingest's State keeps its slots with the rest of its state)."""
 
     def __init__(self) -> None:
         self.slot: I32 = np.full(1, -1, dtype=np.int32)
         self.n = 0
 
     def assign(self, cols: ChunkColumns) -> None:
-        pids = np.unique(np.concatenate([cols.pid, cols.npid]))
-        pids = pids[pids > 0]
-        if len(pids) == 0:
-            return
-        top = int(pids[-1])
+        n = len(cols.kind)
+        top = max((int(a.max()) for a in (cols.pid, cols.npid, cols.cpid, cols.opid) if len(a)), default=0)
         if top >= len(self.slot):
             grown = np.full(max(top + 1, len(self.slot) * 3 // 2), -1, dtype=np.int32)
             grown[: len(self.slot)] = self.slot
             self.slot = grown
-        new = pids[self.slot[pids] < 0]
-        self.slot[new] = np.arange(self.n, self.n + len(new), dtype=np.int32)
-        self.n += len(new)
+        out = np.empty(4 * n, dtype=np.int32)
+        cnt = kn.assign_slots(n, cols.pid, cols.npid, cols.cpid, cols.opid, self.slot, out)
+        self.slot[out[:cnt]] = np.arange(self.n, self.n + cnt, dtype=np.int32)
+        self.n += cnt
 
 
 def delays_from_store(store: Store, rid: str) -> dict[str, Any] | None:
