@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from placemap import sim_saved
 from placemap.replay.ingest import Ingestor
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology as TopologyModel
@@ -192,6 +193,8 @@ def run(
             ingestor.finish(None)
             # finish() writes the ingest's own metadata; the scenario and result join it after
             LiveStore(store).merge_meta(rid, {"scenario": for_meta(scenario), "sim_result": result})
+            # and the whole scenario (a replay's profile in full), for its scenario.json download
+            store.put_derived(rid, sim_saved.BLOB, sim_saved.blob(scenario))
             result["recording_id"] = rid
     except BaseException as exc:
         if ingestor is not None and store is not None and rid is not None:

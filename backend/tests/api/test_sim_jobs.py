@@ -224,6 +224,22 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     prof = saved["scenario"]["workload"]["profile"]
     assert prof["source"] == f"recording {rid}" and prof["tasks"] > 160 and "ops" not in str(prof)
     assert prof["name"] == "g4" and saved["name"].endswith(" trace of g4 seed 1")
+    # its scenario.json holds the whole profile and the host's topology, and reruns the run
+    r = client.get(f"/api/recordings/{job['recording_id']}/scenario")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    assert r.headers["content-disposition"] == 'attachment; filename="scenario.json"'
+    whole = r.json()
+    assert (
+        len(whole["workload"]["profile"]["tasks"]) == prof["tasks"] and "recording" not in whole["workload"]
+    )
+    assert {k: whole["topology"][k] for k in ("cpus", "llcs", "numa_nodes")} == {
+        k: vm2[k] for k in ("cpus", "llcs", "numa_nodes")
+    }
+    rerun = run_scenario(whole, wall_clock=False, decisions=True)
+    assert rerun["counters"] == result["counters"] and rerun["metric"] == result["metric"]
+    r = client.get(f"/api/recordings/{rid}/scenario")
+    assert r.status_code == 409 and r.json()["detail"]["code"] == "not_simulated"
+    assert client.get("/api/recordings/nope/scenario").status_code == 404
 
 
 def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:

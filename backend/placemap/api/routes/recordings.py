@@ -21,6 +21,7 @@ from placemap.schema.models.topology_schema import Topology
 from placemap.sim.domains import SchedDomains as BuiltDomains
 from placemap.sim.errors import ScenarioError
 from placemap.sim.topology import load as load_topology
+from placemap.sim_saved import ScenarioUnavailableError, file_text, saved_scenario
 from placemap.store import Store
 
 router = APIRouter(prefix="/api/recordings")
@@ -147,4 +148,26 @@ def recording_domains(
         dmesg=dmesg_text(sd, cpu),
         params=params_text(sd, cpu),
         domains=[SchedDomain.model_validate(domain_params(d)) for d in sd.per_cpu[cpu]],
+    )
+
+
+@router.get(
+    "/{rid}/scenario",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}, "description": "scenario.json"}},
+)
+def recording_scenario(store: StoreDep, rid: str) -> Response:
+    """A simulated run's whole scenario as a scenario.json download, which `placemap sim` reruns
+    without this server's database: a replay's profile and the topology inline (the recording's
+    metadata keeps the profile shortened). 409 not_simulated for an import or a live recording,
+    scenario_unavailable when a replay saved before runs kept it cannot be rebuilt (the reason)."""
+    rec = recording_or_404(store, rid)
+    try:
+        scenario = saved_scenario(store, rec)
+    except ScenarioUnavailableError as exc:
+        raise ApiError(409, exc.code, f"recording {rid}: {exc}") from exc
+    return Response(
+        file_text(scenario),
+        media_type="application/json",
+        headers={"Content-Disposition": 'attachment; filename="scenario.json"'},
     )
