@@ -5,11 +5,15 @@
  * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field.
  */
 import { expect, test, type Locator } from "@playwright/test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ARTIFACTS, G4, vm2Topology, waitReady } from "./fixtures";
 
 const VM2 = vm2Topology("vm2");
+const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 test("what-if: replay a recording under a hint on another machine, open the twin", async ({ page, request }) => {
   test.setTimeout(240_000);
@@ -49,6 +53,30 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(result.getByTestId("whatif-lacked")).toContainText("switches missing 72");
   // and the decision whose share moved most between the two replays (both jobs' result.decisions)
   await expect(result.getByTestId("whatif-why")).toContainText(/The decision that moved most: [0-9.]+% of the (wakeups|forks) went “.+” \([0-9.]+% without\)/);
+  // the what-if run's whole scenario as a file: the command line reruns the pair from it, with no
+  // database (the recording's profile and the machine are in the file)
+  await expect(result.getByTestId("whatif-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline");
+  const [download] = await Promise.all([page.waitForEvent("download"), result.getByTestId("whatif-scenario-file").click()]);
+  expect(download.suggestedFilename()).toBe("scenario.json");
+  const fileTwin = /\/api\/recordings\/([^/]+)\/scenario$/.exec(download.url())?.[1] ?? "";
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-download-")), "scenario.json");
+  await download.saveAs(file);
+  const whole = JSON.parse(readFileSync(file, "utf8")) as { topology: unknown; hints: unknown; workload: { profile: { tasks: unknown[] } } };
+  expect(whole.topology).toBe("zen3-2s-nps1");
+  expect(whole.hints).toEqual(["wake_affine"]);
+  expect(whole.workload.profile.tasks.length).toBeGreaterThan(160);
+  type Ran = { metric: unknown; counters: unknown };
+  const env = { ...process.env, PLACEMAP_DB: join(tmpdir(), "placemap-no-such-dir", "none.db") };
+  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--json"], { encoding: "utf8", env })) as { result: Ran; baseline: Ran };
+  type Job = { recording_id: string | null; status: string; scenario: { hints?: string[]; workload: { recording?: string } }; result: Ran | null };
+  const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
+  const ran = jobs.find((j) => j.recording_id === fileTwin)?.result;
+  const baseRan = jobs.find((j) => j.scenario.workload.recording === rid && (j.scenario.hints ?? []).length === 0 && j.status === "done")?.result;
+  expect(ran?.counters).toBeTruthy();
+  expect(cli.result.counters).toEqual(ran?.counters);
+  expect(cli.result.metric).toEqual(ran?.metric);
+  expect(cli.baseline.counters).toEqual(baseRan?.counters);
+  expect(cli.baseline.metric).toEqual(baseRan?.metric);
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 
@@ -131,6 +159,9 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(twin.getByTestId("sim-rec-meta")).toContainText(`zen3-2s-nps1 · trace of recording ${rid}`);
   await expect(twin).toHaveClass(/open/);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);
+  // the opened twin's header offers the same whole scenario (its metadata's is shortened)
+  const [again] = await Promise.all([page.waitForEvent("download"), page.getByTestId("rec-scenario-file").click()]);
+  expect(again.url()).toBe(download.url());
   await page.screenshot({ path: join(ARTIFACTS, "whatif-twin.png") });
   // any stored recording compares with the open one: here the real run beside its twin, the other way round
   await expect(twin.getByTestId("compare-with-open")).toHaveCount(0);

@@ -123,7 +123,7 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
           )}
           {rec?.scenario && (
             <span className="small">
-              <ScenarioFile scenario={rec.scenario} testId="rec-scenario-file" title={`the scenario that produced this run: ${cliCommand(false, 1)} reruns it`} />
+              <ScenarioFile recordingId={rec.id} testId="rec-scenario-file" title={`the whole scenario that produced this run (a replay's recorded profile inline): ${cliCommand(false, 1)} reruns it`} />
             </span>
           )}
         </div>

@@ -67,6 +67,8 @@ export const api = {
   overview: (id: string, bins: number, signal?: AbortSignal) =>
     getJson<Overview>(`/recordings/${enc(id)}/overview?bins=${Math.round(bins)}`, signal),
   metrics: (id: string, signal?: AbortSignal) => getJson<Metrics>(`/recordings/${enc(id)}/metrics`, signal),
+  /** where a simulated recording's whole scenario downloads from (scenario.json) */
+  scenarioUrl: (id: string) => `${BASE}/recordings/${enc(id)}/scenario`,
   /** the sched domains the simulator builds for the recording's topology, for one CPU */
   domains: (id: string, cpu: number, signal?: AbortSignal) =>
     getJson<SchedDomains>(`/recordings/${enc(id)}/domains?cpu=${Math.max(0, Math.floor(cpu))}`, signal),

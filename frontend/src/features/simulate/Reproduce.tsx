@@ -2,20 +2,30 @@
  * "On the command line": the scenario a simulated run ran, as a file to download, and the
  * `placemap sim` command that runs the same pair (and seeds) from it, so that a result seen in the
  * dashboard can be rerun, scripted or shared as text (scenario.ts: scenarioFileText, cliCommand).
+ * The file is the scenario the page submitted, or a saved run's whole scenario from the server
+ * (GET /api/recordings/{id}/scenario: a replay's recorded profile inline, which the recording's
+ * metadata shortens), so that it reruns without the server's database.
  * ScenarioFile alone is the link, for a saved run's header.
  */
 import { Fragment } from "react";
+import { api } from "../../client/http";
 import { cliCommand, scenarioFileText } from "./scenario";
 
-interface FileProps {
-  /** the scenario as the job ran it */
-  scenario: Record<string, unknown>;
+/** the scenario as the job ran it, or the saved run whose scenario it is */
+export type ScenarioSource = { scenario: Record<string, unknown> } | { recordingId: string };
+
+type FileProps = ScenarioSource & {
   testId: string;
   title: string;
+};
+
+function fileHref(src: ScenarioSource): string {
+  if ("recordingId" in src) return api.scenarioUrl(src.recordingId);
+  return `data:application/json;charset=utf-8,${encodeURIComponent(scenarioFileText(src.scenario))}`;
 }
 
-export function ScenarioFile({ scenario, testId, title }: FileProps) {
-  const href = `data:application/json;charset=utf-8,${encodeURIComponent(scenarioFileText(scenario))}`;
+export function ScenarioFile({ testId, title, ...src }: FileProps) {
+  const href = fileHref(src);
   return (
     <a href={href} download="scenario.json" data-testid={testId} title={title}>
       scenario.json
@@ -23,19 +33,20 @@ export function ScenarioFile({ scenario, testId, title }: FileProps) {
   );
 }
 
-interface Props {
-  scenario: Record<string, unknown>;
+type Props = ScenarioSource & {
   /** the run had a baseline (hints or feature changes) */
   baseline: boolean;
   /** seeds the pair ran on, the scenario's first */
   seeds: number;
-}
+  /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command) or "whatif" */
+  testPrefix?: string;
+};
 
-export function Reproduce({ scenario, baseline, seeds }: Props) {
+export function Reproduce({ baseline, seeds, testPrefix = "simulate", ...src }: Props) {
   return (
-    <div className="small" data-testid="simulate-cli">
-      on the command line: <ScenarioFile scenario={scenario} testId="simulate-scenario-file" title="the scenario this run submitted" />{" "}
-      <code className="mono" data-testid="simulate-cli-command">
+    <div className="small" data-testid={`${testPrefix}-cli`}>
+      on the command line: <ScenarioFile {...src} testId={`${testPrefix}-scenario-file`} title="the scenario this run ran" />{" "}
+      <code className="mono" data-testid={`${testPrefix}-cli-command`}>
         {/* a line breaks between arguments only, never inside "--baseline" */}
         {cliCommand(baseline, seeds).split(" ").map((arg, i) => (
           <Fragment key={i}>

@@ -7,6 +7,8 @@
  * error on the recording cancels out; the recorded span is shown for reference. The form has no
  * seed: a replay draws nothing from it (the scenario keeps the default).
  * A refused scenario or a failed job shows the backend's message, which names the field.
+ * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
+ * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  */
 import { useState } from "react";
 import { api } from "../../client/http";
@@ -26,6 +28,7 @@ import { comparable, metricText } from "../simulate/scenario";
 import { PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
+import { Reproduce } from "../simulate/Reproduce";
 import { useJobPair } from "./useJobPair";
 import "./whatif.css";
 
@@ -111,6 +114,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
                 .join(", ")}
             </div>
           )}
+          {job.recording_id && <Reproduce recordingId={job.recording_id} baseline={base !== null} seeds={1} testPrefix="whatif" />}
           {job.recording_id && (
             <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
               open the what-if run
