@@ -426,17 +426,26 @@ test("simulate form: the pair on several seeds says whether its change holds on 
 
 test("simulate form: a workload on a recorded host, its real topology sent inline and rerun on the command line", async ({ page, request }) => {
   test.setTimeout(180_000);
-  // a machine of the user's own: a topology supplied with an import (as a sysfs read would be)
+  // a machine of the user's own: a topology supplied with an import (as a sysfs read would be),
+  // imported while the form is open: offered without a reload, at the recordings list's refresh
   const machine = "e2e-own-host";
+  const { sim, form } = await openSimulate(page);
+  const option = form.getByLabel("machine").locator('optgroup[label="recorded hosts"] option', { hasText: machine });
+  await expect(form.getByLabel("workload")).toBeVisible();
+  await expect(option).toHaveCount(0);
   const up = await request.post("/api/topologies", { data: vm2Topology(machine) });
   expect(up.status()).toBe(201);
   const g4 = await importG4(request, "g4-on-own-host", ((await up.json()) as { id: string }).id);
   const recorded = (await (await request.get(`/api/recordings/${g4}/topology`)).json()) as Record<string, unknown>;
-
-  const { sim, form } = await openSimulate(page);
   const label = `${machine} (recorded: 2 CPUs, 1 LLC, 1 node)`;
-  await expect(form.getByLabel("machine").locator('optgroup[label="recorded hosts"] option', { hasText: machine })).toHaveText(label);
+  await expect(option).toHaveText(label);
   await form.getByLabel("machine").selectOption({ label });
+  const chosen = await form.getByLabel("machine").inputValue();
+  // its recording deleted once chosen: the list drops the recording, the form keeps the choice
+  expect((await request.delete(`/api/recordings/${g4}`)).status()).toBe(204);
+  await expect(page.getByTestId("recording-item").filter({ hasText: "g4-on-own-host" })).toHaveCount(0);
+  await expect(option).toHaveText(label);
+  await expect(form.getByLabel("machine")).toHaveValue(chosen);
   await form.getByLabel("workload").selectOption("hackbench");
   await form.getByLabel("groups").fill("1");
   await form.getByLabel("loops").fill("20");

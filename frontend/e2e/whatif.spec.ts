@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ARTIFACTS, G4, vm2Topology, waitReady } from "./fixtures";
+import { ARTIFACTS, G4, importG4, vm2Topology, waitReady } from "./fixtures";
 
 const VM2 = vm2Topology("vm2");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
@@ -194,4 +194,56 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   });
   expect(bad.status()).toBe(422);
   expect(((await bad.json()) as { detail: { message: string } }).detail.message).toMatch(/^seed:/);
+});
+
+test("what-if: replay a recording on another machine recorded here, its topology sent inline", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  // the machine the trace was taken on (2 CPUs), and another one recorded here: 4 CPUs in 2 LLCs
+  const own = ((await (await request.post("/api/topologies", { data: VM2 })).json()) as { id: string }).id;
+  const other = {
+    ...vm2Topology("e2e-other-host"),
+    cpus: [0, 1, 2, 3].map((c) => ({ cpu: c, online: true, core: c, llc: c >> 1, numa_node: 0, package: 0, smt_siblings: [c] })),
+    llcs: [{ id: 0, cpus: [0, 1], numa_nodes: [0] }, { id: 1, cpus: [2, 3], numa_nodes: [0] }],
+    numa_nodes: [{ id: 0, cpus: [0, 1, 2, 3] }],
+  };
+  const otherTid = ((await (await request.post("/api/topologies", { data: other })).json()) as { id: string }).id;
+  await importG4(request, "g4-taken-on-other", otherTid);
+  const rid = await importG4(request, "g4-whatif-host", own);
+
+  await page.goto("/");
+  // (the twin's name holds the recording's too: the real recording is the one without the badge)
+  const item = page.getByTestId("recording-item").filter({ hasNot: page.getByTestId("sim-badge") }).filter({ hasText: "g4-whatif-host" });
+  await item.locator("button.rec-open").click();
+  const whatif = item.getByTestId("whatif");
+  await whatif.getByRole("button", { name: /What if/ }).click();
+  const form = whatif.getByRole("form", { name: "What-if replay" });
+  const hosts = form.getByLabel("topology").locator('optgroup[label="other recorded hosts"] option');
+  const label = "e2e-other-host (recorded: 4 CPUs, 2 LLCs, 1 node)";
+  await expect(hosts.filter({ hasText: "e2e-other-host" })).toHaveText(label);
+  // the recording's own machine is "recorded host", not listed again among the others
+  await expect(hosts.filter({ hasText: /^vm2 / })).toHaveCount(0);
+  await form.getByLabel("topology").selectOption({ label });
+  await expect(form.getByLabel("topology")).toHaveAttribute("title", label); // the select cuts it
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByRole("button", { name: "Replay" }).click();
+  const result = whatif.getByTestId("whatif-result");
+  await expect(result.getByTestId("whatif-change")).toContainText("on the same machine without the changes", { timeout: 120_000 });
+
+  // the run was on that machine: its file holds the topology, and the twin opens on its 2 LLCs
+  const [download] = await Promise.all([page.waitForEvent("download"), result.getByTestId("whatif-scenario-file").click()]);
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-download-")), "scenario.json");
+  await download.saveAs(file);
+  const whole = JSON.parse(readFileSync(file, "utf8")) as { topology: { machine: string; cpus: unknown[] }; workload: { profile: { source: string } } };
+  expect(whole.topology.machine).toBe("e2e-other-host");
+  expect(whole.topology.cpus).toHaveLength(4);
+  expect(whole.workload.profile.source).toBe(`recording ${rid}`);
+  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-other-host.png") });
+  await result.getByRole("button", { name: "open the what-if run" }).click();
+  await expect(page.locator(".rec-title")).toHaveText("sim e2e-other-host trace of g4-whatif-host wake_affine seed 1");
+  await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(2);
+  // the twin's machine (a copy of e2e-other-host's) is not offered again: the host stays listed once
+  await item.locator("button.rec-open").click();
+  if ((await form.count()) === 0) await whatif.getByRole("button", { name: /What if/ }).click();
+  await expect(hosts.filter({ hasText: "e2e-other-host" })).toHaveCount(1);
+  await expect(hosts.filter({ hasText: "e2e-other-host" })).toHaveText(label);
 });

@@ -29,6 +29,7 @@ import { Simulate } from "./features/simulate/Simulate";
 import { ScenarioFile } from "./features/simulate/Reproduce";
 import { cliCommand } from "./features/simulate/scenario";
 import { formatDuration } from "./viz/time";
+import type { Recording } from "./client/types";
 
 const initialView = parseView(window.location.search);
 
@@ -164,6 +165,8 @@ export function App() {
   const [init, setInit] = useState({ t: initialView.t, speed: initialView.speed, selected: initialView.sel, live: initialView.live ?? false });
   const player = usePlayer(recId, init);
   const [cmpId, setCmpId] = useState<string | null>(initialView.cmp ?? null);
+  // the recordings list as the panel last read it, for the Simulate form's recorded hosts
+  const [recList, setRecList] = useState<Recording[]>([]);
   const cmpPlayer = usePlayer(cmpId, { t: null, speed: 1, selected: null });
   const [countsUpTo, setCountsUpTo] = useState(initialView.counts === "playhead");
 
@@ -197,13 +200,14 @@ export function App() {
       </header>
       <aside className="left">
         <Simulate
+          recordings={recList}
           onOpen={(id) => { open(id, false); }}
           onComparePair={(main, other) => {
             open(main, false);
             setCmpId(other);
           }}
         />
-        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} />
+        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} onList={setRecList} />
       </aside>
       {player ? (
         <Workspace

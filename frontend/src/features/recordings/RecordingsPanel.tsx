@@ -24,6 +24,8 @@ interface Props {
   onDeleted?: (id: string) => void;
   /** show a recording beside the open one (a what-if twin) */
   onCompare?: (id: string) => void;
+  /** the list as this panel last read it (the Simulate form's recorded hosts come from it) */
+  onList?: (recs: Recording[]) => void;
 }
 
 /** List refresh period while a recording is live (its counts grow), and otherwise (new live runs appear). */
@@ -56,8 +58,9 @@ export function LossBadge({ rec }: { rec: Recording }) {
   );
 }
 
-export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare }: Props) {
+export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }: Props) {
   const [recs, setRecs] = useState<Recording[]>([]);
+  useEffect(() => { onList?.(recs); }, [recs, onList]);
   const [listErr, setListErr] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadRow[]>([]);
   const [dragOver, setDragOver] = useState(false);
@@ -217,7 +220,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare }: Props)
             )}
             {r.status !== "importing" && r.status !== "failed" && r.status !== "live" && <LossBadge rec={r} />}
             {r.id === openId && r.status === "ready" && r.source !== "simulated" && (
-              <WhatIf rec={r} onOpen={(id) => { onOpen(id, false); }} onCompare={onCompare} onSaved={() => { void refresh(); }} />
+              <WhatIf rec={r} recordings={recs} onOpen={(id) => { onOpen(id, false); }} onCompare={onCompare} onSaved={() => { void refresh(); }} />
             )}
             {onCompare && openReady && r.id !== openId && r.status === "ready" && (
               <button type="button" className="linkish small" data-testid="compare-with-open" onClick={() => { onCompare(r.id); }}>

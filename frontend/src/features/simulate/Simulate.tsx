@@ -13,7 +13,7 @@
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
-import { PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
+import { HostGroup, PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
@@ -22,25 +22,30 @@ import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
 import { Reproduce } from "./Reproduce";
 import { useHosts } from "./useHosts";
+import { withChosen } from "./hosts";
+import type { Recording } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
 import "../whatif/whatif.css";
 
 interface Props {
+  /** the recordings list the dashboard keeps (RecordingsPanel's): the recorded hosts come from it */
+  recordings: Recording[];
   /** open a finished run */
   onOpen: (id: string) => void;
   /** open `main` with `other` beside it */
   onComparePair: (main: string, other: string) => void;
 }
 
-export function Simulate({ onOpen, onComparePair }: Props) {
+export function Simulate({ recordings, onOpen, onComparePair }: Props) {
   const [open, setOpen] = useState(false);
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
-  const hosts = useHosts(open);
+  const recorded = useHosts(open, recordings);
   const err = optsErr ?? jobErr ?? seeds.err;
+  const hosts = choice ? withChosen(recorded, choice.topology, choice.topologyBody) : recorded;
 
   const run = async () => {
     if (!opts || !choice) return;
@@ -79,12 +84,9 @@ export function Simulate({ onOpen, onComparePair }: Props) {
             label="machine"
             value={choice.topology}
             presets={opts.presets}
+            title={hosts.find((h) => h.key === choice.topology)?.label}
             onChange={(v) => { set((c) => ({ ...c, topology: v, topologyBody: hosts.find((h) => h.key === v)?.topology ?? null })); }}
-            extra={hosts.length > 0 && (
-              <optgroup label="recorded hosts">
-                {hosts.map((h) => <option key={h.key} value={h.key}>{h.label}</option>)}
-              </optgroup>
-            )}
+            extra={<HostGroup hosts={hosts} label="recorded hosts" />}
           />
           <label>
             workload{" "}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Recording, SimOptions, Topology } from "../../client/types";
-import { hostLabel, hostRecordings, MAX_HOSTS } from "./hosts";
+import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, MAX_HOSTS, withChosen } from "./hosts";
 import { defaultSimChoice, simScenario } from "./scenario";
 
 function rec(id: string, over: Partial<Recording>): Recording {
@@ -27,8 +27,28 @@ describe("recorded hosts", () => {
       rec("e", { status: "importing" }),
       rec("f", { topology_id: null }),
       rec("g", { topology_source: "manual" }),
+      rec("h", { topology_source: "manual", source: "simulated" }), // a run on a host: its copy
     ];
     expect(hostRecordings(recs).map((r) => r.id)).toEqual(["a", "g"]);
+  });
+
+  it("keeps the chosen host listed once its recordings are gone, and adds nothing else", () => {
+    const listed = [{ key: `${HOST_PREFIX}t-a`, label: "a", topology: TOPO }];
+    // still listed, or a preset chosen, or no topology held: the list as it is
+    expect(withChosen(listed, `${HOST_PREFIX}t-a`, TOPO)).toBe(listed);
+    expect(withChosen(listed, "zen3-2s-nps1", null)).toBe(listed);
+    expect(withChosen([], `${HOST_PREFIX}t-x`, null)).toEqual([]);
+    // chosen, then its recording deleted: it stays, labelled from the topology the choice holds
+    expect(withChosen(listed, `${HOST_PREFIX}t-x`, TOPO)).toEqual([
+      ...listed,
+      { key: `${HOST_PREFIX}t-x`, label: "<b>host</b> (recorded: 2 CPUs, 1 LLC, 1 node)", topology: TOPO },
+    ]);
+  });
+
+  it("lists a machine stored twice once, the newest first", () => {
+    const h = (k: string) => ({ key: k, label: k, topology: TOPO });
+    const text: Record<string, string> = { a: "x", b: "y", c: "x" };
+    expect(distinctHosts([h("a"), h("b"), h("c")], (x) => text[x.key] ?? "").map((x) => x.key)).toEqual(["a", "b"]);
   });
 
   it("lists at most MAX_HOSTS", () => {

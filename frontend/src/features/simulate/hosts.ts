@@ -15,13 +15,15 @@ export const MAX_HOSTS = 12;
 /** Topology sources that describe a real machine (not a preset, not one guessed from a trace). */
 const REAL_SOURCES = new Set(["sysfs", "manual"]);
 
-/** One recording per distinct recorded topology, in the list's order (newest first). */
+/** One recording per distinct recorded topology, in the list's order (newest first); never a
+ * simulated run's (its topology, copied from the host it ran on, is "manual" too). */
 export function hostRecordings(recs: Recording[]): Recording[] {
   const seen = new Set<string>();
   const out: Recording[] = [];
   for (const r of recs) {
     const tid = r.topology_id;
-    if (r.status !== "ready" || tid == null || !REAL_SOURCES.has(r.topology_source ?? "") || seen.has(tid)) continue;
+    // a simulated run's machine is the host or preset it was given, not a machine recorded here
+    if (r.status !== "ready" || r.source === "simulated" || tid == null || !REAL_SOURCES.has(r.topology_source ?? "") || seen.has(tid)) continue;
     seen.add(tid);
     out.push(r);
     if (out.length === MAX_HOSTS) break;
@@ -37,4 +39,31 @@ function plural(n: number, one: string): string {
 export function hostLabel(topo: Topology): string {
   const cpus = topo.cpus.filter((c) => c.online).length;
   return `${topo.machine} (recorded: ${plural(cpus, "CPU")}, ${plural(topo.llcs.length, "LLC")}, ${plural(topo.numa_nodes.length, "node")})`;
+}
+
+/** A host as the form lists it: the choice's topology value and the topology sent inline. */
+export interface Host {
+  /** the form's topology value: HOST_PREFIX + topology id */
+  key: string;
+  label: string;
+  topology: Topology;
+}
+
+/** The hosts to list: `hosts`, and the chosen one while it is no longer among them (its
+ * recordings deleted since it was chosen: the choice keeps its topology, so the list must too). */
+export function withChosen(hosts: Host[], key: string, topology: Topology | null): Host[] {
+  if (topology === null || !key.startsWith(HOST_PREFIX) || hosts.some((h) => h.key === key)) return hosts;
+  return [...hosts, { key, label: hostLabel(topology), topology }];
+}
+
+/** The hosts without repeats of the same machine (an identical topology stored again, e.g. with
+ * each import from it): the first, newest, of each. `same` gives each host's topology as text. */
+export function distinctHosts(hosts: Host[], same: (h: Host) => string): Host[] {
+  const seen = new Set<string>();
+  return hosts.filter((h) => {
+    const k = same(h);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }

@@ -1,37 +1,44 @@
 /**
- * Loads the recorded hosts (hosts.ts) once the Simulate form opens: the recordings list, then each
- * qualifying recording's topology. A host whose topology cannot be read is left out: the presets
- * stay usable whatever happens here.
+ * The recorded hosts (hosts.ts) of the recordings list the dashboard keeps (RecordingsPanel's,
+ * refreshed as imports finish and every few seconds), while the Simulate form is open: each
+ * qualifying recording's topology is read once per topology and kept, so a host imported while
+ * the form is open is offered at the list's next refresh, and one whose recordings are all
+ * deleted leaves. A host whose topology cannot be read is left out: the presets stay usable
+ * whatever happens here.
  */
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { api } from "../../client/http";
-import type { Topology } from "../../client/types";
-import { HOST_PREFIX, hostLabel, hostRecordings } from "./hosts";
+import type { Recording } from "../../client/types";
+import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, type Host } from "./hosts";
 
-export interface Host {
-  /** the form's topology value: HOST_PREFIX + topology id */
-  key: string;
-  label: string;
-  topology: Topology;
-}
-
-export function useHosts(open: boolean): Host[] {
-  const [hosts, setHosts] = useState<Host[] | null>(null);
+export function useHosts(open: boolean, recordings: Recording[]): Host[] {
+  // topology id -> its host and its topology as text (to list each machine once), or null when
+  // it could not be read
+  const [known, setKnown] = useState<ReadonlyMap<string, { host: Host; text: string } | null>>(new Map());
+  const wanted = useMemo(() => hostRecordings(recordings), [recordings]);
+  const missing = wanted.filter((r) => !known.has(String(r.topology_id)));
+  // the effect restarts only when the set of topologies to read changes, not at each list refresh
+  const missingKey = missing.map((r) => String(r.topology_id)).join(",");
   useEffect(() => {
-    if (!open || hosts !== null) return;
+    if (!open || missing.length === 0) return;
     const ctl = new AbortController();
-    const load = async (): Promise<Host[]> => {
-      const recs = hostRecordings(await api.listRecordings(ctl.signal));
-      const got = await Promise.all(
-        recs.map((r) => api.topology(r.id, ctl.signal).then(
-          (t): Host => ({ key: HOST_PREFIX + String(r.topology_id), label: hostLabel(t), topology: t }),
-          () => null,
-        )),
-      );
-      return got.filter((h): h is Host => h !== null);
-    };
-    load().then(setHosts, () => { if (!ctl.signal.aborted) setHosts([]); });
+    void Promise.all(
+      missing.map((r) => {
+        const tid = String(r.topology_id);
+        return api.topology(r.id, ctl.signal).then(
+          (t): [string, { host: Host; text: string } | null] => [tid, { host: { key: HOST_PREFIX + tid, label: hostLabel(t), topology: t }, text: JSON.stringify(t) }],
+          (): [string, null] => [tid, null],
+        );
+      }),
+    ).then((got) => {
+      if (ctl.signal.aborted) return;
+      setKnown((prev) => new Map([...prev, ...got]));
+    });
     return () => { ctl.abort(); };
-  }, [open, hosts]);
-  return hosts ?? [];
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `missing` is read through missingKey
+  }, [open, missingKey]);
+  const texts = new Map<string, string>();
+  for (const k of known.values()) if (k) texts.set(k.host.key, k.text);
+  const hosts = wanted.map((r) => known.get(String(r.topology_id))?.host).filter((h): h is Host => h != null);
+  return distinctHosts(hosts, (h) => texts.get(h.key) ?? h.key);
 }

@@ -6,6 +6,7 @@
 import { useEffect, useState, type ReactNode } from "react";
 import { api } from "../../client/http";
 import type { SimOptions } from "../../client/types";
+import type { Host } from "../simulate/hosts";
 
 export interface SimChoiceState<T> {
   opts: SimOptions | null;
@@ -61,15 +62,26 @@ export function SimForm({ label, onSubmit, children }: { label: string; onSubmit
   );
 }
 
-/** The machine to simulate: a preset (GET /api/sim/options), or `extra` options before them. */
-export function PresetSelect({ label, value, presets, onChange, extra }: { label: string; value: string; presets: string[]; onChange: (v: string) => void; extra?: ReactNode }) {
+/** The machine to simulate: a preset (GET /api/sim/options), or `extra` options before them;
+ * `title` the chosen option's whole text (a recorded host's label is cut at the select's width). */
+export function PresetSelect({ label, value, presets, onChange, extra, title }: { label: string; value: string; presets: string[]; onChange: (v: string) => void; extra?: ReactNode; title?: string | undefined }) {
   return (
     <label>
       {label}{" "}
-      <select value={value} aria-label={label} onChange={(e) => { onChange(e.target.value); }}>
+      <select value={value} aria-label={label} title={title ?? value} onChange={(e) => { onChange(e.target.value); }}>
         {extra}
         {presets.map((p) => <option key={p} value={p}>{p}</option>)}
       </select>
     </label>
+  );
+}
+
+/** The recorded hosts (hosts.ts) as an option group of a machine select; nothing when none. */
+export function HostGroup({ hosts, label }: { hosts: Host[]; label: string }) {
+  if (hosts.length === 0) return null;
+  return (
+    <optgroup label={label}>
+      {hosts.map((h) => <option key={h.key} value={h.key}>{h.label}</option>)}
+    </optgroup>
   );
 }

@@ -7,12 +7,16 @@
  * error on the recording cancels out; the recorded span is shown for reference. The form has no
  * seed: a replay draws nothing from it (the scenario keeps the default).
  * A refused scenario or a failed job shows the backend's message, which names the field.
+ * The machine is the recording's own host, a preset, or another recorded host (a stored
+ * recording's real topology, hosts.ts), sent inline.
  * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  */
 import { useState } from "react";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
+import { HOST_PREFIX, withChosen } from "../simulate/hosts";
+import { useHosts } from "../simulate/useHosts";
 import { formatDuration } from "../../viz/time";
 import {
   baselineOf,
@@ -25,7 +29,7 @@ import {
   type WhatIfChoice,
 } from "./scenario";
 import { comparable, metricText } from "../simulate/scenario";
-import { PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
+import { HostGroup, PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
 import { Reproduce } from "../simulate/Reproduce";
@@ -40,9 +44,11 @@ interface Props {
   onSaved: () => void;
   /** show the finished what-if run beside this recording */
   onCompare?: (id: string) => void;
+  /** the recordings list (RecordingsPanel's): the other recorded hosts come from it */
+  recordings?: Recording[];
 }
 
-export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
+export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   const [open, setOpen] = useState(false);
   const hasTopology = rec.topology_id != null;
   const { opts, choice, set, err: optsErr } = useSimChoice<WhatIfChoice>(open, (o) => defaultChoice(o, hasTopology));
@@ -50,6 +56,10 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
   // what the recording lacked for the replay (the twin's profile summary): name -> count
   const [lacked, setLacked] = useState<Record<string, number>>({});
   const err = optsErr ?? jobErr;
+  // other machines recorded here (the recording's own is "recorded host"), to replay it on
+  const own = HOST_PREFIX + String(rec.topology_id);
+  const others = useHosts(open, recordings ?? []).filter((h) => h.key !== own);
+  const hosts = choice ? withChosen(others, choice.topology, choice.topologyBody) : others;
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
 
   const run = () => {
@@ -81,8 +91,12 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare }: Props) {
             label="topology"
             value={choice.topology}
             presets={opts.presets}
-            onChange={(v) => { set((c) => ({ ...c, topology: v })); }}
-            extra={hasTopology && <option value="recorded">recorded host</option>}
+            title={hosts.find((h) => h.key === choice.topology)?.label}
+            onChange={(v) => { set((c) => ({ ...c, topology: v, topologyBody: hosts.find((h) => h.key === v)?.topology ?? null })); }}
+            extra={<>
+              {hasTopology && <option value="recorded">recorded host</option>}
+              <HostGroup hosts={hosts} label="other recorded hosts" />
+            </>}
           />
           <ToggleFields opts={opts} choice={choice} set={set} />
           <button type="submit" disabled={busy}>Replay</button>

@@ -2,12 +2,15 @@
  * The what-if form's choices -> the simulator scenario that replays a recording under them
  * (a trace workload naming the recording, POST /api/sim/jobs). Pure, for the form and its tests.
  */
-import type { SimOptions } from "../../client/types";
+import type { SimOptions, Topology } from "../../client/types";
 import type { Toggles } from "./ToggleFields";
 
 export interface WhatIfChoice extends Toggles {
-  /** "recorded" (the recording's own host topology) or a preset name */
+  /** "recorded" (the recording's own host topology), a preset name, or another recorded host
+   * (hosts.ts: HOST_PREFIX + topology id) */
   topology: string;
+  /** another recorded host's topology, sent inline (null for "recorded" and the presets) */
+  topologyBody: Topology | null;
 }
 
 /** The simulated time to allow: four times the recording's span, at least a second (the run stops
@@ -36,12 +39,12 @@ export function toggleParts(choice: Toggles, opts: SimOptions): { hints: string[
 }
 
 export function defaultChoice(opts: SimOptions, hasTopology: boolean): WhatIfChoice {
-  return { ...defaultToggles(opts), topology: hasTopology ? "recorded" : (opts.presets[0] ?? "zen3-2s-nps1") };
+  return { ...defaultToggles(opts), topology: hasTopology ? "recorded" : (opts.presets[0] ?? "zen3-2s-nps1"), topologyBody: null };
 }
 
 export function whatIfScenario(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions): Record<string, unknown> {
   return {
-    topology: choice.topology,
+    topology: choice.topologyBody ?? choice.topology,
     workload: { kind: "trace", recording: recordingId },
     ...toggleParts(choice, opts),
     seed: choice.seed,
