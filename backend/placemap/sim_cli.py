@@ -13,6 +13,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from placemap.settings import DEFAULT_CALIBRATION_CSV, Settings
 from placemap.sim.calibration import (
@@ -109,11 +110,13 @@ def _sim(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     if base is not None:
-        return _print_pair(result, base, args.json, _published(scenario, settings.calibration_csv))
+        return _print_pair(
+            result, base, args.dashboard, args.json, _published(scenario, settings.calibration_csv)
+        )
     if args.json:
         _print_json(result)
     else:
-        _print_result(result)
+        _print_result(result, args.dashboard)
         if args.decisions and "decisions" in result:
             _print_decisions(result["decisions"])
     return 0
@@ -138,7 +141,16 @@ def delay_text(d: dict[str, Any]) -> str:
     return f"{d['samples']} wakeups (us): {values}"
 
 
-def _print_result(result: dict[str, Any]) -> None:
+DASHBOARD = "http://127.0.0.1:8000"  # where scripts/run and docker compose serve it
+
+
+def view_url(dashboard: str, rec: str, cmp: str | None = None) -> str:
+    """The dashboard's shared link that opens recording `rec` (with `cmp` beside it)."""
+    query = urlencode({"rec": rec} if cmp is None else {"rec": rec, "cmp": cmp})
+    return f"{dashboard.rstrip('/')}/?{query}"
+
+
+def _print_result(result: dict[str, Any], dashboard: str) -> None:
     m = result["metric"]
     mig = result["counters"]["migrations"]
     print(f"{m['name']} = {m['value']} ({m['better']} is better)")
@@ -153,7 +165,7 @@ def _print_result(result: dict[str, Any]) -> None:
         print(f"run-queue delay (wakeup -> run, every task) over {delay_text(d)}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:
-        print(f"saved as recording {result['recording_id']}")
+        print(f"saved as recording {result['recording_id']}: {view_url(dashboard, result['recording_id'])}")
 
 
 Published = tuple[list[Cell], str | None]  # the cells, and why none
@@ -210,7 +222,11 @@ def _print_published(published: Published | None, changes: list[float | None]) -
 
 
 def _print_pair(
-    result: dict[str, Any], base: dict[str, Any], as_json: bool, published: Published | None = None
+    result: dict[str, Any],
+    base: dict[str, Any],
+    dashboard: str,
+    as_json: bool,
+    published: Published | None = None,
 ) -> int:
     """The scenario's result beside its baseline's: the metric's change, the decisions that
     moved most, and the published cells the pair reproduces (when the tables are there)."""
@@ -230,7 +246,7 @@ def _print_pair(
             }
         )
         return 0
-    _print_result(result)
+    _print_result(result, dashboard)
     verdict = "the same" if not pct else ("better" if pct > 0 else "worse")
     if not both:
         change = "n/a (a run did not complete: no change is measured)"
@@ -242,7 +258,11 @@ def _print_pair(
     if (lat := base.get("latency_us")) is not None and lat["note"]:
         print(f"baseline: {lat['note']}")
     if "recording_id" in base:
-        print(f"baseline saved as recording {base['recording_id']}")
+        print(
+            f"baseline saved as recording {base['recording_id']}: {view_url(dashboard, base['recording_id'])}"
+        )
+        if "recording_id" in result:
+            print(f"side by side: {view_url(dashboard, result['recording_id'], base['recording_id'])}")
     print("decisions that moved most (share of the kind's decisions, baseline in brackets):")
     for x in moved:
         print(f"  {x['kind']:<6} {100 * x['share']:5.1f}% ({100 * x['baseline_share']:5.1f}%)  {x['reason']}")
@@ -552,6 +572,13 @@ def register(sub: Any) -> None:
         "--db",
         help="SQLite file for --save and a trace workload's recording (default data/placemap.db, "
         "env PLACEMAP_DB)",
+    )
+    sim.add_argument(
+        "--dashboard",
+        default=DASHBOARD,
+        metavar="URL",
+        help=f"with --save: the dashboard serving that database, for the links that open the saved runs "
+        f"(default {DASHBOARD})",
     )
     sim.set_defaults(func=_sim)
     cal = sub.add_parser("calibrate", help="compare the simulator with the published result tables")

@@ -9,6 +9,7 @@ import io
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from conftest import Server, wait_done
@@ -156,6 +157,32 @@ def test_state_at_t_agrees_with_the_simulated_stream(
     assert on_cpu
     for cpu, pid in on_cpu:
         assert tasks[pid]["state"] == "running" and tasks[pid]["cpu"] == cpu
+
+
+def test_a_saved_pair_prints_the_dashboard_links_that_open_each_run_and_both_side_by_side(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    small = {**SCENARIO, "workload": {"kind": "schbench", "messengers": 1, "workers": 4}, "duration_ms": 150}
+    f.write_text(json.dumps(small))
+    db = str(server.settings.db_path)
+    code = main(["sim", str(f), "--save", "--baseline", "--db", db, "--dashboard", server.url + "/"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    links = {
+        line.split(": http", 1)[0]: "http" + line.split(": http", 1)[1]
+        for line in out.splitlines()
+        if ": http" in line
+    }
+    side = urlsplit(links["side by side"])
+    assert f"{side.scheme}://{side.netloc}" == server.url and side.path == "/"
+    q = {k: v[0] for k, v in parse_qs(side.query).items()}
+    with server.client() as c:
+        run, base = c.get(f"/api/recordings/{q['rec']}").json(), c.get(f"/api/recordings/{q['cmp']}").json()
+    # the run (with its hints) first, its baseline beside it, each also linked alone
+    assert run["scenario"]["hints"] == SCENARIO["hints"] and base["scenario"].get("hints", []) == []
+    assert links[f"saved as recording {q['rec']}"] == f"{server.url}/?rec={q['rec']}"
+    assert links[f"baseline saved as recording {q['cmp']}"] == f"{server.url}/?rec={q['cmp']}"
 
 
 def test_bad_scenario_stores_nothing(
