@@ -1,6 +1,8 @@
 """What `placemap sim --save` costs over a plain run: CPU seconds, events stored per CPU-second and
 peak RSS of (a) run_scenario (the baseline, measured in the same run), (b) the same run with the
-progress hook the API's jobs use, (c) the run saved as a recording into a fresh SQLite file.
+progress hook the API's jobs use, (c) the run saved as a recording into a fresh SQLite file,
+(d) the same save without the placement reasons (sim_reasons; what a save cost before session 26:
+the log's wakeup and fork hooks put back to EventLog's), to show what keeping them costs.
 
 Each measurement runs in its own process (peak RSS is per process), modes interleaved, repeated;
 the median is printed. Usage: backend/.venv/bin/python bench/sim_save_bench.py [--reps N]
@@ -22,6 +24,8 @@ from typing import Any
 
 from placemap.sim import _native
 from placemap.sim.scenario import run_scenario
+from placemap import sim_record
+from placemap.sim.trace import EventLog
 from placemap.sim_record import run
 from placemap.store import Store
 
@@ -39,13 +43,16 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "duration_ms": 2000,
     },
 }
-MODES = ("plain", "progress", "save")
+MODES = ("plain", "progress", "save", "save_noreasons")
 
 
 def child(mode: str, name: str) -> None:
     sc = SCENARIOS[name]
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "bench.db") if mode == "save" else None
+        store = Store(Path(tmp) / "bench.db") if mode.startswith("save") else None
+        if mode == "save_noreasons":
+            sim_record._StreamingLog.wakeup = EventLog.wakeup  # type: ignore[method-assign]
+            sim_record._StreamingLog.wakeup_new = EventLog.wakeup_new  # type: ignore[method-assign]
         c0, w0 = time.process_time(), time.perf_counter()
         if mode == "plain":
             result = run_scenario(sc, wall_clock=False)
@@ -97,7 +104,7 @@ def main() -> None:
             cpu = statistics.median(r["cpu_s"] for r in runs[m])
             wall = statistics.median(r["wall_s"] for r in runs[m])
             rss = statistics.median(r["rss_kb"] for r in runs[m]) / 1024
-            print(f"  {m:9s} cpu {cpu:7.3f} s ({cpu / base:5.2f}x plain)  wall {wall:7.3f} s  "
+            print(f"  {m:14s} cpu {cpu:7.3f} s ({cpu / base:5.2f}x plain)  wall {wall:7.3f} s  "
                   f"{rows / cpu:10.0f} events/cpu-s  peak rss {rss:6.0f} MiB")  # fmt: skip
 
 

@@ -26,8 +26,10 @@ from placemap.schema.models.topology_schema import Topology as TopologyModel
 from placemap.settings import SIM_MAX_SAVED_EVENTS
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import Scenario, parse_scenario, simulate, summarize
-from placemap.sim.trace import COLUMNS, PRIO, EventLog
+from placemap.sim.state import Task
+from placemap.sim.trace import COLUMNS, PRIO, WAKEUP, WAKEUP_NEW, EventLog
 from placemap.sim_profile import for_meta
+from placemap.sim_reasons import ReasonWriter
 from placemap.store import Store
 from placemap.store.live import LiveStore
 
@@ -62,6 +64,8 @@ class _StreamingLog(EventLog):
         self.on_progress = on_progress
         self.sink = sink
         self.rows: list[Row] = []
+        # when saving: each wakeup's and fork's reason, kept beside the recording (sim_reasons)
+        self.reasons = ReasonWriter() if sink is not None else None
         self.total = 0
         self._next_report = 0.0
 
@@ -85,6 +89,18 @@ class _StreamingLog(EventLog):
             if frac >= self._next_report:  # at most ~100 reports per run
                 self._next_report = frac + 0.01
                 self.on_progress(frac)
+
+    def wakeup_new(
+        self, ts: int, cpu: int, cur_pid: int, p: Task, *, target: int, why: tuple[str, str] | None = None
+    ) -> None:
+        super().wakeup_new(ts, cpu, cur_pid, p, target=target, why=why)
+        if self.reasons is not None and why is not None:
+            self.reasons.add(p.pid, ts, WAKEUP_NEW, why)
+
+    def wakeup(self, ts: int, cpu: int, cur_pid: int, p: Task, why: tuple[str, str] | None = None) -> None:
+        super().wakeup(ts, cpu, cur_pid, p, why)
+        if self.reasons is not None and why is not None:
+            self.reasons.add(p.pid, ts, WAKEUP, why)
 
     def flush(self) -> None:
         """Hand the rows collected so far to the sink."""
@@ -195,6 +211,8 @@ def run(
             LiveStore(store).merge_meta(rid, {"scenario": for_meta(scenario), "sim_result": result})
             # and the whole scenario (a replay's profile in full), for its scenario.json download
             store.put_derived(rid, sim_saved.BLOB, sim_saved.blob(scenario))
+            if log.reasons is not None:
+                log.reasons.save(store, rid)
             result["recording_id"] = rid
     except BaseException as exc:
         if ingestor is not None and store is not None and rid is not None:

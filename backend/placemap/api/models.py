@@ -203,6 +203,16 @@ class TaskInfo(BaseModel):
     last_ts_ns: int
 
 
+class PlacementReason(BaseModel):
+    """The simulator's reason for one placement, as its decision counts name it."""
+
+    path: str = Field(
+        description="a wakeup's wake_affine step (or hint, wake_wide...); a fork's find_idlest_group "
+        "outcome at each domain"
+    )
+    pick: str = Field(description="the CPU picked: select_idle_sibling's pick, or the fork's in its group")
+
+
 class PathPlacement(BaseModel):
     ts_ns: int
     cpu: int
@@ -211,6 +221,11 @@ class PathPlacement(BaseModel):
     kind: KindName
     level: LevelName | None = Field(description="Level of the move; null when the CPU did not change.")
     cause: CauseName | None
+    reason: PlacementReason | None = Field(
+        default=None,
+        description="why the simulator put the task there (a simulated run's wakeups and forks); "
+        "null for a captured trace, whose kernel does not say why",
+    )
 
 
 class TaskPath(BaseModel):

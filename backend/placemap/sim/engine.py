@@ -50,6 +50,11 @@ if TYPE_CHECKING:
 SLEEP: Final = 0
 EXIT: Final = -1
 LEVELS: Final = ("smt", "llc", "pkg", "numa")  # LEVEL_NAMES[1:]
+# the reason a log keeps for the workload's first task (spawn): no fork decision places it
+SPAWN_WHY: Final = (
+    "no decision: started by the workload",
+    "its start CPU (the seed's draw; a replay's recorded CPU)",
+)
 # The engine's event kinds (Environment.post -> Engine.handle)
 EV_CPU: Final = 0  # a CPU's burst or slice ends: (rq, gen)
 EV_START: Final = 1  # a CPU leaves idle to run what was queued: (rq, gen)
@@ -217,7 +222,7 @@ class Engine(Handler):
         self.st.now = self.env.now
         p = self._new_task(name, behavior, group, hints)
         if self.log is not None:
-            self.log.wakeup_new(self.env.now, cpu, 0, p, target=cpu)
+            self.log.wakeup_new(self.env.now, cpu, 0, p, target=cpu, why=SPAWN_WHY)
         p.queued_at = self.env.now
         self._enqueue(p, cpu)
         self.balancer.start()
@@ -265,7 +270,7 @@ class Engine(Handler):
             log.fork(st.now, parent.cpu, parent, p)
             if d.cpu != parent.cpu:
                 log.migrate(st.now, parent.cpu, parent.pid, p, orig=parent.cpu, dest=d.cpu)
-            log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu)
+            log.wakeup_new(st.now, parent.cpu, parent.pid, p, target=d.cpu, why=(d.via, d.reason))
         p.queued_at = st.now
         if d.cpu != parent.cpu:
             self._count_migration(parent.cpu, d.cpu, CAUSE_FORK)
@@ -345,7 +350,7 @@ class Engine(Handler):
             log.waking(now, this_cpu, wpid, p, prev=prev)
             if target != prev:
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)
-            log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p)
+            log.wakeup(now, target, rq.curr.pid if rq.curr is not None else 0, p, (via, why))
         # enqueue_entity(): update_curr() brings the target's min_vruntime to now before the
         # renormalization and place_entity() read it (prev's: see docs/kernel-audit.md)
         if rq.curr is not None:

@@ -74,13 +74,18 @@ class EventLog:
         for name in COLUMNS[7:]:
             c[name].append(extra.get(name))
 
-    def wakeup_new(self, ts: int, cpu: int, cur_pid: int, p: Task, *, target: int) -> None:
+    def wakeup_new(
+        self, ts: int, cpu: int, cur_pid: int, p: Task, *, target: int, why: tuple[str, str] | None = None
+    ) -> None:
+        """`why`: the decision's (path, pick), as DecisionCounts counts it; a log that keeps
+        reasons (placemap.sim_record) stores it, this one has no column for it."""
         self._row(WAKEUP_NEW, ts, cpu, cur_pid, (p.pid, p.name), target_cpu=target)
 
     def waking(self, ts: int, cpu: int, cur_pid: int, p: Task, *, prev: int) -> None:
         self._row(WAKING, ts, cpu, cur_pid, (p.pid, p.name), target_cpu=prev)
 
-    def wakeup(self, ts: int, cpu: int, cur_pid: int, p: Task) -> None:
+    def wakeup(self, ts: int, cpu: int, cur_pid: int, p: Task, why: tuple[str, str] | None = None) -> None:
+        """`why` as for wakeup_new."""
         self._row(WAKEUP, ts, cpu, cur_pid, (p.pid, p.name), target_cpu=cpu)
 
     def migrate(self, ts: int, cpu: int, cur_pid: int, p: Task, *, orig: int, dest: int) -> None:

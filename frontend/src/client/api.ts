@@ -868,6 +868,24 @@ export interface components {
             level: ("smt" | "llc" | "node" | "cross_node") | null;
             /** Cause */
             cause: ("wakeup" | "fork" | "balance") | null;
+            /** @description why the simulator put the task there (a simulated run's wakeups and forks); null for a captured trace, whose kernel does not say why */
+            reason?: components["schemas"]["PlacementReason"] | null;
+        };
+        /**
+         * PlacementReason
+         * @description The simulator's reason for one placement, as its decision counts name it.
+         */
+        PlacementReason: {
+            /**
+             * Path
+             * @description a wakeup's wake_affine step (or hint, wake_wide...); a fork's find_idlest_group outcome at each domain
+             */
+            path: string;
+            /**
+             * Pick
+             * @description the CPU picked: select_idle_sibling's pick, or the fork's in its group
+             */
+            pick: string;
         };
         /** PlacementState */
         PlacementState: {

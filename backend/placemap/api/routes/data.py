@@ -31,6 +31,7 @@ from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
+from placemap.sim_reasons import annotate
 from placemap.store import RecordingRow, Store
 
 router = APIRouter(prefix="/api/recordings/{rid}")
@@ -184,7 +185,7 @@ def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
             404, "task_not_found", f"no task with pid {pid} in recording {rid}; search tasks first"
         )
     levels = LevelMap(_topology(store, rec))
-    placements = [
-        PathPlacement.model_validate(p.__dict__) for p in queries.task_path(store, rid, pid, levels)
-    ]
+    rows = [dict(p.__dict__) for p in queries.task_path(store, rid, pid, levels)]
+    annotate(store, rid, pid, rows)  # a simulated run's reasons (sim_reasons)
+    placements = [PathPlacement.model_validate(p) for p in rows]
     return TaskPath(pid=pid, comm=task.comm, placements=placements)
