@@ -142,6 +142,8 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   const sentence = `Selected task ${task.pid} hackbench is on CPU ${task.cpu} (LLC 0, node 0)`;
   await expect(page.getByTestId("selected-sentence")).toContainText(sentence);
   await expect(page.getByTestId("task-detail")).toContainText("placements");
+  // a captured trace keeps no reasons (the kernel does not say why): no "why" shows
+  await expect(page.getByTestId("placement-why")).toHaveCount(0);
   await shot(page, "seek-select");
   await expect(page).toHaveURL(new RegExp(`sel=${task.pid}`));
 

@@ -474,4 +474,27 @@ test("simulate form: a workload on a recorded host, its real topology sent inlin
   await expect(page.locator(".rec-title")).toHaveText(`sim ${machine} hackbench seed 1`);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr td").nth(1)).toHaveText("2");
   await sim.screenshot({ path: join(ARTIFACTS, "simulate-recorded-host.png") });
+
+  // a task of the saved run says why the simulator put it where it is: its path's reasons
+  const runId = new URL(page.url()).searchParams.get("rec") ?? "";
+  type Placement = { ts_ns: number; cpu: number; kind: string; reason: { path: string; pick: string } | null };
+  const tasks = (await (await request.get(`/api/recordings/${runId}/tasks?q=hackbench&limit=50`)).json()) as { pid: number }[];
+  const pid = tasks[0]?.pid ?? 0; // the busiest: forked or started, then woken many times
+  const path = ((await (await request.get(`/api/recordings/${runId}/tasks/${pid}/path`)).json()) as { placements: Placement[] }).placements;
+  const counts = new Map<string, number>();
+  for (const p of path) if (p.reason && p.kind === "wakeup") counts.set(`${p.reason.path} -> ${p.reason.pick}`, (counts.get(`${p.reason.path} -> ${p.reason.pick}`) ?? 0) + 1);
+  const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
+  expect(top).toBeTruthy();
+  await page.getByTestId("task-search").fill(String(pid));
+  await page.getByTestId("task-result").filter({ hasText: String(pid) }).first().click();
+  const why = page.getByTestId("placement-why");
+  await expect(why.getByTestId("why-counts").locator("li").first()).toHaveText(`wakeup ${top?.[0] ?? ""} ×${String(top?.[1] ?? 0)}`);
+  // at the end of the run: the task's last placement, with its reason
+  await page.getByTestId("seek-input").fill("+1s");
+  await page.getByTestId("seek-input").press("Enter");
+  const last = path[path.length - 1];
+  await expect(why.getByTestId("why-now")).toContainText(`on CPU ${String(last?.cpu)}, `);
+  if (last?.reason) await expect(why.getByTestId("why-now")).toContainText(`because ${last.reason.path} -> ${last.reason.pick}`);
+  else await expect(why.getByTestId("why-now")).toContainText("moved there by balance");
+  await page.getByTestId("task-detail").screenshot({ path: join(ARTIFACTS, "task-why.png") });
 });

@@ -5,11 +5,13 @@
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import { scaleLinear } from "d3-scale";
-import type { TaskInfo, TaskPath, Topology } from "../../client/types";
+import type { TaskInfo, TaskPath, TaskPlacement, Topology } from "../../client/types";
 import { api } from "../../client/http";
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
+import { usePlayerField } from "../engine/usePlayer";
+import { placementAt, reasonCounts, reasonText } from "./reasons";
 
 interface Props {
   player: Player;
@@ -200,11 +202,55 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
                 {shownPath.placements.length} placements · {LEVELS.map((l) => `${l} ${byLevel.get(l) ?? 0}`).join(" · ")}
               </div>
               <PathChart path={shownPath} topo={topo} tStart={tStart} tEnd={tEnd} player={player} />
+              <PlacementWhy placements={shownPath.placements} player={player} tStart={tStart} />
             </>
           )}
         </div>
       )}
     </section>
+  );
+}
+
+/** How a placement put the task on its CPU, in a few words. */
+function placedBy(p: TaskPlacement): string {
+  if (p.kind === "wakeup_new") return "forked there";
+  if (p.kind === "wakeup") return "woken there";
+  return `moved there by ${p.cause ?? "a migration"}`;
+}
+
+/**
+ * Why the simulator put the task where it is (a simulated run's path carries its reasons; a
+ * captured trace's none, and then nothing shows): the placement at the playhead with its reason,
+ * and the task's reasons by count.
+ */
+function PlacementWhy({ placements, player, tStart }: { placements: TaskPlacement[]; player: Player; tStart: number }) {
+  const counts = useMemo(() => reasonCounts(placements), [placements]);
+  const playhead = usePlayerField(player, "playhead");
+  if (counts.length === 0) return null;
+  const at = placementAt(placements, playhead);
+  const total = counts.reduce((n, c) => n + c.count, 0);
+  const why = at ? reasonText(at) : null;
+  return (
+    <div className="placement-why small" data-testid="placement-why">
+      <div data-testid="why-now">
+        {at === null ? (
+          "at the playhead: not placed yet"
+        ) : (
+          <>
+            at the playhead: on CPU {at.cpu}, {placedBy(at)} at +{formatDuration(at.ts_ns - tStart)}
+            {why !== null ? <>, because <span className="mono">{why}</span></> : " (the simulator keeps no reason per balancing move)"}
+          </>
+        )}
+      </div>
+      <div className="muted">the simulator's reasons, {total.toLocaleString()} placements:</div>
+      <ol className="why-counts" data-testid="why-counts">
+        {counts.slice(0, 4).map((c) => (
+          <li key={`${c.kind} ${c.text}`}>
+            {c.kind} <span className="mono">{c.text}</span> ×{c.count.toLocaleString()}
+          </li>
+        ))}
+      </ol>
+    </div>
   );
 }
 

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import type { TaskPlacement } from "../../client/types";
+import { placementAt, reasonCounts, reasonText } from "./reasons";
+
+function pl(ts: number, kind: string, cpu: number, why?: [string, string]): TaskPlacement {
+  return { ts_ns: ts, cpu, llc: 0, numa_node: 0, kind, level: null, cause: null, reason: why ? { path: why[0], pick: why[1] } : null } as TaskPlacement;
+}
+
+const IDLE: [string, string] = ["wake_affine_idle: prev idle", "target idle"];
+const PATH = [
+  pl(10, "wakeup_new", 3, ["PKG: idlest group", "idlest CPU"]),
+  pl(20, "wakeup", 3, IDLE),
+  pl(30, "migrate", 5), // a balance's move: no reason
+  pl(40, "wakeup", 5, IDLE),
+  pl(50, "wakeup", 9, ["wake_affine_weight: prev more loaded", "idle core found"]),
+];
+
+describe("placement reasons", () => {
+  it("reads a reason as the decision counts print it, and none where there is none", () => {
+    expect(reasonText(PATH[1] as TaskPlacement)).toBe("wake_affine_idle: prev idle -> target idle");
+    expect(reasonText(PATH[2] as TaskPlacement)).toBeNull();
+  });
+
+  it("counts the reasons by kind, most frequent first", () => {
+    expect(reasonCounts(PATH)).toEqual([
+      { kind: "wakeup", text: "wake_affine_idle: prev idle -> target idle", count: 2 },
+      { kind: "fork", text: "PKG: idlest group -> idlest CPU", count: 1 },
+      { kind: "wakeup", text: "wake_affine_weight: prev more loaded -> idle core found", count: 1 },
+    ]);
+    expect(reasonCounts([pl(1, "wakeup", 0), pl(2, "migrate", 1)])).toEqual([]); // a captured trace
+  });
+
+  it("finds the placement that put the task where it is at a time", () => {
+    expect(placementAt(PATH, 5)).toBeNull();
+    expect(placementAt(PATH, 10)?.ts_ns).toBe(10);
+    expect(placementAt(PATH, 29)?.ts_ns).toBe(20);
+    expect(placementAt(PATH, 35)?.kind).toBe("migrate"); // the balance's move, which keeps no reason
+    expect(placementAt(PATH, 1e12)?.ts_ns).toBe(50);
+    // a moving wakeup: its migrate, then its wakeup at the same instant; the wakeup explains it
+    const moving = [pl(10, "wakeup_new", 3, IDLE), pl(20, "migrate", 7), pl(20, "wakeup", 7, IDLE)];
+    expect(placementAt(moving, 20)?.kind).toBe("wakeup");
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * The simulator's reasons in a task's path (GET tasks/{pid}/path: a simulated run's wakeups and
+ * forks carry `reason`, a captured trace's never): the reasons by count, and the placement that
+ * put the task where it is at the playhead. Pure, for the inspector and its tests.
+ */
+import type { TaskPlacement } from "../../client/types";
+
+/** "wake_affine_idle: prev idle -> target idle": path and pick as the decision counts print them. */
+export function reasonText(p: TaskPlacement): string | null {
+  return p.reason ? `${p.reason.path} -> ${p.reason.pick}` : null;
+}
+
+export interface ReasonCount {
+  /** "wakeup" or "fork" (a wakeup_new placement) */
+  kind: string;
+  text: string;
+  count: number;
+}
+
+/** The placements' reasons, most frequent first (ties by kind, then text: stable). */
+export function reasonCounts(placements: TaskPlacement[]): ReasonCount[] {
+  const m = new Map<string, ReasonCount>();
+  for (const p of placements) {
+    const text = reasonText(p);
+    if (text === null) continue;
+    const kind = p.kind === "wakeup_new" ? "fork" : p.kind;
+    const k = `${kind}\u0000${text}`;
+    const got = m.get(k);
+    if (got) got.count += 1;
+    else m.set(k, { kind, text, count: 1 });
+  }
+  return [...m.values()].sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind) || a.text.localeCompare(b.text));
+}
+
+/** The task's last placement at or before `tNs` (placements in event order), the one that put it
+ * where it is then; null before the first. At one instant a moving wakeup's migrate comes before
+ * its wakeup, so the wakeup, which carries the reason, is the one found. */
+export function placementAt(placements: TaskPlacement[], tNs: number): TaskPlacement | null {
+  let lo = 0;
+  let hi = placements.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((placements[mid]?.ts_ns ?? 0) <= tNs) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 ? (placements[lo - 1] ?? null) : null;
+}
