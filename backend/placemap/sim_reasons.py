@@ -31,8 +31,8 @@ SCHEMA = pa.schema(
         ("pid", pa.int32()),
         ("ts_ns", pa.int64()),
         ("kind", pa.uint8()),
-        ("path", pa.uint16()),
-        ("pick", pa.uint16()),
+        ("path", pa.uint32()),
+        ("pick", pa.uint32()),
     ]
 )
 
@@ -54,7 +54,7 @@ class ReasonWriter:
             self._sink, SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")
         )
         self._ids: tuple[dict[str, int], dict[str, int]] = ({}, {})
-        self._cols = (array("i"), array("q"), array("B"), array("H"), array("H"))
+        self._cols = (array("i"), array("q"), array("B"), array("I"), array("I"))
         self.rows = 0
 
     def _id(self, which: int, text: str) -> int:
@@ -80,7 +80,7 @@ class ReasonWriter:
         if len(self._cols[0]):
             arrays = [pa.array(col, type=f.type) for col, f in zip(self._cols, SCHEMA, strict=True)]
             self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
-        self._cols = (array("i"), array("q"), array("B"), array("H"), array("H"))
+        self._cols = (array("i"), array("q"), array("B"), array("I"), array("I"))
 
     def save(self, store: Store, rid: str) -> None:
         """Write both blobs for the (ready) recording `rid`."""
