@@ -1,6 +1,8 @@
 """Why a saved simulated run put each task where it did: the simulator's reason for every wakeup
 and fork placement (the wake_affine step and select_idle_sibling's pick, or find_idlest_group's
-path and the CPU picked: DecisionCounts' (path, pick)), kept with the recording so that a task's
+path and the CPU picked: DecisionCounts' (path, pick)) and every balancing move (the balance,
+periodic, newidle or steal, with its domain, and load_balance()'s outcome, as DecisionCounts
+counts the balances), kept with the recording so that a task's
 path can say, placement by placement, what the model decided. A captured trace has none: the
 kernel does not say why.
 
@@ -38,7 +40,7 @@ SCHEMA = pa.schema(
 
 
 log = logging.getLogger(__name__)
-KIND_CODES = {"wakeup": int(Kind.WAKEUP), "wakeup_new": int(Kind.WAKEUP_NEW)}
+KIND_CODES = {"wakeup": int(Kind.WAKEUP), "wakeup_new": int(Kind.WAKEUP_NEW), "migrate": int(Kind.MIGRATE)}
 
 
 class ReasonsError(ValueError):

@@ -27,7 +27,7 @@ from placemap.settings import SIM_MAX_SAVED_EVENTS
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import Scenario, parse_scenario, simulate, summarize
 from placemap.sim.state import Task
-from placemap.sim.trace import COLUMNS, PRIO, WAKEUP, WAKEUP_NEW, EventLog
+from placemap.sim.trace import COLUMNS, MIGRATE, PRIO, WAKEUP, WAKEUP_NEW, EventLog
 from placemap.sim_profile import for_meta
 from placemap.sim_reasons import ReasonWriter
 from placemap.store import Store
@@ -96,6 +96,21 @@ class _StreamingLog(EventLog):
         super().wakeup_new(ts, cpu, cur_pid, p, target=target, why=why)
         if self.reasons is not None and why is not None:
             self.reasons.add(p.pid, ts, WAKEUP_NEW, why)
+
+    def migrate(
+        self,
+        ts: int,
+        cpu: int,
+        cur_pid: int,
+        p: Task,
+        *,
+        orig: int,
+        dest: int,
+        why: tuple[str, str] | None = None,
+    ) -> None:
+        super().migrate(ts, cpu, cur_pid, p, orig=orig, dest=dest, why=why)
+        if self.reasons is not None and why is not None:
+            self.reasons.add(p.pid, ts, MIGRATE, why)
 
     def wakeup(self, ts: int, cpu: int, cur_pid: int, p: Task, why: tuple[str, str] | None = None) -> None:
         super().wakeup(ts, cpu, cur_pid, p, why)

@@ -49,11 +49,12 @@ def saved(store: Store) -> tuple[dict[str, Any], dict[int, list[dict[str, Any]]]
     return result, _paths(store, result["recording_id"])
 
 
-def test_every_wakeup_and_fork_has_its_reason_and_they_add_up_to_the_run_s_counts(
+def test_every_placement_has_its_reason_and_they_add_up_to_the_run_s_counts(
     saved: tuple[dict[str, Any], dict[int, list[dict[str, Any]]]],
 ) -> None:
     result, paths = saved
     got: dict[str, Counter[tuple[str, str]]] = {"wakeup": Counter(), "fork": Counter()}
+    balanced: Counter[tuple[str, str, str]] = Counter()
     spawned = 0
     for rows in paths.values():
         for p in rows:
@@ -65,9 +66,17 @@ def test_every_wakeup_and_fork_has_its_reason_and_they_add_up_to_the_run_s_count
                     spawned += 1
                 else:
                     got["wakeup" if p["kind"] == "wakeup" else "fork"][why] += 1
+            elif p["cause"] == "balance":
+                assert r is not None, p
+                kind, _, domain = r["path"].partition(" balance at ")
+                balanced[(kind, domain, r["pick"])] += 1
             else:
-                assert r is None, p  # a migration's placement is its wakeup's or a balance's
+                assert r is None, p  # a wakeup's or fork's move: its reason is on the wakeup
     assert spawned == 1  # hackbench's main process
+    # every balancing move is one of the balances the run counted, and each has its reason
+    counted = {(d["kind"], d["domain"], d["outcome"]) for d in result["decisions"]["balance"]}
+    assert set(balanced) <= counted
+    assert sum(balanced.values()) == result["counters"]["migrations"]["by_cause"]["balance"] > 0
     for kind in ("wakeup", "fork"):
         want = Counter({(d["path"], d["pick"]): d["count"] for d in result["decisions"][kind]})
         assert got[kind] == want and sum(want.values()) > 0

@@ -223,8 +223,9 @@ class PathPlacement(BaseModel):
     cause: CauseName | None
     reason: PlacementReason | None = Field(
         default=None,
-        description="why the simulator put the task there (a simulated run's wakeups and forks); "
-        "null for a captured trace, whose kernel does not say why",
+        description="why the simulator put the task there (a simulated run's wakeups, forks and "
+        "balancing moves; a wakeup's or fork's own migrate has it on the wakeup); null for a "
+        "captured trace, whose kernel does not say why",
     )
 
 

@@ -86,9 +86,10 @@ class Balancer:
             tick = cost.TICK_NS
             env.schedule((env.now // tick + 1) * tick, NORMAL, self._on_tick, None, None)
 
-    def apply(self, m: Move, cause: int) -> None:
+    def apply(self, m: Move, cause: int, kind: str) -> None:
         """Carry out a move: a queued task changes runqueue; a running one (active balance)
-        is preempted first."""
+        is preempted first. `kind`: the balance that decided it (periodic, newidle, steal), for
+        the reason a log keeps."""
         eng = self.eng
         st = eng.st
         p = m.task
@@ -103,7 +104,10 @@ class Balancer:
             eng._put_back(src)
         if eng.log is not None:
             cur = st.rqs[m.dst].curr
-            eng.log.migrate(st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst)
+            why = (f"{kind} balance at {st.sd.per_cpu[m.dst][m.level].name}", m.reason)
+            eng.log.migrate(
+                st.now, m.dst, cur.pid if cur is not None else 0, p, orig=m.src, dest=m.dst, why=why
+            )
         st.move_queued(p, m.dst)
         pen = cost.cold_cache_ns_at(eng._count_migration(m.src, m.dst, cause), p.wss_kb)
         if p.work_ns > 0:
@@ -234,7 +238,7 @@ class Balancer:
                     # unbalanced (moved, or failed to): back to the shortest interval
                     iv[level] = sd.min_interval_ms * 1_000_000
                     for m in moves:
-                        self.apply(m, CAUSE_BALANCE)
+                        self.apply(m, CAUSE_BALANCE, PERIODIC)
                         if m.dst != cpu:
                             # LBF_DST_PINNED: attached to another CPU of the local group,
                             # which an idle one leaves idle for (attach_task()'s

@@ -643,14 +643,16 @@ class Engine(Handler):
                 dec.count_balance(NEWIDLE, st.sd.per_cpu[cpu][mv.level].name, mv.reason)
             else:
                 dec.count_balance(NEWIDLE, "", NEWIDLE_NOTHING if spent else NEWIDLE_SKIPPED)
+        kind = NEWIDLE
         if mv is None:
             mv = try_steal(st, cpu)
             if mv is not None:
+                kind = STEAL
                 spent += cost.STEAL_COST_NS
                 if dec is not None:
                     dec.count_balance(STEAL, st.sd.per_cpu[cpu][mv.level].name, mv.reason)
         if mv is not None:
-            self.balancer.apply(mv, CAUSE_BALANCE)
+            self.balancer.apply(mv, CAUSE_BALANCE, kind)
             if self.prev_state[cpu] == "S":
                 rq.leaving = self.prev_task[cpu]  # on_cpu until the switch to the pulled task
             self._kick(rq, spent)

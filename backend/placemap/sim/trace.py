@@ -88,7 +88,19 @@ class EventLog:
         """`why` as for wakeup_new."""
         self._row(WAKEUP, ts, cpu, cur_pid, (p.pid, p.name), target_cpu=cpu)
 
-    def migrate(self, ts: int, cpu: int, cur_pid: int, p: Task, *, orig: int, dest: int) -> None:
+    def migrate(
+        self,
+        ts: int,
+        cpu: int,
+        cur_pid: int,
+        p: Task,
+        *,
+        orig: int,
+        dest: int,
+        why: tuple[str, str] | None = None,
+    ) -> None:
+        """`why` as for wakeup_new: a balancing move's (its balance and domain, the outcome); a
+        wakeup's or fork's move has its reason on the wakeup or wakeup_new that follows."""
         self._row(MIGRATE, ts, cpu, cur_pid, (p.pid, p.name), orig_cpu=orig, dest_cpu=dest)
 
     def switch(self, ts: int, cpu: int, prev: tuple[int, str], *, state: str, nxt: tuple[int, str]) -> None:

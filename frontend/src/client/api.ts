@@ -868,7 +868,7 @@ export interface components {
             level: ("smt" | "llc" | "node" | "cross_node") | null;
             /** Cause */
             cause: ("wakeup" | "fork" | "balance") | null;
-            /** @description why the simulator put the task there (a simulated run's wakeups and forks); null for a captured trace, whose kernel does not say why */
+            /** @description why the simulator put the task there (a simulated run's wakeups, forks and balancing moves; a wakeup's or fork's own migrate has it on the wakeup); null for a captured trace, whose kernel does not say why */
             reason?: components["schemas"]["PlacementReason"] | null;
         };
         /**

@@ -238,7 +238,7 @@ function PlacementWhy({ placements, player, tStart }: { placements: TaskPlacemen
         ) : (
           <>
             at the playhead: on CPU {at.cpu}, {placedBy(at)} at +{formatDuration(at.ts_ns - tStart)}
-            {why !== null ? <>, because <span className="mono">{why}</span></> : " (the simulator keeps no reason per balancing move)"}
+            {why !== null ? <>, because <span className="mono">{why}</span></> : " (no reason kept for this move)"}
           </>
         )}
       </div>

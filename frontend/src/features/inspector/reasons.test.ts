@@ -10,7 +10,8 @@ const IDLE: [string, string] = ["wake_affine_idle: prev idle", "target idle"];
 const PATH = [
   pl(10, "wakeup_new", 3, ["PKG: idlest group", "idlest CPU"]),
   pl(20, "wakeup", 3, IDLE),
-  pl(30, "migrate", 5), // a balance's move: no reason
+  pl(30, "migrate", 5), // a wakeup's move (or a run saved before balancing moves kept theirs)
+  pl(35, "migrate", 6, ["periodic balance at MC", "pulled"]),
   pl(40, "wakeup", 5, IDLE),
   pl(50, "wakeup", 9, ["wake_affine_weight: prev more loaded", "idle core found"]),
 ];
@@ -24,6 +25,7 @@ describe("placement reasons", () => {
   it("counts the reasons by kind, most frequent first", () => {
     expect(reasonCounts(PATH)).toEqual([
       { kind: "wakeup", text: "wake_affine_idle: prev idle -> target idle", count: 2 },
+      { kind: "balance", text: "periodic balance at MC -> pulled", count: 1 },
       { kind: "fork", text: "PKG: idlest group -> idlest CPU", count: 1 },
       { kind: "wakeup", text: "wake_affine_weight: prev more loaded -> idle core found", count: 1 },
     ]);
@@ -34,7 +36,8 @@ describe("placement reasons", () => {
     expect(placementAt(PATH, 5)).toBeNull();
     expect(placementAt(PATH, 10)?.ts_ns).toBe(10);
     expect(placementAt(PATH, 29)?.ts_ns).toBe(20);
-    expect(placementAt(PATH, 35)?.kind).toBe("migrate"); // the balance's move, which keeps no reason
+    expect(placementAt(PATH, 32)?.reason).toBeNull(); // a move without its reason
+    expect(placementAt(PATH, 35)?.reason?.path).toBe("periodic balance at MC");
     expect(placementAt(PATH, 1e12)?.ts_ns).toBe(50);
     // a moving wakeup: its migrate, then its wakeup at the same instant; the wakeup explains it
     const moving = [pl(10, "wakeup_new", 3, IDLE), pl(20, "migrate", 7), pl(20, "wakeup", 7, IDLE)];

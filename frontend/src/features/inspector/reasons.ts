@@ -1,6 +1,6 @@
 /**
- * The simulator's reasons in a task's path (GET tasks/{pid}/path: a simulated run's wakeups and
- * forks carry `reason`, a captured trace's never): the reasons by count, and the placement that
+ * The simulator's reasons in a task's path (GET tasks/{pid}/path: a simulated run's wakeups, forks
+ * and balancing moves carry `reason`, a captured trace's never): the reasons by count, and the placement that
  * put the task where it is at the playhead. Pure, for the inspector and its tests.
  */
 import type { TaskPlacement } from "../../client/types";
@@ -11,7 +11,7 @@ export function reasonText(p: TaskPlacement): string | null {
 }
 
 export interface ReasonCount {
-  /** "wakeup" or "fork" (a wakeup_new placement) */
+  /** "wakeup", "fork" (a wakeup_new placement) or "balance" (a balancing move) */
   kind: string;
   text: string;
   count: number;
@@ -23,7 +23,7 @@ export function reasonCounts(placements: TaskPlacement[]): ReasonCount[] {
   for (const p of placements) {
     const text = reasonText(p);
     if (text === null) continue;
-    const kind = p.kind === "wakeup_new" ? "fork" : p.kind;
+    const kind = p.kind === "wakeup_new" ? "fork" : p.kind === "migrate" ? "balance" : p.kind;
     const k = `${kind}\u0000${text}`;
     const got = m.get(k);
     if (got) got.count += 1;
