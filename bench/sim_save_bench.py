@@ -2,7 +2,7 @@
 peak RSS of (a) run_scenario (the baseline, measured in the same run), (b) the same run with the
 progress hook the API's jobs use, (c) the run saved as a recording into a fresh SQLite file,
 (d) the same save without the placement reasons (sim_reasons; what a save cost before session 26:
-the log's wakeup and fork hooks put back to EventLog's), to show what keeping them costs.
+the log's wakeup, fork and migrate hooks put back to EventLog's), to show what keeping them costs.
 
 Each measurement runs in its own process (peak RSS is per process), modes interleaved, repeated;
 the median is printed. Usage: backend/.venv/bin/python bench/sim_save_bench.py [--reps N]
@@ -53,6 +53,7 @@ def child(mode: str, name: str) -> None:
         if mode == "save_noreasons":
             sim_record._StreamingLog.wakeup = EventLog.wakeup  # type: ignore[method-assign]
             sim_record._StreamingLog.wakeup_new = EventLog.wakeup_new  # type: ignore[method-assign]
+            sim_record._StreamingLog.migrate = EventLog.migrate  # type: ignore[method-assign]
         c0, w0 = time.process_time(), time.perf_counter()
         if mode == "plain":
             result = run_scenario(sc, wall_clock=False)
