@@ -13,7 +13,7 @@
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
-import { HostGroup, PresetSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
+import { MachineSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
@@ -22,7 +22,6 @@ import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
 import { Reproduce } from "./Reproduce";
 import { useHosts } from "./useHosts";
-import { withChosen } from "./hosts";
 import type { Recording } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
@@ -43,9 +42,8 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
-  const recorded = useHosts(open, recordings);
+  const hosts = useHosts(open, recordings);
   const err = optsErr ?? jobErr ?? seeds.err;
-  const hosts = choice ? withChosen(recorded, choice.topology, choice.topologyBody) : recorded;
 
   const run = async () => {
     if (!opts || !choice) return;
@@ -80,13 +78,14 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
       <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
         <SimForm label="Simulate" onSubmit={() => { void run(); }}>
-          <PresetSelect
+          <MachineSelect
             label="machine"
             value={choice.topology}
+            body={choice.topologyBody}
             presets={opts.presets}
-            title={hosts.find((h) => h.key === choice.topology)?.label}
-            onChange={(v) => { set((c) => ({ ...c, topology: v, topologyBody: hosts.find((h) => h.key === v)?.topology ?? null })); }}
-            extra={<HostGroup hosts={hosts} label="recorded hosts" />}
+            hosts={hosts}
+            hostsLabel="recorded hosts"
+            onChange={(v, body) => { set((c) => ({ ...c, topology: v, topologyBody: body })); }}
           />
           <label>
             workload{" "}

@@ -57,8 +57,8 @@ export function withChosen(hosts: Host[], key: string, topology: Topology | null
 }
 
 /** The hosts without repeats of the same machine (an identical topology stored again, e.g. with
- * each import from it): the first, newest, of each. `same` gives each host's topology as text. */
-export function distinctHosts(hosts: Host[], same: (h: Host) => string): Host[] {
+ * each import from it): the first, newest, of each. `same` gives each one's topology as text. */
+export function distinctHosts<T>(hosts: T[], same: (h: T) => string): T[] {
   const seen = new Set<string>();
   return hosts.filter((h) => {
     const k = same(h);

@@ -11,10 +11,16 @@ import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
 import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, type Host } from "./hosts";
 
+/** A host read, with its topology as text (to list each machine once). */
+interface Known {
+  host: Host;
+  text: string;
+}
+
 export function useHosts(open: boolean, recordings: Recording[]): Host[] {
   // topology id -> its host and its topology as text (to list each machine once), or null when
   // it could not be read
-  const [known, setKnown] = useState<ReadonlyMap<string, { host: Host; text: string } | null>>(new Map());
+  const [known, setKnown] = useState<ReadonlyMap<string, Known | null>>(new Map());
   const wanted = useMemo(() => hostRecordings(recordings), [recordings]);
   const missing = wanted.filter((r) => !known.has(String(r.topology_id)));
   // the effect restarts only when the set of topologies to read changes, not at each list refresh
@@ -26,7 +32,7 @@ export function useHosts(open: boolean, recordings: Recording[]): Host[] {
       missing.map((r) => {
         const tid = String(r.topology_id);
         return api.topology(r.id, ctl.signal).then(
-          (t): [string, { host: Host; text: string } | null] => [tid, { host: { key: HOST_PREFIX + tid, label: hostLabel(t), topology: t }, text: JSON.stringify(t) }],
+          (t): [string, Known | null] => [tid, { host: { key: HOST_PREFIX + tid, label: hostLabel(t), topology: t }, text: JSON.stringify(t) }],
           (): [string, null] => [tid, null],
         );
       }),
@@ -37,8 +43,6 @@ export function useHosts(open: boolean, recordings: Recording[]): Host[] {
     return () => { ctl.abort(); };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- `missing` is read through missingKey
   }, [open, missingKey]);
-  const texts = new Map<string, string>();
-  for (const k of known.values()) if (k) texts.set(k.host.key, k.text);
-  const hosts = wanted.map((r) => known.get(String(r.topology_id))?.host).filter((h): h is Host => h != null);
-  return distinctHosts(hosts, (h) => texts.get(h.key) ?? h.key);
+  const read = wanted.map((r) => known.get(String(r.topology_id))).filter((k) => k != null);
+  return distinctHosts(read, (k) => k.text).map((k) => k.host);
 }

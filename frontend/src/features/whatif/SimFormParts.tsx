@@ -5,8 +5,8 @@
  */
 import { useEffect, useState, type ReactNode } from "react";
 import { api } from "../../client/http";
-import type { SimOptions } from "../../client/types";
-import type { Host } from "../simulate/hosts";
+import type { SimOptions, Topology } from "../../client/types";
+import { withChosen, type Host } from "../simulate/hosts";
 
 export interface SimChoiceState<T> {
   opts: SimOptions | null;
@@ -76,12 +76,39 @@ export function PresetSelect({ label, value, presets, onChange, extra, title }: 
   );
 }
 
-/** The recorded hosts (hosts.ts) as an option group of a machine select; nothing when none. */
-export function HostGroup({ hosts, label }: { hosts: Host[]; label: string }) {
-  if (hosts.length === 0) return null;
+/**
+ * The machine select of both forms: `before` (the what-if's own "recorded host"), the recorded
+ * hosts (hosts.ts) in a group named `hostsLabel`, keeping the chosen one while its recordings are
+ * gone (withChosen), then the presets. `onChange` gets the value and, for a host, its topology to
+ * send inline (null for a preset).
+ */
+export function MachineSelect({ label, value, body, presets, hosts, hostsLabel, onChange, before }: {
+  label: string;
+  value: string;
+  /** the chosen host's topology (the choice's topologyBody) */
+  body: Topology | null;
+  presets: string[];
+  hosts: Host[];
+  hostsLabel: string;
+  onChange: (value: string, body: Topology | null) => void;
+  before?: ReactNode;
+}) {
+  const listed = withChosen(hosts, value, body);
   return (
-    <optgroup label={label}>
-      {hosts.map((h) => <option key={h.key} value={h.key}>{h.label}</option>)}
-    </optgroup>
+    <PresetSelect
+      label={label}
+      value={value}
+      presets={presets}
+      title={listed.find((h) => h.key === value)?.label}
+      onChange={(v) => { onChange(v, listed.find((h) => h.key === v)?.topology ?? null); }}
+      extra={<>
+        {before}
+        {listed.length > 0 && (
+          <optgroup label={hostsLabel}>
+            {listed.map((h) => <option key={h.key} value={h.key}>{h.label}</option>)}
+          </optgroup>
+        )}
+      </>}
+    />
   );
 }

@@ -15,7 +15,7 @@
 import { useState } from "react";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
-import { HOST_PREFIX, withChosen } from "../simulate/hosts";
+import { HOST_PREFIX } from "../simulate/hosts";
 import { useHosts } from "../simulate/useHosts";
 import { formatDuration } from "../../viz/time";
 import {
@@ -29,7 +29,7 @@ import {
   type WhatIfChoice,
 } from "./scenario";
 import { comparable, metricText } from "../simulate/scenario";
-import { HostGroup, PresetSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
+import { MachineSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
 import { Reproduce } from "../simulate/Reproduce";
@@ -58,8 +58,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   const err = optsErr ?? jobErr;
   // other machines recorded here (the recording's own is "recorded host"), to replay it on
   const own = HOST_PREFIX + String(rec.topology_id);
-  const others = useHosts(open, recordings ?? []).filter((h) => h.key !== own);
-  const hosts = choice ? withChosen(others, choice.topology, choice.topologyBody) : others;
+  const hosts = useHosts(open, recordings ?? []).filter((h) => h.key !== own);
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
 
   const run = () => {
@@ -87,16 +86,15 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       <Toggle open={open} setOpen={setOpen} title="What if…" />
       {open && opts && choice && (
         <SimForm label="What-if replay" onSubmit={run}>
-          <PresetSelect
+          <MachineSelect
             label="topology"
             value={choice.topology}
+            body={choice.topologyBody}
             presets={opts.presets}
-            title={hosts.find((h) => h.key === choice.topology)?.label}
-            onChange={(v) => { set((c) => ({ ...c, topology: v, topologyBody: hosts.find((h) => h.key === v)?.topology ?? null })); }}
-            extra={<>
-              {hasTopology && <option value="recorded">recorded host</option>}
-              <HostGroup hosts={hosts} label="other recorded hosts" />
-            </>}
+            hosts={hosts}
+            hostsLabel="other recorded hosts"
+            onChange={(v, body) => { set((c) => ({ ...c, topology: v, topologyBody: body })); }}
+            before={hasTopology && <option value="recorded">recorded host</option>}
           />
           <ToggleFields opts={opts} choice={choice} set={set} />
           <button type="submit" disabled={busy}>Replay</button>
