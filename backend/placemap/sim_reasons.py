@@ -47,6 +47,11 @@ class ReasonsError(ValueError):
     """A recording's stored reasons cannot be read (the message says which blob and why)."""
 
 
+def _columns() -> tuple[array[int], array[int], array[int], array[int], array[int]]:
+    """One batch's columns, typed as SCHEMA's (pid, ts_ns, kind, path id, pick id)."""
+    return array("i"), array("q"), array("B"), array("I"), array("I")
+
+
 class ReasonWriter:
     """Collects the reasons of one run's placements and writes them as the two blobs."""
 
@@ -56,8 +61,7 @@ class ReasonWriter:
             self._sink, SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")
         )
         self._ids: tuple[dict[str, int], dict[str, int]] = ({}, {})
-        self._cols = (array("i"), array("q"), array("B"), array("I"), array("I"))
-        self.rows = 0
+        self._cols = _columns()
 
     def _id(self, which: int, text: str) -> int:
         ids = self._ids[which]
@@ -74,7 +78,6 @@ class ReasonWriter:
         kinds.append(kind)
         paths.append(self._id(0, why[0]))
         picks.append(self._id(1, why[1]))
-        self.rows += 1
         if len(pids) >= BATCH_ROWS:
             self._flush()
 
@@ -82,7 +85,7 @@ class ReasonWriter:
         if len(self._cols[0]):
             arrays = [pa.array(col, type=f.type) for col, f in zip(self._cols, SCHEMA, strict=True)]
             self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
-        self._cols = (array("i"), array("q"), array("B"), array("I"), array("I"))
+        self._cols = _columns()
 
     def save(self, store: Store, rid: str) -> None:
         """Write both blobs for the (ready) recording `rid`."""
