@@ -141,6 +141,14 @@ def delay_text(d: dict[str, Any]) -> str:
     return f"{d['samples']} wakeups (us): {values}"
 
 
+def llc_util_text(u: dict[str, Any]) -> str:
+    """'LLC 0-15: 0 0 .. 20 6' of a result's llc_util: each LLC's mean busy percent over the run,
+    in the topology's LLC order."""
+    ids = [s["llc"] for s in u["series"]]
+    span = f"{ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) else ",".join(map(str, ids))
+    return f"LLC {span}: " + " ".join(f"{100 * s['mean']:.0f}" for s in u["series"])
+
+
 DASHBOARD = "http://127.0.0.1:8000"  # where scripts/run and docker compose serve it
 
 
@@ -163,6 +171,8 @@ def _print_result(result: dict[str, Any], dashboard: str) -> None:
     print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
     if (d := result.get("wakeup_latency")) is not None:
         print(f"run-queue delay (wakeup -> run, every task) over {delay_text(d)}")
+    if (u := result.get("llc_util")) is not None and u["series"]:
+        print(f"busy % per LLC over the run, {llc_util_text(u)}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:
         print(f"saved as recording {result['recording_id']}: {view_url(dashboard, result['recording_id'])}")
@@ -257,6 +267,8 @@ def _print_pair(
     print(f"baseline (no hints, default features): {m['name']} = {base['metric']['value']}: {change}")
     if (lat := base.get("latency_us")) is not None and lat["note"]:
         print(f"baseline: {lat['note']}")
+    if (u := base.get("llc_util")) is not None and u["series"]:
+        print(f"baseline: busy % per LLC over the run, {llc_util_text(u)}")
     if "recording_id" in base:
         print(
             f"baseline saved as recording {base['recording_id']}: {view_url(dashboard, base['recording_id'])}"

@@ -664,3 +664,29 @@ def test_sim_topology_flag_errors_name_the_file_or_the_field(
     (tmp_path / "t.json").write_text(json.dumps({"machine": "half a topology"}))
     code, out, err = run(["sim", str(f), "--topology", str(tmp_path / "t.json"), "--json"], capsys)
     assert code == 2 and out == "" and "topology" in err
+
+
+def test_sim_prints_each_llc_s_busy_share_for_the_run_and_its_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    sc = {**SCENARIO, "workload": {"kind": "schbench", "workers": 24}, "duration_ms": 300}
+    f.write_text(json.dumps(sc))
+    code, out, _ = run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)
+    assert code == 0
+    pair = json.loads(out)
+    code, text, _ = run(["sim", str(f), "--baseline"], capsys)
+    assert code == 0
+    rows = text.splitlines()
+    head = "busy % per LLC over the run, LLC 0-15: "
+    lines = {
+        "result": next(x for x in rows if x.startswith(head)),
+        "baseline": next(x for x in rows if x.startswith(f"baseline: {head}")),
+    }
+    for key, line in lines.items():
+        shown = [int(v) for v in line.split(": ")[-1].split()]
+        means = [s["mean"] for s in pair[key]["llc_util"]["series"]]
+        assert shown == [round(100 * m) for m in means], key
+    # wake_affine piles the 24 workers onto the messenger's LLC; tip leaves them spread
+    busiest = {k: max(s["mean"] for s in pair[k]["llc_util"]["series"]) for k in lines}
+    assert busiest["result"] > 2 * busiest["baseline"]

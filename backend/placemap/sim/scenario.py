@@ -129,7 +129,9 @@ def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
     `sim.incomplete` says what the metric is when the run did not complete (else null);
     `latency_us`, for a latency metric (schbench), its distribution (latency.summary), else null;
     `wakeup_latency`, every task's run-queue delay after its wakeups (latency.DelayHistogram), as the
-    store's metrics of the saved run give it. The counters are exactly the issue's."""
+    store's metrics of the saved run give it; `cpu_time`, the tasks' total run and run-queue wait
+    time; `llc_util`, each LLC's busy fraction over time and over the run (utilization.LlcSampler).
+    The counters are exactly the issue's."""
     end = eng.env.now
     complete = wl.complete()
     out: dict[str, Any] = {
@@ -137,6 +139,8 @@ def summarize(eng: Engine, wl: Workload, wall_s: float) -> dict[str, Any]:
         "counters": eng.counters(end),
         "latency_us": wl.latency_us() if isinstance(wl, Schbench) else None,
         "wakeup_latency": eng.delays.summary(),
+        "cpu_time": eng.cpu_time(),
+        "llc_util": eng.llc_util.summary(),
         "sim": {
             "events": eng.sched_events(),
             "wall_s": round(wall_s, 3),

@@ -1189,6 +1189,27 @@ export interface components {
             avg_wait_us: number;
         };
         /**
+         * SimCpuTime
+         * @description schedstat's sums over every task of the run.
+         */
+        SimCpuTime: {
+            /**
+             * Run Ms
+             * @description time the tasks ran on a CPU
+             */
+            run_ms: number;
+            /**
+             * Wait Ms
+             * @description time the tasks waited runnable on a runqueue (run_delay)
+             */
+            wait_ms: number;
+            /**
+             * Waits
+             * @description the waits counted (each switch-in of a task)
+             */
+            waits: number;
+        };
+        /**
          * SimDecisions
          * @description Every placement decision of the run counted by its reason, most frequent first.
          */
@@ -1307,6 +1328,44 @@ export interface components {
              */
             note: string | null;
         };
+        /** SimLlcSeries */
+        SimLlcSeries: {
+            /**
+             * Llc
+             * @description the LLC's index in the simulated topology
+             */
+            llc: number;
+            /**
+             * Cpus
+             * @description its online CPUs
+             */
+            cpus: number;
+            /**
+             * Mean
+             * @description busy fraction 0..1 of its CPUs over the whole run
+             */
+            mean: number;
+            /**
+             * Util
+             * @description busy fraction 0..1 of its CPUs per bin
+             */
+            util: number[];
+        };
+        /**
+         * SimLlcUtil
+         * @description Each LLC's utilization over simulated time (placemap.sim.utilization): bins of bin_ns from
+         *     t_start_ns, the last one ending at end_ns (it may be shorter).
+         */
+        SimLlcUtil: {
+            /** Bin Ns */
+            bin_ns: number;
+            /** T Start Ns */
+            t_start_ns: number;
+            /** End Ns */
+            end_ns: number;
+            /** Series */
+            series: components["schemas"]["SimLlcSeries"][];
+        };
         /** SimMetric */
         SimMetric: {
             /** Name */
@@ -1390,6 +1449,10 @@ export interface components {
             latency_us?: components["schemas"]["SimLatency"] | null;
             /** @description every task's run-queue delay after a wakeup, as the saved run's recording metrics give it (null without any) */
             wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
+            /** @description the tasks' total run and wait time (null in runs saved before it was kept) */
+            cpu_time?: components["schemas"]["SimCpuTime"] | null;
+            /** @description per-LLC utilization over time (null in runs saved before it was kept) */
+            llc_util?: components["schemas"]["SimLlcUtil"] | null;
             sim: components["schemas"]["SimRun"];
             decisions?: components["schemas"]["SimDecisions"] | null;
             /** Recording Id */

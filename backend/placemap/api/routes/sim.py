@@ -86,6 +86,31 @@ class SimLatency(BaseModel):
     )
 
 
+class SimCpuTime(BaseModel):
+    """schedstat's sums over every task of the run."""
+
+    run_ms: float = Field(description="time the tasks ran on a CPU")
+    wait_ms: float = Field(description="time the tasks waited runnable on a runqueue (run_delay)")
+    waits: int = Field(description="the waits counted (each switch-in of a task)")
+
+
+class SimLlcSeries(BaseModel):
+    llc: int = Field(description="the LLC's index in the simulated topology")
+    cpus: int = Field(description="its online CPUs")
+    mean: float = Field(description="busy fraction 0..1 of its CPUs over the whole run")
+    util: list[float] = Field(description="busy fraction 0..1 of its CPUs per bin")
+
+
+class SimLlcUtil(BaseModel):
+    """Each LLC's utilization over simulated time (placemap.sim.utilization): bins of bin_ns from
+    t_start_ns, the last one ending at end_ns (it may be shorter)."""
+
+    bin_ns: int
+    t_start_ns: int
+    end_ns: int
+    series: list[SimLlcSeries]
+
+
 class SimRun(BaseModel):
     events: int = Field(description="scheduler events simulated: wakeups + context switches + migrations")
     wall_s: float
@@ -115,6 +140,12 @@ class SimResult(BaseModel):
         default=None,
         description="every task's run-queue delay after a wakeup, as the saved run's recording "
         "metrics give it (null without any)",
+    )
+    cpu_time: SimCpuTime | None = Field(
+        default=None, description="the tasks' total run and wait time (null in runs saved before it was kept)"
+    )
+    llc_util: SimLlcUtil | None = Field(
+        default=None, description="per-LLC utilization over time (null in runs saved before it was kept)"
     )
     sim: SimRun
     decisions: SimDecisions | None = None
