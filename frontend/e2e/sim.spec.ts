@@ -115,16 +115,19 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   // the same scenario through the API gives the value shown (seeded and deterministic)
   const scenario = { topology: "zen3-2s-nps1", workload: { kind: "schbench", messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 }, seed: 1, duration_ms: 300 };
   type Latency = { samples: number; p50: number; p90: number; p99: number; p99_9: number; max: number; note: string | null };
+  type LlcUtil = { series: { llc: number; cpus: number; mean: number; util: number[] }[] };
   const latencies: Latency[] = [];
+  const utils: LlcUtil[] = [];
   const value = async (hints: string[]): Promise<number> => {
     const jid = ((await (await request.post("/api/sim/jobs", { data: { scenario: { ...scenario, hints } } })).json()) as { job_id: string }).job_id;
     let v = NaN;
     await expect
       .poll(async () => {
-        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number }; latency_us: Latency } | null };
+        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number }; latency_us: Latency; llc_util: LlcUtil } | null };
         if (j.result) {
           v = j.result.metric.value;
           latencies.push(j.result.latency_us);
+          utils.push(j.result.llc_util);
         }
         return j.status;
       }, { timeout: 120_000 })
@@ -149,6 +152,17 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
     probe.remove();
     return c;
   }));
+  // where each run's work ran, as the API gives it: a heat map row per LLC and a column per bin of
+  // simulated time, and the busiest LLC by busy CPU time (ties: the lowest LLC)
+  const llcUtil = result.getByTestId("simulate-llc-util");
+  for (const [testId, u] of [["llc-util-run", utils[0]], ["llc-util-base", utils[utils.length - 1]]] as const) {
+    if (u === undefined) throw new Error("the jobs gave no llc_util");
+    const part = llcUtil.getByTestId(testId);
+    await expect(part.locator("rect")).toHaveCount(u.series.length * (u.series[0]?.util.length ?? 0));
+    const top = [...u.series].sort((a, b) => b.mean * b.cpus - a.mean * a.cpus || a.llc - b.llc)[0];
+    if (!top) throw new Error("no LLCs");
+    await expect(part.getByTestId(`${testId}-spread`)).toContainText(`of ${String(u.series.length)} LLCs; the busiest, LLC ${String(top.llc)}, ${String(Math.round(100 * top.mean))}% busy`);
+  }
   const us = (x: number) => `${x.toLocaleString("en-US", { maximumFractionDigits: 1 })} us`;
   await expect(result.getByTestId("simulate-value")).toHaveText(us(hinted));
   await expect(result.getByTestId("simulate-change")).toContainText(`against ${us(base)}`);

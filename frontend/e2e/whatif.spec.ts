@@ -65,7 +65,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   expect(whole.topology).toBe("zen3-2s-nps1");
   expect(whole.hints).toEqual(["wake_affine"]);
   expect(whole.workload.profile.tasks.length).toBeGreaterThan(160);
-  type Ran = { metric: unknown; counters: unknown };
+  type Ran = { metric: unknown; counters: unknown; llc_util: { series: { util: number[] }[] } };
   const env = { ...process.env, PLACEMAP_DB: join(tmpdir(), "placemap-no-such-dir", "none.db") };
   const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--baseline", "--json"], { encoding: "utf8", env })) as { result: Ran; baseline: Ran };
   type Job = { recording_id: string | null; status: string; scenario: { hints?: string[]; workload: { recording?: string } }; result: Ran | null };
@@ -77,6 +77,15 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   expect(cli.result.metric).toEqual(ran?.metric);
   expect(cli.baseline.counters).toEqual(baseRan?.counters);
   expect(cli.baseline.metric).toEqual(baseRan?.metric);
+  // each replay's busy time per LLC, the same from the command line, drawn for both runs
+  expect(cli.result.llc_util).toEqual(ran?.llc_util);
+  expect(cli.baseline.llc_util).toEqual(baseRan?.llc_util);
+  const heat = result.getByTestId("whatif-llc-util");
+  for (const [testId, u] of [["llc-util-run", cli.result.llc_util], ["llc-util-base", cli.baseline.llc_util]] as const) {
+    expect(u.series).toHaveLength(16);
+    await expect(heat.getByTestId(testId).locator("rect")).toHaveCount(16 * (u.series[0]?.util.length ?? 0));
+    await expect(heat.getByTestId(`${testId}-spread`)).toContainText("of the work on");
+  }
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
 

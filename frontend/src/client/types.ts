@@ -32,6 +32,7 @@ export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];
 export type SimMetric = S["SimMetric"];
 export type SimLatency = S["SimLatency"];
+export type SimLlcUtil = S["SimLlcUtil"];
 export type SimDecisions = S["SimDecisions"];
 export type SimPublished = S["SimPublished"];
 export type PublishedCell = S["PublishedCell"];

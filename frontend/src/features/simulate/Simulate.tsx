@@ -8,8 +8,9 @@
  * its sign on every seed. Where the pair is a cell of the published tables (a hint on zen3-2s-nps1
  * or icx-2s), the real kernel's effect shows beside it (Published). The workloads, their
  * parameters and bounds come from GET /api/sim/options; a refused scenario shows the backend's
- * message, which names the field. Under the result, the scenario as a file and the `placemap sim`
- * command that reruns the same pair from it (Reproduce).
+ * message, which names the field. Under the result, the busy time per LLC of both runs (LlcUtil),
+ * the scenario as a file and the `placemap sim` command that reruns the same pair from it
+ * (Reproduce).
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -20,6 +21,7 @@ import { jobEnded, useJobPair } from "../whatif/useJobPair";
 import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, withKind, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
+import { LlcUtil } from "./LlcUtil";
 import { Reproduce } from "./Reproduce";
 import { useHosts } from "./useHosts";
 import type { Recording } from "../../client/types";
@@ -170,6 +172,7 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
             <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} onUseModelRun={(c) => { set((ch) => withModelRun(ch, c)); }} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
+          <LlcUtil run={result.llc_util} base={baseResult?.llc_util} />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {baseResult && !comparable(result, baseResult) && (
             <span className="muted" data-testid="simulate-nochange">

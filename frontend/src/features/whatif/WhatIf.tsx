@@ -2,7 +2,8 @@
  * "What if": replay an open recording under another topology, hints and features. The form
  * (presets, hints and features from GET /api/sim/options) submits a saved simulator job whose
  * workload is the recording itself (a trace workload); its progress is polled, and when done
- * the result and a button to open the twin recording show. The result is compared with the same
+ * the result (with both runs' busy time per LLC, LlcUtil) and a button to open the twin recording
+ * show. The result is compared with the same
  * replay without the changes (same machine, run beside it, not saved), so that the model's own
  * error on the recording cancels out; the recorded span is shown for reference. The form has no
  * seed: a replay draws nothing from it (the scenario keeps the default).
@@ -17,6 +18,7 @@ import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
 import { HOST_PREFIX } from "../simulate/hosts";
 import { useHosts } from "../simulate/useHosts";
+import { LlcUtil } from "../simulate/LlcUtil";
 import { formatDuration } from "../../viz/time";
 import {
   baselineOf,
@@ -126,6 +128,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
                 .join(", ")}
             </div>
           )}
+          <LlcUtil run={job.result.llc_util} base={baseRun?.llc_util} testId="whatif-llc-util" />
           {job.recording_id && <Reproduce recordingId={job.recording_id} baseline={base !== null} seeds={1} testPrefix="whatif" />}
           {job.recording_id && (
             <button type="button" className="linkish" onClick={() => { if (job.recording_id) onOpen(job.recording_id); }}>
