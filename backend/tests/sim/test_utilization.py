@@ -55,7 +55,14 @@ def test_stopping_the_loop_at_every_bin_changes_nothing_the_run_computes(scenari
     for key in ("metric", "counters", "cpu_time", "latency_us", "wakeup_latency", "sim"):
         assert sampled[key] == plain[key], key
     # and the sampling did take place: the unsampled run has one bin, the whole run
-    assert len(sampled["llc_util"]["series"][0]["util"]) > MAX_BINS // 2
+    end = sampled["llc_util"]["end_ns"]
+    bins = len(sampled["llc_util"]["series"][0]["util"])
+    # a bin per START_BIN_NS up to MAX_BINS of them, then 50-100 wider ones
+    assert (
+        bins == -(-end // START_BIN_NS)
+        if end <= MAX_BINS * START_BIN_NS
+        else MAX_BINS // 2 <= bins <= MAX_BINS
+    )
     assert len(plain["llc_util"]["series"][0]["util"]) == 1
     means = [s["mean"] for s in sampled["llc_util"]["series"]]
     assert means == [s["mean"] for s in plain["llc_util"]["series"]]
