@@ -5,7 +5,8 @@ the queue, and the worker processes. The simulator is CPU-bound pure Python, so 
 separate, lowered-priority process (spawned, not forked: the server has threads) and at most
 `workers` run at once; the rest wait in order. A worker reports over a pipe: progress (simulated
 time / duration), the id of the recording it is storing, then its result or its error. Cancelling
-kills the worker and deletes the half-stored recording it named.
+kills the worker and deletes the half-stored recording it named. A "reasons" job reruns a saved
+run for its placement reasons (sim_backfill) and names no recording until done.
 
 No FastAPI here: api/routes/sim.py maps these jobs to HTTP.
 """
@@ -26,6 +27,7 @@ from typing import Any, Literal
 
 from placemap.settings import SIM_MAX_SAVED_EVENTS
 from placemap.sim.errors import ScenarioError
+from placemap.sim_backfill import ReasonsUnavailableError, backfill
 from placemap.sim_profile import resolve
 from placemap.sim_record import run
 from placemap.store import Store
@@ -62,6 +64,9 @@ class Job:
     id: str
     scenario: dict[str, Any]
     save: bool
+    # "reasons": a saved run rerun for its placement reasons (sim_backfill), `target` its recording
+    kind: Literal["run", "reasons"] = "run"
+    target: str | None = None
     status: JobStatus = "queued"
     progress: float = 0.0
     created_at: str = field(default_factory=_now)
@@ -77,13 +82,25 @@ class Job:
 
 
 def worker_main(
-    db_path: str, scenario: dict[str, Any], save: bool, conn: Connection, max_saved_events: int
+    db_path: str,
+    scenario: dict[str, Any],
+    save: bool,
+    conn: Connection,
+    max_saved_events: int,
+    *,
+    reasons_for: str | None = None,
 ) -> None:
-    """The worker process: run one scenario, reporting over `conn`."""
+    """The worker process: run one scenario, or rerun saved run `reasons_for` for its placement
+    reasons (never naming it as its recording: a cancel must not delete it), reporting over
+    `conn`."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
     store = Store(Path(db_path))
     try:
+        if reasons_for is not None:
+            result = backfill(store, reasons_for, on_progress=lambda f: conn.send(("progress", f)))
+            conn.send(("done", result))
+            return
         # a trace workload's recording becomes its profile here, off the server's threads
         scenario = resolve(scenario, store)
         result = run(
@@ -96,6 +113,8 @@ def worker_main(
         conn.send(("done", result))
     except ScenarioError as exc:
         conn.send(("failed", exc.field, str(exc)))
+    except ReasonsUnavailableError as exc:
+        conn.send(("failed", None, str(exc)))
     except Exception as exc:
         conn.send(("failed", None, f"{type(exc).__name__}: {exc}"))
     finally:
@@ -119,12 +138,17 @@ class SimJobs:
         self._closed = False
 
     # --- API -----------------------------------------------------------------------------------
-    def submit(self, scenario: dict[str, Any], save: bool) -> Job:
-        """Queue a scenario (validated by the caller) and start it if a worker is free."""
+    def submit(self, scenario: dict[str, Any], save: bool, *, reasons_for: str | None = None) -> Job:
+        """Queue a scenario (validated by the caller) and start it if a worker is free; with
+        `reasons_for`, a rerun of that saved run (checked by the caller: sim_backfill.check) whose
+        outcome is its placement reasons, `scenario` only what the job reports."""
         with self._lock:
             if len(self._queue) >= MAX_QUEUED:
                 raise QueueFullError(f"{len(self._queue)} jobs are waiting already; try again later")
-            job = Job(id=new_id(), scenario=scenario, save=save)
+            if reasons_for is not None:
+                job = Job(id=new_id(), scenario=scenario, save=False, kind="reasons", target=reasons_for)
+            else:
+                job = Job(id=new_id(), scenario=scenario, save=save)
             self._jobs[job.id] = job
             self._queue.append(job.id)
             self._forget_old()
@@ -183,6 +207,7 @@ class SimJobs:
             proc = self._ctx.Process(
                 target=worker_main,
                 args=(str(self.store.path), job.scenario, job.save, send, self.max_saved_events),
+                kwargs={"reasons_for": job.target},
                 name=f"sim-job-{job.id}",
                 daemon=True,
             )

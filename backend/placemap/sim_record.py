@@ -57,6 +57,8 @@ class _StreamingLog(EventLog):
         on_progress: Progress | None,
         sink: Callable[[pa.RecordBatch], None] | None,
         max_rows: int = SIM_MAX_SAVED_EVENTS,
+        *,
+        keep_reasons: bool = False,
     ) -> None:
         super().__init__()
         self.duration_ns = duration_ns
@@ -64,8 +66,9 @@ class _StreamingLog(EventLog):
         self.on_progress = on_progress
         self.sink = sink
         self.rows: list[Row] = []
-        # when saving: each wakeup's and fork's reason, kept beside the recording (sim_reasons)
-        self.reasons = ReasonWriter() if sink is not None else None
+        # when saving (or rerunning a saved run for them, sim_backfill): each placement's reason,
+        # kept beside the recording (sim_reasons)
+        self.reasons = ReasonWriter() if sink is not None or keep_reasons else None
         self.total = 0
         self._next_report = 0.0
 

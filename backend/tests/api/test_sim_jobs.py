@@ -21,6 +21,8 @@ from vm2 import VM2
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import MAX_DURATION_MS, parse_scenario, run_scenario
 from placemap.sim.workloads import WORKLOADS, build
+from placemap.sim_reasons import NAMES, REASONS
+from placemap.store import Store
 
 SMALL: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -305,3 +307,36 @@ def test_an_oversized_scenario_is_refused_before_it_is_parsed(client: httpx.Clie
     assert r.status_code == 202, r.text
     job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
     assert job["status"] == "done" and job["result"]["sim"]["complete"]
+
+
+def test_a_run_saved_without_reasons_gets_them_from_a_reasons_job(
+    client: httpx.Client, server: Server
+) -> None:
+    """POST /api/recordings/{id}/reasons on a saved run whose reasons are gone (as one saved before
+    session 26): a job of kind reasons reruns it and its task paths say why again."""
+    r = client.post("/api/sim/jobs", json={"scenario": {**SMALL, "seed": 11}, "save": True})
+    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    rid = job["recording_id"]
+    assert job["status"] == "done" and rid
+    # kept reasons: nothing to work out
+    again = client.post(f"/api/recordings/{rid}/reasons")
+    assert again.status_code == 409 and again.json()["detail"]["code"] == "already_kept"
+    db = Store(server.settings.db_path)
+    try:
+        with db._tx() as c:  # the blobs a run saved before session 26 lacks
+            c.execute("DELETE FROM derived WHERE recording_id = ? AND name IN (?, ?)", (rid, REASONS, NAMES))
+    finally:
+        db.close()
+    pid = client.get(f"/api/recordings/{rid}/tasks", params={"q": "schbench-worker"}).json()[0]["pid"]
+    path = client.get(f"/api/recordings/{rid}/tasks/{pid}/path").json()
+    assert path["placements"] and all(p["reason"] is None for p in path["placements"])
+    r = client.post(f"/api/recordings/{rid}/reasons")
+    assert r.status_code == 202, r.text
+    done = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert done["status"] == "done" and done["kind"] == "reasons" and done["recording_id"] == rid
+    assert done["save"] is False and done["result"]["counters"] == job["result"]["counters"]
+    path = client.get(f"/api/recordings/{rid}/tasks/{pid}/path").json()
+    woken = [p for p in path["placements"] if p["kind"] == "wakeup"]
+    assert woken and all(p["reason"] is not None for p in woken)
+    # an unknown id is not found
+    assert client.post("/api/recordings/nosuchid/reasons").status_code == 404

@@ -155,6 +155,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/reasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Work Out Reasons
+         * @description For a simulated run saved before runs kept their placement reasons: a job (kind "reasons";
+         *     poll GET /api/sim/jobs/{id}) that reruns its saved scenario, checks that the rerun is the saved
+         *     run (its events by kind, counters and metric) and stores the reasons, which
+         *     GET tasks/{pid}/path then gives. 409 not_simulated, already_kept or scenario_unavailable (why);
+         *     a rerun that differs (the simulator changed since) fails the job, naming what differs.
+         */
+        post: operations["work_out_reasons_api_recordings__rid__reasons_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/chunks": {
         parameters: {
             query?: never;
@@ -1229,6 +1253,12 @@ export interface components {
             /** Id */
             id: string;
             /**
+             * Kind
+             * @description run: the scenario; reasons: a saved run rerun for its placement reasons (POST /api/recordings/{id}/reasons), its recording_id that run once done
+             * @enum {string}
+             */
+            kind: "run" | "reasons";
+            /**
              * Status
              * @enum {string}
              */
@@ -2158,6 +2188,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    work_out_reasons_api_recordings__rid__reasons_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimJobCreated"];
                 };
             };
             /** @description Unknown id */

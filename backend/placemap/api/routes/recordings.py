@@ -1,5 +1,6 @@
 """Recordings: upload (raw body streamed to a spool file, then the Go importer in the background),
-list, get (with progress), delete, topology."""
+list, get (with progress), delete, topology; a simulated run's scenario, and a job working out its
+placement reasons when it was saved without them."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from placemap.api import convert
 from placemap.api.deps import ImportsDep, SettingsDep, StoreDep, recording_or_404
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SchedDomain, SchedDomains
+from placemap.api.routes.sim import JobsDep, SimJobCreated
 from placemap.domains_text import dmesg_text, domain_params, params_text
 from placemap.schema.models.recording_schema import Recording
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim.domains import SchedDomains as BuiltDomains
 from placemap.sim.errors import ScenarioError
 from placemap.sim.topology import load as load_topology
+from placemap.sim_backfill import ReasonsUnavailableError
+from placemap.sim_backfill import check as reasons_check
+from placemap.sim_jobs import QueueFullError
+from placemap.sim_profile import for_meta
 from placemap.sim_saved import ScenarioUnavailableError, file_text, saved_scenario
 from placemap.store import Store
 
@@ -171,3 +177,24 @@ def recording_scenario(store: StoreDep, rid: str) -> Response:
         media_type="application/json",
         headers={"Content-Disposition": 'attachment; filename="scenario.json"'},
     )
+
+
+REASONS_STATUS = {"not_found": 404, "not_simulated": 409, "already_kept": 409, "scenario_unavailable": 409}
+
+
+@router.post("/{rid}/reasons", status_code=202)
+def work_out_reasons(store: StoreDep, jobs: JobsDep, rid: str) -> SimJobCreated:
+    """For a simulated run saved before runs kept their placement reasons: a job (kind "reasons";
+    poll GET /api/sim/jobs/{id}) that reruns its saved scenario, checks that the rerun is the saved
+    run (its events by kind, counters and metric) and stores the reasons, which
+    GET tasks/{pid}/path then gives. 409 not_simulated, already_kept or scenario_unavailable (why);
+    a rerun that differs (the simulator changed since) fails the job, naming what differs."""
+    try:
+        scenario = reasons_check(store, rid)
+    except ReasonsUnavailableError as exc:
+        raise ApiError(REASONS_STATUS.get(exc.code, 409), exc.code, f"recording {rid}: {exc}") from exc
+    try:
+        job = jobs.submit(for_meta(scenario), False, reasons_for=rid)
+    except QueueFullError as exc:
+        raise ApiError(429, "too_many_jobs", str(exc)) from exc
+    return SimJobCreated(job_id=job.id, status="running" if job.status == "running" else "queued")

@@ -161,6 +161,10 @@ class SimJob(BaseModel):
     """One simulation job."""
 
     id: str
+    kind: Literal["run", "reasons"] = Field(
+        description="run: the scenario; reasons: a saved run rerun for its placement reasons "
+        "(POST /api/recordings/{id}/reasons), its recording_id that run once done"
+    )
     status: Literal["queued", "running", "done", "failed", "cancelled"]
     progress: float = Field(ge=0, le=1, description="simulated time / duration_ms")
     save: bool
@@ -185,6 +189,7 @@ class SimJobList(BaseModel):
 def _model(job: Job) -> SimJob:
     return SimJob(
         id=job.id,
+        kind=job.kind,
         status=job.status,
         progress=round(job.progress, 4),
         save=job.save,
