@@ -13,6 +13,7 @@ import { importG4, vm2Topology } from "./fixtures";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
+const PYTHON = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "backend", ".venv", "bin", "python");
 
 /** The dashboard's Simulate panel, opened: the panel and its form. */
 async function openSimulate(page: Page): Promise<{ sim: Locator; form: Locator }> {
@@ -516,4 +517,27 @@ test("simulate form: a workload on a recorded host, its real topology sent inlin
   if (last?.reason) await expect(why.getByTestId("why-now")).toContainText(`because ${last.reason.path} -> ${last.reason.pick}`);
   else await expect(why.getByTestId("why-now")).toContainText("moved there by balance");
   await page.getByTestId("task-detail").screenshot({ path: join(ARTIFACTS, "task-why.png") });
+
+  // a run saved before runs kept their reasons (session 26) lacks the two blobs: dropped here from
+  // the server's database directly, the one way to make such a run now. The inspector offers to work
+  // them out: a job reruns the saved scenario, checks it is the same run, and the reasons are back
+  const db = join(dirname(fileURLToPath(import.meta.url)), "..", "test-results", "e2e.db");
+  const drop = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"DELETE FROM derived WHERE recording_id = ? AND name IN ('reasons', 'reason_names')\", (sys.argv[2],)); c.commit()";
+  execFileSync(PYTHON, ["-c", drop, db, runId]);
+  await page.getByTestId("task-detail").getByRole("button", { name: "clear" }).click();
+  await page.getByTestId("task-result").filter({ hasText: String(pid) }).first().click();
+  const backfill = page.getByTestId("reasons-backfill");
+  await expect(backfill).toContainText("this run was saved before placement reasons were kept");
+  await expect(page.getByTestId("placement-why")).toHaveCount(0);
+  await page.getByTestId("task-detail").screenshot({ path: join(ARTIFACTS, "task-why-backfill.png") });
+  await backfill.getByRole("button", { name: "work them out" }).click();
+  await expect(why.getByTestId("why-counts").locator("li").first()).toHaveText(`${top?.[0] ?? ""} ×${String(top?.[1] ?? 0)}`, { timeout: 60_000 });
+  await expect(backfill).toHaveCount(0);
+  type ReasonsJob = { kind: string; status: string; recording_id: string | null };
+  const reasonsJobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: ReasonsJob[] }).jobs.filter((j) => j.kind === "reasons");
+  expect(reasonsJobs.map((j) => [j.status, j.recording_id])).toEqual([["done", runId]]);
+  // kept now: a second request is refused, naming why
+  const again = await request.post(`/api/recordings/${runId}/reasons`);
+  expect(again.status()).toBe(409);
+  expect(((await again.json()) as { detail: { code: string } }).detail.code).toBe("already_kept");
 });

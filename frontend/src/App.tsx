@@ -149,7 +149,7 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
         {/* the stored inspector asks the server for task paths, which a live recording has only once it
             is stored: a live view's inspector works from the events the browser holds */}
         {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}
-        {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} />}
+        {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} simulated={rec?.source === "simulated"} />}
         {ready && !cmp && !live && player.topo && (
           <SchedDomainsPanel key={player.recId} recId={player.recId} cpus={player.topo.cpus.filter((c) => c.online).map((c) => c.cpu)} />
         )}

@@ -95,6 +95,12 @@ export const api = {
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as SimJobCreated;
   },
+  /** a job that reruns a simulated run saved without its placement reasons and stores them */
+  async workOutReasons(recId: string): Promise<SimJobCreated> {
+    const res = await fetch(`${BASE}/recordings/${enc(recId)}/reasons`, { method: "POST", headers: { Accept: "application/json" } });
+    if (!res.ok) throw await errorFrom(res);
+    return (await res.json()) as SimJobCreated;
+  },
   /** the published cells (the calibration file's) a scenario's pair can be read against */
   async simPublished(scenario: Record<string, unknown>, signal?: AbortSignal): Promise<SimPublished> {
     const res = await fetch(`${BASE}/sim/published`, {

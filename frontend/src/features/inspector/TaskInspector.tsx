@@ -1,7 +1,8 @@
 /**
  * Task inspector: search tasks by comm substring or exact pid (GET tasks), select one, and see its
  * path across CPUs and LLCs over time (GET tasks/{pid}/path) as a small D3 chart with the playhead.
- * The selected task is highlighted in the grid by the Player.
+ * The selected task is highlighted in the grid by the Player. A simulated run's placements say why
+ * (PlacementWhy); one saved before runs kept their reasons offers to work them out (ReasonsBackfill).
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import { scaleLinear } from "d3-scale";
@@ -12,6 +13,7 @@ import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerField } from "../engine/usePlayer";
 import { placementAt, reasonCounts, reasonText } from "./reasons";
+import { ReasonsBackfill } from "./ReasonsBackfill";
 
 interface Props {
   player: Player;
@@ -21,6 +23,8 @@ interface Props {
   tEnd: number;
   selected: number | null;
   onSelect: (pid: number | null) => void;
+  /** a simulated run: its placements have the simulator's reasons, or can have them (ReasonsBackfill) */
+  simulated?: boolean;
 }
 
 const W = 284;
@@ -118,12 +122,14 @@ export function PathChart({
   );
 }
 
-export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onSelect }: Props) {
+export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onSelect, simulated = false }: Props) {
   const [q, setQ] = useState("");
   const [results, setResults] = useState<TaskInfo[]>([]);
   const [err, setErr] = useState<string | null>(null);
   const [path, setPath] = useState<TaskPath | null>(null);
   const [pathErr, setPathErr] = useState<string | null>(null);
+  // bumped when a run's reasons have been worked out, so that the path is read again with them
+  const [reasonsKept, setReasonsKept] = useState(0);
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -161,7 +167,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
     return () => {
       ctl.abort();
     };
-  }, [recId, selected]);
+  }, [recId, selected, reasonsKept]);
 
   const shownPath = path && path.pid === selected ? path : null;
   const byLevel = useMemo(() => {
@@ -203,6 +209,9 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
               </div>
               <PathChart path={shownPath} topo={topo} tStart={tStart} tEnd={tEnd} player={player} />
               <PlacementWhy placements={shownPath.placements} player={player} tStart={tStart} />
+              {simulated && shownPath.placements.length > 0 && shownPath.placements.every((p) => p.reason == null) && (
+                <ReasonsBackfill recId={recId} onKept={() => { setReasonsKept((n) => n + 1); }} />
+              )}
             </>
           )}
         </div>
