@@ -12,6 +12,13 @@ CREATE TABLE IF NOT EXISTS topologies (
     body TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+-- A topology's content address (sha256 of its canonical JSON): the same machine stored once, whoever
+-- stores it again (every simulated run of a preset, every import from one host). Topologies stored
+-- before it have none and stay as they are; a topology row is never changed or deleted.
+CREATE TABLE IF NOT EXISTS topology_digests (
+    digest TEXT PRIMARY KEY,
+    topology_id TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS recordings (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,

@@ -6,6 +6,7 @@ Writers commit per chunk; readers never see a half-written chunk.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -152,13 +153,18 @@ class Store:
 
     # --- topologies -------------------------------------------------------------------------
     def put_topology(self, body: dict[str, Any]) -> str:
-        """Store a topology (validated by the caller) and return its id."""
-        tid = new_id()
+        """Store a topology (validated by the caller) and return its id: the id it already has when
+        the same topology (the same canonical JSON: keys sorted) was stored before, so a machine is
+        kept once however many runs and imports name it (topology rows never change)."""
+        text = json.dumps(body)
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         with self._tx() as c:
-            c.execute(
-                "INSERT INTO topologies (id, body, created_at) VALUES (?, ?, ?)",
-                (tid, json.dumps(body), _now()),
-            )
+            row = c.execute("SELECT topology_id FROM topology_digests WHERE digest = ?", (digest,)).fetchone()
+            if row is not None:
+                return str(row[0])
+            tid = new_id()
+            c.execute("INSERT INTO topologies (id, body, created_at) VALUES (?, ?, ?)", (tid, text, _now()))
+            c.execute("INSERT INTO topology_digests (digest, topology_id) VALUES (?, ?)", (digest, tid))
         return tid
 
     def get_topology(self, tid: str) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ import pytest
 
 from placemap.replay.ingest import Ingestor
 from placemap.schema.events import EVENT_SCHEMA
+from placemap.sim.topology import preset
 from placemap.store import Store, decode_chunk, encode_chunk
 from placemap.store.codec import decode_blob
 
@@ -154,3 +155,23 @@ def test_new_database_has_64k_pages_and_an_old_one_keeps_its_own(tmp_path: Any, 
     rec = old.get_recording(rid)
     assert rec is not None and rec.status == "ready" and rec.event_count == g4_table.num_rows
     old.close()
+
+
+def test_a_topology_is_stored_once_however_often_it_is_put(tmp_path: Any) -> None:
+    """Content-addressed: every simulated run of a preset and every import from one host put the
+    same machine; the second put gives the first id, whatever the key order, and a reopened store
+    still knows it. Another machine, or the same one with a CPU more, is another topology."""
+    zen = preset("zen3-2s-nps1").to_dict()
+    s = Store(tmp_path / "t.db")
+    tid = s.put_topology(zen)
+    assert s.put_topology(dict(reversed(list(zen.items())))) == tid
+    bdw = s.put_topology(preset("bdw-1s-20").to_dict())
+    assert bdw != tid
+    grown = {**zen, "cpus": [*zen["cpus"], {**zen["cpus"][-1], "cpu": 256}]}
+    assert s.put_topology(grown) not in (tid, bdw)
+    s.close()
+    s = Store(tmp_path / "t.db")
+    assert s.put_topology(zen) == tid and s.get_topology(tid) == zen
+    rows = s._conn().execute("SELECT COUNT(*) FROM topologies").fetchone()[0]
+    assert rows == 3
+    s.close()
