@@ -191,6 +191,10 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(page.getByTestId("compare-other")).toContainText("wake_affine");
   await expect(page).toHaveURL(/[?&]cmp=/);
   await expect(page.getByTestId("compare-counts").locator('tr[data-key="migrations"] td')).toHaveCount(3);
+  // where each run's work sat: the fewest of the 16 LLCs that carry 90% of its busy time, each run's own
+  const carrying = page.getByTestId("compare-counts").locator('tr[data-key="llc.carrying"] td');
+  for (const i of [0, 1]) await expect(carrying.nth(i)).toHaveText(/^([1-9]|1[0-6])$/);
+  await expect(page.getByTestId("compare-counts").locator('tr[data-key="llc.busiest"] td').nth(0)).toHaveText(/^[0-9.]+%$/);
   // each saved run's own metric: the open one's in its header, both as the comparison's first row
   // (left the baseline, right the hinted run; the change by the metric's direction)
   await expect(page.getByTestId("rec-sim-metric")).toHaveText(`p99_wakeup_latency_us ${us(base)} over ${String(baseLat.samples)} wakeups`);

@@ -33,7 +33,7 @@ export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: P
   // only the playhead mode follows the players' snapshots (the whole run's table does not re-render during playback)
   if (upTo) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
   const metric = simMetricRow(pa.rec?.sim_metric, pb.rec?.sim_metric);
-  return <CountsTable a={pa} b={pb} rows={compareRows(a, b)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />;
+  return <CountsTable a={pa} b={pb} rows={compareRows(a, b, pa.topo, pb.topo)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />;
 }
 
 function PlayheadCounts({ a: pa, b: pb, toggle }: { a: Player; b: Player; toggle: () => void }) {

@@ -1,6 +1,7 @@
 /**
  * The open recording's whole-run numbers when nothing is beside it: the rows the comparison's table
- * has (migrations by level and cause, wakeups, the run-queue delay after a wakeup, CPU busy, switches,
+ * has (migrations by level and cause, wakeups, the run-queue delay after a wakeup, CPU busy and the LLCs
+ * that carry it, switches,
  * what was lost), one column, from its own GET metrics (a simulated run's own metric is in the
  * recording's header). In a panel above the inspector that can be closed. Every value is text.
  */
@@ -17,7 +18,7 @@ export function RunCounts({ player }: { player: Player }) {
       <summary>whole run</summary>
       <table className="llc-table compare-counts">
         <tbody>
-          {compareRows(m, m).map((r) => (
+          {compareRows(m, m, player.topo, player.topo).map((r) => (
             <tr key={r.key} data-key={r.key} className={r.part ? "part" : undefined}>
               <th scope="row">{r.label}</th>
               <td>{formatValue(r.a, r.unit)}</td>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Metrics, Overview } from "../../client/types";
-import { binsUpTo, compareRows, formatChange, formatValue, rowsUpTo } from "./counts";
+import type { Metrics, Overview, Topology } from "../../client/types";
+import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowsUpTo } from "./counts";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
 const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
@@ -115,5 +115,34 @@ describe("counts up to the playhead", () => {
     // what only the whole run's metrics have is not made up
     expect(r("migrations.cause.wakeup")).toBeUndefined();
     expect(r("busy")).toBeUndefined();
+  });
+});
+
+/** A machine of `llcs` LLCs of `per` CPUs each (CPU n on LLC n / per); `offline` CPUs too. */
+function topo(llcs: number, per: number, offline: number[] = []): Topology {
+  const cpus = Array.from({ length: llcs * per }, (_, cpu) => ({ cpu, online: !offline.includes(cpu), core: cpu, llc: Math.floor(cpu / per), numa_node: 0, package: 0 }));
+  return { machine: "t", source: "manual", cpus, llcs: [], numa_nodes: [], node_distances: [[10]] } as unknown as Topology;
+}
+
+describe("where the work ran", () => {
+  it("sums each LLC's CPUs' busy time and counts the fewest LLCs that carry 90% of it", () => {
+    // LLC 0 (CPUs 0-1) busy 1.5 CPUs, LLC 1 0.25, LLC 2 0: the first carries 86%, two carry 100%
+    const m = metrics({ per_cpu_busy: [1, 0.5, 0.25, 0, 0, 0] });
+    const s = llcWorkSpread(m, topo(3, 2));
+    expect(s).toEqual({ llcs: 3, carrying: 2, busiest: { llc: 0, mean: 0.75, share: 1.5 / 1.75 } });
+    const rows = compareRows(m, metrics({ per_cpu_busy: [0.5, 0.5, 0.5, 0.5, 0.5, 0.5] }), topo(3, 2), topo(3, 2));
+    expect(row(rows, "llc.carrying")).toMatchObject({ a: 2, b: 3, unit: "count", part: true });
+    expect(row(rows, "llc.busiest")).toMatchObject({ a: 1.5 / 1.75, b: 1 / 3, unit: "fraction" });
+  });
+
+  it("leaves out offline CPUs and has no rows without per-CPU busy time or a topology with LLCs", () => {
+    const m = metrics({ per_cpu_busy: [1, 1, 0.2, 0.2] });
+    expect(llcWorkSpread(m, topo(2, 2, [1]))?.busiest).toEqual({ llc: 0, mean: 1, share: 1 / 1.4 });
+    expect(llcWorkSpread(metrics({ per_cpu_busy: null }), topo(2, 2))).toBeNull();
+    expect(llcWorkSpread(m, null)).toBeNull();
+    const noLlc = topo(1, 4);
+    noLlc.cpus = noLlc.cpus.map((c) => ({ ...c, llc: null }));
+    expect(llcWorkSpread(m, noLlc)).toBeNull();
+    expect(row(compareRows(m, m), "llc.carrying")).toMatchObject({ a: null, b: null });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The comparison's numbers: what each recording's kernel (or model) decided over the whole run,
  * row by row (migrations by level and cause, wakeups by level, the run-queue delay after a wakeup,
- * CPU busy, what was lost), with the right one's change against the left one. Pure; the rows come
- * from each recording's GET metrics.
+ * CPU busy and how it sits on the LLCs, what was lost), with the right one's change against the left
+ * one. Pure; the rows come from each recording's GET metrics (and its topology).
  */
-import type { Metrics, Overview } from "../../client/types";
+import type { Metrics, Overview, Topology } from "../../client/types";
 import { formatDuration } from "../../viz/time";
+import { spreadOf, type LlcSpread } from "../simulate/llcUtil";
 
 export interface CountRow {
   key: string;
@@ -41,8 +42,26 @@ function sameCpuShare(m: Metrics): number | null {
   return m.wakeups.total > 0 ? m.wakeups.same_cpu / m.wakeups.total : null;
 }
 
-/** The rows, in reading order, for the left recording `a` and the right one `b`. */
-export function compareRows(a: Metrics, b: Metrics): CountRow[] {
+/** Where the run's work sat: its CPUs' busy time summed per LLC of its topology (null without the
+ * per-CPU busy time, which needs switches, or without LLCs in the topology). */
+export function llcWorkSpread(m: Metrics, topo: Topology | null | undefined): LlcSpread | null {
+  const busy = m.per_cpu_busy;
+  if (!busy || busy.length === 0 || !topo) return null;
+  const byLlc = new Map<number, { busy: number; cpus: number }>();
+  for (const c of topo.cpus) {
+    if (c.llc === null || !c.online) continue;
+    const w = byLlc.get(c.llc) ?? { busy: 0, cpus: 0 };
+    w.busy += busy[c.cpu] ?? 0;
+    w.cpus += 1;
+    byLlc.set(c.llc, w);
+  }
+  if (byLlc.size === 0) return null;
+  return spreadOf([...byLlc].map(([llc, w]) => ({ llc, mean: w.busy / w.cpus, busy: w.busy })));
+}
+
+/** The rows, in reading order, for the left recording `a` and the right one `b` (each on its
+ * topology, for the rows of where the work ran). */
+export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, topoB?: Topology | null): CountRow[] {
   const rows: CountRow[] = [];
   const add = (key: string, label: string, part: boolean, f: (m: Metrics) => number | null, unit: CountRow["unit"] = "count") =>
     rows.push({ key, label, part, a: f(a), b: f(b), unit });
@@ -57,6 +76,10 @@ export function compareRows(a: Metrics, b: Metrics): CountRow[] {
   add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
   add("delay.max", "max", true, (m) => m.wakeup_latency?.max_ns ?? null, "ns");
   add("busy", "CPU busy (mean)", false, meanBusy, "fraction");
+  // where the work ran: how few LLCs hold 90% of the busy CPU time, and the busiest one's share
+  const [sa, sb] = [llcWorkSpread(a, topoA), llcWorkSpread(b, topoB)];
+  rows.push({ key: "llc.carrying", label: "LLCs carrying 90% of it", part: true, a: sa?.carrying ?? null, b: sb?.carrying ?? null, unit: "count" });
+  rows.push({ key: "llc.busiest", label: "the busiest LLC's share", part: true, a: sa?.busiest?.share ?? null, b: sb?.busiest?.share ?? null, unit: "fraction" });
   add("switches", "context switches", false, (m) => m.events_by_kind.switch ?? 0);
   add("lost", "events lost", false, (m) => m.lost_events);
   add("skipped", "lines skipped", false, (m) => m.skipped_lines);

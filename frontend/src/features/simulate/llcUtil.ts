@@ -1,7 +1,7 @@
 /**
  * How a simulated run's work sits on the machine's LLCs (the result's llc_util: each LLC's busy
  * fraction per bin and over the run): the fewest LLCs that carry most of it and the busiest one.
- * Pure, for the Simulate and What-if results (LlcUtil.tsx).
+ * Pure, for the Simulate and What-if results (LlcUtil.tsx) and the comparison's table (counts.ts).
  */
 import type { SimLlcUtil } from "../../client/types";
 
@@ -17,9 +17,20 @@ export interface LlcSpread {
   busiest: { llc: number; mean: number; share: number } | null;
 }
 
+/** One LLC's work: its busy fraction over the run, and its busy CPU time in CPUs (mean x CPUs). */
+export interface LlcWork {
+  llc: number;
+  mean: number;
+  busy: number;
+}
+
 /** Busy CPU time per LLC is mean x CPUs: an LLC of 16 CPUs at 50% does the work of 8 CPUs. */
 export function llcSpread(u: SimLlcUtil): LlcSpread {
-  const work = u.series.map((s) => ({ llc: s.llc, mean: s.mean, busy: s.mean * s.cpus }));
+  return spreadOf(u.series.map((s) => ({ llc: s.llc, mean: s.mean, busy: s.mean * s.cpus })));
+}
+
+/** llcSpread of any run's work per LLC (a recording's, from its CPUs' busy time: compare/counts.ts). */
+export function spreadOf(work: LlcWork[]): LlcSpread {
   const total = work.reduce((a, w) => a + w.busy, 0);
   if (!(total > 0)) return { llcs: work.length, carrying: 0, busiest: null };
   const sorted = [...work].sort((a, b) => b.busy - a.busy || a.llc - b.llc);
