@@ -1,9 +1,9 @@
 /**
  * The open recording's whole-run numbers when nothing is beside it: the rows the comparison's table
- * has (migrations by level and cause, wakeups, the run-queue delay after a wakeup, CPU busy and the LLCs
- * that carry it, switches,
- * what was lost), one column, from its own GET metrics (a simulated run's own metric is in the
- * recording's header). In a panel above the inspector that can be closed. Every value is text.
+ * has (migrations by level and cause, wakeups, the run-queue delay after a wakeup, CPU busy and the
+ * LLCs that carry it, switches, what was lost), one column, from its own GET metrics and topology (a
+ * simulated run's own metric is in the recording's header). In a panel above the inspector that can
+ * be closed. Every value is text.
  */
 import { compareRows, formatValue } from "./counts";
 import { usePlayerMetrics } from "./usePlayerMetrics";
