@@ -171,6 +171,9 @@ def _print_result(result: dict[str, Any], dashboard: str) -> None:
     print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
     if (d := result.get("wakeup_latency")) is not None:
         print(f"run-queue delay (wakeup -> run, every task) over {delay_text(d)}")
+    if (t := result.get("cpu_time")) is not None:
+        ran, waited = f"{t['run_ms']:,.3f}", f"{t['wait_ms']:,.3f}"
+        print(f"tasks ran {ran} ms on a CPU and waited {waited} ms runnable ({t['waits']:,} waits)")
     if (u := result.get("llc_util")) is not None and u["series"]:
         print(f"busy % per LLC over the run, {llc_util_text(u)}")
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")

@@ -687,6 +687,8 @@ def test_sim_prints_each_llc_s_busy_share_for_the_run_and_its_baseline(
         shown = [int(v) for v in line.split(": ")[-1].split()]
         means = [s["mean"] for s in pair[key]["llc_util"]["series"]]
         assert shown == [round(100 * m) for m in means], key
+    t = pair["result"]["cpu_time"]
+    assert f"tasks ran {t['run_ms']:,.3f} ms on a CPU and waited {t['wait_ms']:,.3f} ms runnable" in text
     # wake_affine piles the 24 workers onto the messenger's LLC; tip leaves them spread
     busiest = {k: max(s["mean"] for s in pair[k]["llc_util"]["series"]) for k in lines}
     assert busiest["result"] > 2 * busiest["baseline"]
