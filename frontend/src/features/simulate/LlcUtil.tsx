@@ -23,12 +23,12 @@ function HeatMap({ u, label }: { u: SimLlcUtil; label: string }) {
   const cell = WIDTH / bins;
   const h = ROW_H * u.series.length;
   return (
-    <svg className="llc-heat" width="100%" height={h} viewBox={`0 0 ${String(WIDTH)} ${String(h)}`} preserveAspectRatio="none" role="img" aria-label={`${label}: busy fraction of each LLC over simulated time, ${binSpan(u, 0, bins)} to ${binSpan(u, bins - 1, bins)}`}>
+    <svg className="llc-heat" width="100%" height={h} viewBox={`0 0 ${String(WIDTH)} ${String(h)}`} preserveAspectRatio="none" role="img" aria-label={`${label}: busy fraction of each LLC over simulated time, 0 to ${(u.end_ns / 1e6).toFixed(1)} ms in ${String(bins)} bins`}>
       {u.series.map((s, row) => (
         <g key={s.llc}>
           <title>{`LLC ${String(s.llc)} (${String(s.cpus)} CPUs): ${String(Math.round(100 * s.mean))}% busy over the run`}</title>
           {s.util.map((x, i) => (
-            // a bin's rect, a pixel wider than its share so that neighbours leave no seam
+            // a bin's rect, half a unit wider than its share so that neighbours leave no seam
             <rect key={i} x={i * cell} y={row * ROW_H} width={cell + 0.5} height={ROW_H - 0.5} fill={heatColor(x)}>
               <title>{`LLC ${String(s.llc)}, ${binSpan(u, i, bins)}: ${String(Math.round(100 * x))}% busy`}</title>
             </rect>
