@@ -152,8 +152,7 @@ class Engine(Handler):
         self.wakeups = 0
         self.wakeups_affine = 0
         self.switches = 0
-        self.busy_ns = 0
-        self.llc_util = LlcSampler(st)  # per-LLC utilization over time
+        self.llc_util = LlcSampler(st)  # per-LLC utilization over time; the CPUs' busy time
         self.wait_ns = 0
         self.nr_waits = 0
         self.delays = DelayHistogram()  # every run-queue delay after a wakeup
@@ -502,7 +501,6 @@ class Engine(Handler):
             p.sum_exec_ns += dt
             p.vruntime += dt
             p.run_since_sleep_ns += dt
-            self.busy_ns += dt
             rq.busy_ns += dt
             rq.run_start = self.env.now
             self.st.update_min_vruntime(rq)  # update_curr(): min(curr, leftmost)
@@ -812,13 +810,9 @@ class Engine(Handler):
                 settle_pelt_ts(rq)
 
     def busy_at(self, t: int) -> int:
-        """The time tasks ran on a CPU up to t: busy_ns and the running tasks' time since they
-        were last accounted (read, not accounted: the run stays as it is)."""
-        busy = self.busy_ns
-        for rq in self.st.rqs:
-            if rq.curr is not None and t > rq.run_start:
-                busy += t - rq.run_start
-        return busy
+        """The time tasks ran on a CPU up to t, the running ones' time since they were last
+        accounted included (read, not accounted: the run stays as it is)."""
+        return sum(self.llc_util.busy(t))
 
     def counters(self, duration_ns: int) -> dict[str, object]:
         """The counters of the result JSON (issue 3 section 5); cpu_utilization counts the tasks

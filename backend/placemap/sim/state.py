@@ -390,7 +390,7 @@ class Rq:
         self.queue: list[Task] = []
         # i64: the group statistics read both for every runqueue of a group (GroupStats.compute)
         self.nr_running: i64 = 0
-        self.busy_ns: i64 = 0  # time a task ran here (Engine._account; utilization.LlcSampler)
+        self.busy_ns: i64 = 0  # time a task ran here (Engine._account; read by utilization.LlcSampler)
         # a wakeup that chose this idle CPU: until pending_until its ttwu_pending is not yet
         # set, so a select_task_rq() running on another CPU than pending_from (the waker's)
         # still reads the CPU as idle (State.idle_cpu, cost.WAKE_SELECT_RACE_NS)

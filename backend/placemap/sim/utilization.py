@@ -51,7 +51,7 @@ class LlcSampler:
     def next_boundary(self) -> int:
         return self.last_at + self.width
 
-    def _busy(self, t: int) -> list[int]:
+    def busy(self, t: int) -> list[int]:
         """Cumulative busy ns per LLC at simulated time t (no event pending before t)."""
         out = [0] * len(self.llcs)
         for rq, i in self.rq_pos:
@@ -63,7 +63,7 @@ class LlcSampler:
 
     def sample(self, t: int) -> None:
         """The loop stopped at boundary t (next_boundary()): close the bin ending there."""
-        now = self._busy(t)
+        now = self.busy(t)
         last = self.last_busy
         self.bins.append([now[i] - last[i] for i in range(len(now))])
         self.last_busy = now
@@ -78,7 +78,7 @@ class LlcSampler:
     def finish(self, end: int) -> None:
         """The run stopped at `end` (at or after last_at): the partial bin since the last boundary."""
         self.end = end
-        now = self._busy(end)
+        now = self.busy(end)
         self.tail = [now[i] - self.last_busy[i] for i in range(len(now))]
 
     def summary(self) -> dict[str, Any]:
