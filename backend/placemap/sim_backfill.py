@@ -19,7 +19,7 @@ from placemap.sim.scenario import parse_scenario, simulate, summarize
 from placemap.sim_reasons import REASONS
 from placemap.sim_record import Progress, _StreamingLog
 from placemap.sim_saved import ScenarioUnavailableError, saved_scenario
-from placemap.store import Store
+from placemap.store import RecordingRow, Store
 
 # the saved result's counters the rerun must give again (cpu_utilization aside: since session 27
 # it counts the tasks still running at the end, so a run saved before may read lower)
@@ -49,8 +49,8 @@ class _RerunLog(_StreamingLog):
         super()._row(kind, ts, cpu, cur_pid, subject, **extra)
 
 
-def check(store: Store, rid: str) -> dict[str, Any]:
-    """The whole scenario of simulated run `rid` when its reasons can be worked out (quickly: no
+def check(store: Store, rid: str) -> tuple[RecordingRow, dict[str, Any]]:
+    """Simulated run `rid` and its whole scenario when its reasons can be worked out (quickly: no
     rerun); ReasonsUnavailableError otherwise."""
     rec = store.get_recording(rid)
     if rec is None:
@@ -64,7 +64,7 @@ def check(store: Store, rid: str) -> dict[str, Any]:
     if store.derived(rid, REASONS) is not None:
         raise ReasonsUnavailableError("this run keeps its placement reasons already", "already_kept")
     try:
-        return saved_scenario(store, rec)
+        return rec, saved_scenario(store, rec)
     except ScenarioUnavailableError as exc:
         why = f"its scenario cannot be run again: {exc}"
         raise ReasonsUnavailableError(why, "scenario_unavailable") from exc
@@ -73,9 +73,7 @@ def check(store: Store, rid: str) -> dict[str, Any]:
 def backfill(store: Store, rid: str, *, on_progress: Progress | None = None) -> dict[str, Any]:
     """Rerun simulated run `rid`'s scenario and store its placement reasons; the rerun's result
     JSON (with recording_id), or ReasonsUnavailableError (nothing stored)."""
-    scenario = check(store, rid)
-    rec = store.get_recording(rid)
-    assert rec is not None
+    rec, scenario = check(store, rid)
     sc = parse_scenario(scenario)
     log = _RerunLog(sc.duration_ns, on_progress)
     eng, wl = simulate(sc, log, decisions=True)

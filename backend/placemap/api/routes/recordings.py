@@ -190,7 +190,7 @@ def work_out_reasons(store: StoreDep, jobs: JobsDep, rid: str) -> SimJobCreated:
     GET tasks/{pid}/path then gives. 409 not_simulated, already_kept or scenario_unavailable (why);
     a rerun that differs (the simulator changed since) fails the job, naming what differs."""
     try:
-        scenario = reasons_check(store, rid)
+        _rec, scenario = reasons_check(store, rid)
     except ReasonsUnavailableError as exc:
         raise ApiError(REASONS_STATUS.get(exc.code, 409), exc.code, f"recording {rid}: {exc}") from exc
     try:
