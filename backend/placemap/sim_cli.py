@@ -35,6 +35,8 @@ from placemap.sim_profile import resolve, trace_input
 from placemap.sim_published import DIRECTION_TEXT, Cell, direction
 from placemap.sim_published import lookup as lookup_published
 from placemap.sim_record import run as run_and_save
+from placemap.sim_sweep import MAX_POINTS
+from placemap.sim_sweep_cli import sweep_main
 from placemap.store import Store
 
 
@@ -62,6 +64,13 @@ def _sim(args: argparse.Namespace) -> int:
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
+    if args.sweep is not None:
+        if args.seeds > 1 or args.save or args.decisions:
+            print("placemap sim: --sweep takes neither --seeds, --save nor --decisions", file=sys.stderr)
+            return 2
+        return sweep_main(
+            scenario, args.sweep, baseline=args.baseline, as_json=args.json, csv_path=settings.calibration_csv
+        )
     replays = trace_input(scenario)
     if args.seeds > 1 and replays is not None:
         print(
@@ -574,6 +583,13 @@ def register(sub: Any) -> None:
         default=1,
         help="with --baseline: run the pair on N seeds (the scenario's seed and the N-1 after it, "
         f"up to {MAX_SEEDS}) and print each seed's change and whether its sign holds on all of them",
+    )
+    sim.add_argument(
+        "--sweep",
+        metavar="[PARAM=]V1,V2,...",
+        help=f"run the scenario at each value of one workload parameter (default the one the published "
+        f"tables vary: groups, workers, clients, threads, pairs; 2 to {MAX_POINTS} values), in worker "
+        "processes, with --baseline each beside its baseline, and print where the change turns",
     )
     sim.add_argument(
         "--decisions",

@@ -6,7 +6,8 @@ separate, lowered-priority process (spawned, not forked: the server has threads)
 `workers` run at once; the rest wait in order. A worker reports over a pipe: progress (simulated
 time / duration), the id of the recording it is storing, then its result or its error. Cancelling
 kills the worker and deletes the half-stored recording it named. A "reasons" job reruns a saved
-run for its placement reasons (sim_backfill) and names no recording until done.
+run for its placement reasons (sim_backfill) and names no recording until done. A "sweep" job runs
+its scenario at each value of one workload parameter (sim_sweep), unsaved, one run after another.
 
 No FastAPI here: api/routes/sim.py maps these jobs to HTTP.
 """
@@ -30,6 +31,8 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim_backfill import ReasonsUnavailableError, backfill
 from placemap.sim_profile import resolve
 from placemap.sim_record import run
+from placemap.sim_sweep import parse_sweep
+from placemap.sim_sweep import run as run_sweep
 from placemap.store import Store
 from placemap.store.store import new_id
 
@@ -64,9 +67,11 @@ class Job:
     id: str
     scenario: dict[str, Any]
     save: bool
-    # "reasons": a saved run rerun for its placement reasons (sim_backfill), `target` its recording
-    kind: Literal["run", "reasons"] = "run"
+    # "reasons": a saved run rerun for its placement reasons (sim_backfill), `target` its recording;
+    # "sweep": the scenario at each of `sweep`'s values (sim_sweep), its result the sweep's
+    kind: Literal["run", "reasons", "sweep"] = "run"
     target: str | None = None
+    sweep: dict[str, Any] | None = None
     status: JobStatus = "queued"
     progress: float = 0.0
     created_at: str = field(default_factory=_now)
@@ -89,16 +94,28 @@ def worker_main(
     max_saved_events: int,
     *,
     reasons_for: str | None = None,
+    sweep: dict[str, Any] | None = None,
+    calibration_csv: str | None = None,
 ) -> None:
     """The worker process: run one scenario, or rerun saved run `reasons_for` for its placement
-    reasons (never naming it as its recording: a cancel must not delete it), reporting over
-    `conn`."""
+    reasons (never naming it as its recording: a cancel must not delete it), or run the scenario's
+    `sweep` (the published cells read from `calibration_csv`), reporting over `conn`."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
     store = Store(Path(db_path))
     try:
         if reasons_for is not None:
             result = backfill(store, reasons_for, on_progress=lambda f: conn.send(("progress", f)))
+            conn.send(("done", result))
+            return
+        if sweep is not None:
+            result = run_sweep(
+                scenario,
+                parse_sweep(scenario, sweep),
+                lambda sc, progress: run(sc, wall_clock=False, on_progress=progress),
+                None if calibration_csv is None else Path(calibration_csv),
+                on_progress=lambda f: conn.send(("progress", f)),
+            )
             conn.send(("done", result))
             return
         # a trace workload's recording becomes its profile here, off the server's threads
@@ -125,8 +142,15 @@ def worker_main(
 class SimJobs:
     """The job table and its workers. Thread-safe; every method returns quickly."""
 
-    def __init__(self, store: Store, workers: int = 1, max_saved_events: int = SIM_MAX_SAVED_EVENTS) -> None:
+    def __init__(
+        self,
+        store: Store,
+        workers: int = 1,
+        max_saved_events: int = SIM_MAX_SAVED_EVENTS,
+        calibration_csv: Path | None = None,
+    ) -> None:
         self.store = store
+        self.calibration_csv = calibration_csv  # a sweep's published cells
         self.workers = max(1, workers)
         self.max_saved_events = max_saved_events
         self._ctx = multiprocessing.get_context("spawn")
@@ -138,15 +162,25 @@ class SimJobs:
         self._closed = False
 
     # --- API -----------------------------------------------------------------------------------
-    def submit(self, scenario: dict[str, Any], save: bool, *, reasons_for: str | None = None) -> Job:
+    def submit(
+        self,
+        scenario: dict[str, Any],
+        save: bool,
+        *,
+        reasons_for: str | None = None,
+        sweep: dict[str, Any] | None = None,
+    ) -> Job:
         """Queue a scenario (validated by the caller) and start it if a worker is free; with
         `reasons_for`, a rerun of that saved run (checked by the caller: sim_backfill.check) whose
-        outcome is its placement reasons, `scenario` only what the job reports."""
+        outcome is its placement reasons, `scenario` only what the job reports; with `sweep` (checked
+        by the caller: sim_sweep.parse_sweep), the scenario swept, unsaved."""
         with self._lock:
             if len(self._queue) >= MAX_QUEUED:
                 raise QueueFullError(f"{len(self._queue)} jobs are waiting already; try again later")
             if reasons_for is not None:
                 job = Job(id=new_id(), scenario=scenario, save=False, kind="reasons", target=reasons_for)
+            elif sweep is not None:
+                job = Job(id=new_id(), scenario=scenario, save=False, kind="sweep", sweep=sweep)
             else:
                 job = Job(id=new_id(), scenario=scenario, save=save)
             self._jobs[job.id] = job
@@ -207,7 +241,11 @@ class SimJobs:
             proc = self._ctx.Process(
                 target=worker_main,
                 args=(str(self.store.path), job.scenario, job.save, send, self.max_saved_events),
-                kwargs={"reasons_for": job.target},
+                kwargs={
+                    "reasons_for": job.target,
+                    "sweep": job.sweep,
+                    "calibration_csv": None if self.calibration_csv is None else str(self.calibration_csv),
+                },
                 name=f"sim-job-{job.id}",
                 daemon=True,
             )

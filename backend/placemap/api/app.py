@@ -32,7 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     store.fail_interrupted()
     imports = ImportService(store, settings.collector)
     live = LiveService(store, settings.live_end_timeout_s)
-    sim_jobs = SimJobs(store, settings.sim_workers, settings.sim_max_saved_events)
+    sim_jobs = SimJobs(store, settings.sim_workers, settings.sim_max_saved_events, settings.calibration_csv)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -18,10 +18,13 @@ from conftest import Server, wait_done
 from ftrace_lines import G4
 from vm2 import VM2
 
+from placemap.settings import DEFAULT_CALIBRATION_CSV
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import MAX_DURATION_MS, parse_scenario, run_scenario
 from placemap.sim.workloads import WORKLOADS, build
 from placemap.sim_reasons import NAMES, REASONS
+from placemap.sim_sweep import parse_sweep, summarize
+from placemap.sim_sweep import scenarios as sweep_scenarios
 from placemap.store import Store
 
 SMALL: dict[str, Any] = {
@@ -118,6 +121,48 @@ def test_unsaved_job_stores_nothing(client: httpx.Client) -> None:
     assert "recording_id" not in job["result"] or job["result"]["recording_id"] is None
     assert job["result"]["counters"] == run_scenario({**SMALL, "seed": 9}, wall_clock=False)["counters"]
     assert len(client.get("/api/recordings").json()) == before
+
+
+def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: httpx.Client) -> None:
+    spec = {"param": "workers", "values": [8, 4], "baseline": True}
+    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
+    assert r.status_code == 202, r.text
+    seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
+    job = seen[-1]
+    assert job["status"] == "done" and job["kind"] == "sweep", job
+    assert job["result"] is None and job["recording_id"] is None
+    assert job["sweep"] == spec
+    progress = [s["progress"] for s in seen]
+    assert progress == sorted(progress) and progress[-1] == 1.0
+    # the four runs, one by one, in the order the sweep reports them
+    sweep = parse_sweep(SMALL, spec)
+    direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
+    got = job["sweep_result"]
+    assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
+    assert [r["x"] for r in got["rows"]] == [4, 8] and got["metric"]["name"] == "p99_wakeup_latency_us"
+    assert got["rows"][1]["baseline"] == direct[3]["metric"]["value"]
+
+
+def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
+    cases = [
+        ({"scenario": SMALL, "sweep": {"values": [4, 8]}, "save": True}, "save:"),
+        ({"scenario": SMALL, "sweep": {"values": [4]}}, "sweep.values:"),
+        ({"scenario": SMALL, "sweep": {"param": "loops", "values": [4, 8]}}, "sweep.param:"),
+        (
+            {
+                "scenario": {**SMALL, "hints": [], "features": {}},
+                "sweep": {"values": [4, 8], "baseline": True},
+            },
+            "sweep.baseline:",
+        ),
+        ({"scenario": {**SMALL, "duration_ms": 0}, "sweep": {"values": [4, 8]}}, "duration_ms:"),
+    ]
+    for body, field in cases:
+        r = client.post("/api/sim/jobs", json=body)
+        assert r.status_code == 422, (body, r.text)
+        assert r.json()["detail"]["code"] == "bad_scenario" and r.json()["detail"]["message"].startswith(
+            field
+        )
 
 
 def test_cancel_a_running_saved_job_and_a_queued_one(server: Server, client: httpx.Client) -> None:

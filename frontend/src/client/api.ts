@@ -1254,10 +1254,10 @@ export interface components {
             id: string;
             /**
              * Kind
-             * @description run: the scenario; reasons: a saved run rerun for its placement reasons (POST /api/recordings/{id}/reasons), its recording_id that run once done
+             * @description run: the scenario; reasons: a saved run rerun for its placement reasons (POST /api/recordings/{id}/reasons), its recording_id that run once done; sweep: the scenario at each value of `sweep` (its result in sweep_result)
              * @enum {string}
              */
-            kind: "run" | "reasons";
+            kind: "run" | "reasons" | "sweep";
             /**
              * Status
              * @enum {string}
@@ -1280,8 +1280,12 @@ export interface components {
             started_at: string | null;
             /** Finished At */
             finished_at: string | null;
-            /** @description for status done */
+            /** @description for status done (kinds run and reasons) */
             result: components["schemas"]["SimResult"] | null;
+            /** @description a sweep job's values */
+            sweep?: components["schemas"]["SimSweepSpec"] | null;
+            /** @description a sweep job's, for status done */
+            sweep_result?: components["schemas"]["SimSweepResult"] | null;
             /**
              * Recording Id
              * @description the saved recording (save: true, status done)
@@ -1333,6 +1337,8 @@ export interface components {
              * @default false
              */
             save: boolean;
+            /** @description run the scenario at each of these values of one workload parameter instead (a job of kind sweep, unsaved) */
+            sweep?: components["schemas"]["SimSweepSpec"] | null;
         };
         /**
          * SimLatency
@@ -1547,6 +1553,152 @@ export interface components {
              * @description For a latency percentile of fewer than 100 wakeups: that it is one of their largest.
              */
             note: string | null;
+        };
+        /**
+         * SimSweepCell
+         * @description A published cell the pair at one x reproduces (placemap.sim_published).
+         */
+        SimSweepCell: {
+            /**
+             * Published Pct
+             * @description percent better than the baseline, as published
+             */
+            published_pct: number;
+            /**
+             * Significant
+             * @description beyond 5%
+             */
+            significant: boolean;
+            /** Section */
+            section: string;
+            /** Config */
+            config: string;
+            /**
+             * Differs
+             * @description scenario fields in which this run differs from the model's own run of the cell
+             */
+            differs: string[];
+        };
+        /**
+         * SimSweepResult
+         * @description A sweep job's result (placemap sim --sweep --json prints the same).
+         */
+        SimSweepResult: {
+            /** Param */
+            param: string;
+            /** Values */
+            values: number[];
+            /** Baseline */
+            baseline: boolean;
+            /**
+             * Metric
+             * @description {name, better}
+             */
+            metric: {
+                [key: string]: string;
+            };
+            /** Rows */
+            rows: components["schemas"]["SimSweepRow"][];
+            /**
+             * Turns
+             * @description where the model's change turns
+             */
+            turns: components["schemas"]["SimSweepTurn"][];
+            /**
+             * Published Turns
+             * @description where the published change turns over the same values
+             */
+            published_turns: components["schemas"]["SimSweepTurn"][];
+            /**
+             * Published Error
+             * @description the published tables could not be read
+             */
+            published_error: string | null;
+            /**
+             * Events
+             * @description scheduler events simulated over every run
+             */
+            events: number;
+        };
+        /** SimSweepRow */
+        SimSweepRow: {
+            /** X */
+            x: number;
+            /**
+             * Value
+             * @description the metric
+             */
+            value: number;
+            /** Complete */
+            complete: boolean;
+            /**
+             * Baseline
+             * @description the baseline's metric, when run
+             */
+            baseline: number | null;
+            /** Baseline Complete */
+            baseline_complete: boolean | null;
+            /**
+             * Change Pct
+             * @description percent better than the baseline; null when either run is incomplete or the baseline 0
+             */
+            change_pct: number | null;
+            /**
+             * Direction
+             * @description the change beyond 5% either way, else same
+             */
+            direction: ("better" | "worse" | "same") | null;
+            /** Published */
+            published: components["schemas"]["SimSweepCell"][];
+            /** Cpu Utilization */
+            cpu_utilization: number;
+            /** Migrations */
+            migrations: number;
+        };
+        /**
+         * SimSweepSpec
+         * @description One workload parameter's values to run the scenario at (placemap.sim_sweep).
+         */
+        SimSweepSpec: {
+            /**
+             * Param
+             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs)
+             */
+            param?: string | null;
+            /**
+             * Values
+             * @description 2 to 10 different values within the parameter's bounds
+             */
+            values: number[];
+            /**
+             * Baseline
+             * @description run each point beside its baseline (no hints, default features)
+             * @default false
+             */
+            baseline: boolean;
+        };
+        /**
+         * SimSweepTurn
+         * @description Neighbouring x values whose changes point opposite ways beyond 5% (only changes within 5%
+         *     between them).
+         */
+        SimSweepTurn: {
+            /** Between */
+            between: number[];
+            /**
+             * From
+             * @enum {string}
+             */
+            from: "better" | "worse";
+            /**
+             * To
+             * @enum {string}
+             */
+            to: "better" | "worse";
+            /** From Pct */
+            from_pct: number;
+            /** To Pct */
+            to_pct: number;
         };
         /** SimWakeups */
         SimWakeups: {

@@ -23,6 +23,8 @@ from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import lookup as lookup_published
+from placemap.sim_sweep import MAX_POINTS, parse_sweep
+from placemap.sim_sweep import point as sweep_point
 
 router = APIRouter(prefix="/api/sim")
 
@@ -35,6 +37,20 @@ def get_jobs(request: Request) -> SimJobs:
 JobsDep = Annotated[SimJobs, Depends(get_jobs)]
 
 
+class SimSweepSpec(BaseModel):
+    """One workload parameter's values to run the scenario at (placemap.sim_sweep)."""
+
+    param: str | None = Field(
+        default=None,
+        description="an integer parameter of the scenario's workload; default the one the published "
+        "tables vary (groups, workers, clients, threads, pairs)",
+    )
+    values: list[int] = Field(description=f"2 to {MAX_POINTS} different values within the parameter's bounds")
+    baseline: bool = Field(
+        default=False, description="run each point beside its baseline (no hints, default features)"
+    )
+
+
 class SimJobRequest(BaseModel):
     """A scenario to simulate, as `placemap sim SCENARIO.json` reads it."""
 
@@ -43,6 +59,11 @@ class SimJobRequest(BaseModel):
         "seed, duration_ms; see README (The placement simulator)"
     )
     save: bool = Field(default=False, description="also store the run as a recording (source simulated)")
+    sweep: SimSweepSpec | None = Field(
+        default=None,
+        description="run the scenario at each of these values of one workload parameter instead (a "
+        "job of kind sweep, unsaved)",
+    )
 
 
 class SimMetric(BaseModel):
@@ -152,6 +173,62 @@ class SimResult(BaseModel):
     recording_id: str | None = None
 
 
+class SimSweepCell(BaseModel):
+    """A published cell the pair at one x reproduces (placemap.sim_published)."""
+
+    published_pct: float = Field(description="percent better than the baseline, as published")
+    significant: bool = Field(description="beyond 5%")
+    section: str
+    config: str
+    differs: list[str] = Field(
+        description="scenario fields in which this run differs from the model's own run of the cell"
+    )
+
+
+class SimSweepRow(BaseModel):
+    x: int
+    value: float = Field(description="the metric")
+    complete: bool
+    baseline: float | None = Field(description="the baseline's metric, when run")
+    baseline_complete: bool | None
+    change_pct: float | None = Field(
+        description="percent better than the baseline; null when either run is incomplete or the baseline 0"
+    )
+    direction: Literal["better", "worse", "same"] | None = Field(
+        description="the change beyond 5% either way, else same"
+    )
+    published: list[SimSweepCell]
+    cpu_utilization: float
+    migrations: int
+
+
+class SimSweepTurn(BaseModel):
+    """Neighbouring x values whose changes point opposite ways beyond 5% (only changes within 5%
+    between them)."""
+
+    between: list[int]
+    from_: Literal["better", "worse"] = Field(alias="from")
+    to: Literal["better", "worse"]
+    from_pct: float
+    to_pct: float
+
+
+class SimSweepResult(BaseModel):
+    """A sweep job's result (placemap sim --sweep --json prints the same)."""
+
+    param: str
+    values: list[int]
+    baseline: bool
+    metric: dict[str, str] = Field(description="{name, better}")
+    rows: list[SimSweepRow]
+    turns: list[SimSweepTurn] = Field(description="where the model's change turns")
+    published_turns: list[SimSweepTurn] = Field(
+        description="where the published change turns over the same values"
+    )
+    published_error: str | None = Field(description="the published tables could not be read")
+    events: int = Field(description="scheduler events simulated over every run")
+
+
 class SimJobError(BaseModel):
     field: str | None = Field(description="the scenario field at fault, when the scenario was the cause")
     message: str
@@ -161,9 +238,10 @@ class SimJob(BaseModel):
     """One simulation job."""
 
     id: str
-    kind: Literal["run", "reasons"] = Field(
+    kind: Literal["run", "reasons", "sweep"] = Field(
         description="run: the scenario; reasons: a saved run rerun for its placement reasons "
-        "(POST /api/recordings/{id}/reasons), its recording_id that run once done"
+        "(POST /api/recordings/{id}/reasons), its recording_id that run once done; sweep: the "
+        "scenario at each value of `sweep` (its result in sweep_result)"
     )
     status: Literal["queued", "running", "done", "failed", "cancelled"]
     progress: float = Field(ge=0, le=1, description="simulated time / duration_ms")
@@ -172,7 +250,9 @@ class SimJob(BaseModel):
     created_at: str
     started_at: str | None
     finished_at: str | None
-    result: SimResult | None = Field(description="for status done")
+    result: SimResult | None = Field(description="for status done (kinds run and reasons)")
+    sweep: SimSweepSpec | None = Field(default=None, description="a sweep job's values")
+    sweep_result: SimSweepResult | None = Field(default=None, description="a sweep job's, for status done")
     recording_id: str | None = Field(description="the saved recording (save: true, status done)")
     error: SimJobError | None = Field(description="for status failed")
 
@@ -197,7 +277,11 @@ def _model(job: Job) -> SimJob:
         created_at=job.created_at,
         started_at=job.started_at,
         finished_at=job.finished_at,
-        result=None if job.result is None else SimResult.model_validate(job.result),
+        result=None if job.result is None or job.kind == "sweep" else SimResult.model_validate(job.result),
+        sweep=None if job.sweep is None else SimSweepSpec.model_validate(job.sweep),
+        sweep_result=None
+        if job.result is None or job.kind != "sweep"
+        else SimSweepResult.model_validate(job.result),
         recording_id=job.recording_id,
         error=None if job.error is None else SimJobError(field=job.error.field, message=job.error.message),
     )
@@ -250,12 +334,21 @@ def submit(jobs: JobsDep, store: StoreDep, body: SimJobRequest) -> SimJobCreated
     """Validate the scenario (422 naming the field when bad) and queue it; poll GET /api/sim/jobs/{id}.
     A trace workload names a stored recording ({"kind": "trace", "recording": ID}; topology
     "recorded" for the recording's own host): the job builds its profile."""
+    sweep = None if body.sweep is None else body.sweep.model_dump(exclude_none=True)
     try:
         validate(body.scenario, store)
+        if sweep is not None:
+            if body.save:
+                raise ScenarioError(
+                    "save", "a sweep's runs are not saved; save one point as a run of its own"
+                )
+            parsed = parse_sweep(body.scenario, sweep)
+            for x in parsed.values:  # every point named before any runs
+                validate(sweep_point(body.scenario, parsed, x), store)
     except ScenarioError as exc:
         raise ApiError(422, "bad_scenario", str(exc)) from exc
     try:
-        job = jobs.submit(body.scenario, body.save)
+        job = jobs.submit(body.scenario, body.save, sweep=sweep)
     except QueueFullError as exc:
         raise ApiError(429, "too_many_jobs", str(exc)) from exc
     status: Literal["queued", "running"] = "running" if job.status == "running" else "queued"

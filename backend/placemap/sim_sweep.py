@@ -1,0 +1,233 @@
+"""A scenario swept over one workload parameter (hackbench's groups, schbench's workers, ...): each
+point's metric, beside its baseline's (no hints, default features) when asked, the change read by
+the metric's direction, and where the change turns, from helping to hurting or back: the question
+the published tables answer ("wake_affine helps schbench while its workers fit an LLC and collapses
+beyond it"). Where a point's pair is a published cell (sim_published), the published effect sits
+beside the model's, and the published turns beside the model's.
+
+Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`), the
+scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
+command line's worker pool (sim.runner.run_many) or a simulation job's worker (sim_jobs), which
+give the same results since every run is seeded and deterministic.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from placemap.sim.calibration import SIGNIFICANT_PCT
+from placemap.sim.errors import ScenarioError
+from placemap.sim.workloads.catalog import CATALOG, IntParam
+from placemap.sim_pair import baseline_of, change_pct
+from placemap.sim_published import X_PARAM, lookup
+
+MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep: the workload parameter, its values ascending, and whether each point
+    runs beside its baseline."""
+
+    param: str
+    values: tuple[int, ...]
+    baseline: bool
+
+
+def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
+    """Validate `spec` ({"param": name, "values": [int, ...], "baseline": bool}) against the
+    scenario's workload; `param` defaults to the parameter the published tables vary. A
+    ScenarioError names the field at fault."""
+    if not isinstance(spec, Mapping):
+        raise ScenarioError("sweep", "expected an object {param, values, baseline}")
+    for k in spec:
+        if k not in ("param", "values", "baseline"):
+            raise ScenarioError(f"sweep.{k}", "unknown sweep field; known: param, values, baseline")
+    workload = scenario.get("workload")
+    kind = workload.get("kind") if isinstance(workload, Mapping) else None
+    if not isinstance(kind, str) or kind not in CATALOG:
+        raise ScenarioError(
+            "sweep",
+            f"a sweep varies a parametric workload's parameter ({', '.join(CATALOG)}); "
+            f"this scenario's workload is {kind!r}",
+        )
+    ints = {p.name: p for p in CATALOG[kind] if isinstance(p, IntParam)}
+    param = spec.get("param", X_PARAM.get(kind))
+    if not isinstance(param, str) or param not in ints:
+        raise ScenarioError(
+            "sweep.param", f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}"
+        )
+    p = ints[param]
+    values = spec.get("values")
+    if not isinstance(values, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    ):
+        raise ScenarioError("sweep.values", f"expected a list of integers, got {values!r}")
+    if not 2 <= len(set(values)) <= MAX_POINTS:
+        raise ScenarioError(
+            "sweep.values", f"expected 2 to {MAX_POINTS} different values, got {len(set(values))}"
+        )
+    out = [v for v in values if not p.lo <= v <= p.hi]
+    if out:
+        raise ScenarioError("sweep.values", f"{kind}'s {param} is {p.lo}..{p.hi}; {out[0]} is not")
+    baseline = spec.get("baseline", False)
+    if not isinstance(baseline, bool):
+        raise ScenarioError("sweep.baseline", f"expected true or false, got {baseline!r}")
+    if baseline and baseline_of(scenario) is None:
+        raise ScenarioError("sweep.baseline", "the scenario sets no hints or features: nothing to compare")
+    return Sweep(param=param, values=tuple(sorted(set(values))), baseline=baseline)
+
+
+def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool) -> Sweep:
+    """The command line's `--sweep [PARAM=]V1,V2,...`."""
+    param, sep, rest = text.partition("=")
+    spec: dict[str, Any] = {"baseline": baseline}
+    if sep:
+        spec["param"] = param.strip()
+    else:
+        rest = param
+    try:
+        spec["values"] = [int(v) for v in rest.split(",") if v.strip()]
+    except ValueError as exc:
+        raise ScenarioError("sweep.values", f"expected integers separated by commas, got {rest!r}") from exc
+    return parse_sweep(scenario, spec)
+
+
+def point(scenario: Mapping[str, Any], sweep: Sweep, x: int) -> dict[str, Any]:
+    """The scenario at x."""
+    return {**scenario, "workload": {**scenario["workload"], sweep.param: x}}
+
+
+def scenarios(scenario: Mapping[str, Any], sweep: Sweep) -> list[dict[str, Any]]:
+    """Every run of the sweep in order: each x's scenario, then its baseline's when asked."""
+    out: list[dict[str, Any]] = []
+    base = baseline_of(scenario) if sweep.baseline else None
+    for x in sweep.values:
+        out.append(point(scenario, sweep, x))
+        if base is not None:
+            out.append(point(base, sweep, x))
+    return out
+
+
+def direction(change: float | None) -> str | None:
+    """better / worse beyond the calibration's 5%, else same; None when not measured."""
+    if change is None:
+        return None
+    if change > SIGNIFICANT_PCT:
+        return "better"
+    if change < -SIGNIFICANT_PCT:
+        return "worse"
+    return "same"
+
+
+def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
+    """Where a change (percent better, by x ascending) turns: between two neighbouring x whose
+    changes beyond 5% point opposite ways, with only changes within 5% (or none measured)
+    between them."""
+    out: list[dict[str, Any]] = []
+    last: tuple[int, float, str] | None = None
+    for x, change in points:
+        d = direction(change)
+        if d is None or d == "same" or change is None:
+            continue
+        if last is not None and last[2] != d:
+            out.append(
+                {"between": [last[0], x], "from": last[2], "to": d, "from_pct": last[1], "to_pct": change}
+            )
+        last = (x, change, d)
+    return out
+
+
+def _published_cells(scenario: Mapping[str, Any], csv_path: Path | None) -> list[dict[str, Any]]:
+    """The published cells the pair at one x reproduces (sim_published.lookup), each with the
+    fields in which the sweep's run differs from the model's own run of the cell."""
+    if csv_path is None:
+        return []
+    cells, _, _ = lookup(csv_path, scenario)
+    return [
+        {
+            "published_pct": c.published_pct,
+            "significant": c.significant,
+            "section": c.section,
+            "config": c.config,
+            "differs": [d.field for d in c.differs],
+        }
+        for c in cells
+    ]
+
+
+def summarize(
+    scenario: Mapping[str, Any], sweep: Sweep, results: Sequence[Mapping[str, Any]], csv_path: Path | None
+) -> dict[str, Any]:
+    """The sweep's result from its runs' results (in `scenarios` order): per x the metric, its
+    baseline's and the change, the published cells of the pair, the model's turns and the
+    published ones."""
+    step = 2 if sweep.baseline else 1
+    if len(results) != step * len(sweep.values):
+        raise ValueError(f"{len(results)} results for {len(sweep.values)} points")
+    metric = results[0]["metric"]
+    rows: list[dict[str, Any]] = []
+    published_error: str | None = None
+    for i, x in enumerate(sweep.values):
+        run = results[step * i]
+        base = results[step * i + 1] if sweep.baseline else None
+        change = None
+        if base is not None and run["sim"]["complete"] and base["sim"]["complete"]:
+            change = change_pct(metric["better"], base["metric"]["value"], run["metric"]["value"])
+        published: list[dict[str, Any]] = []
+        if sweep.baseline and published_error is None:
+            try:
+                published = _published_cells(point(scenario, sweep, x), csv_path)
+            except (OSError, ValueError, csv.Error) as exc:  # the runs are no less a result
+                published_error = f"{csv_path}: {exc}"
+        rows.append(
+            {
+                "x": x,
+                "value": run["metric"]["value"],
+                "complete": run["sim"]["complete"],
+                "baseline": None if base is None else base["metric"]["value"],
+                "baseline_complete": None if base is None else base["sim"]["complete"],
+                "change_pct": change,
+                "direction": direction(change),
+                "published": published,
+                "cpu_utilization": run["counters"]["cpu_utilization"],
+                "migrations": run["counters"]["migrations"]["total"],
+            }
+        )
+    pub = [(r["x"], r["published"][0]["published_pct"]) for r in rows if r["published"]]
+    return {
+        "param": sweep.param,
+        "values": list(sweep.values),
+        "baseline": sweep.baseline,
+        "metric": {"name": metric["name"], "better": metric["better"]},
+        "rows": rows,
+        "turns": turns([(r["x"], r["change_pct"]) for r in rows]),
+        "published_turns": turns(pub),
+        "published_error": published_error,
+        "events": sum(int(r["sim"]["events"]) for r in results),
+    }
+
+
+def run(
+    scenario: Mapping[str, Any],
+    sweep: Sweep,
+    run_one: Callable[[Mapping[str, Any], Callable[[float], None]], Mapping[str, Any]],
+    csv_path: Path | None,
+    on_progress: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """Run the sweep's scenarios one after another with `run_one(scenario, progress)` (a job's
+    worker: progress is the fraction of the sweep's runs done) and summarize them."""
+    todo = scenarios(scenario, sweep)
+    results: list[Mapping[str, Any]] = []
+    for i, sc in enumerate(todo):
+
+        def progress(f: float, i: int = i) -> None:
+            if on_progress is not None:
+                on_progress((i + min(max(f, 0.0), 1.0)) / len(todo))
+
+        results.append(run_one(sc, progress))
+    return summarize(scenario, sweep, results, csv_path)

@@ -1,0 +1,86 @@
+"""`placemap sim SCENARIO --sweep [PARAM=]V1,V2,...`: the scenario at each value of one workload
+parameter (with `--baseline`, each beside its baseline), run in worker processes, printed as a table
+with the change at each x, the published effect where the pair is a published cell, and where the
+change turns (sim_sweep). Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from placemap.sim.errors import ScenarioError
+from placemap.sim.runner import run_many
+from placemap.sim.scenario import parse_scenario
+from placemap.sim_sweep import parse_arg, scenarios, summarize
+
+
+def sweep_main(
+    scenario: dict[str, Any], text: str, *, baseline: bool, as_json: bool, csv_path: Path, jobs: int = 0
+) -> int:
+    """Validate, run and print a sweep; 2 with a message naming the field when it is bad."""
+    try:
+        sweep = parse_arg(scenario, text, baseline)
+        todo = scenarios(scenario, sweep)
+        for sc in todo:  # every point named before any runs
+            parse_scenario(sc)
+        results = run_many(todo, jobs)
+    except ScenarioError as exc:
+        print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
+        return 2
+    out = summarize(scenario, sweep, results, csv_path)
+    if out["published_error"]:
+        print(f"placemap sim: published tables {out['published_error']}", file=sys.stderr)
+    if as_json:
+        json.dump(out, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        print_sweep(out)
+    return 0
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:+.1f}%"
+
+
+def _turn_text(t: dict[str, Any], param: str) -> str:
+    a, b = t["between"]
+    return (
+        f"between {a} and {b} {param}: {t['from']} ({_pct(t['from_pct'])}) -> {t['to']} ({_pct(t['to_pct'])})"
+    )
+
+
+def print_sweep(out: dict[str, Any]) -> None:
+    """The sweep as a table: x, the metric, its baseline's and the change, the published effect."""
+    m, param = out["metric"], out["param"]
+    head = f"{param:>9}  {m['name']:>22}"
+    if out["baseline"]:
+        head += f"  {'baseline':>12}  {'change':>9}  published"
+    print(
+        f"{m['name']} ({m['better']} is better) at each {param}"
+        + (", beside its baseline (no hints, default features)" if out["baseline"] else "")
+    )
+    print(head)
+    for r in out["rows"]:
+        line = f"{r['x']:>9}  {r['value']:>22g}" + ("" if r["complete"] else " (incomplete)")
+        if out["baseline"]:
+            base = f"{r['baseline']:g}" + ("" if r["baseline_complete"] else "*")
+            pub = ", ".join(_pct(c["published_pct"]) for c in r["published"]) or "-"
+            line += f"  {base:>12}  {_pct(r['change_pct']):>9}  {pub}"
+        print(line)
+    if any(not r["complete"] or r["baseline_complete"] is False for r in out["rows"]):
+        print("incomplete: a run ended before its workload did (* a baseline's); no change is read there")
+    if not out["baseline"]:
+        return
+    if out["turns"]:
+        for t in out["turns"]:
+            print(f"the change turns {_turn_text(t, param)}")
+    else:
+        print(f"the change does not turn: no two {param} values point opposite ways beyond 5%")
+    if any(r["published"] for r in out["rows"]):
+        if out["published_turns"]:
+            for t in out["published_turns"]:
+                print(f"published: it turns {_turn_text(t, param)}")
+        else:
+            print("published: it does not turn over these values")

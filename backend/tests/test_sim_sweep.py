@@ -1,0 +1,159 @@
+"""Sweeps (placemap.sim_sweep, `placemap sim --sweep`): validation naming the field, the turns read
+from the changes, and a real wake_affine sweep of schbench whose rows are each point's own run and
+whose turns are the model's and the published tables'."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from placemap.cli import main
+from placemap.settings import DEFAULT_CALIBRATION_CSV
+from placemap.sim.errors import ScenarioError
+from placemap.sim.scenario import run_scenario
+from placemap.sim_pair import change_pct
+from placemap.sim_sweep import MAX_POINTS, Sweep, parse_arg, parse_sweep, scenarios, summarize, turns
+
+SCHBENCH: dict[str, Any] = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "schbench", "messengers": 1, "workers": 16},
+    "hints": ["wake_affine"],
+    "seed": 1,
+    "duration_ms": 1000,
+}
+WORKERS = [4, 8, 16, 32]
+
+
+def refused(spec: Any, scenario: dict[str, Any] = SCHBENCH) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        parse_sweep(scenario, spec)
+    return info.value
+
+
+def test_a_sweep_defaults_to_the_parameter_the_tables_vary_and_orders_its_values() -> None:
+    sw = parse_sweep(SCHBENCH, {"values": [32, 4, 16, 4, 8], "baseline": True})
+    assert sw == Sweep(param="workers", values=(4, 8, 16, 32), baseline=True)
+    assert parse_sweep({**SCHBENCH, "workload": {"kind": "hackbench"}}, {"values": [1, 2]}).param == "groups"
+    assert parse_arg(SCHBENCH, "cputime_us=100,200", baseline=False).param == "cputime_us"
+    assert parse_arg(SCHBENCH, "2,1", baseline=False).values == (1, 2)
+    runs = scenarios(SCHBENCH, sw)
+    assert [(s["workload"]["workers"], s.get("hints")) for s in runs[:2]] == [(4, ["wake_affine"]), (4, None)]
+    assert len(runs) == 8 and SCHBENCH["workload"]["workers"] == 16  # the scenario is not changed
+
+
+def test_a_bad_sweep_names_its_field() -> None:
+    assert refused([1, 2]).field == "sweep"
+    assert refused({"values": [1, 2], "step": 2}).field == "sweep.step"
+    e = refused({"param": "mode", "values": [1, 2]}, {**SCHBENCH, "workload": {"kind": "hackbench"}})
+    assert e.field == "sweep.param" and "groups, loops" in e.message  # a choice is no integer parameter
+    assert refused({"param": "clients", "values": [1, 2]}).field == "sweep.param"
+    assert refused({"values": "1,2"}).field == "sweep.values"
+    assert refused({"values": [True, 2]}).field == "sweep.values"
+    assert refused({"values": [4, 4]}).field == "sweep.values"
+    assert refused({"values": list(range(1, MAX_POINTS + 2))}).field == "sweep.values"
+    e = refused({"values": [1, 5000]})
+    assert e.field == "sweep.values" and "1..4096" in e.message and "5000" in e.message
+    e = refused({"values": [1, 2], "baseline": True}, {**SCHBENCH, "hints": []})
+    assert e.field == "sweep.baseline"
+    e = refused({"values": [1, 2]}, {**SCHBENCH, "workload": {"kind": "trace", "recording": "r"}})
+    assert e.field == "sweep" and "'trace'" in e.message
+    with pytest.raises(ScenarioError) as info:
+        parse_arg(SCHBENCH, "workers=4,eight", baseline=False)
+    assert info.value.field == "sweep.values"
+
+
+def test_turns_are_read_between_opposite_changes_beyond_five_percent() -> None:
+    assert turns([(1, 20.0), (2, 3.0), (4, None), (8, -10.0)]) == [
+        {"between": [1, 8], "from": "better", "to": "worse", "from_pct": 20.0, "to_pct": -10.0}
+    ]
+    assert turns([(1, 20.0), (2, 6.0), (4, 4.9), (8, -4.9)]) == []  # within 5% is no way
+    got = turns([(1, -30.0), (2, 10.0), (4, 12.0), (8, -7.0)])
+    assert [(t["between"], t["from"], t["to"]) for t in got] == [
+        ([1, 2], "worse", "better"),
+        ([4, 8], "better", "worse"),
+    ]
+
+
+def _direct() -> list[dict[str, Any]]:
+    sw = parse_sweep(SCHBENCH, {"values": WORKERS, "baseline": True})
+    return [run_scenario(s, wall_clock=False) for s in scenarios(SCHBENCH, sw)]
+
+
+@pytest.fixture(scope="module")
+def direct() -> list[dict[str, Any]]:
+    """Every point's run and baseline, run one by one: what the sweep must report."""
+    return _direct()
+
+
+def test_a_wake_affine_sweep_turns_where_the_model_collapses_and_the_tables_turn_earlier(
+    direct: list[dict[str, Any]],
+) -> None:
+    sw = parse_sweep(SCHBENCH, {"values": WORKERS, "baseline": True})
+    out = summarize(SCHBENCH, sw, direct, DEFAULT_CALIBRATION_CSV)
+    assert [r["x"] for r in out["rows"]] == WORKERS
+    for i, r in enumerate(out["rows"]):
+        run, base = direct[2 * i], direct[2 * i + 1]
+        assert r["value"] == run["metric"]["value"] and r["baseline"] == base["metric"]["value"]
+        assert r["change_pct"] == change_pct("lower", base["metric"]["value"], run["metric"]["value"])
+        assert r["cpu_utilization"] == run["counters"]["cpu_utilization"]
+    # the model: the herd fits the messenger's LLC through 16 workers and collapses at 32
+    # (docs/calibration.md, schbench Zen3); the published collapse comes one step earlier
+    assert [r["direction"] for r in out["rows"]] == ["better", "better", "better", "worse"]
+    assert [t["between"] for t in out["turns"]] == [[16, 32]]
+    assert [t["between"] for t in out["published_turns"]] == [[8, 16]]
+    pub = {r["x"]: r["published"][0]["published_pct"] for r in out["rows"]}
+    assert pub[16] < -3000 and pub[8] > 5  # the tables' -3511% and +41.5%
+    assert out["published_error"] is None
+    assert out["events"] == sum(r["sim"]["events"] for r in direct)
+
+
+def test_a_sweep_without_tables_still_reports_its_runs(direct: list[dict[str, Any]], tmp_path: Path) -> None:
+    sw = parse_sweep(SCHBENCH, {"values": WORKERS, "baseline": True})
+    bad = tmp_path / "t.csv"
+    bad.write_bytes(b"\xff\xfe not a table")
+    out = summarize(SCHBENCH, sw, direct, bad)
+    assert out["published_error"] is not None and str(bad) in out["published_error"]
+    assert [t["between"] for t in out["turns"]] == [[16, 32]]
+    assert all(r["published"] == [] for r in out["rows"]) and out["published_turns"] == []
+    assert summarize(SCHBENCH, sw, direct, None)["published_error"] is None
+
+
+def test_the_command_line_sweep_prints_the_runs_and_the_turns(
+    direct: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCHBENCH))
+    assert main(["sim", str(f), "--sweep", "workers=4,8,16,32", "--baseline", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(r["value"], r["baseline"]) for r in out["rows"]] == [
+        (direct[i]["metric"]["value"], direct[i + 1]["metric"]["value"]) for i in range(0, 8, 2)
+    ]
+    assert main(["sim", str(f), "--sweep", "4,8,16,32", "--baseline"]) == 0
+    text = capsys.readouterr().out
+    assert "the change turns between 16 and 32 workers: better" in text
+    assert "published: it turns between 8 and 16 workers" in text
+    assert main(["sim", str(f), "--sweep", "4,8"]) == 0  # the curve alone
+    text = capsys.readouterr().out
+    assert "baseline" not in text.splitlines()[1] and "turns" not in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--sweep", "4,5000", "--baseline"], "sweep.values"),
+        (["--sweep", "4,8", "--save"], "--sweep takes neither"),
+        (["--sweep", "4,8", "--baseline", "--seeds", "3"], "--sweep takes neither"),
+        (["--sweep", "threads=4,8"], "sweep.param"),
+    ],
+)
+def test_a_bad_command_line_sweep_is_refused_before_it_runs(
+    argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCHBENCH))
+    assert main(["sim", str(f), *argv]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and needle in out.err
