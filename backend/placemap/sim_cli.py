@@ -65,11 +65,16 @@ def _sim(args: argparse.Namespace) -> int:
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
     if args.sweep is not None:
-        if args.seeds > 1 or args.save or args.decisions:
-            print("placemap sim: --sweep takes neither --seeds, --save nor --decisions", file=sys.stderr)
+        if args.save or args.decisions:
+            print("placemap sim: --sweep takes neither --save nor --decisions", file=sys.stderr)
             return 2
         return sweep_main(
-            scenario, args.sweep, baseline=args.baseline, as_json=args.json, csv_path=settings.calibration_csv
+            scenario,
+            args.sweep,
+            baseline=args.baseline,
+            seeds=args.seeds,
+            as_json=args.json,
+            csv_path=settings.calibration_csv,
         )
     replays = trace_input(scenario)
     if args.seeds > 1 and replays is not None:
@@ -589,7 +594,8 @@ def register(sub: Any) -> None:
         metavar="[PARAM=]V1,V2,...",
         help=f"run the scenario at each value of one workload parameter (default the one the published "
         f"tables vary: groups, workers, clients, threads, pairs; 2 to {MAX_POINTS} values), in worker "
-        "processes, with --baseline each beside its baseline, and print where the change turns",
+        "processes, with --baseline each beside its baseline (and --seeds on several seeds), and print where "
+        "the change turns",
     )
     sim.add_argument(
         "--decisions",

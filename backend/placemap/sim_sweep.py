@@ -22,31 +22,33 @@ from typing import Any
 from placemap.sim.calibration import SIGNIFICANT_PCT
 from placemap.sim.errors import ScenarioError
 from placemap.sim.workloads.catalog import CATALOG, IntParam
-from placemap.sim_pair import baseline_of, change_pct
+from placemap.sim_pair import baseline_of, change_pct, seed_summary, with_seeds
 from placemap.sim_published import X_PARAM, lookup
 
 MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
+MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 
 
 @dataclass(frozen=True)
 class Sweep:
-    """A validated sweep: the workload parameter, its values ascending, and whether each point
-    runs beside its baseline."""
+    """A validated sweep: the workload parameter, its values ascending, whether each point runs
+    beside its baseline, and on how many seeds (the scenario's and those after it)."""
 
     param: str
     values: tuple[int, ...]
     baseline: bool
+    seeds: int = 1
 
 
 def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
-    """Validate `spec` ({"param": name, "values": [int, ...], "baseline": bool}) against the
+    """Validate `spec` ({"param": name, "values": [int, ...], "baseline": bool, "seeds": n}) against the
     scenario's workload; `param` defaults to the parameter the published tables vary. A
     ScenarioError names the field at fault."""
     if not isinstance(spec, Mapping):
         raise ScenarioError("sweep", "expected an object {param, values, baseline}")
     for k in spec:
-        if k not in ("param", "values", "baseline"):
-            raise ScenarioError(f"sweep.{k}", "unknown sweep field; known: param, values, baseline")
+        if k not in ("param", "values", "baseline", "seeds"):
+            raise ScenarioError(f"sweep.{k}", "unknown sweep field; known: param, values, baseline, seeds")
     workload = scenario.get("workload")
     kind = workload.get("kind") if isinstance(workload, Mapping) else None
     if not isinstance(kind, str) or kind not in CATALOG:
@@ -79,13 +81,20 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
         raise ScenarioError("sweep.baseline", f"expected true or false, got {baseline!r}")
     if baseline and baseline_of(scenario) is None:
         raise ScenarioError("sweep.baseline", "the scenario sets no hints or features: nothing to compare")
-    return Sweep(param=param, values=tuple(sorted(set(values))), baseline=baseline)
+    seeds = spec.get("seeds", 1)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
+        raise ScenarioError("sweep.seeds", f"expected an integer in 1..{MAX_SEEDS}, got {seeds!r}")
+    if seeds > 1 and not baseline:
+        raise ScenarioError(
+            "sweep.seeds", "several seeds compare each point's change: they need the baseline"
+        )
+    return Sweep(param=param, values=tuple(sorted(set(values))), baseline=baseline, seeds=seeds)
 
 
-def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool) -> Sweep:
+def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int = 1) -> Sweep:
     """The command line's `--sweep [PARAM=]V1,V2,...`."""
     param, sep, rest = text.partition("=")
-    spec: dict[str, Any] = {"baseline": baseline}
+    spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds}
     if sep:
         spec["param"] = param.strip()
     else:
@@ -103,13 +112,17 @@ def point(scenario: Mapping[str, Any], sweep: Sweep, x: int) -> dict[str, Any]:
 
 
 def scenarios(scenario: Mapping[str, Any], sweep: Sweep) -> list[dict[str, Any]]:
-    """Every run of the sweep in order: each x's scenario, then its baseline's when asked."""
+    """Every run of the sweep in order: for each x, on each seed, its scenario, then its baseline's
+    when asked."""
     out: list[dict[str, Any]] = []
     base = baseline_of(scenario) if sweep.baseline else None
     for x in sweep.values:
-        out.append(point(scenario, sweep, x))
-        if base is not None:
-            out.append(point(base, sweep, x))
+        runs = with_seeds(point(scenario, sweep, x), sweep.seeds)
+        bases = [] if base is None else with_seeds(point(base, sweep, x), sweep.seeds)
+        for i, r in enumerate(runs):
+            out.append(r)
+            if bases:
+                out.append(bases[i])
     return out
 
 
@@ -163,27 +176,37 @@ def _published_cells(scenario: Mapping[str, Any], csv_path: Path | None) -> list
 def summarize(
     scenario: Mapping[str, Any], sweep: Sweep, results: Sequence[Mapping[str, Any]], csv_path: Path | None
 ) -> dict[str, Any]:
-    """The sweep's result from its runs' results (in `scenarios` order): per x the metric, its
-    baseline's and the change, the published cells of the pair, the model's turns and the
-    published ones."""
-    step = 2 if sweep.baseline else 1
+    """The sweep's result from its runs' results (in `scenarios` order): per x the metric and its
+    baseline's on the first seed, the change (with several seeds their median, each seed's, and how
+    they spread: sim_pair.seed_summary), the published cells of the pair, the model's turns (each
+    saying whether a seed decides one of its ends) and the published ones."""
+    pair = 2 if sweep.baseline else 1
+    step = pair * sweep.seeds
     if len(results) != step * len(sweep.values):
-        raise ValueError(f"{len(results)} results for {len(sweep.values)} points")
+        raise ValueError(f"{len(results)} results for {len(sweep.values)} points on {sweep.seeds} seeds")
     metric = results[0]["metric"]
     rows: list[dict[str, Any]] = []
     published_error: str | None = None
     for i, x in enumerate(sweep.values):
-        run = results[step * i]
-        base = results[step * i + 1] if sweep.baseline else None
-        change = None
-        if base is not None and run["sim"]["complete"] and base["sim"]["complete"]:
-            change = change_pct(metric["better"], base["metric"]["value"], run["metric"]["value"])
+        runs = [results[step * i + pair * k] for k in range(sweep.seeds)]
+        bases = [results[step * i + pair * k + 1] for k in range(sweep.seeds)] if sweep.baseline else []
+        changes = [
+            change_pct(metric["better"], b["metric"]["value"], r["metric"]["value"])
+            if r["sim"]["complete"] and b["sim"]["complete"]
+            else None
+            for r, b in zip(runs, bases, strict=False)
+        ]
+        spread = seed_summary(changes) if sweep.seeds > 1 else None
+        change = (
+            changes[0] if spread is None and changes else None if spread is None else spread["median_pct"]
+        )
         published: list[dict[str, Any]] = []
         if sweep.baseline and published_error is None:
             try:
                 published = _published_cells(point(scenario, sweep, x), csv_path)
             except (OSError, ValueError, csv.Error) as exc:  # the runs are no less a result
                 published_error = f"{csv_path}: {exc}"
+        run, base = runs[0], bases[0] if bases else None
         rows.append(
             {
                 "x": x,
@@ -193,19 +216,27 @@ def summarize(
                 "baseline_complete": None if base is None else base["sim"]["complete"],
                 "change_pct": change,
                 "direction": direction(change),
+                "changes": changes if spread is not None else None,
+                "seeds": spread,
                 "published": published,
                 "cpu_utilization": run["counters"]["cpu_utilization"],
                 "migrations": run["counters"]["migrations"]["total"],
             }
         )
+    by_x = {r["x"]: r for r in rows}
+    model_turns = turns([(r["x"], r["change_pct"]) for r in rows])
+    for t in model_turns:
+        ends = [by_x[x]["seeds"] for x in t["between"]]
+        t["seed_decides"] = None if sweep.seeds == 1 else any(e is not None and not e["stable"] for e in ends)
     pub = [(r["x"], r["published"][0]["published_pct"]) for r in rows if r["published"]]
     return {
         "param": sweep.param,
         "values": list(sweep.values),
         "baseline": sweep.baseline,
+        "seeds": sweep.seeds,
         "metric": {"name": metric["name"], "better": metric["better"]},
         "rows": rows,
-        "turns": turns([(r["x"], r["change_pct"]) for r in rows]),
+        "turns": model_turns,
         "published_turns": turns(pub),
         "published_error": published_error,
         "events": sum(int(r["sim"]["events"]) for r in results),

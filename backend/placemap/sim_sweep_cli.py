@@ -17,11 +17,18 @@ from placemap.sim_sweep import parse_arg, scenarios, summarize
 
 
 def sweep_main(
-    scenario: dict[str, Any], text: str, *, baseline: bool, as_json: bool, csv_path: Path, jobs: int = 0
+    scenario: dict[str, Any],
+    text: str,
+    *,
+    baseline: bool,
+    seeds: int = 1,
+    as_json: bool,
+    csv_path: Path,
+    jobs: int = 0,
 ) -> int:
     """Validate, run and print a sweep; 2 with a message naming the field when it is bad."""
     try:
-        sweep = parse_arg(scenario, text, baseline)
+        sweep = parse_arg(scenario, text, baseline, seeds)
         todo = scenarios(scenario, sweep)
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -52,15 +59,19 @@ def _turn_text(t: dict[str, Any], param: str) -> str:
 
 
 def print_sweep(out: dict[str, Any]) -> None:
-    """The sweep as a table: x, the metric, its baseline's and the change, the published effect."""
-    m, param = out["metric"], out["param"]
+    """The sweep as a table: x, the metric, its baseline's and the change (on several seeds the
+    first seed's metrics, the median change and whether every seed points its way), the published
+    effect; then the turns."""
+    m, param, seeds = out["metric"], out["param"], out["seeds"]
     head = f"{param:>9}  {m['name']:>22}"
     if out["baseline"]:
-        head += f"  {'baseline':>12}  {'change':>9}  published"
-    print(
-        f"{m['name']} ({m['better']} is better) at each {param}"
-        + (", beside its baseline (no hints, default features)" if out["baseline"] else "")
-    )
+        head += f"  {'baseline':>12}  {'change' if seeds == 1 else 'median':>9}  published"
+        if seeds > 1:
+            head += "  seeds"
+    on = ", each beside its baseline (no hints, default features)" if out["baseline"] else ""
+    if seeds > 1:
+        on += f", on {seeds} seeds (the metrics are the first seed's)"
+    print(f"{m['name']} ({m['better']} is better) at each {param}{on}")
     print(head)
     for r in out["rows"]:
         line = f"{r['x']:>9}  {r['value']:>22g}" + ("" if r["complete"] else " (incomplete)")
@@ -68,19 +79,20 @@ def print_sweep(out: dict[str, Any]) -> None:
             base = f"{r['baseline']:g}" + ("" if r["baseline_complete"] else "*")
             pub = ", ".join(_pct(c["published_pct"]) for c in r["published"]) or "-"
             line += f"  {base:>12}  {_pct(r['change_pct']):>9}  {pub}"
+            if r["seeds"] is not None:
+                line += f"  {r['seeds']['verdict']}"
         print(line)
     if any(not r["complete"] or r["baseline_complete"] is False for r in out["rows"]):
         print("incomplete: a run ended before its workload did (* a baseline's); no change is read there")
     if not out["baseline"]:
         return
-    if out["turns"]:
-        for t in out["turns"]:
-            print(f"the change turns {_turn_text(t, param)}")
-    else:
+    for t in out["turns"]:
+        noise = " (a seed decides the way at one end)" if t["seed_decides"] else ""
+        print(f"the change turns {_turn_text(t, param)}{noise}")
+    if not out["turns"]:
         print(f"the change does not turn: no two {param} values point opposite ways beyond 5%")
     if any(r["published"] for r in out["rows"]):
-        if out["published_turns"]:
-            for t in out["published_turns"]:
-                print(f"published: it turns {_turn_text(t, param)}")
-        else:
+        for t in out["published_turns"]:
+            print(f"published: it turns {_turn_text(t, param)}")
+        if not out["published_turns"]:
             print("published: it does not turn over these values")

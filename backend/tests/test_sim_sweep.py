@@ -77,6 +77,48 @@ def test_turns_are_read_between_opposite_changes_beyond_five_percent() -> None:
     ]
 
 
+def fake(value: float, complete: bool = True) -> dict[str, Any]:
+    """A run's result as summarize reads it (the unit tests of the seeds' bookkeeping)."""
+    return {
+        "metric": {"name": "runtime_s", "value": value, "better": "lower"},
+        "sim": {"complete": complete, "events": 10},
+        "counters": {"cpu_utilization": 0.5, "migrations": {"total": 3}},
+    }
+
+
+def test_a_sweep_on_seeds_runs_each_pair_on_each_seed_and_reads_the_median() -> None:
+    hb = {
+        "topology": "icx-2s",
+        "workload": {"kind": "hackbench", "groups": 1},
+        "hints": ["wake_hold"],
+        "seed": 5,
+    }
+    assert refused({"values": [1, 2], "seeds": 2}, hb).field == "sweep.seeds"  # seeds compare changes
+    assert refused({"values": [1, 2], "baseline": True, "seeds": 9}, hb).field == "sweep.seeds"
+    sw = parse_sweep(hb, {"values": [2, 1], "baseline": True, "seeds": 3})
+    runs = scenarios(hb, sw)
+    assert [(s["workload"]["groups"], s["seed"], "hints" in s) for s in runs[:6]] == [
+        (1, 5, True), (1, 5, False), (1, 6, True), (1, 6, False), (1, 7, True), (1, 7, False)
+    ]  # fmt: skip
+    assert len(runs) == 12
+    # x=1: better by 50%, 20% and worse by 10% on the three seeds; x=2: worse by 100% on each, an
+    # incomplete baseline on the third
+    results = [fake(1), fake(2), fake(4), fake(5), fake(11), fake(10)]
+    results += [fake(2), fake(1), fake(2), fake(1), fake(2), fake(1, complete=False)]
+    out = summarize(hb, sw, results, None)
+    one, two = out["rows"]
+    assert (
+        one["changes"] == [50.0, 20.0, -10.0] and one["change_pct"] == 20.0 and one["direction"] == "better"
+    )
+    assert one["seeds"]["verdict"].startswith("the seed decides") and not one["seeds"]["stable"]
+    assert two["changes"] == [-100.0, -100.0, None] and two["change_pct"] == -100.0 and two["seeds"]["stable"]
+    assert (one["value"], one["baseline"]) == (1, 2)  # the first seed's
+    assert out["seeds"] == 3
+    assert [(t["between"], t["seed_decides"]) for t in out["turns"]] == [([1, 2], True)]
+    with pytest.raises(ValueError, match="12 results"):
+        summarize(hb, parse_sweep(hb, {"values": [1, 2], "baseline": True, "seeds": 4}), results, None)
+
+
 def _direct() -> list[dict[str, Any]]:
     sw = parse_sweep(SCHBENCH, {"values": WORKERS, "baseline": True})
     return [run_scenario(s, wall_clock=False) for s in scenarios(SCHBENCH, sw)]
@@ -135,6 +177,10 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     text = capsys.readouterr().out
     assert "the change turns between 16 and 32 workers: better" in text
     assert "published: it turns between 8 and 16 workers" in text
+    assert main(["sim", str(f), "--sweep", "4,8", "--baseline", "--seeds", "2", "--json"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert two["seeds"] == 2 and [len(r["changes"]) for r in two["rows"]] == [2, 2]
+    assert two["rows"][0]["changes"][0] == out["rows"][0]["change_pct"]  # seed 1 is the one-seed sweep
     assert main(["sim", str(f), "--sweep", "4,8"]) == 0  # the curve alone
     text = capsys.readouterr().out
     assert "baseline" not in text.splitlines()[1] and "turns" not in text
@@ -145,7 +191,7 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     [
         (["--sweep", "4,5000", "--baseline"], "sweep.values"),
         (["--sweep", "4,8", "--save"], "--sweep takes neither"),
-        (["--sweep", "4,8", "--baseline", "--seeds", "3"], "--sweep takes neither"),
+        (["--sweep", "4,8", "--seeds", "3"], "--seeds runs the pair of --baseline"),
         (["--sweep", "threads=4,8"], "sweep.param"),
     ],
 )

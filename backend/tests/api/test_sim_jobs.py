@@ -124,7 +124,7 @@ def test_unsaved_job_stores_nothing(client: httpx.Client) -> None:
 
 
 def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: httpx.Client) -> None:
-    spec = {"param": "workers", "values": [8, 4], "baseline": True}
+    spec = {"param": "workers", "values": [8, 4], "baseline": True, "seeds": 2}
     r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
     assert r.status_code == 202, r.text
     seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
@@ -134,13 +134,13 @@ def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: http
     assert job["sweep"] == spec
     progress = [s["progress"] for s in seen]
     assert progress == sorted(progress) and progress[-1] == 1.0
-    # the four runs, one by one, in the order the sweep reports them
+    # the eight runs (two points, two seeds, each beside its baseline), one by one
     sweep = parse_sweep(SMALL, spec)
     direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
     got = job["sweep_result"]
     assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
     assert [r["x"] for r in got["rows"]] == [4, 8] and got["metric"]["name"] == "p99_wakeup_latency_us"
-    assert got["rows"][1]["baseline"] == direct[3]["metric"]["value"]
+    assert got["rows"][1]["baseline"] == direct[5]["metric"]["value"] and len(got["rows"][1]["changes"]) == 2
 
 
 def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:

@@ -1555,6 +1555,43 @@ export interface components {
             note: string | null;
         };
         /**
+         * SimSeedSummary
+         * @description How a change spreads over seeds (placemap.sim_pair.seed_summary).
+         */
+        SimSeedSummary: {
+            /** Seeds */
+            seeds: number;
+            /**
+             * Measured
+             * @description seeds whose change was measured (both runs complete, baseline not 0)
+             */
+            measured: number;
+            /** Better */
+            better: number;
+            /** Worse */
+            worse: number;
+            /** Same */
+            same: number;
+            /** Median Pct */
+            median_pct: number | null;
+            /** Min Pct */
+            min_pct: number | null;
+            /** Max Pct */
+            max_pct: number | null;
+            /**
+             * Stable
+             * @description every measured seed points the same way
+             */
+            stable: boolean;
+            /**
+             * Identical
+             * @description every measured seed gave the very same change
+             */
+            identical: boolean;
+            /** Verdict */
+            verdict: string;
+        };
+        /**
          * SimSweepCell
          * @description A published cell the pair at one x reproduces (placemap.sim_published).
          */
@@ -1590,6 +1627,8 @@ export interface components {
             values: number[];
             /** Baseline */
             baseline: boolean;
+            /** Seeds */
+            seeds: number;
             /**
              * Metric
              * @description {name, better}
@@ -1648,6 +1687,13 @@ export interface components {
              * @description the change beyond 5% either way, else same
              */
             direction: ("better" | "worse" | "same") | null;
+            /**
+             * Changes
+             * @description on several seeds: each seed's change (change_pct is their median)
+             */
+            changes: (number | null)[] | null;
+            /** @description on several seeds: how the change spreads over them */
+            seeds: components["schemas"]["SimSeedSummary"] | null;
             /** Published */
             published: components["schemas"]["SimSweepCell"][];
             /** Cpu Utilization */
@@ -1676,6 +1722,12 @@ export interface components {
              * @default false
              */
             baseline: boolean;
+            /**
+             * Seeds
+             * @description with baseline: run each point's pair on this many seeds (1..8), the scenario's and those after it
+             * @default 1
+             */
+            seeds: number;
         };
         /**
          * SimSweepTurn
@@ -1699,6 +1751,11 @@ export interface components {
             from_pct: number;
             /** To Pct */
             to_pct: number;
+            /**
+             * Seed Decides
+             * @description on several seeds: the seeds do not all point one way at one end of the turn (null: one seed)
+             */
+            seed_decides?: boolean | null;
         };
         /** SimWakeups */
         SimWakeups: {

@@ -24,6 +24,7 @@ from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import lookup as lookup_published
 from placemap.sim_sweep import MAX_POINTS, parse_sweep
+from placemap.sim_sweep import MAX_SEEDS as SWEEP_MAX_SEEDS
 from placemap.sim_sweep import point as sweep_point
 
 router = APIRouter(prefix="/api/sim")
@@ -48,6 +49,11 @@ class SimSweepSpec(BaseModel):
     values: list[int] = Field(description=f"2 to {MAX_POINTS} different values within the parameter's bounds")
     baseline: bool = Field(
         default=False, description="run each point beside its baseline (no hints, default features)"
+    )
+    seeds: int = Field(
+        default=1,
+        description=f"with baseline: run each point's pair on this many seeds (1..{SWEEP_MAX_SEEDS}), the "
+        "scenario's and those after it",
     )
 
 
@@ -185,6 +191,22 @@ class SimSweepCell(BaseModel):
     )
 
 
+class SimSeedSummary(BaseModel):
+    """How a change spreads over seeds (placemap.sim_pair.seed_summary)."""
+
+    seeds: int
+    measured: int = Field(description="seeds whose change was measured (both runs complete, baseline not 0)")
+    better: int
+    worse: int
+    same: int
+    median_pct: float | None
+    min_pct: float | None
+    max_pct: float | None
+    stable: bool = Field(description="every measured seed points the same way")
+    identical: bool = Field(description="every measured seed gave the very same change")
+    verdict: str
+
+
 class SimSweepRow(BaseModel):
     x: int
     value: float = Field(description="the metric")
@@ -197,6 +219,10 @@ class SimSweepRow(BaseModel):
     direction: Literal["better", "worse", "same"] | None = Field(
         description="the change beyond 5% either way, else same"
     )
+    changes: list[float | None] | None = Field(
+        description="on several seeds: each seed's change (change_pct is their median)"
+    )
+    seeds: SimSeedSummary | None = Field(description="on several seeds: how the change spreads over them")
     published: list[SimSweepCell]
     cpu_utilization: float
     migrations: int
@@ -211,6 +237,11 @@ class SimSweepTurn(BaseModel):
     to: Literal["better", "worse"]
     from_pct: float
     to_pct: float
+    seed_decides: bool | None = Field(
+        default=None,
+        description="on several seeds: the seeds do not all point one way at one end of the turn "
+        "(null: one seed)",
+    )
 
 
 class SimSweepResult(BaseModel):
@@ -219,6 +250,7 @@ class SimSweepResult(BaseModel):
     param: str
     values: list[int]
     baseline: bool
+    seeds: int
     metric: dict[str, str] = Field(description="{name, better}")
     rows: list[SimSweepRow]
     turns: list[SimSweepTurn] = Field(description="where the model's change turns")
