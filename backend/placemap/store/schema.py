@@ -14,7 +14,9 @@ CREATE TABLE IF NOT EXISTS topologies (
 );
 -- A topology's content address (sha256 of its canonical JSON): the same machine stored once, whoever
 -- stores it again (every simulated run of a preset, every import from one host). Topologies stored
--- before it have none and stay as they are; a topology row is never changed or deleted.
+-- before it get theirs when the store is first opened (Store._address_old_topologies, which points
+-- the recordings of a machine's other rows at the addressed one); a topology row is never changed
+-- or deleted.
 CREATE TABLE IF NOT EXISTS topology_digests (
     digest TEXT PRIMARY KEY,
     topology_id TEXT NOT NULL

@@ -127,6 +127,7 @@ class Store:
             conn.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+        self._address_old_topologies()
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -157,7 +158,7 @@ class Store:
         the same topology (the same canonical JSON: keys sorted) was stored before, so a machine is
         kept once however many runs and imports name it (topology rows never change)."""
         text = json.dumps(body)
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        digest = _digest(body)
         with self._tx() as c:
             row = c.execute("SELECT topology_id FROM topology_digests WHERE digest = ?", (digest,)).fetchone()
             if row is not None:
@@ -166,6 +167,36 @@ class Store:
             c.execute("INSERT INTO topologies (id, body, created_at) VALUES (?, ?, ?)", (tid, text, _now()))
             c.execute("INSERT INTO topology_digests (digest, topology_id) VALUES (?, ?)", (digest, tid))
         return tid
+
+    def _address_old_topologies(self) -> None:
+        """Topologies stored before they were content-addressed (session 27) have no digest, and a
+        machine stored many times then (every simulated run of a preset) has many rows. Once per
+        store: give each machine's oldest such row its digest unless a later put gave the machine
+        one, so later puts find it, and point the recordings of its other rows at the addressed
+        one, so a machine lists once (the dashboard's recorded hosts go by topology id). No
+        topology row is changed or deleted: an id handed out stays valid."""
+        done = "SELECT 1 FROM meta WHERE key = 'topologies_addressed'"
+        if self._conn().execute(done).fetchone():  # every open after the first: no write lock taken
+            return
+        with self._tx() as c:
+            if c.execute(done).fetchone():  # another process did it meanwhile
+                return
+            rows = c.execute(
+                "SELECT id, body FROM topologies WHERE id NOT IN (SELECT topology_id FROM topology_digests) "
+                "ORDER BY created_at, rowid"
+            ).fetchall()
+            for tid, body in rows:
+                digest = _digest(json.loads(body))
+                known = c.execute(
+                    "SELECT topology_id FROM topology_digests WHERE digest = ?", (digest,)
+                ).fetchone()
+                if known is None:
+                    c.execute(
+                        "INSERT INTO topology_digests (digest, topology_id) VALUES (?, ?)", (digest, tid)
+                    )
+                else:
+                    c.execute("UPDATE recordings SET topology_id = ? WHERE topology_id = ?", (known[0], tid))
+            c.execute("INSERT INTO meta (key, value) VALUES ('topologies_addressed', ?)", (str(len(rows)),))
 
     def get_topology(self, tid: str) -> dict[str, Any] | None:
         row = self._conn().execute("SELECT body FROM topologies WHERE id = ?", (tid,)).fetchone()
@@ -439,6 +470,11 @@ class _Tx:
             self.conn.execute("COMMIT")
         else:
             self.conn.execute("ROLLBACK")
+
+
+def _digest(body: dict[str, Any]) -> str:
+    """A topology's content address: sha256 of its canonical JSON (keys sorted, no spaces)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _recording(row: Sequence[Any]) -> RecordingRow:

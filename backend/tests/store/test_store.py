@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -174,4 +175,38 @@ def test_a_topology_is_stored_once_however_often_it_is_put(tmp_path: Any) -> Non
     assert s.put_topology(zen) == tid and s.get_topology(tid) == zen
     rows = s._conn().execute("SELECT COUNT(*) FROM topologies").fetchone()[0]
     assert rows == 3
+    s.close()
+
+
+def test_topologies_stored_before_addressing_are_addressed_once_and_their_machine_lists_once(
+    tmp_path: Any,
+) -> None:
+    """A store written before session 27 holds a machine once per run, with no digests: opening it
+    points every recording of a machine at one row (the oldest unless a later put addressed the
+    machine), later puts find that row, and every row handed out still reads."""
+    zen, bdw = preset("zen3-2s-nps1").to_dict(), preset("bdw-1s-20").to_dict()
+    path = tmp_path / "old.db"
+    s = Store(path)
+    s._conn().execute("DELETE FROM meta WHERE key = 'topologies_addressed'")  # as before session 27
+    ids = ["zen-a", "zen-b", "bdw-a", "zen-c"]
+    for i, (tid, body) in enumerate(zip(ids, [zen, zen, bdw, zen], strict=True)):
+        s._conn().execute(
+            "INSERT INTO topologies (id, body, created_at) VALUES (?, ?, ?)",
+            (tid, json.dumps(body), f"2026-11-0{i + 1}T00:00:00.000+00:00"),
+        )
+    recs = {tid: s.create_recording(tid, source="simulated", topology_id=tid) for tid in ids}
+    addressed = s.put_topology(bdw)  # session 27 put the machine again, with its digest
+    s.close()
+    s = Store(path)
+    assert {tid: s.get_recording(r).topology_id for tid, r in recs.items()} == {  # type: ignore[union-attr]
+        "zen-a": "zen-a", "zen-b": "zen-a", "bdw-a": addressed, "zen-c": "zen-a"
+    }  # fmt: skip
+    assert s.put_topology(zen) == "zen-a" and s.put_topology(bdw) == addressed
+    assert all(s.get_topology(t) is not None for t in ids)
+    assert s._conn().execute("SELECT COUNT(*) FROM topologies").fetchone()[0] == 5
+    # once: a recording pointed at a duplicate afterwards (a client holding its id) stays so
+    late = s.create_recording("late", source="imported", topology_id="zen-b")
+    s.close()
+    s = Store(path)
+    assert s.get_recording(late).topology_id == "zen-b"  # type: ignore[union-attr]
     s.close()
