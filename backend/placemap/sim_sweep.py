@@ -140,7 +140,7 @@ def direction(change: float | None) -> str | None:
 def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
     """Where a change (percent better, by x ascending) turns: between two neighbouring x whose
     changes beyond 5% point opposite ways, with only changes within 5% (or none measured)
-    between them."""
+    between them. `seed_decides` is left None (one seed; summarize sets it for several)."""
     out: list[dict[str, Any]] = []
     last: tuple[int, float, str] | None = None
     for x, change in points:
@@ -149,7 +149,14 @@ def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
             continue
         if last is not None and last[2] != d:
             out.append(
-                {"between": [last[0], x], "from": last[2], "to": d, "from_pct": last[1], "to_pct": change}
+                {
+                    "between": [last[0], x],
+                    "from": last[2],
+                    "to": d,
+                    "from_pct": last[1],
+                    "to_pct": change,
+                    "seed_decides": None,
+                }
             )
         last = (x, change, d)
     return out

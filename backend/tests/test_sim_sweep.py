@@ -67,7 +67,14 @@ def test_a_bad_sweep_names_its_field() -> None:
 
 def test_turns_are_read_between_opposite_changes_beyond_five_percent() -> None:
     assert turns([(1, 20.0), (2, 3.0), (4, None), (8, -10.0)]) == [
-        {"between": [1, 8], "from": "better", "to": "worse", "from_pct": 20.0, "to_pct": -10.0}
+        {
+            "between": [1, 8],
+            "from": "better",
+            "to": "worse",
+            "from_pct": 20.0,
+            "to_pct": -10.0,
+            "seed_decides": None,
+        }
     ]
     assert turns([(1, 20.0), (2, 6.0), (4, 4.9), (8, -4.9)]) == []  # within 5% is no way
     got = turns([(1, -30.0), (2, 10.0), (4, 12.0), (8, -7.0)])

@@ -1616,6 +1616,16 @@ export interface components {
              */
             differs: string[];
         };
+        /** SimSweepMetric */
+        SimSweepMetric: {
+            /** Name */
+            name: string;
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "lower" | "higher";
+        };
         /**
          * SimSweepResult
          * @description A sweep job's result (placemap sim --sweep --json prints the same).
@@ -1629,13 +1639,7 @@ export interface components {
             baseline: boolean;
             /** Seeds */
             seeds: number;
-            /**
-             * Metric
-             * @description {name, better}
-             */
-            metric: {
-                [key: string]: string;
-            };
+            metric: components["schemas"]["SimSweepMetric"];
             /** Rows */
             rows: components["schemas"]["SimSweepRow"][];
             /**

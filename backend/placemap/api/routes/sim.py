@@ -244,6 +244,11 @@ class SimSweepTurn(BaseModel):
     )
 
 
+class SimSweepMetric(BaseModel):
+    name: str
+    better: Literal["lower", "higher"]
+
+
 class SimSweepResult(BaseModel):
     """A sweep job's result (placemap sim --sweep --json prints the same)."""
 
@@ -251,7 +256,7 @@ class SimSweepResult(BaseModel):
     values: list[int]
     baseline: bool
     seeds: int
-    metric: dict[str, str] = Field(description="{name, better}")
+    metric: SimSweepMetric
     rows: list[SimSweepRow]
     turns: list[SimSweepTurn] = Field(description="where the model's change turns")
     published_turns: list[SimSweepTurn] = Field(
