@@ -15,6 +15,7 @@ import type {
   SimJobCreated,
   SimOptions,
   SimPublished,
+  SimSweepSpec,
   TaskInfo,
   TaskPath,
   Topology,
@@ -86,11 +87,12 @@ export const api = {
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as SimJob;
   },
-  async submitSimJob(scenario: Record<string, unknown>, save: boolean): Promise<SimJobCreated> {
+  /** POST a scenario; with `sweep`, one unsaved job of kind sweep (its result in sweep_result) */
+  async submitSimJob(scenario: Record<string, unknown>, save: boolean, sweep?: SimSweepSpec): Promise<SimJobCreated> {
     const res = await fetch(`${BASE}/sim/jobs`, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ scenario, save }),
+      body: JSON.stringify(sweep ? { scenario, save, sweep } : { scenario, save }),
     });
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as SimJobCreated;

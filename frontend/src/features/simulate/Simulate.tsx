@@ -10,7 +10,9 @@
  * parameters and bounds come from GET /api/sim/options; a refused scenario shows the backend's
  * message, which names the field. Under the result, the busy time per LLC of both runs (LlcUtil),
  * the scenario as a file and the `placemap sim` command that reruns the same pair from it
- * (Reproduce).
+ * (Reproduce). With a sweep (one integer parameter at 2-10 values), one more job runs the scenario
+ * at each value, each beside its baseline when the choice changes something, and SweepChart shows
+ * the metric against the values and where the change turns, beside where the published one does.
  */
 import { useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -28,6 +30,9 @@ import type { Recording } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
+import { SweepChart } from "./SweepChart";
+import { sweepParams, sweepSpec } from "./sweepView";
+import { useSweepJob } from "./useSweepJob";
 import "../whatif/whatif.css";
 
 interface Props {
@@ -45,19 +50,28 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
   const hosts = useHosts(open, recordings);
+  const sweep = useSweepJob();
+  const [sweepErr, setSweepErr] = useState<string | null>(null);
   const err = optsErr ?? jobErr ?? seeds.err;
 
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds);
+    setSweepErr(sw !== null && "error" in sw ? sw.error : null);
+    if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
     const extra = extraSeedPairs(choice, opts, changes);
     // the last submission's further seeds cancelled, then the saved pair, so that it runs first,
     // and the further seeds behind it
     await seeds.submit([]);
+    await sweep.submit({}, null);
     await submit(simScenario(choice, opts), baseline, true);
     await seeds.submit(extra);
+    if (sw !== null) await sweep.submit(simScenario(choice, opts), sw.spec);
   };
+  const sweepJob = sweep.job;
+  const sweeping = sweepJob !== null && (sweepJob.status === "queued" || sweepJob.status === "running");
   const busy = job !== null && (job.status === "queued" || job.status === "running");
   const result = job?.status === "done" ? job.result : null;
   // the saved pair's seed, which the further seeds follow (the scenario as the job was submitted)
@@ -116,6 +130,22 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
                 )}
               </label>
             ))}
+          </fieldset>
+          <fieldset>
+            <legend>sweep</legend>
+            <label title="run the scenario at each of these values of one integer parameter too (each beside its baseline when hints or features change), and see where the change turns">
+              parameter{" "}
+              <select value={choice.sweepParam} aria-label="sweep parameter" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepParam: v })); }}>
+                <option value="">none</option>
+                {sweepParams(opts.workloads[choice.kind] ?? []).map((p) => <option key={p.name} value={p.name}>{p.name}</option>)}
+              </select>
+            </label>
+            {choice.sweepParam !== "" && (
+              <label title="2 to 10 different whole numbers, separated by commas or spaces">
+                values{" "}
+                <input type="text" size={14} placeholder="1,2,4,8,16" value={choice.sweepValues} aria-label="sweep values" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepValues: v })); }} />
+              </label>
+            )}
           </fieldset>
           <ToggleFields opts={opts} choice={choice} set={set} />
           <label title="the CPU the workload's main task starts on, schbench's sleep jitter, the spacing of tbench's, netperf's and ctxswitch's forks">
@@ -197,6 +227,14 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
           {job && <Reproduce scenario={job.scenario} baseline={base !== null} seeds={1 + seeds.runs.length} />}
         </div>
       )}
+      {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
+      {sweepJob?.status === "done" && sweepJob.sweep_result && (
+        <div className="whatif-result small">
+          <SweepChart r={sweepJob.sweep_result} />
+        </div>
+      )}
+      {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}
+      {(sweepErr ?? sweep.err) && <div className="error small" data-testid="sweep-error">{sweepErr ?? sweep.err}</div>}
       {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}
       {base?.status === "failed" && <div className="error small" data-testid="simulate-error">baseline: {base.error?.message ?? "the job failed"}</div>}
       {err && <div className="error small" data-testid="simulate-error">{err}</div>}

@@ -71,6 +71,8 @@ describe("published cells", () => {
       hints: { wake: "wake_affine" },
       features: {},
       topologyBody: null,
+      sweepParam: "",
+      sweepValues: "",
     };
     const got = withModelRun(choice, cell);
     expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });

@@ -18,6 +18,9 @@ export interface SimChoice extends Toggles {
   seeds: number;
   /** a recorded host's topology, sent inline (topology is then HOST_PREFIX + its id); null: a preset */
   topologyBody: Topology | null;
+  /** the integer workload parameter to sweep ("" for none) and its values as typed (sweepView) */
+  sweepParam: string;
+  sweepValues: string;
 }
 
 /** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
@@ -34,12 +37,12 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "" };
 }
 
-/** Another workload, with its own parameters' defaults. */
+/** Another workload, with its own parameters' defaults (and no sweep: its parameters differ). */
 export function withKind(choice: SimChoice, kind: string, opts: SimOptions): SimChoice {
-  return { ...choice, kind, params: paramDefaults(opts, kind) };
+  return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: "", sweepValues: "" };
 }
 
 export function simScenario(choice: SimChoice, opts: SimOptions): Record<string, unknown> {

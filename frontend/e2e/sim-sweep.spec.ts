@@ -1,0 +1,85 @@
+/**
+ * The simulate form's sweep in real chromium against the real backend: schbench with wake_affine on
+ * zen3-2s-nps1 at 4-32 workers, each beside its baseline, drawn as a chart whose points are the
+ * sweep job's results and the command line's (`placemap sim --sweep --json` on the job's scenario),
+ * with the model's turn (16 to 32 workers) and the published one (8 to 16); values the form refuses
+ * submit nothing.
+ */
+import { expect, test } from "@playwright/test";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
+const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
+
+interface Row { x: number; value: number; baseline: number | null; change_pct: number | null }
+interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[] }
+interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
+
+async function jobs(request: import("@playwright/test").APIRequestContext): Promise<Job[]> {
+  return ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
+}
+
+test("a sweep: the metric at each value, where the change turns and where the published one does", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  const form = sim.getByRole("form", { name: "Simulate" });
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await expect(form.getByLabel("workload")).toHaveValue("schbench");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByLabel("simulated ms").fill("1000");
+  // only the workload's integer parameters can be swept
+  const options = await form.getByLabel("sweep parameter").locator("option").allTextContents();
+  expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us"]);
+  await form.getByLabel("sweep parameter").selectOption("workers");
+
+  // one value is no sweep: the form says so, naming the parameter, and submits nothing at all
+  const before = (await jobs(request)).length;
+  await form.getByLabel("sweep values").fill("4");
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-error")).toHaveText("sweep workers: give 2 to 10 different values (1 given)");
+  await page.waitForTimeout(500);
+  expect((await jobs(request)).length).toBe(before);
+
+  await form.getByLabel("sweep values").fill("32, 4 16,8");
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const chart = sim.getByTestId("simulate-sweep");
+  await expect(chart).toBeVisible({ timeout: 180_000 });
+  await expect(sim.getByTestId("sweep-error")).toHaveCount(0);
+
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  expect(sweepJob?.status).toBe("done");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got) throw new Error("no finished sweep job");
+  // the points drawn are the job's results, in order
+  const points = chart.getByTestId("sweep-point");
+  await expect(points).toHaveCount(4);
+  const drawn = await points.evaluateAll((els) => els.map((e) => [Number(e.getAttribute("data-x")), Number(e.getAttribute("data-value"))]));
+  expect(drawn).toEqual(got.rows.map((r) => [r.x, r.value]));
+  const bases = await chart.getByTestId("sweep-base-point").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-value"))));
+  expect(bases).toEqual(got.rows.map((r) => r.baseline));
+  // and the command line's, on the scenario the job ran
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-sweep-")), "scenario.json");
+  writeFileSync(file, JSON.stringify(sweepJob.scenario));
+  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--sweep", "workers=4,8,16,32", "--baseline", "--json"], { encoding: "utf8" })) as Sweep;
+  expect(cli.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct])).toEqual(got.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct]));
+  expect(cli.turns).toEqual(got.turns);
+  expect(cli.published_turns).toEqual(got.published_turns);
+
+  // the model turns between 16 and 32 workers, the published tables between 8 and 16
+  await expect(chart.getByTestId("sweep-turn")).toHaveAttribute("data-between", "16-32");
+  await expect(chart.getByTestId("sweep-published-turn")).toHaveAttribute("data-between", "8-16");
+  await expect(chart.getByTestId("sweep-summary")).toContainText("the change turns between 16 and 32 workers: better");
+  await expect(chart.getByTestId("sweep-summary")).toContainText("published: it turns between 8 and 16 workers");
+  const rows = chart.getByTestId("sweep-table").locator("tbody tr");
+  await expect(rows).toHaveCount(4);
+  await expect(rows.nth(3)).toHaveAttribute("data-direction", "worse");
+  await expect(rows.nth(2)).toHaveAttribute("data-direction", "better");
+  await chart.screenshot({ path: join(ARTIFACTS, "sweep.png") });
+  await sim.screenshot({ path: join(ARTIFACTS, "sweep-panel.png") });
+});

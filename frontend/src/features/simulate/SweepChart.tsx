@@ -1,0 +1,149 @@
+/**
+ * A sweep's result under the simulate form: the metric against the swept parameter, for the run and
+ * its baseline (d3 scales and lines, drawn by React), with a band where the model's change turns
+ * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
+ * table of every point: the metrics, the change (on several seeds the median, and whether every
+ * seed points its way) and the published effect. A run that did not complete is drawn hollow and
+ * not joined, and no change is read there.
+ */
+import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
+import { line } from "d3-shape";
+import type { SimSweepResult } from "../../client/types";
+import { formatMetric, metricText } from "./scenario";
+import { pctText, sweepSummary, logScale } from "./sweepView";
+
+const W = 260;
+const H = 150;
+const M = { left: 36, right: 8, top: 14, bottom: 28 };
+
+interface Pt {
+  x: number;
+  value: number;
+  complete: boolean;
+}
+
+/** A tick's label: short, in the metric's unit (the axis names the metric). */
+function tickText(v: number): string {
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${String(+(v / 1e6).toPrecision(3))}M`;
+  if (a >= 1e4) return `${String(+(v / 1e3).toPrecision(3))}k`;
+  return String(+v.toPrecision(3));
+}
+
+function Chart({ r }: { r: SimSweepResult }) {
+  const run: Pt[] = r.rows.map((row) => ({ x: row.x, value: row.value, complete: row.complete }));
+  const base: Pt[] = r.baseline
+    ? r.rows.flatMap((row) => (row.baseline === null ? [] : [{ x: row.x, value: row.baseline, complete: row.baseline_complete === true }]))
+    : [];
+  const all = [...run, ...base].map((p) => p.value);
+  const log = logScale(all);
+  const x = scalePoint().domain(r.values.map(String)).range([M.left, W - M.right]).padding(0.3);
+  const lo = Math.min(...all);
+  const hi = Math.max(...all);
+  const y = log
+    ? scaleLog().domain([lo, hi]).range([H - M.bottom, M.top]).nice()
+    : scaleLinear().domain([Math.min(0, lo), hi === lo ? hi + 1 : hi]).range([H - M.bottom, M.top]).nice();
+  const px = (v: number) => x(String(v)) ?? 0;
+  const path = line<Pt>().defined((p) => p.complete).x((p) => px(p.x)).y((p) => y(p.value));
+  const ticks = y.ticks(4);
+  const yTicks = log && ticks.length > 6 ? ticks.filter((_, i) => i % Math.ceil(ticks.length / 5) === 0) : ticks;
+  const band = (a: number, b: number) => ({ x: px(a), w: Math.max(2, px(b) - px(a)) });
+  const unit = `${r.metric.name} (${r.metric.better} is better${log ? ", log scale" : ""})`;
+  return (
+    <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(H)}`} width="100%" role="img" aria-label={`${unit} at each ${r.param}: ${r.values.join(", ")}`}>
+      {r.published_turns.map((t) => {
+        const b = band(t.between[0] ?? 0, t.between[1] ?? 0);
+        return (
+          <g key={`p${t.between.join("-")}`} data-testid="sweep-published-turn" data-between={t.between.join("-")}>
+            <title>{`published: the change turns between ${t.between.join(" and ")} ${r.param} (${pctText(t.from_pct)} -> ${pctText(t.to_pct)})`}</title>
+            <rect className="sweep-published-turn" x={b.x} y={M.top} width={b.w} height={H - M.top - M.bottom} />
+            <text className="sweep-band-label" x={b.x + b.w / 2} y={H - M.bottom - 3} textAnchor="middle">published</text>
+          </g>
+        );
+      })}
+      {r.turns.map((t) => {
+        const b = band(t.between[0] ?? 0, t.between[1] ?? 0);
+        return (
+          <g key={`m${t.between.join("-")}`} data-testid="sweep-turn" data-between={t.between.join("-")}>
+            <title>{`the change turns between ${t.between.join(" and ")} ${r.param} (${pctText(t.from_pct)} -> ${pctText(t.to_pct)})`}</title>
+            <rect className="sweep-turn" x={b.x} y={M.top} width={b.w} height={H - M.top - M.bottom} />
+            <text className="sweep-band-label" x={b.x + b.w / 2} y={M.top - 4} textAnchor="middle">turns</text>
+          </g>
+        );
+      })}
+      <g className="sweep-axis">
+        {yTicks.map((v) => (
+          <g key={v}>
+            <line x1={M.left - 3} x2={W - M.right} y1={y(v)} y2={y(v)} className="sweep-grid" />
+            <text x={M.left - 5} y={y(v) + 3} textAnchor="end">{tickText(v)}</text>
+          </g>
+        ))}
+        {r.values.map((v) => (
+          <text key={v} x={px(v)} y={H - M.bottom + 12} textAnchor="middle">{v}</text>
+        ))}
+        <text x={(M.left + W - M.right) / 2} y={H - 3} textAnchor="middle">{r.param}</text>
+      </g>
+      {base.length > 0 && <path className="sweep-base" d={path(base) ?? ""} data-testid="sweep-base" />}
+      <path className="sweep-run" d={path(run) ?? ""} data-testid="sweep-run" />
+      {base.map((p) => (
+        <circle key={`b${String(p.x)}`} className={p.complete ? "sweep-base-dot" : "sweep-base-dot incomplete"} cx={px(p.x)} cy={y(p.value)} r={2.5} data-testid="sweep-base-point" data-x={p.x} data-value={p.value} />
+      ))}
+      {r.rows.map((row) => (
+        <circle key={`r${String(row.x)}`} className={row.complete ? "sweep-dot" : "sweep-dot incomplete"} cx={px(row.x)} cy={y(row.value)} r={3.5} data-testid="sweep-point" data-x={row.x} data-value={row.value}>
+          <title>{`${r.param} ${String(row.x)}: ${metricText({ metric: { name: r.metric.name, value: row.value }, sim: { complete: row.complete } })}${row.baseline === null ? "" : `, baseline ${formatMetric({ name: r.metric.name, value: row.baseline })}, change ${pctText(row.change_pct)}`}`}</title>
+        </circle>
+      ))}
+    </svg>
+  );
+}
+
+export function SweepChart({ r }: { r: SimSweepResult }) {
+  const name = r.metric.name;
+  const seeds = r.seeds > 1;
+  return (
+    <div className="sweep" data-testid="simulate-sweep">
+      <div className="muted">
+        {r.metric.name} ({r.metric.better} is better) at each {r.param}
+        {r.baseline ? ": the run with the changes (solid), its baseline (dashed)" : ""}
+        {seeds ? `, on ${String(r.seeds)} seeds (the metrics are the first seed's; the change is the median)` : ""}
+      </div>
+      <Chart r={r} />
+      <div className="sweep-summary" data-testid="sweep-summary">
+        {sweepSummary(r).map((s) => <div key={s}>{s}</div>)}
+      </div>
+      <div className="sweep-table-wrap">
+      <table className="sweep-table small" data-testid="sweep-table">
+        <thead>
+          <tr>
+            <th>{r.param}</th>
+            <th>{r.baseline ? "run" : name}</th>
+            {r.baseline && <th>baseline</th>}
+            {r.baseline && <th>{seeds ? "median change" : "change"}</th>}
+            {r.baseline && <th>published</th>}
+            {seeds && <th>seeds</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {r.rows.map((row) => (
+            <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
+              <td>{row.x}</td>
+              <td>{metricText({ metric: { name, value: row.value }, sim: { complete: row.complete } })}</td>
+              {r.baseline && (
+                <td>{row.baseline === null ? "" : metricText({ metric: { name, value: row.baseline }, sim: { complete: row.baseline_complete === true } })}</td>
+              )}
+              {r.baseline && <td className="sweep-change">{pctText(row.change_pct)}</td>}
+              {r.baseline && (
+                <td title={row.published.map((c) => `${c.section}, ${c.config}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
+                  {row.published.map((c) => pctText(c.published_pct)).join(", ") || "-"}
+                </td>
+              )}
+              {seeds && <td>{row.seeds?.verdict ?? ""}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
+import { parseSweepValues, pctText, sweepParams, sweepSpec, sweepSummary, logScale } from "./sweepView";
+
+const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
+const SCHBENCH: WorkloadParam[] = [
+  { name: "messengers", type: "int", default: 1, min: 1, max: 64, help: "" },
+  WORKERS,
+  { name: "mode", type: "choice", default: "a", choices: ["a", "b"], help: "" },
+];
+
+describe("parseSweepValues", () => {
+  it("reads whole numbers separated by commas or spaces, once each, ascending", () => {
+    expect(parseSweepValues("32, 4 16,4,,8", WORKERS)).toEqual({ values: [4, 8, 16, 32] });
+  });
+
+  it("names the parameter and what is wrong", () => {
+    expect(parseSweepValues("4", WORKERS)).toEqual({ error: "sweep workers: give 2 to 10 different values (1 given)" });
+    expect(parseSweepValues("4,4", WORKERS)).toEqual({ error: "sweep workers: give 2 to 10 different values (1 given)" });
+    expect(parseSweepValues("1,2,3,4,5,6,7,8,9,10,11", WORKERS)).toMatchObject({ error: expect.stringContaining("(11 given)") as unknown });
+    expect(parseSweepValues("4,8.5", WORKERS)).toEqual({ error: 'sweep workers: "8.5" is not a whole number' });
+    expect(parseSweepValues("-4,8", WORKERS)).toEqual({ error: 'sweep workers: "-4" is not a whole number' });
+    expect(parseSweepValues("0,8", WORKERS)).toEqual({ error: "sweep workers: 0 is outside 1..4096" });
+    expect(parseSweepValues("8,5000", WORKERS)).toEqual({ error: "sweep workers: 5000 is outside 1..4096" });
+  });
+});
+
+describe("sweepSpec", () => {
+  it("offers the integer parameters only", () => {
+    expect(sweepParams(SCHBENCH).map((p) => p.name)).toEqual(["messengers", "workers"]);
+  });
+
+  it("asks for the baseline and the seeds only when the choice changes something", () => {
+    expect(sweepSpec("", "1,2", SCHBENCH, true, 3)).toBeNull();
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: true, seeds: 3 } });
+    expect(sweepSpec("workers", "8,4", SCHBENCH, false, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: false, seeds: 1 } });
+    expect(sweepSpec("mode", "1,2", SCHBENCH, true, 1)).toEqual({ error: "sweep: the workload has no integer parameter mode" });
+    expect(sweepSpec("workers", "4", SCHBENCH, true, 1)).toMatchObject({ error: expect.stringContaining("sweep workers") as unknown });
+  });
+});
+
+describe("the chart's scale", () => {
+  it("is logarithmic when the metric spans more than 20x, and only for positive values", () => {
+    expect(logScale([29, 38.4, 51.4, 15407])).toBe(true);
+    expect(logScale([29, 38.4, 51.4, 580])).toBe(false); // exactly 20x
+    expect(logScale([0, 1, 5000])).toBe(false);
+    expect(logScale([])).toBe(false);
+  });
+});
+
+const row = (x: number, change: number | null, pub: number[] = []): SimSweepRow => ({
+  x,
+  value: 1,
+  complete: true,
+  baseline: 1,
+  baseline_complete: true,
+  change_pct: change,
+  direction: change === null ? null : change > 5 ? "better" : change < -5 ? "worse" : "same",
+  changes: null,
+  seeds: null,
+  published: pub.map((p) => ({ published_pct: p, significant: Math.abs(p) > 5, section: "s", config: "wake_affine", differs: [] })),
+  cpu_utilization: 0.5,
+  migrations: 0,
+});
+
+const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
+  param: "workers",
+  values: [4, 8, 16, 32],
+  baseline: true,
+  seeds: 1,
+  metric: { name: "p99_wakeup_latency_us", better: "lower" },
+  rows: [row(4, 47.7, [48.8]), row(8, 37.6, [41.5]), row(16, 36.1, [-3510.9]), row(32, -15621.7, [-13431])],
+  turns: [{ between: [16, 32], from: "better", to: "worse", from_pct: 36.1, to_pct: -15621.7, seed_decides: null }],
+  published_turns: [{ between: [8, 16], from: "better", to: "worse", from_pct: 41.5, to_pct: -3510.9, seed_decides: null }],
+  published_error: null,
+  events: 100,
+  ...over,
+});
+
+describe("sweepSummary", () => {
+  it("reads the model's turn beside the published one, as placemap sim --sweep prints them", () => {
+    expect(sweepSummary(result({}))).toEqual([
+      "the change turns between 16 and 32 workers: better (+36.1%) -> worse (-15622%)",
+      "published: it turns between 8 and 16 workers: better (+41.5%) -> worse (-3511%)",
+    ]);
+  });
+
+  it("says when neither turns, when a seed decides a turn, and when the tables were unreadable", () => {
+    const flat = result({ turns: [], published_turns: [], published_error: "t.csv: bad" });
+    expect(sweepSummary(flat)).toEqual([
+      "the change does not turn: no two workers values point opposite ways beyond 5%",
+      "published: it does not turn over these values",
+      "the published tables could not be read: t.csv: bad",
+    ]);
+    const noisy = result({ seeds: 3, turns: [{ between: [4, 8], from: "worse", to: "better", from_pct: -6, to_pct: 9, seed_decides: true }] });
+    expect(sweepSummary(noisy)[0]).toBe("the change turns between 4 and 8 workers: worse (-6.0%) -> better (+9.0%) (a seed decides the way at one end)");
+  });
+
+  it("has no published line where no x is a published cell, and no turn without a baseline", () => {
+    const lone = result({ rows: [row(4, 10), row(8, -10)], published_turns: [] });
+    expect(sweepSummary(lone)).toEqual(["the change turns between 16 and 32 workers: better (+36.1%) -> worse (-15622%)"]);
+    expect(sweepSummary(result({ baseline: false, turns: [] }))).toEqual([
+      "p99_wakeup_latency_us at each of 4 workers values (nothing to compare: no hints or feature changes)",
+    ]);
+    expect(pctText(null)).toBe("n/a");
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * The simulate form's sweep: the values typed for one integer workload parameter, checked against
+ * its bounds (GET /api/sim/options) before anything is submitted, the sweep a job runs (POST
+ * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
+ * beside the published tables', as `placemap sim --sweep` prints it, and the chart's scale. Pure.
+ */
+import type { SimSweepResult, SimSweepSpec, SimSweepTurn, WorkloadParam } from "../../client/types";
+
+/** The most values one sweep runs (the server's bound: placemap.sim_sweep.MAX_POINTS). */
+export const MAX_SWEEP_POINTS = 10;
+
+/** The integer parameters a sweep can vary. */
+export function sweepParams(params: WorkloadParam[]): WorkloadParam[] {
+  return params.filter((p) => p.type === "int");
+}
+
+/** The typed values ("1, 2,4 8"), ascending: 2 to MAX_SWEEP_POINTS different integers within the
+ * parameter's bounds, or what is wrong with them, naming the parameter. */
+export function parseSweepValues(text: string, p: WorkloadParam): { values: number[] } | { error: string } {
+  const parts = text.split(/[\s,]+/).filter((s) => s !== "");
+  const bad = parts.find((s) => !/^\d+$/.test(s));
+  if (bad !== undefined) return { error: `sweep ${p.name}: "${bad}" is not a whole number` };
+  const values = [...new Set(parts.map(Number))].sort((a, b) => a - b);
+  if (values.length < 2 || values.length > MAX_SWEEP_POINTS) {
+    return { error: `sweep ${p.name}: give 2 to ${String(MAX_SWEEP_POINTS)} different values (${String(values.length)} given)` };
+  }
+  const lo = p.min ?? 0;
+  const hi = p.max ?? Number.MAX_SAFE_INTEGER;
+  const out = values.find((v) => v < lo || v > hi);
+  if (out !== undefined) return { error: `sweep ${p.name}: ${String(out)} is outside ${String(lo)}..${String(hi)}` };
+  return { values };
+}
+
+/** The sweep to submit for the form's choice: null without a parameter chosen; each point beside
+ * its baseline when the choice changes something, on the form's seeds. */
+export function sweepSpec(
+  param: string,
+  text: string,
+  params: WorkloadParam[],
+  changes: boolean,
+  seeds: number,
+): { spec: SimSweepSpec } | { error: string } | null {
+  if (param === "") return null;
+  const p = sweepParams(params).find((x) => x.name === param);
+  if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };
+  const got = parseSweepValues(text, p);
+  if ("error" in got) return got;
+  return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1 } };
+}
+
+/** A log scale when the metric spans more than 20x (schbench's p99 from tens of us to tens of
+ * ms), else linear; only positive values can be drawn on a log scale. */
+export function logScale(values: number[]): boolean {
+  const pos = values.filter((v) => v > 0);
+  if (pos.length === 0 || pos.length < values.length) return false;
+  return Math.max(...pos) / Math.min(...pos) > 20;
+}
+
+export function pctText(v: number | null): string {
+  if (v === null) return "n/a";
+  const abs = Math.abs(v);
+  return `${v >= 0 ? "+" : ""}${v.toFixed(abs >= 100 ? 0 : 1)}%`;
+}
+
+function turnText(t: SimSweepTurn, param: string): string {
+  const [a, b] = t.between;
+  return `between ${String(a)} and ${String(b)} ${param}: ${t.from} (${pctText(t.from_pct)}) -> ${t.to} (${pctText(t.to_pct)})`;
+}
+
+/** The sweep's reading, as the command line prints it: where the change turns (or that it does
+ * not), on several seeds whether a seed decides a turn's end, and where the published effect turns
+ * over the same values; without a baseline, what was run. */
+export function sweepSummary(r: SimSweepResult): string[] {
+  const p = r.param;
+  if (!r.baseline) return [`${r.metric.name} at each of ${String(r.values.length)} ${p} values (nothing to compare: no hints or feature changes)`];
+  const out = r.turns.map((t) => `the change turns ${turnText(t, p)}${t.seed_decides ? " (a seed decides the way at one end)" : ""}`);
+  if (out.length === 0) out.push(`the change does not turn: no two ${p} values point opposite ways beyond 5%`);
+  if (r.rows.some((row) => row.published.length > 0)) {
+    out.push(...r.published_turns.map((t) => `published: it turns ${turnText(t, p)}`));
+    if (r.published_turns.length === 0) out.push("published: it does not turn over these values");
+  }
+  if (r.published_error) out.push(`the published tables could not be read: ${r.published_error}`);
+  return out;
+}
