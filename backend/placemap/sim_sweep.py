@@ -17,6 +17,7 @@ import csv
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from placemap.sim.calibration import SIGNIFICANT_PCT
@@ -162,6 +163,16 @@ def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
     return out
 
 
+def onset(points: Sequence[tuple[int, float | None]]) -> dict[str, Any] | None:
+    """The first x (ascending) whose change passes 5% either way: where a hint starts to matter
+    ("fork_affine hurts tbench as clients grow"); None when none does."""
+    for x, change in points:
+        d = direction(change)
+        if change is not None and d in ("better", "worse"):
+            return {"x": x, "direction": d, "pct": change}
+    return None
+
+
 def _published_cells(scenario: Mapping[str, Any], csv_path: Path | None) -> list[dict[str, Any]]:
     """The published cells the pair at one x reproduces (sim_published.lookup), each with the
     fields in which the sweep's run differs from the model's own run of the cell."""
@@ -186,7 +197,8 @@ def summarize(
     """The sweep's result from its runs' results (in `scenarios` order): per x the metric and its
     baseline's on the first seed, the change (with several seeds their median, each seed's, and how
     they spread: sim_pair.seed_summary), the published cells of the pair, the model's turns (each
-    saying whether a seed decides one of its ends) and the published ones."""
+    saying whether a seed decides one of its ends) and the published ones (each x read by its
+    cells' median), and where each first passes 5%."""
     pair = 2 if sweep.baseline else 1
     step = pair * sweep.seeds
     if len(results) != step * len(sweep.values):
@@ -226,16 +238,19 @@ def summarize(
                 "changes": changes if spread is not None else None,
                 "seeds": spread,
                 "published": published,
+                # several tables can publish one x (Stream's kernels): the way is their median's
+                "published_pct": median(c["published_pct"] for c in published) if published else None,
                 "cpu_utilization": run["counters"]["cpu_utilization"],
                 "migrations": run["counters"]["migrations"]["total"],
             }
         )
     by_x = {r["x"]: r for r in rows}
-    model_turns = turns([(r["x"], r["change_pct"]) for r in rows])
+    model = [(r["x"], r["change_pct"]) for r in rows]
+    model_turns = turns(model)
     for t in model_turns:
         ends = [by_x[x]["seeds"] for x in t["between"]]
         t["seed_decides"] = None if sweep.seeds == 1 else any(e is not None and not e["stable"] for e in ends)
-    pub = [(r["x"], r["published"][0]["published_pct"]) for r in rows if r["published"]]
+    pub = [(r["x"], r["published_pct"]) for r in rows if r["published_pct"] is not None]
     return {
         "param": sweep.param,
         "values": list(sweep.values),
@@ -245,6 +260,8 @@ def summarize(
         "rows": rows,
         "turns": model_turns,
         "published_turns": turns(pub),
+        "onset": onset(model),
+        "published_onset": onset(pub),
         "published_error": published_error,
         "events": sum(int(r["sim"]["events"]) for r in results),
     }

@@ -77,7 +77,8 @@ def print_sweep(out: dict[str, Any]) -> None:
         line = f"{r['x']:>9}  {r['value']:>22g}" + ("" if r["complete"] else " (incomplete)")
         if out["baseline"]:
             base = f"{r['baseline']:g}" + ("" if r["baseline_complete"] else "*")
-            pub = ", ".join(_pct(c["published_pct"]) for c in r["published"]) or "-"
+            n = len(r["published"])
+            pub = "-" if n == 0 else _pct(r["published_pct"]) + (f" (median of {n})" if n > 1 else "")
             line += f"  {base:>12}  {_pct(r['change_pct']):>9}  {pub}"
             if r["seeds"] is not None:
                 line += f"  {r['seeds']['verdict']}"
@@ -86,6 +87,9 @@ def print_sweep(out: dict[str, Any]) -> None:
         print("incomplete: a run ended before its workload did (* a baseline's); no change is read there")
     if not out["baseline"]:
         return
+    on = out["onset"]
+    first = f"at {on['x']} {param}: {on['direction']} ({_pct(on['pct'])})" if on else "nowhere"
+    print(f"the change first passes 5% {first}")
     for t in out["turns"]:
         noise = " (a seed decides the way at one end)" if t["seed_decides"] else ""
         print(f"the change turns {_turn_text(t, param)}{noise}")
@@ -96,3 +100,6 @@ def print_sweep(out: dict[str, Any]) -> None:
             print(f"published: it turns {_turn_text(t, param)}")
         if not out["published_turns"]:
             print("published: it does not turn over these values")
+        on = out["published_onset"]
+        first = f"at {on['x']} {param}: {on['direction']} ({_pct(on['pct'])})" if on else "nowhere"
+        print(f"published: it first passes 5% {first}")

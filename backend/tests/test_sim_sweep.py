@@ -157,6 +157,33 @@ def test_a_wake_affine_sweep_turns_where_the_model_collapses_and_the_tables_turn
     assert pub[16] < -3000 and pub[8] > 5  # the tables' -3511% and +41.5%
     assert out["published_error"] is None
     assert out["events"] == sum(r["sim"]["events"] for r in direct)
+    # where the hint starts to matter: at once, in the model and the tables
+    assert out["onset"] == {"x": 4, "direction": "better", "pct": out["rows"][0]["change_pct"]}
+    assert out["published_onset"] is not None and out["published_onset"]["x"] == 4
+
+
+def test_several_tables_read_by_their_median_and_the_onset_is_the_first_past_five_percent() -> None:
+    """icx-2s Stream: eight tables (the kernels and runs) publish each thread count; fork_spread's
+    gain passes 5% from 2 threads on, in the tables and in the model."""
+    st = {
+        "topology": "icx-2s",
+        "workload": {"kind": "stream"},
+        "hints": ["fork_spread"],
+        "seed": 1,
+        "duration_ms": 300,
+    }
+    sw = parse_sweep(st, {"values": [1, 2, 4], "baseline": True})
+    out = summarize(
+        st, sw, [run_scenario(s, wall_clock=False) for s in scenarios(st, sw)], DEFAULT_CALIBRATION_CSV
+    )
+    for r in out["rows"]:
+        pcts = sorted(c["published_pct"] for c in r["published"])
+        assert len(pcts) == 8
+        assert r["published_pct"] == (pcts[3] + pcts[4]) / 2
+    assert out["rows"][0]["published_pct"] < 0 < out["rows"][1]["published_pct"]  # -1.9%, then +11.3%
+    assert out["published_onset"] == {"x": 2, "direction": "better", "pct": out["rows"][1]["published_pct"]}
+    assert out["onset"] is not None and out["onset"]["x"] == 2 and out["onset"]["direction"] == "better"
+    assert out["published_turns"] == []  # -1.9% is within 5%: no turn
 
 
 def test_a_sweep_without_tables_still_reports_its_runs(direct: list[dict[str, Any]], tmp_path: Path) -> None:
@@ -184,6 +211,7 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     text = capsys.readouterr().out
     assert "the change turns between 16 and 32 workers: better" in text
     assert "published: it turns between 8 and 16 workers" in text
+    assert "the change first passes 5% at 4 workers: better" in text
     assert main(["sim", str(f), "--sweep", "4,8", "--baseline", "--seeds", "2", "--json"]) == 0
     two = json.loads(capsys.readouterr().out)
     assert two["seeds"] == 2 and [len(r["changes"]) for r in two["rows"]] == [2, 2]

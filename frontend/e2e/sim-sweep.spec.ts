@@ -16,7 +16,7 @@ const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-arti
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 interface Row { x: number; value: number; baseline: number | null; change_pct: number | null }
-interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[] }
+interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
 async function jobs(request: import("@playwright/test").APIRequestContext): Promise<Job[]> {
@@ -70,12 +70,14 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   expect(cli.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct])).toEqual(got.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct]));
   expect(cli.turns).toEqual(got.turns);
   expect(cli.published_turns).toEqual(got.published_turns);
+  expect([cli.onset, cli.published_onset]).toEqual([got.onset, got.published_onset]);
 
   // the model turns between 16 and 32 workers, the published tables between 8 and 16
   await expect(chart.getByTestId("sweep-turn")).toHaveAttribute("data-between", "16-32");
   await expect(chart.getByTestId("sweep-published-turn")).toHaveAttribute("data-between", "8-16");
   await expect(chart.getByTestId("sweep-summary")).toContainText("the change turns between 16 and 32 workers: better");
   await expect(chart.getByTestId("sweep-summary")).toContainText("published: it turns between 8 and 16 workers");
+  await expect(chart.getByTestId("sweep-summary")).toContainText("the change first passes 5% at 4 workers: better");
   const rows = chart.getByTestId("sweep-table").locator("tbody tr");
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(3)).toHaveAttribute("data-direction", "worse");

@@ -1626,6 +1626,18 @@ export interface components {
              */
             better: "lower" | "higher";
         };
+        /** SimSweepOnset */
+        SimSweepOnset: {
+            /** X */
+            x: number;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "better" | "worse";
+            /** Pct */
+            pct: number;
+        };
         /**
          * SimSweepResult
          * @description A sweep job's result (placemap sim --sweep --json prints the same).
@@ -1652,6 +1664,10 @@ export interface components {
              * @description where the published change turns over the same values
              */
             published_turns: components["schemas"]["SimSweepTurn"][];
+            /** @description the first x whose change passes 5% either way */
+            onset: components["schemas"]["SimSweepOnset"] | null;
+            /** @description the same for the published change */
+            published_onset: components["schemas"]["SimSweepOnset"] | null;
             /**
              * Published Error
              * @description the published tables could not be read
@@ -1700,6 +1716,11 @@ export interface components {
             seeds: components["schemas"]["SimSeedSummary"] | null;
             /** Published */
             published: components["schemas"]["SimSweepCell"][];
+            /**
+             * Published Pct
+             * @description the published cells' median (several tables can publish one x), null without any
+             */
+            published_pct: number | null;
             /** Cpu Utilization */
             cpu_utilization: number;
             /** Migrations */

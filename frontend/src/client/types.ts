@@ -32,6 +32,7 @@ export type SimSweepSpec = S["SimSweepSpec"];
 export type SimSweepResult = S["SimSweepResult"];
 export type SimSweepRow = S["SimSweepRow"];
 export type SimSweepTurn = S["SimSweepTurn"];
+export type SimSweepOnset = S["SimSweepOnset"];
 export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];
 export type SimMetric = S["SimMetric"];

@@ -224,6 +224,9 @@ class SimSweepRow(BaseModel):
     )
     seeds: SimSeedSummary | None = Field(description="on several seeds: how the change spreads over them")
     published: list[SimSweepCell]
+    published_pct: float | None = Field(
+        description="the published cells' median (several tables can publish one x), null without any"
+    )
     cpu_utilization: float
     migrations: int
 
@@ -244,6 +247,12 @@ class SimSweepTurn(BaseModel):
     )
 
 
+class SimSweepOnset(BaseModel):
+    x: int
+    direction: Literal["better", "worse"]
+    pct: float
+
+
 class SimSweepMetric(BaseModel):
     name: str
     better: Literal["lower", "higher"]
@@ -262,6 +271,8 @@ class SimSweepResult(BaseModel):
     published_turns: list[SimSweepTurn] = Field(
         description="where the published change turns over the same values"
     )
+    onset: SimSweepOnset | None = Field(description="the first x whose change passes 5% either way")
+    published_onset: SimSweepOnset | None = Field(description="the same for the published change")
     published_error: str | None = Field(description="the published tables could not be read")
     events: int = Field(description="scheduler events simulated over every run")
 

@@ -3,7 +3,8 @@
  * its baseline (d3 scales and lines, drawn by React), with a band where the model's change turns
  * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
  * table of every point: the metrics, the change (on several seeds the median, and whether every
- * seed points its way) and the published effect. A run that did not complete is drawn hollow and
+ * seed points its way) and the published effect (the median where several tables publish the value,
+ * each on hover). A run that did not complete is drawn hollow and
  * not joined, and no change is read there.
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
@@ -134,8 +135,9 @@ export function SweepChart({ r }: { r: SimSweepResult }) {
               )}
               {r.baseline && <td className="sweep-change">{pctText(row.change_pct)}</td>}
               {r.baseline && (
-                <td title={row.published.map((c) => `${c.section}, ${c.config}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
-                  {row.published.map((c) => pctText(c.published_pct)).join(", ") || "-"}
+                <td title={row.published.map((c) => `${c.section}, ${c.config}: ${pctText(c.published_pct)}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
+                  {row.published_pct === null ? "-" : pctText(row.published_pct)}
+                  {row.published.length > 1 ? ` (median of ${String(row.published.length)})` : ""}
                 </td>
               )}
               {seeds && <td>{row.seeds?.verdict ?? ""}</td>}

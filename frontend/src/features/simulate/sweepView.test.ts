@@ -59,6 +59,7 @@ const row = (x: number, change: number | null, pub: number[] = []): SimSweepRow 
   changes: null,
   seeds: null,
   published: pub.map((p) => ({ published_pct: p, significant: Math.abs(p) > 5, section: "s", config: "wake_affine", differs: [] })),
+  published_pct: pub.length ? (pub[0] ?? null) : null,
   cpu_utilization: 0.5,
   migrations: 0,
 });
@@ -72,6 +73,8 @@ const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
   rows: [row(4, 47.7, [48.8]), row(8, 37.6, [41.5]), row(16, 36.1, [-3510.9]), row(32, -15621.7, [-13431])],
   turns: [{ between: [16, 32], from: "better", to: "worse", from_pct: 36.1, to_pct: -15621.7, seed_decides: null }],
   published_turns: [{ between: [8, 16], from: "better", to: "worse", from_pct: 41.5, to_pct: -3510.9, seed_decides: null }],
+  onset: { x: 4, direction: "better", pct: 47.7 },
+  published_onset: { x: 4, direction: "better", pct: 48.8 },
   published_error: null,
   events: 100,
   ...over,
@@ -80,25 +83,32 @@ const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
 describe("sweepSummary", () => {
   it("reads the model's turn beside the published one, as placemap sim --sweep prints them", () => {
     expect(sweepSummary(result({}))).toEqual([
+      "the change first passes 5% at 4 workers: better (+47.7%)",
       "the change turns between 16 and 32 workers: better (+36.1%) -> worse (-15622%)",
+      "published: it first passes 5% at 4 workers: better (+48.8%)",
       "published: it turns between 8 and 16 workers: better (+41.5%) -> worse (-3511%)",
     ]);
   });
 
   it("says when neither turns, when a seed decides a turn, and when the tables were unreadable", () => {
-    const flat = result({ turns: [], published_turns: [], published_error: "t.csv: bad" });
+    const flat = result({ turns: [], published_turns: [], onset: null, published_error: "t.csv: bad" });
     expect(sweepSummary(flat)).toEqual([
+      "the change first passes 5% nowhere",
       "the change does not turn: no two workers values point opposite ways beyond 5%",
+      "published: it first passes 5% at 4 workers: better (+48.8%)",
       "published: it does not turn over these values",
       "the published tables could not be read: t.csv: bad",
     ]);
     const noisy = result({ seeds: 3, turns: [{ between: [4, 8], from: "worse", to: "better", from_pct: -6, to_pct: 9, seed_decides: true }] });
-    expect(sweepSummary(noisy)[0]).toBe("the change turns between 4 and 8 workers: worse (-6.0%) -> better (+9.0%) (a seed decides the way at one end)");
+    expect(sweepSummary(noisy)[1]).toBe("the change turns between 4 and 8 workers: worse (-6.0%) -> better (+9.0%) (a seed decides the way at one end)");
   });
 
   it("has no published line where no x is a published cell, and no turn without a baseline", () => {
     const lone = result({ rows: [row(4, 10), row(8, -10)], published_turns: [] });
-    expect(sweepSummary(lone)).toEqual(["the change turns between 16 and 32 workers: better (+36.1%) -> worse (-15622%)"]);
+    expect(sweepSummary(lone)).toEqual([
+      "the change first passes 5% at 4 workers: better (+47.7%)",
+      "the change turns between 16 and 32 workers: better (+36.1%) -> worse (-15622%)",
+    ]);
     expect(sweepSummary(result({ baseline: false, turns: [] }))).toEqual([
       "p99_wakeup_latency_us at each of 4 workers values (nothing to compare: no hints or feature changes)",
     ]);

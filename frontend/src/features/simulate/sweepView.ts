@@ -4,7 +4,7 @@
  * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
  * beside the published tables', as `placemap sim --sweep` prints it, and the chart's scale. Pure.
  */
-import type { SimSweepResult, SimSweepSpec, SimSweepTurn, WorkloadParam } from "../../client/types";
+import type { SimSweepOnset, SimSweepResult, SimSweepSpec, SimSweepTurn, WorkloadParam } from "../../client/types";
 
 /** The most values one sweep runs (the server's bound: placemap.sim_sweep.MAX_POINTS). */
 export const MAX_SWEEP_POINTS = 10;
@@ -67,15 +67,21 @@ function turnText(t: SimSweepTurn, param: string): string {
   return `between ${String(a)} and ${String(b)} ${param}: ${t.from} (${pctText(t.from_pct)}) -> ${t.to} (${pctText(t.to_pct)})`;
 }
 
-/** The sweep's reading, as the command line prints it: where the change turns (or that it does
- * not), on several seeds whether a seed decides a turn's end, and where the published effect turns
- * over the same values; without a baseline, what was run. */
+function onsetText(o: SimSweepOnset | null, param: string): string {
+  return o ? `at ${String(o.x)} ${param}: ${o.direction} (${pctText(o.pct)})` : "nowhere";
+}
+
+/** The sweep's reading, as the command line prints it: where the change first passes 5%, where it
+ * turns (or that it does not), on several seeds whether a seed decides a turn's end, and the same
+ * for the published effect over the same values; without a baseline, what was run. */
 export function sweepSummary(r: SimSweepResult): string[] {
   const p = r.param;
   if (!r.baseline) return [`${r.metric.name} at each of ${String(r.values.length)} ${p} values (nothing to compare: no hints or feature changes)`];
-  const out = r.turns.map((t) => `the change turns ${turnText(t, p)}${t.seed_decides ? " (a seed decides the way at one end)" : ""}`);
-  if (out.length === 0) out.push(`the change does not turn: no two ${p} values point opposite ways beyond 5%`);
+  const out = [`the change first passes 5% ${onsetText(r.onset, p)}`];
+  out.push(...r.turns.map((t) => `the change turns ${turnText(t, p)}${t.seed_decides ? " (a seed decides the way at one end)" : ""}`));
+  if (r.turns.length === 0) out.push(`the change does not turn: no two ${p} values point opposite ways beyond 5%`);
   if (r.rows.some((row) => row.published.length > 0)) {
+    out.push(`published: it first passes 5% ${onsetText(r.published_onset, p)}`);
     out.push(...r.published_turns.map((t) => `published: it turns ${turnText(t, p)}`));
     if (r.published_turns.length === 0) out.push("published: it does not turn over these values");
   }
