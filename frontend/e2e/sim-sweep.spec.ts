@@ -82,6 +82,10 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(3)).toHaveAttribute("data-direction", "worse");
   await expect(rows.nth(2)).toHaveAttribute("data-direction", "better");
+  // a value in the table sets the form's parameter to it, to run that point as the saved pair
+  await expect(form.getByLabel("workers")).toHaveValue("16");
+  await rows.nth(3).getByRole("button", { name: "32" }).click();
+  await expect(form.getByLabel("workers")).toHaveValue("32");
   await chart.screenshot({ path: join(ARTIFACTS, "sweep.png") });
   await sim.screenshot({ path: join(ARTIFACTS, "sweep-panel.png") });
 });

@@ -4,7 +4,7 @@
  * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
  * table of every point: the metrics, the change (on several seeds the median, and whether every
  * seed points its way) and the published effect (the median where several tables publish the value,
- * each on hover). A run that did not complete is drawn hollow and
+ * each on hover); a value in the table sets the form's parameter to it. A run that did not complete is drawn hollow and
  * not joined, and no change is read there.
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
@@ -99,7 +99,13 @@ function Chart({ r }: { r: SimSweepResult }) {
   );
 }
 
-export function SweepChart({ r }: { r: SimSweepResult }) {
+interface Props {
+  r: SimSweepResult;
+  /** set the form's parameter to this value (to run, save and open that point as the pair) */
+  onPick?: (x: number) => void;
+}
+
+export function SweepChart({ r, onPick }: Props) {
   const name = r.metric.name;
   const seeds = r.seeds > 1;
   return (
@@ -128,7 +134,15 @@ export function SweepChart({ r }: { r: SimSweepResult }) {
         <tbody>
           {r.rows.map((row) => (
             <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
-              <td>{row.x}</td>
+              <td>
+                {onPick ? (
+                  <button type="button" className="linkish" title={`set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair`} onClick={() => { onPick(row.x); }}>
+                    {row.x}
+                  </button>
+                ) : (
+                  row.x
+                )}
+              </td>
               <td>{metricText({ metric: { name, value: row.value }, sim: { complete: row.complete } })}</td>
               {r.baseline && (
                 <td>{row.baseline === null ? "" : metricText({ metric: { name, value: row.baseline }, sim: { complete: row.baseline_complete === true } })}</td>
