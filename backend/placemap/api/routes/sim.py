@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SimDecisions, WakeupLatency
+from placemap.api.sweep_models import SimSweepResult, SimSweepSpec
 from placemap.sim.calibration import CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
@@ -23,8 +24,7 @@ from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import lookup as lookup_published
-from placemap.sim_sweep import MAX_POINTS, parse_sweep
-from placemap.sim_sweep import MAX_SEEDS as SWEEP_MAX_SEEDS
+from placemap.sim_sweep import parse_sweep
 from placemap.sim_sweep import point as sweep_point
 
 router = APIRouter(prefix="/api/sim")
@@ -36,25 +36,6 @@ def get_jobs(request: Request) -> SimJobs:
 
 
 JobsDep = Annotated[SimJobs, Depends(get_jobs)]
-
-
-class SimSweepSpec(BaseModel):
-    """One workload parameter's values to run the scenario at (placemap.sim_sweep)."""
-
-    param: str | None = Field(
-        default=None,
-        description="an integer parameter of the scenario's workload; default the one the published "
-        "tables vary (groups, workers, clients, threads, pairs)",
-    )
-    values: list[int] = Field(description=f"2 to {MAX_POINTS} different values within the parameter's bounds")
-    baseline: bool = Field(
-        default=False, description="run each point beside its baseline (no hints, default features)"
-    )
-    seeds: int = Field(
-        default=1,
-        description=f"with baseline: run each point's pair on this many seeds (1..{SWEEP_MAX_SEEDS}), the "
-        "scenario's and those after it",
-    )
 
 
 class SimJobRequest(BaseModel):
@@ -177,104 +158,6 @@ class SimResult(BaseModel):
     sim: SimRun
     decisions: SimDecisions | None = None
     recording_id: str | None = None
-
-
-class SimSweepCell(BaseModel):
-    """A published cell the pair at one x reproduces (placemap.sim_published)."""
-
-    published_pct: float = Field(description="percent better than the baseline, as published")
-    significant: bool = Field(description="beyond 5%")
-    section: str
-    config: str
-    differs: list[str] = Field(
-        description="scenario fields in which this run differs from the model's own run of the cell"
-    )
-
-
-class SimSeedSummary(BaseModel):
-    """How a change spreads over seeds (placemap.sim_pair.seed_summary)."""
-
-    seeds: int
-    measured: int = Field(description="seeds whose change was measured (both runs complete, baseline not 0)")
-    better: int
-    worse: int
-    same: int
-    median_pct: float | None
-    min_pct: float | None
-    max_pct: float | None
-    stable: bool = Field(description="every measured seed points the same way")
-    identical: bool = Field(description="every measured seed gave the very same change")
-    verdict: str
-
-
-class SimSweepRow(BaseModel):
-    x: int
-    value: float = Field(description="the metric")
-    complete: bool
-    baseline: float | None = Field(description="the baseline's metric, when run")
-    baseline_complete: bool | None
-    change_pct: float | None = Field(
-        description="percent better than the baseline; null when either run is incomplete or the baseline 0"
-    )
-    direction: Literal["better", "worse", "same"] | None = Field(
-        description="the change beyond 5% either way, else same"
-    )
-    changes: list[float | None] | None = Field(
-        description="on several seeds: each seed's change (change_pct is their median)"
-    )
-    seeds: SimSeedSummary | None = Field(description="on several seeds: how the change spreads over them")
-    published: list[SimSweepCell]
-    published_pct: float | None = Field(
-        description="the published cells' median (several tables can publish one x), null without any"
-    )
-    cpu_utilization: float
-    migrations: int
-
-
-class SimSweepTurn(BaseModel):
-    """Neighbouring x values whose changes point opposite ways beyond 5% (only changes within 5%
-    between them)."""
-
-    between: list[int]
-    from_: Literal["better", "worse"] = Field(alias="from")
-    to: Literal["better", "worse"]
-    from_pct: float
-    to_pct: float
-    seed_decides: bool | None = Field(
-        default=None,
-        description="on several seeds: the seeds do not all point one way at one end of the turn "
-        "(null: one seed)",
-    )
-
-
-class SimSweepOnset(BaseModel):
-    x: int
-    direction: Literal["better", "worse"]
-    pct: float
-
-
-class SimSweepMetric(BaseModel):
-    name: str
-    better: Literal["lower", "higher"]
-
-
-class SimSweepResult(BaseModel):
-    """A sweep job's result (placemap sim --sweep --json prints the same)."""
-
-    param: str
-    values: list[int]
-    baseline: bool
-    seeds: int
-    metric: SimSweepMetric
-    rows: list[SimSweepRow]
-    turns: list[SimSweepTurn] = Field(description="where the model's change turns")
-    published_turns: list[SimSweepTurn] = Field(
-        description="where the published change turns over the same values"
-    )
-    onset: SimSweepOnset | None = Field(description="the first x whose change passes 5% either way")
-    published_onset: SimSweepOnset | None = Field(description="the same for the published change")
-    published_error: str | None = Field(description="the published tables could not be read")
-    events: int = Field(description="scheduler events simulated over every run")
 
 
 class SimJobError(BaseModel):
