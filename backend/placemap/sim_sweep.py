@@ -46,7 +46,7 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     scenario's workload; `param` defaults to the parameter the published tables vary. A
     ScenarioError names the field at fault."""
     if not isinstance(spec, Mapping):
-        raise ScenarioError("sweep", "expected an object {param, values, baseline}")
+        raise ScenarioError("sweep", "expected an object {param, values, baseline, seeds}")
     for k in spec:
         if k not in ("param", "values", "baseline", "seeds"):
             raise ScenarioError(f"sweep.{k}", "unknown sweep field; known: param, values, baseline, seeds")
