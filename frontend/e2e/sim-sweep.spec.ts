@@ -7,7 +7,7 @@
  */
 import { expect, test } from "@playwright/test";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,10 +63,15 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   expect(drawn).toEqual(got.rows.map((r) => [r.x, r.value]));
   const bases = await chart.getByTestId("sweep-base-point").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-value"))));
   expect(bases).toEqual(got.rows.map((r) => r.baseline));
-  // and the command line's, on the scenario the job ran
+  // and the command line's: the command the chart names, on the scenario file it offers
+  const command = chart.getByTestId("sweep-cli-command");
+  await expect(command).toHaveText("bin/placemap sim scenario.json --baseline --sweep workers=4,8,16,32");
+  const [download] = await Promise.all([page.waitForEvent("download"), chart.getByTestId("sweep-scenario-file").click()]);
   const file = join(mkdtempSync(join(tmpdir(), "placemap-sweep-")), "scenario.json");
-  writeFileSync(file, JSON.stringify(sweepJob.scenario));
-  const cli = JSON.parse(execFileSync(PLACEMAP, ["sim", file, "--sweep", "workers=4,8,16,32", "--baseline", "--json"], { encoding: "utf8" })) as Sweep;
+  await download.saveAs(file);
+  expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(sweepJob.scenario);
+  const args = (await command.innerText()).split(/\s+/).slice(1).map((a) => (a === "scenario.json" ? file : a));
+  const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8" })) as Sweep;
   expect(cli.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct])).toEqual(got.rows.map((r) => [r.x, r.value, r.baseline, r.change_pct]));
   expect(cli.turns).toEqual(got.turns);
   expect(cli.published_turns).toEqual(got.published_turns);

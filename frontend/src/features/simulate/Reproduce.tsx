@@ -1,6 +1,6 @@
 /**
  * "On the command line": the scenario a simulated run ran, as a file to download, and the
- * `placemap sim` command that runs the same pair (and seeds) from it, so that a result seen in the
+ * `placemap sim` command that runs the same pair (and seeds, or sweep) from it, so that a result seen in the
  * dashboard can be rerun, scripted or shared as text (scenario.ts: scenarioFileText, cliCommand).
  * The file is the scenario the page submitted, or a saved run's whole scenario from the server
  * (GET /api/recordings/{id}/scenario: a replay's recorded profile inline, which the recording's
@@ -38,17 +38,19 @@ type Props = ScenarioSource & {
   baseline: boolean;
   /** seeds the pair ran on, the scenario's first */
   seeds: number;
-  /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command) or "whatif" */
+  /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command), "whatif" or "sweep" */
   testPrefix?: string;
+  /** the values a sweep ran the scenario at */
+  sweep?: { param: string; values: number[] };
 };
 
-export function Reproduce({ baseline, seeds, testPrefix = "simulate", ...src }: Props) {
+export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...src }: Props) {
   return (
     <div className="small" data-testid={`${testPrefix}-cli`}>
       on the command line: <ScenarioFile {...src} testId={`${testPrefix}-scenario-file`} title="the scenario this run ran" />{" "}
       <code className="mono" data-testid={`${testPrefix}-cli-command`}>
         {/* a line breaks between arguments only, never inside "--baseline" */}
-        {cliCommand(baseline, seeds).split(" ").map((arg, i) => (
+        {cliCommand(baseline, seeds, sweep).split(" ").map((arg, i) => (
           <Fragment key={i}>
             {i > 0 && " "}
             <span className="cli-arg">{arg}</span>

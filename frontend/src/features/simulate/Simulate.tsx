@@ -230,7 +230,7 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
       {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
       {sweepJob?.status === "done" && sweepJob.sweep_result && (
         <div className="whatif-result small">
-          <SweepChart r={sweepJob.sweep_result} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; set((c) => (p in c.params ? { ...c, params: { ...c.params, [p]: x } } : c)); }} />
+          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; set((c) => (p in c.params ? { ...c, params: { ...c.params, [p]: x } } : c)); }} />
         </div>
       )}
       {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}

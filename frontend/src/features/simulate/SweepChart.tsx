@@ -4,12 +4,14 @@
  * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
  * table of every point: the metrics, the change (on several seeds the median, and whether every
  * seed points its way) and the published effect (the median where several tables publish the value,
- * each on hover); a value in the table sets the form's parameter to it. A run that did not complete is drawn hollow and
+ * each on hover); a value in the table sets the form's parameter to it; under it the scenario as a
+ * file and the `placemap sim --sweep` command that reruns the sweep from it. A run that did not complete is drawn hollow and
  * not joined, and no change is read there.
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
 import { line } from "d3-shape";
 import type { SimSweepResult } from "../../client/types";
+import { Reproduce } from "./Reproduce";
 import { formatMetric, metricText } from "./scenario";
 import { pctText, sweepSummary, logScale } from "./sweepView";
 
@@ -101,11 +103,13 @@ function Chart({ r }: { r: SimSweepResult }) {
 
 interface Props {
   r: SimSweepResult;
+  /** the scenario the sweep job ran (its scenario.json and command line) */
+  scenario: Record<string, unknown>;
   /** set the form's parameter to this value (to run, save and open that point as the pair) */
   onPick?: (x: number) => void;
 }
 
-export function SweepChart({ r, onPick }: Props) {
+export function SweepChart({ r, scenario, onPick }: Props) {
   const name = r.metric.name;
   const seeds = r.seeds > 1;
   return (
@@ -160,6 +164,7 @@ export function SweepChart({ r, onPick }: Props) {
         </tbody>
       </table>
       </div>
+      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values }} testPrefix="sweep" />
     </div>
   );
 }

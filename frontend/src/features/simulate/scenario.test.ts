@@ -146,6 +146,8 @@ describe("the run on the command line", () => {
     expect(cliCommand(false, 4)).toBe("bin/placemap sim scenario.json");
     expect(cliCommand(true, 1)).toBe("bin/placemap sim scenario.json --baseline");
     expect(cliCommand(true, 2)).toBe("bin/placemap sim scenario.json --baseline --seeds 2");
+    expect(cliCommand(true, 3, { param: "workers", values: [4, 8] })).toBe("bin/placemap sim scenario.json --baseline --seeds 3 --sweep workers=4,8");
+    expect(cliCommand(false, 1, { param: "groups", values: [1, 2, 4] })).toBe("bin/placemap sim scenario.json --sweep groups=1,2,4");
     expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
   });
 });

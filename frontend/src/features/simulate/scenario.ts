@@ -201,11 +201,13 @@ export function scenarioFileText(scenario: Record<string, unknown>): string {
 /**
  * The command that reruns what the form ran from that file: the run alone, or with `baseline` the
  * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
- * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair).
+ * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair); with `sweep`,
+ * the same at each of its values (`--sweep PARAM=V1,...`).
  */
-export function cliCommand(baseline: boolean, seeds: number): string {
+export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: number[] }): string {
   const args = ["bin/placemap", "sim", "scenario.json"];
   if (baseline) args.push("--baseline");
   if (baseline && seeds > 1) args.push("--seeds", String(seeds));
+  if (sweep) args.push("--sweep", `${sweep.param}=${sweep.values.join(",")}`);
   return args.join(" ");
 }
