@@ -94,3 +94,28 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   await chart.screenshot({ path: join(ARTIFACTS, "sweep.png") });
   await sim.screenshot({ path: join(ARTIFACTS, "sweep-panel.png") });
 });
+
+test("a sweep without hints or feature changes: the curve alone, nothing to compare", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  const form = sim.getByRole("form", { name: "Simulate" });
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("simulated ms").fill("1000");
+  await form.getByLabel("sweep parameter").selectOption("workers");
+  await form.getByLabel("sweep values").fill("8 4");
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const chart = sim.getByTestId("simulate-sweep");
+  await expect(chart).toBeVisible({ timeout: 120_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!got) throw new Error("no finished sweep job");
+  expect(got.rows.map((r) => [r.x, r.baseline])).toEqual([[4, null], [8, null]]);
+  const drawn = await chart.getByTestId("sweep-point").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-value"))));
+  expect(drawn).toEqual(got.rows.map((r) => r.value));
+  await expect(chart.getByTestId("sweep-base-point")).toHaveCount(0);
+  await expect(chart.getByTestId("sweep-turn")).toHaveCount(0);
+  await expect(chart.getByTestId("sweep-summary")).toHaveText("p99_wakeup_latency_us at each of 2 workers values (nothing to compare: no hints or feature changes)");
+  await expect(chart.getByTestId("sweep-cli-command")).toHaveText("bin/placemap sim scenario.json --sweep workers=4,8");
+});
