@@ -163,6 +163,27 @@ def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
     return out
 
 
+CARRY_SHARE = 0.9  # "LLCs carrying 90% of the work", as the dashboard counts them (llcUtil.ts)
+
+
+def llc_spread(u: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Where a run's work sat (its llc_util): the fewest LLCs that carry 90% of the busy CPU time,
+    of how many, and the busiest LLC's share of it; None without llc_util or busy time."""
+    if not u:
+        return None
+    busy = sorted((s["cpus"] * s["mean"] for s in u["series"]), reverse=True)
+    total = sum(busy)
+    if total <= 0:
+        return None
+    acc, carrying = 0.0, 0
+    for b in busy:
+        acc += b
+        carrying += 1
+        if acc >= CARRY_SHARE * total:
+            break
+    return {"carrying": carrying, "llcs": len(busy), "busiest_share": busy[0] / total}
+
+
 def onset(points: Sequence[tuple[int, float | None]]) -> dict[str, Any] | None:
     """The first x (ascending) whose change passes 5% either way: where a hint starts to matter
     ("fork_affine hurts tbench as clients grow"); None when none does."""
@@ -240,6 +261,10 @@ def summarize(
                 "published": published,
                 # several tables can publish one x (Stream's kernels): the way is their median's
                 "published_pct": median(c["published_pct"] for c in published) if published else None,
+                # where the work ran: the model's reason a curve turns is often here (schbench's
+                # wake_affine herd on the messenger's LLC)
+                "llc_spread": llc_spread(run.get("llc_util")),
+                "baseline_llc_spread": None if base is None else llc_spread(base.get("llc_util")),
                 "cpu_utilization": run["counters"]["cpu_utilization"],
                 "migrations": run["counters"]["migrations"]["total"],
             }

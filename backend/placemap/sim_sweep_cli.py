@@ -58,14 +58,23 @@ def _turn_text(t: dict[str, Any], param: str) -> str:
     )
 
 
+def _carrying(r: dict[str, Any]) -> str:
+    """'1 vs 8': the LLCs carrying 90% of the run's work against its baseline's."""
+
+    def one(sp: dict[str, Any] | None) -> str:
+        return "-" if sp is None else str(sp["carrying"])
+
+    return f"{one(r['llc_spread'])} vs {one(r['baseline_llc_spread'])}"
+
+
 def print_sweep(out: dict[str, Any]) -> None:
     """The sweep as a table: x, the metric, its baseline's and the change (on several seeds the
-    first seed's metrics, the median change and whether every seed points its way), the published
-    effect; then the turns."""
+    first seed's metrics, the median change and whether every seed points its way), how many LLCs
+    carry 90% of the work in each, the published effect; then the onsets and the turns."""
     m, param, seeds = out["metric"], out["param"], out["seeds"]
     head = f"{param:>9}  {m['name']:>22}"
     if out["baseline"]:
-        head += f"  {'baseline':>12}  {'change' if seeds == 1 else 'median':>9}  published"
+        head += f"  {'baseline':>12}  {'change' if seeds == 1 else 'median':>9}  {'LLCs 90%':>10}  published"
         if seeds > 1:
             head += "  seeds"
     on = ", each beside its baseline (no hints, default features)" if out["baseline"] else ""
@@ -79,7 +88,7 @@ def print_sweep(out: dict[str, Any]) -> None:
             base = f"{r['baseline']:g}" + ("" if r["baseline_complete"] else "*")
             n = len(r["published"])
             pub = "-" if n == 0 else _pct(r["published_pct"]) + (f" (median of {n})" if n > 1 else "")
-            line += f"  {base:>12}  {_pct(r['change_pct']):>9}  {pub}"
+            line += f"  {base:>12}  {_pct(r['change_pct']):>9}  {_carrying(r):>10}  {pub}"
             if r["seeds"] is not None:
                 line += f"  {r['seeds']['verdict']}"
         print(line)

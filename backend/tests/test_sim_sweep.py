@@ -15,7 +15,16 @@ from placemap.settings import DEFAULT_CALIBRATION_CSV
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
-from placemap.sim_sweep import MAX_POINTS, Sweep, parse_arg, parse_sweep, scenarios, summarize, turns
+from placemap.sim_sweep import (
+    MAX_POINTS,
+    Sweep,
+    llc_spread,
+    parse_arg,
+    parse_sweep,
+    scenarios,
+    summarize,
+    turns,
+)
 
 SCHBENCH: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -82,6 +91,18 @@ def test_turns_are_read_between_opposite_changes_beyond_five_percent() -> None:
         ([1, 2], "worse", "better"),
         ([4, 8], "better", "worse"),
     ]
+
+
+def test_llc_spread_weighs_each_llc_by_its_cpus() -> None:
+    def util(*llcs: tuple[int, float]) -> dict[str, Any]:
+        return {"series": [{"llc": i, "cpus": c, "mean": m, "util": [m]} for i, (c, m) in enumerate(llcs)]}
+
+    # busy CPU time 8, 4, 0.8, 0: the first two carry 12 of 12.8 (94%)
+    assert llc_spread(util((16, 0.5), (16, 0.25), (16, 0.05), (16, 0.0))) == {
+        "carrying": 2, "llcs": 4, "busiest_share": 8 / 12.8
+    }  # fmt: skip
+    assert llc_spread(util((8, 0.5), (64, 0.4)))["busiest_share"] == 25.6 / 29.6  # type: ignore[index]
+    assert llc_spread(util((16, 0.0))) is None and llc_spread(None) is None
 
 
 def fake(value: float, complete: bool = True) -> dict[str, Any]:
@@ -157,6 +178,13 @@ def test_a_wake_affine_sweep_turns_where_the_model_collapses_and_the_tables_turn
     assert pub[16] < -3000 and pub[8] > 5  # the tables' -3511% and +41.5%
     assert out["published_error"] is None
     assert out["events"] == sum(r["sim"]["events"] for r in direct)
+    # why it turns: wake_affine holds the 16 workers' work on the messenger's LLC, and 32 spill over
+    # half the machine; tip spreads them over the LLCs from the start
+    carrying = {
+        r["x"]: (r["llc_spread"]["carrying"], r["baseline_llc_spread"]["carrying"]) for r in out["rows"]
+    }
+    assert carrying[16][0] == 1 and carrying[16][1] > 8 and carrying[32][0] > 4
+    assert out["rows"][2]["llc_spread"] == llc_spread(direct[4]["llc_util"])
     # where the hint starts to matter: at once, in the model and the tables
     assert out["onset"] == {"x": 4, "direction": "better", "pct": out["rows"][0]["change_pct"]}
     assert out["published_onset"] is not None and out["published_onset"]["x"] == 4
@@ -212,6 +240,7 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     assert "the change turns between 16 and 32 workers: better" in text
     assert "published: it turns between 8 and 16 workers" in text
     assert "the change first passes 5% at 4 workers: better" in text
+    assert "LLCs 90%" in text.splitlines()[1] and "1 vs " in text.splitlines()[4]  # 16 workers
     assert main(["sim", str(f), "--sweep", "4,8", "--baseline", "--seeds", "2", "--json"]) == 0
     two = json.loads(capsys.readouterr().out)
     assert two["seeds"] == 2 and [len(r["changes"]) for r in two["rows"]] == [2, 2]

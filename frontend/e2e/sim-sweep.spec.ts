@@ -15,7 +15,8 @@ import { fileURLToPath } from "node:url";
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
-interface Row { x: number; value: number; baseline: number | null; change_pct: number | null }
+interface Spread { carrying: number }
+interface Row { x: number; value: number; baseline: number | null; change_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
 interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
@@ -87,6 +88,10 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(3)).toHaveAttribute("data-direction", "worse");
   await expect(rows.nth(2)).toHaveAttribute("data-direction", "better");
+  // at 16 workers wake_affine holds the work on one LLC (the messenger's), where tip spreads it
+  const at16 = got.rows[2];
+  await expect(chart.getByTestId("sweep-llcs").nth(2)).toHaveText(`1 / ${String(at16?.baseline_llc_spread?.carrying)}`);
+  expect(at16?.llc_spread?.carrying).toBe(1);
   // a value in the table sets the form's parameter to it, to run that point as the saved pair
   await expect(form.getByLabel("workers")).toHaveValue("16");
   await rows.nth(3).getByRole("button", { name: "32" }).click();

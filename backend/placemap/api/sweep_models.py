@@ -58,6 +58,15 @@ class SimSeedSummary(BaseModel):
     verdict: str
 
 
+class SimLlcSpread(BaseModel):
+    """Where a run's work sat: the fewest LLCs carrying 90% of its busy CPU time, of how many, and
+    the busiest LLC's share."""
+
+    carrying: int
+    llcs: int
+    busiest_share: float
+
+
 class SimSweepRow(BaseModel):
     x: int
     value: float = Field(description="the metric")
@@ -78,6 +87,8 @@ class SimSweepRow(BaseModel):
     published_pct: float | None = Field(
         description="the published cells' median (several tables can publish one x), null without any"
     )
+    llc_spread: SimLlcSpread | None = Field(description="where the run's work sat (its llc_util)")
+    baseline_llc_spread: SimLlcSpread | None = Field(description="the same for its baseline")
     cpu_utilization: float
     migrations: int
 

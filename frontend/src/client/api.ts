@@ -1388,6 +1388,19 @@ export interface components {
             util: number[];
         };
         /**
+         * SimLlcSpread
+         * @description Where a run's work sat: the fewest LLCs carrying 90% of its busy CPU time, of how many, and
+         *     the busiest LLC's share.
+         */
+        SimLlcSpread: {
+            /** Carrying */
+            carrying: number;
+            /** Llcs */
+            llcs: number;
+            /** Busiest Share */
+            busiest_share: number;
+        };
+        /**
          * SimLlcUtil
          * @description Each LLC's utilization over simulated time (placemap.sim.utilization): bins of bin_ns from
          *     t_start_ns, the last one ending at end_ns (it may be shorter).
@@ -1721,6 +1734,10 @@ export interface components {
              * @description the published cells' median (several tables can publish one x), null without any
              */
             published_pct: number | null;
+            /** @description where the run's work sat (its llc_util) */
+            llc_spread: components["schemas"]["SimLlcSpread"] | null;
+            /** @description the same for its baseline */
+            baseline_llc_spread: components["schemas"]["SimLlcSpread"] | null;
             /** Cpu Utilization */
             cpu_utilization: number;
             /** Migrations */

@@ -3,14 +3,15 @@
  * its baseline (d3 scales and lines, drawn by React), with a band where the model's change turns
  * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
  * table of every point: the metrics, the change (on several seeds the median, and whether every
- * seed points its way) and the published effect (the median where several tables publish the value,
+ * seed points its way), how many LLCs carry 90% of the work in the run and in its baseline (where
+ * the model's turn usually comes from) and the published effect (the median where several tables publish the value,
  * each on hover); a value in the table sets the form's parameter to it; under it the scenario as a
  * file and the `placemap sim --sweep` command that reruns the sweep from it. A run that did not complete is drawn hollow and
  * not joined, and no change is read there.
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
 import { line } from "d3-shape";
-import type { SimSweepResult } from "../../client/types";
+import type { SimLlcSpread, SimSweepResult, SimSweepRow } from "../../client/types";
 import { Reproduce } from "./Reproduce";
 import { formatMetric, metricText } from "./scenario";
 import { pctText, sweepSummary, logScale } from "./sweepView";
@@ -101,6 +102,31 @@ function Chart({ r }: { r: SimSweepResult }) {
   );
 }
 
+/** A table cell's metric: three digits (the header gives the unit); a run that did not complete
+ * is no value (its title says what it is). */
+function cellText(v: number, complete: boolean): string {
+  return complete ? tickText(v) : "–";
+}
+
+/** The metric's unit from its name's suffix, for the table's header. */
+function unit(name: string): string {
+  if (name.endsWith("_mb_s")) return " (MB/s)";
+  if (name.endsWith("_per_s")) return " (/s)";
+  if (name.endsWith("_us")) return " (us)";
+  if (name.endsWith("_s")) return " (s)";
+  return "";
+}
+
+function carrying(s: SimLlcSpread | null): string {
+  return s === null ? "-" : String(s.carrying);
+}
+
+function spreadTitle(row: SimSweepRow): string {
+  const one = (s: SimLlcSpread | null) =>
+    s === null ? "no busy time" : `${String(s.carrying)} of ${String(s.llcs)} LLCs carry 90% of the work, the busiest ${String(Math.round(100 * s.busiest_share))}%`;
+  return `with the changes: ${one(row.llc_spread)}; baseline: ${one(row.baseline_llc_spread)}`;
+}
+
 interface Props {
   r: SimSweepResult;
   /** the scenario the sweep job ran (its scenario.json and command line) */
@@ -124,46 +150,70 @@ export function SweepChart({ r, scenario, onPick }: Props) {
         {sweepSummary(r).map((s) => <div key={s}>{s}</div>)}
       </div>
       <div className="sweep-table-wrap">
-      <table className="sweep-table small" data-testid="sweep-table">
-        <thead>
-          <tr>
-            <th>{r.param}</th>
-            <th>{r.baseline ? "run" : name}</th>
-            {r.baseline && <th>baseline</th>}
-            {r.baseline && <th>{seeds ? "median change" : "change"}</th>}
-            {r.baseline && <th>published</th>}
-            {seeds && <th>seeds</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {r.rows.map((row) => (
-            <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
-              <td>
-                {onPick ? (
-                  <button type="button" className="linkish" title={`set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair`} onClick={() => { onPick(row.x); }}>
-                    {row.x}
-                  </button>
-                ) : (
-                  row.x
-                )}
-              </td>
-              <td>{metricText({ metric: { name, value: row.value }, sim: { complete: row.complete } })}</td>
-              {r.baseline && (
-                <td>{row.baseline === null ? "" : metricText({ metric: { name, value: row.baseline }, sim: { complete: row.baseline_complete === true } })}</td>
-              )}
-              {r.baseline && <td className="sweep-change">{pctText(row.change_pct)}</td>}
-              {r.baseline && (
-                <td title={row.published.map((c) => `${c.section}, ${c.config}: ${pctText(c.published_pct)}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
-                  {row.published_pct === null ? "-" : pctText(row.published_pct)}
-                  {row.published.length > 1 ? ` (median of ${String(row.published.length)})` : ""}
-                </td>
-              )}
-              {seeds && <td>{row.seeds?.verdict ?? ""}</td>}
+        <table className="sweep-table small" data-testid="sweep-table">
+          <thead>
+            <tr>
+              <th>{r.param}</th>
+              <th>{r.baseline ? "run" : name}{unit(name)}</th>
+              {r.baseline && <th>baseline</th>}
+              {r.baseline && <th>{seeds ? "median" : "change"}</th>}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {r.rows.map((row) => (
+              <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
+                <td>
+                  {onPick ? (
+                    <button type="button" className="linkish" title={`set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair`} onClick={() => { onPick(row.x); }}>
+                      {row.x}
+                    </button>
+                  ) : (
+                    row.x
+                  )}
+                </td>
+                <td title={metricText({ metric: { name, value: row.value }, sim: { complete: row.complete } })}>{cellText(row.value, row.complete)}</td>
+                {r.baseline && (
+                  <td title={row.baseline === null ? "" : metricText({ metric: { name, value: row.baseline }, sim: { complete: row.baseline_complete === true } })}>
+                    {row.baseline === null ? "" : cellText(row.baseline, row.baseline_complete === true)}
+                  </td>
+                )}
+                {r.baseline && <td className="sweep-change">{pctText(row.change_pct)}</td>}
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
+      {r.baseline && (
+        // a second table, so that the side panel holds both: where the work ran, the published
+        // effect and, on several seeds, whether every seed points one way
+        <div className="sweep-table-wrap">
+          <table className="sweep-table sweep-where small" data-testid="sweep-where">
+            <thead>
+              <tr>
+                <th>{r.param}</th>
+                <th title="the fewest LLCs that carry 90% of the busy CPU time: the run's against its baseline's">LLCs 90%</th>
+                <th>published</th>
+                {seeds && <th>seeds</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {r.rows.map((row) => (
+                <tr key={row.x}>
+                  <td>{row.x}</td>
+                  <td data-testid="sweep-llcs" title={spreadTitle(row)}>
+                    {`${carrying(row.llc_spread)} / ${carrying(row.baseline_llc_spread)}`}
+                  </td>
+                  <td title={row.published.map((c) => `${c.section}, ${c.config}: ${pctText(c.published_pct)}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
+                    {row.published_pct === null ? "-" : pctText(row.published_pct)}
+                    {row.published.length > 1 ? ` (median of ${String(row.published.length)})` : ""}
+                  </td>
+                  {seeds && <td className="sweep-verdict">{row.seeds?.verdict ?? ""}</td>}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values }} testPrefix="sweep" />
     </div>
   );

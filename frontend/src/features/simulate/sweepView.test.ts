@@ -60,6 +60,8 @@ const row = (x: number, change: number | null, pub: number[] = []): SimSweepRow 
   seeds: null,
   published: pub.map((p) => ({ published_pct: p, significant: Math.abs(p) > 5, section: "s", config: "wake_affine", differs: [] })),
   published_pct: pub.length ? (pub[0] ?? null) : null,
+  llc_spread: null,
+  baseline_llc_spread: null,
   cpu_utilization: 0.5,
   migrations: 0,
 });
