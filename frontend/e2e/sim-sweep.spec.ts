@@ -88,6 +88,11 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(3)).toHaveAttribute("data-direction", "worse");
   await expect(rows.nth(2)).toHaveAttribute("data-direction", "better");
+  // the change beside the published one, where each is measured
+  const changes = await chart.getByTestId("sweep-change-model").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-pct"))));
+  expect(changes).toEqual(got.rows.map((r) => r.change_pct));
+  const published = await chart.getByTestId("sweep-change-published").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-x"))));
+  expect(published).toEqual([4, 8, 16, 32]); // every value is a cell of the Zen3 schbench wakeup table
   // at 16 workers wake_affine holds the work on one LLC (the messenger's), where tip spreads it
   const at16 = got.rows[2];
   await expect(chart.getByTestId("sweep-llcs").nth(2)).toHaveText(`1 / ${String(at16?.baseline_llc_spread?.carrying)}`);
@@ -120,6 +125,7 @@ test("a sweep without hints or feature changes: the curve alone, nothing to comp
   const drawn = await chart.getByTestId("sweep-point").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-value"))));
   expect(drawn).toEqual(got.rows.map((r) => r.value));
   await expect(chart.getByTestId("sweep-base-point")).toHaveCount(0);
+  await expect(chart.getByTestId("sweep-change")).toHaveCount(0);
   await expect(chart.getByTestId("sweep-turn")).toHaveCount(0);
   await expect(chart.getByTestId("sweep-summary")).toHaveText("p99_wakeup_latency_us at each of 2 workers values (nothing to compare: no hints or feature changes)");
   await expect(chart.getByTestId("sweep-cli-command")).toHaveText("bin/placemap sim scenario.json --sweep workers=4,8");

@@ -1,7 +1,8 @@
 /**
  * A sweep's result under the simulate form: the metric against the swept parameter, for the run and
  * its baseline (d3 scales and lines, drawn by React), with a band where the model's change turns
- * and a dashed frame where the published change turns; then the reading (sweepSummary) and a
+ * and a dashed frame where the published change turns; the change itself beside the published one
+ * (SweepChange); then the reading (sweepSummary) and a
  * table of every point: the metrics, the change (on several seeds the median, and whether every
  * seed points its way), how many LLCs carry 90% of the work in the run and in its baseline (where
  * the model's turn usually comes from) and the published effect (the median where several tables publish the value,
@@ -13,6 +14,7 @@ import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
 import { line } from "d3-shape";
 import type { SimLlcSpread, SimSweepResult, SimSweepRow } from "../../client/types";
 import { Reproduce } from "./Reproduce";
+import { SweepChange } from "./SweepChange";
 import { formatMetric, metricText } from "./scenario";
 import { pctText, sweepSummary, logScale } from "./sweepView";
 
@@ -146,6 +148,12 @@ export function SweepChart({ r, scenario, onPick }: Props) {
         {seeds ? `, on ${String(r.seeds)} seeds (the metrics are the first seed's; the change is the median)` : ""}
       </div>
       <Chart r={r} />
+      {r.baseline && (
+        <div className="muted" data-testid="sweep-change-legend">
+          the change, % better than the baseline: the model (dots) and the published tables (squares); within the band, ±5%, it counts as none
+        </div>
+      )}
+      {r.baseline && <SweepChange r={r} />}
       <div className="sweep-summary" data-testid="sweep-summary">
         {sweepSummary(r).map((s) => <div key={s}>{s}</div>)}
       </div>

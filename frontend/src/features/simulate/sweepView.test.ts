@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
+import { symlogTicks } from "./SweepChange";
 import { parseSweepValues, pctText, sweepParams, sweepSpec, sweepSummary, logScale } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
@@ -115,5 +116,14 @@ describe("sweepSummary", () => {
       "p99_wakeup_latency_us at each of 4 workers values (nothing to compare: no hints or feature changes)",
     ]);
     expect(pctText(null)).toBe("n/a");
+  });
+});
+
+describe("symlogTicks", () => {
+  it("puts 0 and the powers of ten within the change's range on the axis", () => {
+    expect(symlogTicks(-15675.8, 52.3)).toEqual([-10000, -1000, -100, 0]);
+    expect(symlogTicks(-150, 52.3)).toEqual([-100, -10, 0, 10]);
+    expect(symlogTicks(-10, 10)).toEqual([-10, 0, 10]);
+    expect(symlogTicks(-10, 100)).toEqual([-10, 0, 10, 100]);
   });
 });
