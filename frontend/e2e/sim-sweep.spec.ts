@@ -5,7 +5,7 @@
  * with the model's turn (16 to 32 workers) and the published one (8 to 16); values the form refuses
  * submit nothing.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,20 +20,26 @@ interface Row { x: number; value: number; baseline: number | null; change_pct: n
 interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
-async function jobs(request: import("@playwright/test").APIRequestContext): Promise<Job[]> {
+async function jobs(request: APIRequestContext): Promise<Job[]> {
   return ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
 }
 
-test("a sweep: the metric at each value, where the change turns and where the published one does", async ({ page, request }) => {
-  test.setTimeout(240_000);
+/** The Simulate form, opened, on schbench (its default) on zen3-2s-nps1 for 1000 simulated ms. */
+async function openSchbench(page: Page): Promise<{ sim: Locator; form: Locator }> {
   await page.goto("/");
   const sim = page.getByTestId("simulate");
   await sim.getByRole("button", { name: /Simulate/ }).click();
   const form = sim.getByRole("form", { name: "Simulate" });
   await form.getByLabel("machine").selectOption("zen3-2s-nps1");
   await expect(form.getByLabel("workload")).toHaveValue("schbench");
-  await form.getByRole("radio", { name: "wake_affine" }).check();
   await form.getByLabel("simulated ms").fill("1000");
+  return { sim, form };
+}
+
+test("a sweep: the metric at each value, where the change turns and where the published one does", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  const { sim, form } = await openSchbench(page);
+  await form.getByRole("radio", { name: "wake_affine" }).check();
   // only the workload's integer parameters can be swept
   const options = await form.getByLabel("sweep parameter").locator("option").allTextContents();
   expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us"]);
@@ -107,12 +113,7 @@ test("a sweep: the metric at each value, where the change turns and where the pu
 
 test("a sweep without hints or feature changes: the curve alone, nothing to compare", async ({ page, request }) => {
   test.setTimeout(180_000);
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  const form = sim.getByRole("form", { name: "Simulate" });
-  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
-  await form.getByLabel("simulated ms").fill("1000");
+  const { sim, form } = await openSchbench(page);
   await form.getByLabel("sweep parameter").selectOption("workers");
   await form.getByLabel("sweep values").fill("8 4");
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
