@@ -237,9 +237,8 @@ def summarize(
             for r, b in zip(runs, bases, strict=False)
         ]
         spread = seed_summary(changes) if sweep.seeds > 1 else None
-        change = (
-            changes[0] if spread is None and changes else None if spread is None else spread["median_pct"]
-        )
+        first = changes[0] if changes else None  # one seed (None without a baseline)
+        change = spread["median_pct"] if spread is not None else first
         published: list[dict[str, Any]] = []
         if sweep.baseline and published_error is None:
             try:

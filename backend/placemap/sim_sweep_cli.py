@@ -24,7 +24,6 @@ def sweep_main(
     seeds: int = 1,
     as_json: bool,
     csv_path: Path,
-    jobs: int = 0,
 ) -> int:
     """Validate, run and print a sweep; 2 with a message naming the field when it is bad."""
     try:
@@ -32,7 +31,7 @@ def sweep_main(
         todo = scenarios(scenario, sweep)
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
-        results = run_many(todo, jobs)
+        results = run_many(todo)
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
         return 2
