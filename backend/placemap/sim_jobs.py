@@ -112,7 +112,7 @@ def worker_main(
             result = run_sweep(
                 scenario,
                 parse_sweep(scenario, sweep),
-                lambda sc, progress: run(sc, wall_clock=False, on_progress=progress),
+                lambda sc, progress: run(sc, wall_clock=False, on_progress=progress, decisions=False),
                 None if calibration_csv is None else Path(calibration_csv),
                 on_progress=lambda f: conn.send(("progress", f)),
             )

@@ -188,12 +188,14 @@ def run(
     on_progress: Progress | None = None,
     on_recording: Callable[[str], None] | None = None,
     max_events: int = SIM_MAX_SAVED_EVENTS,
+    decisions: bool = True,
 ) -> dict[str, Any]:
     """Validate and run one scenario; the result JSON of `run_scenario`, plus `recording_id` when
     saved into `store`. ScenarioError (before anything is stored) names a bad field; a saved run
     past `max_events` stops with a ScenarioError on duration_ms, its recording failed with it.
     `on_recording(rid)` is told the new recording's id before its events are stored, so whoever
-    may cancel the run can clean the half-stored recording up."""
+    may cancel the run can clean the half-stored recording up. Its decisions are counted by reason
+    (the result's `decisions`) unless `decisions` is False for an unsaved run."""
     sc = parse_scenario(scenario)
     rid: str | None = None
     ingestor: Ingestor | None = None
@@ -220,7 +222,8 @@ def run(
             max_events,
         )
         t0 = time.perf_counter()
-        eng, wl = simulate(sc, log, decisions=True)  # a stored or job run keeps its reasons
+        # a stored or job run keeps its reasons; an unsaved run that shows none (a sweep's) need not
+        eng, wl = simulate(sc, log, decisions=decisions or store is not None)
         result = summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
         if ingestor is not None and store is not None and rid is not None:
             log.flush()
