@@ -1,9 +1,9 @@
 /**
  * What several end-to-end specs share: the real `vm2-hackbench-g4` ftrace (../shared/traces), the
- * 2-CPU VM's topology it was recorded on, where screenshots go, and importing the trace under a
- * topology until the recording is ready.
+ * 2-CPU VM's topology it was recorded on, where screenshots go, importing the trace under a
+ * topology until the recording is ready, and opening the Simulate panel.
  */
-import { expect, type APIRequestContext } from "@playwright/test";
+import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,4 +39,12 @@ export async function importG4(request: APIRequestContext, name: string, tid: st
   const rid = ((await up.json()) as { id: string }).id;
   await waitReady(request, rid);
   return rid;
+}
+
+/** The dashboard's Simulate panel, opened: the panel and its form. */
+export async function openSimulate(page: Page): Promise<{ sim: Locator; form: Locator }> {
+  await page.goto("/");
+  const sim = page.getByTestId("simulate");
+  await sim.getByRole("button", { name: /Simulate/ }).click();
+  return { sim, form: sim.getByRole("form", { name: "Simulate" }) };
 }

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { openSimulate } from "./fixtures";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
@@ -26,10 +27,7 @@ async function jobs(request: APIRequestContext): Promise<Job[]> {
 
 /** The Simulate form, opened, on schbench (its default) on zen3-2s-nps1 for 1000 simulated ms. */
 async function openSchbench(page: Page): Promise<{ sim: Locator; form: Locator }> {
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  const form = sim.getByRole("form", { name: "Simulate" });
+  const { sim, form } = await openSimulate(page);
   await form.getByLabel("machine").selectOption("zen3-2s-nps1");
   await expect(form.getByLabel("workload")).toHaveValue("schbench");
   await form.getByLabel("simulated ms").fill("1000");

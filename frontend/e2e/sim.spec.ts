@@ -3,25 +3,18 @@
  * it appears in the recordings list with its "simulated" badge and scenario (as text), and opens
  * on the simulated machine's grid (the preset's LLCs and nodes in the placement text view).
  */
-import { expect, test, type Locator, type Page } from "@playwright/test";
+import { expect, test, type Locator } from "@playwright/test";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { importG4, vm2Topology } from "./fixtures";
+import { importG4, openSimulate, vm2Topology } from "./fixtures";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 const PYTHON = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "backend", ".venv", "bin", "python");
 
-/** The dashboard's Simulate panel, opened: the panel and its form. */
-async function openSimulate(page: Page): Promise<{ sim: Locator; form: Locator }> {
-  await page.goto("/");
-  const sim = page.getByTestId("simulate");
-  await sim.getByRole("button", { name: /Simulate/ }).click();
-  return { sim, form: sim.getByRole("form", { name: "Simulate" }) };
-}
 
 /** A result beside a baseline where neither run completed: no change shown, and why. */
 async function expectNeitherCompared(result: Locator): Promise<void> {
