@@ -595,7 +595,8 @@ def register(sub: Any) -> None:
         help=f"run the scenario at each value of one workload parameter (default the one the published "
         f"tables vary: groups, workers, clients, threads, pairs; 2 to {MAX_POINTS} values), in worker "
         "processes, with --baseline each beside its baseline (and --seeds on several seeds), and print where "
-        "the change turns",
+        "the change turns; topology=PRESET,PRESET,... runs it on each machine instead and prints which "
+        "the change helps and which it hurts",
     )
     sim.add_argument(
         "--decisions",

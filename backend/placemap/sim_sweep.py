@@ -1,14 +1,16 @@
-"""A scenario swept over one workload parameter (hackbench's groups, schbench's workers, ...): each
-point's metric, beside its baseline's (no hints, default features) when asked, the change read by
-the metric's direction, and where the change turns, from helping to hurting or back: the question
-the published tables answer ("wake_affine helps schbench while its workers fit an LLC and collapses
-beyond it"). Where a point's pair is a published cell (sim_published), the published effect sits
-beside the model's, and the published turns beside the model's.
+"""A scenario swept over one workload parameter (hackbench's groups, schbench's workers, ...) or over
+machines (`topology`: preset names, "what if it ran on NPS4?"): each point's metric, beside its
+baseline's (no hints, default features) when asked, the change read by the metric's direction, and
+where the change turns, from helping to hurting or back: the question the published tables answer
+("wake_affine helps schbench while its workers fit an LLC and collapses beyond it"). Where a point's
+pair is a published cell (sim_published), the published effect sits beside the model's, and the
+published turns beside the model's. Machines are not ordered: a sweep over them reads no turn or
+onset, only which machines the change helps and which it hurts.
 
 Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`), the
 scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
-command line's worker pool (sim.runner.run_many) or a simulation job's worker (sim_jobs), which
-give the same results since every run is seeded and deterministic.
+command line's worker pool (sim.runner.run_many) or a simulation job's worker (sim_jobs), which give
+the same results since every run is seeded and deterministic.
 """
 
 from __future__ import annotations
@@ -22,23 +24,31 @@ from typing import Any
 
 from placemap.sim.calibration import SIGNIFICANT_PCT
 from placemap.sim.errors import ScenarioError
+from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, with_seeds
 from placemap.sim_published import X_PARAM, lookup
 
 MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
 MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
+MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
 
 
 @dataclass(frozen=True)
 class Sweep:
-    """A validated sweep: the workload parameter, its values ascending, whether each point runs
-    beside its baseline, and on how many seeds (the scenario's and those after it)."""
+    """A validated sweep: the workload parameter and its values ascending (or `topology` and its
+    presets in the order given), whether each point runs beside its baseline, and on how many seeds
+    (the scenario's and those after it)."""
 
     param: str
-    values: tuple[int, ...]
+    values: tuple[int | str, ...]
     baseline: bool
     seeds: int = 1
+
+    @property
+    def ordered(self) -> bool:
+        """Whether the values run along a scale, so that a change can turn between neighbours."""
+        return self.param != MACHINES
 
 
 def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
@@ -60,23 +70,14 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
         )
     ints = {p.name: p for p in CATALOG[kind] if isinstance(p, IntParam)}
     param = spec.get("param", X_PARAM.get(kind))
-    if not isinstance(param, str) or param not in ints:
+    if not isinstance(param, str) or (param not in ints and param != MACHINES):
         raise ScenarioError(
-            "sweep.param", f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}"
+            "sweep.param",
+            f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}; or {MACHINES} (presets)",
         )
-    p = ints[param]
-    values = spec.get("values")
-    if not isinstance(values, list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in values
-    ):
-        raise ScenarioError("sweep.values", f"expected a list of integers, got {values!r}")
-    if not 2 <= len(set(values)) <= MAX_POINTS:
-        raise ScenarioError(
-            "sweep.values", f"expected 2 to {MAX_POINTS} different values, got {len(set(values))}"
-        )
-    out = [v for v in values if not p.lo <= v <= p.hi]
-    if out:
-        raise ScenarioError("sweep.values", f"{kind}'s {param} is {p.lo}..{p.hi}; {out[0]} is not")
+    values: tuple[int | str, ...] = (
+        _machines(spec.get("values")) if param == MACHINES else _ints(kind, ints[param], spec.get("values"))
+    )
     baseline = spec.get("baseline", False)
     if not isinstance(baseline, bool):
         raise ScenarioError("sweep.baseline", f"expected true or false, got {baseline!r}")
@@ -89,17 +90,52 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
         raise ScenarioError(
             "sweep.seeds", "several seeds compare each point's change: they need the baseline"
         )
-    return Sweep(param=param, values=tuple(sorted(set(values))), baseline=baseline, seeds=seeds)
+    return Sweep(param=param, values=values, baseline=baseline, seeds=seeds)
+
+
+def _count(n: int) -> None:
+    if not 2 <= n <= MAX_POINTS:
+        raise ScenarioError("sweep.values", f"expected 2 to {MAX_POINTS} different values, got {n}")
+
+
+def _ints(kind: str, p: IntParam, values: Any) -> tuple[int, ...]:
+    """An integer parameter's values, ascending, each within its bounds."""
+    if not isinstance(values, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    ):
+        raise ScenarioError("sweep.values", f"expected a list of integers, got {values!r}")
+    _count(len(set(values)))
+    out = [v for v in values if not p.lo <= v <= p.hi]
+    if out:
+        raise ScenarioError("sweep.values", f"{kind}'s {p.name} is {p.lo}..{p.hi}; {out[0]} is not")
+    return tuple(sorted(set(values)))
+
+
+def _machines(values: Any) -> tuple[str, ...]:
+    """Presets, in the order given (each once): the machines to compare."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ScenarioError("sweep.values", f"expected a list of preset names, got {values!r}")
+    names = tuple(dict.fromkeys(values))
+    _count(len(names))
+    unknown = [v for v in names if v not in PRESETS]
+    if unknown:
+        raise ScenarioError(
+            "sweep.values", f"unknown preset {unknown[0]!r}; known: {', '.join(sorted(PRESETS))}"
+        )
+    return names
 
 
 def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int = 1) -> Sweep:
-    """The command line's `--sweep [PARAM=]V1,V2,...`."""
+    """The command line's `--sweep [PARAM=]V1,V2,...` (`topology=zen3-2s-nps1,zen3-2s-nps4`)."""
     param, sep, rest = text.partition("=")
     spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds}
     if sep:
         spec["param"] = param.strip()
     else:
         rest = param
+    if spec.get("param") == MACHINES:
+        spec["values"] = [v.strip() for v in rest.split(",") if v.strip()]
+        return parse_sweep(scenario, spec)
     try:
         spec["values"] = [int(v) for v in rest.split(",") if v.strip()]
     except ValueError as exc:
@@ -107,8 +143,10 @@ def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int
     return parse_sweep(scenario, spec)
 
 
-def point(scenario: Mapping[str, Any], sweep: Sweep, x: int) -> dict[str, Any]:
-    """The scenario at x."""
+def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, Any]:
+    """The scenario at x (on machine x)."""
+    if sweep.param == MACHINES:
+        return {**scenario, "topology": x}
     return {**scenario, "workload": {**scenario["workload"], sweep.param: x}}
 
 
@@ -138,12 +176,12 @@ def direction(change: float | None) -> str | None:
     return "same"
 
 
-def turns(points: Sequence[tuple[int, float | None]]) -> list[dict[str, Any]]:
+def turns(points: Sequence[tuple[Any, float | None]]) -> list[dict[str, Any]]:
     """Where a change (percent better, by x ascending) turns: between two neighbouring x whose
     changes beyond 5% point opposite ways, with only changes within 5% (or none measured)
     between them. `seed_decides` is left None (one seed; summarize sets it for several)."""
     out: list[dict[str, Any]] = []
-    last: tuple[int, float, str] | None = None
+    last: tuple[Any, float, str] | None = None
     for x, change in points:
         d = direction(change)
         if d is None or d == "same" or change is None:
@@ -184,7 +222,7 @@ def llc_spread(u: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"carrying": carrying, "llcs": len(busy), "busiest_share": busy[0] / total}
 
 
-def onset(points: Sequence[tuple[int, float | None]]) -> dict[str, Any] | None:
+def onset(points: Sequence[tuple[Any, float | None]]) -> dict[str, Any] | None:
     """The first x (ascending) whose change passes 5% either way: where a hint starts to matter
     ("fork_affine hurts tbench as clients grow"); None when none does."""
     for x, change in points:
@@ -192,6 +230,17 @@ def onset(points: Sequence[tuple[int, float | None]]) -> dict[str, Any] | None:
         if change is not None and d in ("better", "worse"):
             return {"x": x, "direction": d, "pct": change}
     return None
+
+
+def ways(points: Sequence[tuple[Any, float | None]]) -> dict[str, list[Any]]:
+    """The values at which the change is better, worse (beyond 5%) and the same, in sweep order:
+    which machines a hint helps and which it hurts."""
+    out: dict[str, list[Any]] = {"better": [], "worse": [], "same": []}
+    for x, change in points:
+        d = direction(change)
+        if d is not None:
+            out[d].append(x)
+    return out
 
 
 def _published_cells(scenario: Mapping[str, Any], csv_path: Path | None) -> list[dict[str, Any]]:
@@ -270,22 +319,26 @@ def summarize(
         )
     by_x = {r["x"]: r for r in rows}
     model = [(r["x"], r["change_pct"]) for r in rows]
-    model_turns = turns(model)
+    pub = [(r["x"], r["published_pct"]) for r in rows if r["published_pct"] is not None]
+    # machines run along no scale: no turn or onset between them, only the ways
+    model_turns = turns(model) if sweep.ordered else []
     for t in model_turns:
         ends = [by_x[x]["seeds"] for x in t["between"]]
         t["seed_decides"] = None if sweep.seeds == 1 else any(e is not None and not e["stable"] for e in ends)
-    pub = [(r["x"], r["published_pct"]) for r in rows if r["published_pct"] is not None]
     return {
         "param": sweep.param,
         "values": list(sweep.values),
+        "ordered": sweep.ordered,
         "baseline": sweep.baseline,
         "seeds": sweep.seeds,
         "metric": {"name": metric["name"], "better": metric["better"]},
         "rows": rows,
         "turns": model_turns,
-        "published_turns": turns(pub),
-        "onset": onset(model),
-        "published_onset": onset(pub),
+        "published_turns": turns(pub) if sweep.ordered else [],
+        "onset": onset(model) if sweep.ordered else None,
+        "published_onset": onset(pub) if sweep.ordered else None,
+        "ways": ways(model),
+        "published_ways": ways(pub),
         "published_error": published_error,
         "events": sum(int(r["sim"]["events"]) for r in results),
     }

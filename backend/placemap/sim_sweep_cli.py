@@ -1,7 +1,8 @@
 """`placemap sim SCENARIO --sweep [PARAM=]V1,V2,...`: the scenario at each value of one workload
-parameter (with `--baseline`, each beside its baseline), run in worker processes, printed as a table
-with the change at each x, the published effect where the pair is a published cell, and where the
-change turns (sim_sweep). Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
+parameter, or on each machine (`topology=PRESET,...`) (with `--baseline`, each beside its baseline),
+run in worker processes, printed as a table with the change at each x, the published effect where
+the pair is a published cell, and where the change turns (sim_sweep), or on machines which of them
+it helps and which it hurts. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def print_sweep(out: dict[str, Any]) -> None:
     first seed's metrics, the median change and whether every seed points its way), how many LLCs
     carry 90% of the work in each, the published effect; then the onsets and the turns."""
     m, param, seeds = out["metric"], out["param"], out["seeds"]
-    head = f"{param:>9}  {m['name']:>22}"
+    w = max(9, len(param), *(len(str(r["x"])) for r in out["rows"]))
+    head = f"{param:>{w}}  {m['name']:>22}"
     if out["baseline"]:
         head += f"  {'baseline':>12}  {'change' if seeds == 1 else 'median':>9}  {'LLCs 90%':>10}  published"
         if seeds > 1:
@@ -82,7 +84,7 @@ def print_sweep(out: dict[str, Any]) -> None:
     print(f"{m['name']} ({m['better']} is better) at each {param}{on}")
     print(head)
     for r in out["rows"]:
-        line = f"{r['x']:>9}  {r['value']:>22g}" + ("" if r["complete"] else " (incomplete)")
+        line = f"{r['x']:>{w}}  {r['value']:>22g}" + ("" if r["complete"] else " (incomplete)")
         if out["baseline"]:
             base = f"{r['baseline']:g}" + ("" if r["baseline_complete"] else "*")
             n = len(r["published"])
@@ -94,6 +96,9 @@ def print_sweep(out: dict[str, Any]) -> None:
     if any(not r["complete"] or r["baseline_complete"] is False for r in out["rows"]):
         print("incomplete: a run ended before its workload did (* a baseline's); no change is read there")
     if not out["baseline"]:
+        return
+    if not out["ordered"]:
+        _print_ways(out)
         return
     on = out["onset"]
     first = f"at {on['x']} {param}: {on['direction']} ({_pct(on['pct'])})" if on else "nowhere"
@@ -111,3 +116,16 @@ def print_sweep(out: dict[str, Any]) -> None:
         on = out["published_onset"]
         first = f"at {on['x']} {param}: {on['direction']} ({_pct(on['pct'])})" if on else "nowhere"
         print(f"published: it first passes 5% {first}")
+
+
+def _ways_text(ways: dict[str, list[Any]]) -> str:
+    parts = [f"{d} on {', '.join(map(str, ways[d]))}" for d in ("better", "worse", "same") if ways[d]]
+    return "; ".join(parts) if parts else "not measured"
+
+
+def _print_ways(out: dict[str, Any]) -> None:
+    """A sweep over machines: which machines the change helps and hurts beyond 5% (no turn is read
+    between machines)."""
+    print(f"the change, beyond 5%: {_ways_text(out['ways'])}")
+    if any(r["published"] for r in out["rows"]):
+        print(f"published: {_ways_text(out['published_ways'])}")

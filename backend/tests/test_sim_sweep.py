@@ -267,3 +267,72 @@ def test_a_bad_command_line_sweep_is_refused_before_it_runs(
     assert main(["sim", str(f), *argv]) == 2
     out = capsys.readouterr()
     assert out.out == "" and needle in out.err
+
+
+TBENCH: dict[str, Any] = {
+    "topology": "zen3-2s-nps1",
+    "workload": {"kind": "tbench", "clients": 32},
+    "hints": ["fork_affine"],
+    "seed": 1,
+    "duration_ms": 150,
+}
+
+
+def test_a_machine_sweep_keeps_the_order_given_and_names_bad_presets() -> None:
+    sw = parse_sweep(SCHBENCH, {"param": "topology", "values": ["icx-2s", "zen3-2s-nps4", "icx-2s"]})
+    assert sw.values == ("icx-2s", "zen3-2s-nps4") and not sw.ordered
+    assert parse_arg(SCHBENCH, "topology=zen3-2s-nps4, icx-2s", baseline=True).values == (
+        "zen3-2s-nps4",
+        "icx-2s",
+    )
+    runs = scenarios(
+        SCHBENCH,
+        parse_sweep(SCHBENCH, {"param": "topology", "values": ["icx-2s", "bdw-1s-20"], "baseline": True}),
+    )
+    assert [(s["topology"], s.get("hints"), s["workload"]["workers"]) for s in runs] == [
+        ("icx-2s", ["wake_affine"], 16),
+        ("icx-2s", None, 16),
+        ("bdw-1s-20", ["wake_affine"], 16),
+        ("bdw-1s-20", None, 16),
+    ]
+    e = refused({"param": "topology", "values": ["icx-2s", "zen5"]})
+    assert e.field == "sweep.values" and "'zen5'" in e.message and "zen3-2s-nps4" in e.message
+    assert refused({"param": "topology", "values": ["icx-2s", 4]}).field == "sweep.values"
+    assert refused({"param": "topology", "values": ["icx-2s", "icx-2s"]}).field == "sweep.values"
+    assert "or topology" in refused({"param": "machines", "values": [1, 2]}).message
+
+
+def test_a_machine_sweep_reads_where_the_hint_helps_and_hurts_beside_the_tables() -> None:
+    """fork_affine at 32 tbench clients: it crowds the clients into one LLC of zen3's sixteen and
+    loses there, as published (-14.7%); icx-2s's two 32-core LLCs hold them either way, and both
+    the model and the table see no change."""
+    sw = parse_arg(TBENCH, "topology=zen3-2s-nps1,icx-2s", baseline=True)
+    runs = [run_scenario(s, wall_clock=False) for s in scenarios(TBENCH, sw)]
+    out = summarize(TBENCH, sw, runs, DEFAULT_CALIBRATION_CSV)
+    assert out["ordered"] is False and out["values"] == ["zen3-2s-nps1", "icx-2s"]
+    for i, r in enumerate(out["rows"]):
+        assert r["x"] == sw.values[i]
+        assert (
+            r["value"] == runs[2 * i]["metric"]["value"]
+            and r["baseline"] == runs[2 * i + 1]["metric"]["value"]
+        )
+        assert r["llc_spread"]["llcs"] == (16 if i == 0 else 2)  # each row is its own machine's run
+    assert out["ways"] == {"better": [], "worse": ["zen3-2s-nps1"], "same": ["icx-2s"]}
+    assert out["published_ways"] == out["ways"]
+    assert out["rows"][0]["published_pct"] < -5 < out["rows"][1]["published_pct"] < 5
+    # machines run along no scale: nothing turns between them
+    assert out["turns"] == out["published_turns"] == [] and out["onset"] is None is out["published_onset"]
+
+
+def test_the_command_line_machine_sweep_prints_the_ways(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(TBENCH))
+    assert main(["sim", str(f), "--sweep", "topology=zen3-2s-nps1,icx-2s", "--baseline"]) == 0
+    text = capsys.readouterr().out
+    assert "the change, beyond 5%: worse on zen3-2s-nps1; same on icx-2s" in text
+    assert "published: worse on zen3-2s-nps1; same on icx-2s" in text
+    assert "turns" not in text and "first passes" not in text
+    assert main(["sim", str(f), "--sweep", "topology=zen3-2s-nps1,zen9", "--baseline"]) == 2
+    assert "sweep.values" in capsys.readouterr().err

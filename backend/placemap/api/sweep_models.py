@@ -17,9 +17,13 @@ class SimSweepSpec(BaseModel):
     param: str | None = Field(
         default=None,
         description="an integer parameter of the scenario's workload; default the one the published "
-        "tables vary (groups, workers, clients, threads, pairs)",
+        "tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on "
+        "each of several presets",
     )
-    values: list[int] = Field(description=f"2 to {MAX_POINTS} different values within the parameter's bounds")
+    values: list[int | str] = Field(
+        description=f"2 to {MAX_POINTS} different values within the parameter's bounds (integers), or "
+        "preset names for topology (run in the order given)"
+    )
     baseline: bool = Field(
         default=False, description="run each point beside its baseline (no hints, default features)"
     )
@@ -68,7 +72,7 @@ class SimLlcSpread(BaseModel):
 
 
 class SimSweepRow(BaseModel):
-    x: int
+    x: int | str = Field(description="the parameter's value, or the preset a machine sweep ran on")
     value: float = Field(description="the metric")
     complete: bool
     baseline: float | None = Field(description="the baseline's metric, when run")
@@ -115,6 +119,14 @@ class SimSweepOnset(BaseModel):
     pct: float
 
 
+class SimSweepWays(BaseModel):
+    """The values (in sweep order) at which the change is better, worse beyond 5%, and the same."""
+
+    better: list[int | str]
+    worse: list[int | str]
+    same: list[int | str]
+
+
 class SimSweepMetric(BaseModel):
     name: str
     better: Literal["lower", "higher"]
@@ -124,7 +136,11 @@ class SimSweepResult(BaseModel):
     """A sweep job's result (placemap sim --sweep --json prints the same)."""
 
     param: str
-    values: list[int]
+    values: list[int | str]
+    ordered: bool = Field(
+        description="the values run along a scale (a workload parameter), so that the change can turn "
+        "between neighbours; false for machines, whose sweep reads no turn or onset"
+    )
     baseline: bool
     seeds: int
     metric: SimSweepMetric
@@ -135,5 +151,7 @@ class SimSweepResult(BaseModel):
     )
     onset: SimSweepOnset | None = Field(description="the first x whose change passes 5% either way")
     published_onset: SimSweepOnset | None = Field(description="the same for the published change")
+    ways: SimSweepWays = Field(description="where the model's change is better, worse and the same")
+    published_ways: SimSweepWays = Field(description="the same for the published change, where published")
     published_error: str | None = Field(description="the published tables could not be read")
     events: int = Field(description="scheduler events simulated over every run")

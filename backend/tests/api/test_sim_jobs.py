@@ -143,6 +143,20 @@ def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: http
     assert got["rows"][1]["baseline"] == direct[5]["metric"]["value"] and len(got["rows"][1]["changes"]) == 2
 
 
+def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: httpx.Client) -> None:
+    spec = {"param": "topology", "values": ["icx-2s", "zen3-2s-nps4"], "baseline": True, "seeds": 1}
+    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
+    assert r.status_code == 202, r.text
+    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert job["status"] == "done" and job["sweep"] == spec, job
+    sweep = parse_sweep(SMALL, spec)
+    direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
+    got = job["sweep_result"]
+    assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
+    assert [r["x"] for r in got["rows"]] == ["icx-2s", "zen3-2s-nps4"] and got["ordered"] is False
+    assert [r["llc_spread"]["llcs"] for r in got["rows"]] == [2, 16]  # each row on its own machine
+
+
 def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
     cases = [
         ({"scenario": SMALL, "sweep": {"values": [4, 8]}, "save": True}, "save:"),
@@ -156,6 +170,8 @@ def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client)
             "sweep.baseline:",
         ),
         ({"scenario": {**SMALL, "duration_ms": 0}, "sweep": {"values": [4, 8]}}, "duration_ms:"),
+        ({"scenario": SMALL, "sweep": {"values": ["4", "8"]}}, "sweep.values:"),
+        ({"scenario": SMALL, "sweep": {"param": "topology", "values": ["icx-2s", "epyc"]}}, "sweep.values:"),
     ]
     for body, field in cases:
         r = client.post("/api/sim/jobs", json=body)

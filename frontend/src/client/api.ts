@@ -1659,7 +1659,12 @@ export interface components {
             /** Param */
             param: string;
             /** Values */
-            values: number[];
+            values: (number | string)[];
+            /**
+             * Ordered
+             * @description the values run along a scale (a workload parameter), so that the change can turn between neighbours; false for machines, whose sweep reads no turn or onset
+             */
+            ordered: boolean;
             /** Baseline */
             baseline: boolean;
             /** Seeds */
@@ -1681,6 +1686,10 @@ export interface components {
             onset: components["schemas"]["SimSweepOnset"] | null;
             /** @description the same for the published change */
             published_onset: components["schemas"]["SimSweepOnset"] | null;
+            /** @description where the model's change is better, worse and the same */
+            ways: components["schemas"]["SimSweepWays"];
+            /** @description the same for the published change, where published */
+            published_ways: components["schemas"]["SimSweepWays"];
             /**
              * Published Error
              * @description the published tables could not be read
@@ -1694,8 +1703,11 @@ export interface components {
         };
         /** SimSweepRow */
         SimSweepRow: {
-            /** X */
-            x: number;
+            /**
+             * X
+             * @description the parameter's value, or the preset a machine sweep ran on
+             */
+            x: number | string;
             /**
              * Value
              * @description the metric
@@ -1750,14 +1762,14 @@ export interface components {
         SimSweepSpec: {
             /**
              * Param
-             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs)
+             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on each of several presets
              */
             param?: string | null;
             /**
              * Values
-             * @description 2 to 10 different values within the parameter's bounds
+             * @description 2 to 10 different values within the parameter's bounds (integers), or preset names for topology (run in the order given)
              */
-            values: number[];
+            values: (number | string)[];
             /**
              * Baseline
              * @description run each point beside its baseline (no hints, default features)
@@ -1798,6 +1810,18 @@ export interface components {
              * @description on several seeds: the seeds do not all point one way at one end of the turn (null: one seed)
              */
             seed_decides?: boolean | null;
+        };
+        /**
+         * SimSweepWays
+         * @description The values (in sweep order) at which the change is better, worse beyond 5%, and the same.
+         */
+        SimSweepWays: {
+            /** Better */
+            better: (number | string)[];
+            /** Worse */
+            worse: (number | string)[];
+            /** Same */
+            same: (number | string)[];
         };
         /** SimWakeups */
         SimWakeups: {
