@@ -3,7 +3,8 @@
  * zen3-2s-nps1 at 4-32 workers, each beside its baseline, drawn as a chart whose points are the
  * sweep job's results and the command line's (`placemap sim --sweep --json` on the job's scenario),
  * with the model's turn (16 to 32 workers) and the published one (8 to 16); values the form refuses
- * submit nothing.
+ * submit nothing. A sweep over machines: tbench with fork_affine on zen3-2s-nps1 and icx-2s, where the
+ * hint hurts the first and leaves the second unmoved, in the model as in the published tables.
  */
 import { expect, test, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -16,7 +17,7 @@ import { ARTIFACTS, openSimulate } from "./fixtures";
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 interface Spread { carrying: number }
-interface Row { x: number; value: number; baseline: number | null; change_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
+interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
 interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
@@ -37,9 +38,9 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   test.setTimeout(240_000);
   const { sim, form } = await openSchbench(page);
   await form.getByRole("radio", { name: "wake_affine" }).check();
-  // only the workload's integer parameters can be swept
+  // the workload's integer parameters can be swept, or the machine
   const options = await form.getByLabel("sweep parameter").locator("option").allTextContents();
-  expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us"]);
+  expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us", "machines"]);
   await form.getByLabel("sweep parameter").selectOption("workers");
 
   // one value is no sweep: the form says so, naming the parameter, and submits nothing at all
@@ -127,4 +128,56 @@ test("a sweep without hints or feature changes: the curve alone, nothing to comp
   await expect(chart.getByTestId("sweep-turn")).toHaveCount(0);
   await expect(chart.getByTestId("sweep-summary")).toHaveText("p99_wakeup_latency_us at each of 2 workers values (nothing to compare: no hints or feature changes)");
   await expect(chart.getByTestId("sweep-cli-command")).toHaveText("bin/placemap sim scenario.json --sweep workers=4,8");
+});
+
+test("a sweep over machines: where the hint helps and hurts, beside the published tables", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workload").selectOption("tbench");
+  await form.getByLabel("clients").fill("32");
+  await form.getByLabel("simulated ms").fill("150");
+  await form.getByRole("radio", { name: "fork_affine" }).check();
+  await form.getByLabel("sweep parameter").selectOption("topology");
+  const presets = form.getByRole("group", { name: "sweep presets" });
+  // the form's own machine starts ticked; one machine is no sweep, and nothing is submitted
+  await expect(presets.getByRole("checkbox", { name: "zen3-2s-nps1" })).toBeChecked();
+  const before = (await jobs(request)).length;
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-error")).toHaveText("sweep machines: tick 2 to 10 machines (1 ticked)");
+  await page.waitForTimeout(500);
+  expect((await jobs(request)).length).toBe(before);
+
+  await presets.getByRole("checkbox", { name: "icx-2s" }).check();
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const chart = sim.getByTestId("simulate-sweep");
+  await expect(chart).toBeVisible({ timeout: 120_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got) throw new Error("no finished sweep job");
+  expect(got.rows.map((r) => r.x)).toEqual(["zen3-2s-nps1", "icx-2s"]);
+  // the points are the job's, each machine's own, and not joined: machines run along no scale
+  const drawn = await chart.getByTestId("sweep-point").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), Number(e.getAttribute("data-value"))]));
+  expect(drawn).toEqual(got.rows.map((r) => [r.x, r.value]));
+  await expect(chart.getByTestId("sweep-run")).toHaveCount(0);
+  await expect(chart.getByTestId("sweep-turn")).toHaveCount(0);
+  await expect(chart.getByTestId("sweep-summary")).toHaveText(
+    "the change, beyond 5%: worse on zen3-2s-nps1; same on icx-2s" + "published: worse on zen3-2s-nps1; same on icx-2s",
+  );
+  // Zen3's sixteen LLCs against ICX's two
+  await expect(chart.getByTestId("sweep-llcs").nth(0)).toContainText(" of 16");
+  await expect(chart.getByTestId("sweep-llcs").nth(1)).toContainText(" of 2");
+  // the command line prints the same
+  const command = chart.getByTestId("sweep-cli-command");
+  await expect(command).toHaveText("bin/placemap sim scenario.json --baseline --sweep topology=zen3-2s-nps1,icx-2s");
+  const [download] = await Promise.all([page.waitForEvent("download"), chart.getByTestId("sweep-scenario-file").click()]);
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-sweep-")), "scenario.json");
+  await download.saveAs(file);
+  const args = (await command.innerText()).split(/\s+/).slice(1).map((a) => (a === "scenario.json" ? file : a));
+  const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8" })) as Sweep;
+  expect(cli.rows.map((r) => [r.x, r.value, r.baseline])).toEqual(got.rows.map((r) => [r.x, r.value, r.baseline]));
+  // a machine in the table sets the form's machine to it
+  await chart.getByTestId("sweep-table").getByRole("button", { name: "icx-2s" }).click();
+  await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
+  await chart.screenshot({ path: join(ARTIFACTS, "sweep-machines.png") });
 });

@@ -33,6 +33,7 @@ export type SimSweepResult = S["SimSweepResult"];
 export type SimSweepRow = S["SimSweepRow"];
 export type SimSweepTurn = S["SimSweepTurn"];
 export type SimSweepOnset = S["SimSweepOnset"];
+export type SimSweepWays = S["SimSweepWays"];
 export type SimLlcSpread = S["SimLlcSpread"];
 export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];

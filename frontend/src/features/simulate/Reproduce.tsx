@@ -40,8 +40,8 @@ type Props = ScenarioSource & {
   seeds: number;
   /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command), "whatif" or "sweep" */
   testPrefix?: string;
-  /** the values a sweep ran the scenario at */
-  sweep?: { param: string; values: number[] };
+  /** the values (or machines) a sweep ran the scenario at */
+  sweep?: { param: string; values: (number | string)[] };
 };
 
 export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...src }: Props) {

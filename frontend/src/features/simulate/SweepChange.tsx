@@ -8,14 +8,16 @@ import { scalePoint, scaleSymlog } from "d3-scale";
 import { line } from "d3-shape";
 import type { SimSweepResult } from "../../client/types";
 import { pctText } from "./sweepView";
+import { XLabels } from "./XLabels";
 
 const W = 260;
 const H = 120;
 const M = { left: 44, right: 8, top: 8, bottom: 22 };
+const SLANT = 26; // machine names slanted below the plot (SweepChart's XLabels)
 const SIGNIFICANT = 5; // percent: the calibration's threshold (placemap.sim.calibration)
 
 interface Pt {
-  x: number;
+  x: number | string;
   pct: number;
 }
 
@@ -39,12 +41,14 @@ export function SweepChange({ r }: { r: SimSweepResult }) {
   const lo = Math.min(-10, ...all);
   const hi = Math.max(10, ...all);
   const x = scalePoint().domain(r.values.map(String)).range([M.left, W - M.right]).padding(0.3);
-  const y = scaleSymlog().constant(10).domain([lo, hi]).range([H - M.bottom, M.top]);
-  const px = (v: number) => x(String(v)) ?? 0;
+  const h = H + (r.ordered ? 0 : SLANT);
+  const bottom = M.bottom + (r.ordered ? 0 : SLANT);
+  const y = scaleSymlog().constant(10).domain([lo, hi]).range([h - bottom, M.top]);
+  const px = (v: number | string) => x(String(v)) ?? 0;
   const path = line<Pt>().x((p) => px(p.x)).y((p) => y(p.pct));
   const ticks = symlogTicks(lo, hi);
   return (
-    <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(H)}`} width="100%" role="img" aria-label={`the change against the baseline at each ${r.param}, the model's and the published one, percent better on a symmetric log scale`} data-testid="sweep-change">
+    <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(h)}`} width="100%" role="img" aria-label={`the change against the baseline at each ${r.param}, the model's and the published one, percent better on a symmetric log scale`} data-testid="sweep-change">
       <rect className="sweep-same" x={M.left} width={W - M.left - M.right} y={y(SIGNIFICANT)} height={Math.max(1, y(-SIGNIFICANT) - y(SIGNIFICANT))} />
       <g className="sweep-axis">
         {ticks.map((v) => (
@@ -53,12 +57,11 @@ export function SweepChange({ r }: { r: SimSweepResult }) {
             <text x={M.left - 5} y={y(v) + 3} textAnchor="end">{v > 0 ? `+${String(v)}%` : `${String(v)}%`}</text>
           </g>
         ))}
-        {r.values.map((v) => (
-          <text key={v} x={px(v)} y={H - M.bottom + 12} textAnchor="middle">{v}</text>
-        ))}
+        <XLabels values={r.values} px={px} y={h - bottom + 12} slant={!r.ordered} />
       </g>
-      {pub.length > 0 && <path className="sweep-pub" d={path(pub) ?? ""} />}
-      {model.length > 0 && <path className="sweep-run" d={path(model) ?? ""} />}
+      {/* machines run along no scale: their points are not joined */}
+      {r.ordered && pub.length > 0 && <path className="sweep-pub" d={path(pub) ?? ""} />}
+      {r.ordered && model.length > 0 && <path className="sweep-run" d={path(model) ?? ""} />}
       {pub.map((p) => (
         <rect key={`p${String(p.x)}`} className="sweep-pub-dot" x={px(p.x) - 3} y={y(p.pct) - 3} width={6} height={6} data-testid="sweep-change-published" data-x={p.x} data-pct={p.pct}>
           <title>{`published at ${String(p.x)} ${r.param}: ${pctText(p.pct)}`}</title>

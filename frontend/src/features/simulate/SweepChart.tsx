@@ -17,13 +17,16 @@ import { Reproduce } from "./Reproduce";
 import { SweepChange } from "./SweepChange";
 import { formatMetric, metricText } from "./scenario";
 import { pctText, sweepSummary, logScale } from "./sweepView";
+import { XLabels } from "./XLabels";
 
 const W = 260;
 const H = 150;
 const M = { left: 36, right: 8, top: 14, bottom: 28 };
+/** Below the plot, machine names slanted (a machine sweep) take more room than numbers. */
+const SLANT = 26;
 
 interface Pt {
-  x: number;
+  x: number | string;
   value: number;
   complete: boolean;
 }
@@ -47,24 +50,27 @@ function Chart({ r }: { r: SimSweepResult }) {
   const x = scalePoint().domain(r.values.map(String)).range([M.left, W - M.right]).padding(0.3);
   const lo = Math.min(...all);
   const hi = Math.max(...all);
+  const bottom = M.bottom + (r.ordered ? 0 : SLANT);
+  const h = H + (r.ordered ? 0 : SLANT);
   const y = log
-    ? scaleLog().domain([lo, hi]).range([H - M.bottom, M.top]).nice()
-    : scaleLinear().domain([Math.min(0, lo), hi === lo ? hi + 1 : hi]).range([H - M.bottom, M.top]).nice();
-  const px = (v: number) => x(String(v)) ?? 0;
+    ? scaleLog().domain([lo, hi]).range([h - bottom, M.top]).nice()
+    : scaleLinear().domain([Math.min(0, lo), hi === lo ? hi + 1 : hi]).range([h - bottom, M.top]).nice();
+  const px = (v: number | string) => x(String(v)) ?? 0;
+  // machines run along no scale: their points are not joined
   const path = line<Pt>().defined((p) => p.complete).x((p) => px(p.x)).y((p) => y(p.value));
   const ticks = y.ticks(4);
   const yTicks = log && ticks.length > 6 ? ticks.filter((_, i) => i % Math.ceil(ticks.length / 5) === 0) : ticks;
-  const band = (a: number, b: number) => ({ x: px(a), w: Math.max(2, px(b) - px(a)) });
+  const band = (a: number | string, b: number | string) => ({ x: px(a), w: Math.max(2, px(b) - px(a)) });
   const unit = `${r.metric.name} (${r.metric.better} is better${log ? ", log scale" : ""})`;
   return (
-    <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(H)}`} width="100%" role="img" aria-label={`${unit} at each ${r.param}: ${r.values.join(", ")}`}>
+    <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(h)}`} width="100%" role="img" aria-label={`${unit} at each ${r.param}: ${r.values.join(", ")}`}>
       {r.published_turns.map((t) => {
         const b = band(t.between[0] ?? 0, t.between[1] ?? 0);
         return (
           <g key={`p${t.between.join("-")}`} data-testid="sweep-published-turn" data-between={t.between.join("-")}>
             <title>{`published: the change turns between ${t.between.join(" and ")} ${r.param} (${pctText(t.from_pct)} -> ${pctText(t.to_pct)})`}</title>
-            <rect className="sweep-published-turn" x={b.x} y={M.top} width={b.w} height={H - M.top - M.bottom} />
-            <text className="sweep-band-label" x={b.x + b.w / 2} y={H - M.bottom - 3} textAnchor="middle">published</text>
+            <rect className="sweep-published-turn" x={b.x} y={M.top} width={b.w} height={h - M.top - bottom} />
+            <text className="sweep-band-label" x={b.x + b.w / 2} y={h - bottom - 3} textAnchor="middle">published</text>
           </g>
         );
       })}
@@ -73,7 +79,7 @@ function Chart({ r }: { r: SimSweepResult }) {
         return (
           <g key={`m${t.between.join("-")}`} data-testid="sweep-turn" data-between={t.between.join("-")}>
             <title>{`the change turns between ${t.between.join(" and ")} ${r.param} (${pctText(t.from_pct)} -> ${pctText(t.to_pct)})`}</title>
-            <rect className="sweep-turn" x={b.x} y={M.top} width={b.w} height={H - M.top - M.bottom} />
+            <rect className="sweep-turn" x={b.x} y={M.top} width={b.w} height={h - M.top - bottom} />
             <text className="sweep-band-label" x={b.x + b.w / 2} y={M.top - 4} textAnchor="middle">turns</text>
           </g>
         );
@@ -85,13 +91,11 @@ function Chart({ r }: { r: SimSweepResult }) {
             <text x={M.left - 5} y={y(v) + 3} textAnchor="end">{tickText(v)}</text>
           </g>
         ))}
-        {r.values.map((v) => (
-          <text key={v} x={px(v)} y={H - M.bottom + 12} textAnchor="middle">{v}</text>
-        ))}
-        <text x={(M.left + W - M.right) / 2} y={H - 3} textAnchor="middle">{r.param}</text>
+        <XLabels values={r.values} px={px} y={h - bottom + 12} slant={!r.ordered} />
+        <text x={(M.left + W - M.right) / 2} y={h - 3} textAnchor="middle">{r.param}</text>
       </g>
-      {base.length > 0 && <path className="sweep-base" d={path(base) ?? ""} data-testid="sweep-base" />}
-      <path className="sweep-run" d={path(run) ?? ""} data-testid="sweep-run" />
+      {r.ordered && base.length > 0 && <path className="sweep-base" d={path(base) ?? ""} data-testid="sweep-base" />}
+      {r.ordered && <path className="sweep-run" d={path(run) ?? ""} data-testid="sweep-run" />}
       {base.map((p) => (
         <circle key={`b${String(p.x)}`} className={p.complete ? "sweep-base-dot" : "sweep-base-dot incomplete"} cx={px(p.x)} cy={y(p.value)} r={2.5} data-testid="sweep-base-point" data-x={p.x} data-value={p.value} />
       ))}
@@ -133,18 +137,19 @@ interface Props {
   r: SimSweepResult;
   /** the scenario the sweep job ran (its scenario.json and command line) */
   scenario: Record<string, unknown>;
-  /** set the form's parameter to this value (to run, save and open that point as the pair) */
-  onPick?: (x: number) => void;
+  /** set the form's parameter (or machine) to this value (to run, save and open that point as the pair) */
+  onPick?: (x: number | string) => void;
 }
 
 export function SweepChart({ r, scenario, onPick }: Props) {
   const name = r.metric.name;
+  const what = r.ordered ? r.param : "machine";
   const seeds = r.seeds > 1;
   return (
     <div className="sweep" data-testid="simulate-sweep">
       <div className="muted">
-        {r.metric.name} ({r.metric.better} is better) at each {r.param}
-        {r.baseline ? ": the run with the changes (solid), its baseline (dashed)" : ""}
+        {r.metric.name} ({r.metric.better} is better) {r.ordered ? `at each ${r.param}` : "on each machine"}
+        {r.baseline ? (r.ordered ? ": the run with the changes (solid), its baseline (dashed)" : ": the run with the changes (blue), its baseline (grey)") : ""}
         {seeds ? `, on ${String(r.seeds)} seeds (the metrics are the first seed's; the change is the median)` : ""}
       </div>
       <Chart r={r} />
@@ -161,7 +166,7 @@ export function SweepChart({ r, scenario, onPick }: Props) {
         <table className="sweep-table small" data-testid="sweep-table">
           <thead>
             <tr>
-              <th>{r.param}</th>
+              <th>{what}</th>
               <th>{r.baseline ? "run" : name}{unit(name)}</th>
               {r.baseline && <th>baseline</th>}
               {r.baseline && <th>{seeds ? "median" : "change"}</th>}
@@ -172,7 +177,7 @@ export function SweepChart({ r, scenario, onPick }: Props) {
               <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
                 <td>
                   {onPick ? (
-                    <button type="button" className="linkish" title={`set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair`} onClick={() => { onPick(row.x); }}>
+                    <button type="button" className="linkish" title={r.ordered ? `set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair` : `set the machine to ${String(row.x)} in the form, to run it as the saved pair`} onClick={() => { onPick(row.x); }}>
                       {row.x}
                     </button>
                   ) : (
@@ -198,7 +203,7 @@ export function SweepChart({ r, scenario, onPick }: Props) {
           <table className="sweep-table sweep-where small" data-testid="sweep-where">
             <thead>
               <tr>
-                <th>{r.param}</th>
+                <th>{what}</th>
                 <th title="the fewest LLCs that carry 90% of the busy CPU time: the run's against its baseline's">LLCs 90%</th>
                 <th>published</th>
                 {seeds && <th>seeds</th>}
@@ -210,6 +215,8 @@ export function SweepChart({ r, scenario, onPick }: Props) {
                   <td>{row.x}</td>
                   <td data-testid="sweep-llcs" title={spreadTitle(row)}>
                     {`${carrying(row.llc_spread)} / ${carrying(row.baseline_llc_spread)}`}
+                    {/* machines differ in how many LLCs they have */}
+                    {!r.ordered && row.llc_spread !== null ? ` of ${String(row.llc_spread.llcs)}` : ""}
                   </td>
                   <td title={row.published.map((c) => `${c.section}, ${c.config}: ${pctText(c.published_pct)}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
                     {row.published_pct === null ? "-" : pctText(row.published_pct)}

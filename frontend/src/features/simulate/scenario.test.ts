@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, seedSummary, simScenario, verdict, whyNotCompared, withKind, type SeedResult } from "./scenario";
+import { cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -149,5 +149,34 @@ describe("the run on the command line", () => {
     expect(cliCommand(true, 3, { param: "workers", values: [4, 8] })).toBe("bin/placemap sim scenario.json --baseline --seeds 3 --sweep workers=4,8");
     expect(cliCommand(false, 1, { param: "groups", values: [1, 2, 4] })).toBe("bin/placemap sim scenario.json --sweep groups=1,2,4");
     expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
+  });
+});
+
+describe("the sweep's parameter and the picked point", () => {
+  const opts = {
+    presets: ["zen3-2s-nps1", "icx-2s"],
+    hint_categories: {},
+    features: {},
+    workloads: { schbench: [{ name: "workers", type: "int" as const, default: 16, min: 1, max: 4096, help: "" }] },
+    max_duration_ms: 60000,
+  };
+  const base = { ...defaultSimChoice(opts), sweepParam: "workers", sweepValues: "4,8" };
+
+  it("starts a machine sweep with the form's machine ticked, and a parameter sweep afresh after it", () => {
+    const m = withSweepParam(base, "topology", opts.presets);
+    expect([m.sweepParam, m.sweepValues]).toEqual(["topology", "zen3-2s-nps1"]);
+    expect(withSweepParam({ ...base, topologyBody: { cpus: [] } as never }, "topology", opts.presets).sweepValues).toBe("");
+    expect(withSweepParam(m, "workers", opts.presets).sweepValues).toBe("");
+    expect(withSweepParam(base, "workers", opts.presets).sweepValues).toBe("4,8");
+    // another workload keeps a machine sweep and drops a parameter's
+    expect(withKind({ ...m, sweepValues: "zen3-2s-nps1,icx-2s" }, "schbench", opts).sweepValues).toBe("zen3-2s-nps1,icx-2s");
+    expect(withKind(base, "schbench", opts).sweepParam).toBe("");
+  });
+
+  it("sets the machine or the parameter to the value picked in the sweep's table", () => {
+    const picked = pickSwept({ ...base, topologyBody: { cpus: [] } as never }, "topology", "icx-2s");
+    expect([picked.topology, picked.topologyBody]).toEqual(["icx-2s", null]);
+    expect(pickSwept(base, "workers", 32).params.workers).toBe(32);
+    expect(pickSwept(base, "nosuch", 32)).toBe(base);
   });
 });

@@ -8,6 +8,7 @@ import type { SimLatency, SimMetric, SimOptions, Topology } from "../../client/t
 import type { Toggles } from "../whatif/ToggleFields";
 import { baselineOf, changePct, defaultToggles, toggleParts } from "../whatif/scenario";
 import { formatDuration } from "../../viz/time";
+import { MACHINES } from "./sweepView";
 
 export interface SimChoice extends Toggles {
   topology: string;
@@ -18,7 +19,8 @@ export interface SimChoice extends Toggles {
   seeds: number;
   /** a recorded host's topology, sent inline (topology is then HOST_PREFIX + its id); null: a preset */
   topologyBody: Topology | null;
-  /** the integer workload parameter to sweep ("" for none) and its values as typed (sweepView) */
+  /** the integer workload parameter to sweep, or "topology" for machines ("" for none), and its
+   * values as typed, or the ticked presets joined by commas (sweepView) */
   sweepParam: string;
   sweepValues: string;
 }
@@ -40,9 +42,28 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "" };
 }
 
-/** Another workload, with its own parameters' defaults (and no sweep: its parameters differ). */
+/** Another workload, with its own parameters' defaults (and no sweep of a parameter, as its
+ * parameters differ; a sweep over machines stays). */
 export function withKind(choice: SimChoice, kind: string, opts: SimOptions): SimChoice {
-  return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: "", sweepValues: "" };
+  const machines = choice.sweepParam === MACHINES;
+  return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: machines ? MACHINES : "", sweepValues: machines ? choice.sweepValues : "" };
+}
+
+/** Another sweep parameter: machines start with the form's machine ticked (when a preset), an
+ * integer parameter with the values typed for the last one (none after machines). */
+export function withSweepParam(choice: SimChoice, param: string, presets: string[]): SimChoice {
+  if (param === MACHINES) {
+    const own = choice.topologyBody === null && presets.includes(choice.topology) ? choice.topology : "";
+    return { ...choice, sweepParam: param, sweepValues: own };
+  }
+  return { ...choice, sweepParam: param, sweepValues: choice.sweepParam === MACHINES ? "" : choice.sweepValues };
+}
+
+/** The form set to one point of a sweep (a value picked in its table): that machine, or the
+ * parameter at that value. */
+export function pickSwept(choice: SimChoice, param: string, x: number | string): SimChoice {
+  if (param === MACHINES) return typeof x === "string" ? { ...choice, topology: x, topologyBody: null } : choice;
+  return param in choice.params ? { ...choice, params: { ...choice.params, [param]: x } } : choice;
 }
 
 export function simScenario(choice: SimChoice, opts: SimOptions): Record<string, unknown> {
@@ -202,9 +223,9 @@ export function scenarioFileText(scenario: Record<string, unknown>): string {
  * The command that reruns what the form ran from that file: the run alone, or with `baseline` the
  * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
  * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair); with `sweep`,
- * the same at each of its values (`--sweep PARAM=V1,...`).
+ * the same at each of its values (`--sweep PARAM=V1,...`, `--sweep topology=PRESET,...`).
  */
-export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: number[] }): string {
+export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[] }): string {
   const args = ["bin/placemap", "sim", "scenario.json"];
   if (baseline) args.push("--baseline");
   if (baseline && seeds > 1) args.push("--seeds", String(seeds));

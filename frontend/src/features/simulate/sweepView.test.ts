@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { parseSweepValues, pctText, sweepParams, sweepSpec, sweepSummary, logScale } from "./sweepView";
+import { MACHINES, parseSweepMachines, parseSweepValues, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleMachine } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
 const SCHBENCH: WorkloadParam[] = [
@@ -49,7 +49,7 @@ describe("the chart's scale", () => {
   });
 });
 
-const row = (x: number, change: number | null, pub: number[] = []): SimSweepRow => ({
+const row = (x: number | string, change: number | null, pub: number[] = []): SimSweepRow => ({
   x,
   value: 1,
   complete: true,
@@ -70,6 +70,7 @@ const row = (x: number, change: number | null, pub: number[] = []): SimSweepRow 
 const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
   param: "workers",
   values: [4, 8, 16, 32],
+  ordered: true,
   baseline: true,
   seeds: 1,
   metric: { name: "p99_wakeup_latency_us", better: "lower" },
@@ -78,6 +79,8 @@ const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
   published_turns: [{ between: [8, 16], from: "better", to: "worse", from_pct: 41.5, to_pct: -3510.9, seed_decides: null }],
   onset: { x: 4, direction: "better", pct: 47.7 },
   published_onset: { x: 4, direction: "better", pct: 48.8 },
+  ways: { better: [4, 8, 16], worse: [32], same: [] },
+  published_ways: { better: [4, 8], worse: [16, 32], same: [] },
   published_error: null,
   events: 100,
   ...over,
@@ -116,6 +119,48 @@ describe("sweepSummary", () => {
       "p99_wakeup_latency_us at each of 4 workers values (nothing to compare: no hints or feature changes)",
     ]);
     expect(pctText(null)).toBe("n/a");
+  });
+});
+
+describe("a sweep over machines", () => {
+  const presets = ["zen3-2s-nps1", "zen3-2s-nps2", "zen3-2s-nps4", "icx-2s"];
+
+  it("keeps the ticked presets in the presets' order and refuses fewer than two or an unknown one", () => {
+    expect(parseSweepMachines("icx-2s, zen3-2s-nps1", presets)).toEqual({ values: ["zen3-2s-nps1", "icx-2s"] });
+    expect(parseSweepMachines("icx-2s", presets)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
+    expect(parseSweepMachines("icx-2s,zen9", presets)).toEqual({ error: 'sweep machines: "zen9" is not a preset' });
+    expect(toggleMachine("icx-2s", "zen3-2s-nps4", true, presets)).toBe("zen3-2s-nps4,icx-2s");
+    expect(toggleMachine("zen3-2s-nps4,icx-2s", "icx-2s", false, presets)).toBe("zen3-2s-nps4");
+  });
+
+  it("submits the machines as the topology sweep, and the integers otherwise", () => {
+    expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps4", [], true, 2, presets)).toEqual({
+      spec: { param: "topology", values: ["zen3-2s-nps4", "icx-2s"], baseline: true, seeds: 2 },
+    });
+    expect(sweepSpec(MACHINES, "icx-2s", [], true, 1, presets)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
+    expect(sweepSpec("", "1,2", [], true, 1, presets)).toBeNull();
+  });
+
+  it("reads where the change helps and hurts, not a turn, as placemap sim --sweep topology= prints it", () => {
+    const r = result({
+      param: "topology",
+      values: ["zen3-2s-nps1", "icx-2s"],
+      ordered: false,
+      rows: [row("zen3-2s-nps1", -32.9, [-14.7]), row("icx-2s", -1.3, [-2.6])],
+      turns: [],
+      published_turns: [],
+      onset: null,
+      published_onset: null,
+      ways: { better: [], worse: ["zen3-2s-nps1"], same: ["icx-2s"] },
+      published_ways: { better: [], worse: ["zen3-2s-nps1"], same: ["icx-2s"] },
+    });
+    expect(sweepSummary(r)).toEqual([
+      "the change, beyond 5%: worse on zen3-2s-nps1; same on icx-2s",
+      "published: worse on zen3-2s-nps1; same on icx-2s",
+    ]);
+    expect(sweepSummary({ ...r, rows: [row("zen3-2s-nps1", -32.9), row("icx-2s", -1.3)] })).toEqual([
+      "the change, beyond 5%: worse on zen3-2s-nps1; same on icx-2s",
+    ]);
   });
 });
 

@@ -1,13 +1,38 @@
 /**
  * The simulate form's sweep: the values typed for one integer workload parameter, checked against
- * its bounds (GET /api/sim/options) before anything is submitted, the sweep a job runs (POST
+ * its bounds (GET /api/sim/options) before anything is submitted, or the machines ticked (presets), the sweep a job runs (POST
  * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
  * beside the published tables', as `placemap sim --sweep` prints it, and the chart's scale. Pure.
  */
-import type { SimSweepOnset, SimSweepResult, SimSweepSpec, SimSweepTurn, WorkloadParam } from "../../client/types";
+import type { SimSweepOnset, SimSweepResult, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
 
 /** The most values one sweep runs (the server's bound: placemap.sim_sweep.MAX_POINTS). */
 export const MAX_SWEEP_POINTS = 10;
+
+/** The sweep parameter whose values are machines (presets), not workload integers
+ * (placemap.sim_sweep.MACHINES). */
+export const MACHINES = "topology";
+
+/** The ticked machines, as the form keeps them (names joined by commas), in the presets' order:
+ * 2 to MAX_SWEEP_POINTS known presets, or what is wrong with them. */
+export function parseSweepMachines(text: string, presets: string[]): { values: string[] } | { error: string } {
+  const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
+  const unknown = [...ticked].find((s) => !presets.includes(s));
+  if (unknown !== undefined) return { error: `sweep machines: "${unknown}" is not a preset` };
+  const values = presets.filter((p) => ticked.has(p));
+  if (values.length < 2 || values.length > MAX_SWEEP_POINTS) {
+    return { error: `sweep machines: tick 2 to ${String(MAX_SWEEP_POINTS)} machines (${String(values.length)} ticked)` };
+  }
+  return { values };
+}
+
+/** The form's machine list with `name` ticked or not. */
+export function toggleMachine(text: string, name: string, on: boolean, presets: string[]): string {
+  const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
+  if (on) ticked.add(name);
+  else ticked.delete(name);
+  return presets.filter((p) => ticked.has(p)).join(",");
+}
 
 /** The integer parameters a sweep can vary. */
 export function sweepParams(params: WorkloadParam[]): WorkloadParam[] {
@@ -39,11 +64,17 @@ export function sweepSpec(
   params: WorkloadParam[],
   changes: boolean,
   seeds: number,
+  presets: string[] = [],
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
-  const p = sweepParams(params).find((x) => x.name === param);
-  if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };
-  const got = parseSweepValues(text, p);
+  let got: { values: (number | string)[] } | { error: string };
+  if (param === MACHINES) {
+    got = parseSweepMachines(text, presets);
+  } else {
+    const p = sweepParams(params).find((x) => x.name === param);
+    if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };
+    got = parseSweepValues(text, p);
+  }
   if ("error" in got) return got;
   return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1 } };
 }
@@ -71,19 +102,33 @@ function onsetText(o: SimSweepOnset | null, param: string): string {
   return o ? `at ${String(o.x)} ${param}: ${o.direction} (${pctText(o.pct)})` : "nowhere";
 }
 
+function waysText(w: SimSweepWays): string {
+  const parts = (["better", "worse", "same"] as const).filter((d) => w[d].length > 0).map((d) => `${d} on ${w[d].join(", ")}`);
+  return parts.length > 0 ? parts.join("; ") : "not measured";
+}
+
 /** The sweep's reading, as the command line prints it: where the change first passes 5%, where it
  * turns (or that it does not), on several seeds whether a seed decides a turn's end, and the same
- * for the published effect over the same values; without a baseline, what was run. */
+ * for the published effect over the same values; over machines (no scale to turn along), which
+ * machines the change helps and which it hurts, and the published ways; without a baseline, what
+ * was run. */
 export function sweepSummary(r: SimSweepResult): string[] {
   const p = r.param;
   if (!r.baseline) return [`${r.metric.name} at each of ${String(r.values.length)} ${p} values (nothing to compare: no hints or feature changes)`];
-  const out = [`the change first passes 5% ${onsetText(r.onset, p)}`];
-  out.push(...r.turns.map((t) => `the change turns ${turnText(t, p)}${t.seed_decides ? " (a seed decides the way at one end)" : ""}`));
-  if (r.turns.length === 0) out.push(`the change does not turn: no two ${p} values point opposite ways beyond 5%`);
-  if (r.rows.some((row) => row.published.length > 0)) {
-    out.push(`published: it first passes 5% ${onsetText(r.published_onset, p)}`);
-    out.push(...r.published_turns.map((t) => `published: it turns ${turnText(t, p)}`));
-    if (r.published_turns.length === 0) out.push("published: it does not turn over these values");
+  const published = r.rows.some((row) => row.published.length > 0);
+  const out: string[] = [];
+  if (!r.ordered) {
+    out.push(`the change, beyond 5%: ${waysText(r.ways)}`);
+    if (published) out.push(`published: ${waysText(r.published_ways)}`);
+  } else {
+    out.push(`the change first passes 5% ${onsetText(r.onset, p)}`);
+    out.push(...r.turns.map((t) => `the change turns ${turnText(t, p)}${t.seed_decides ? " (a seed decides the way at one end)" : ""}`));
+    if (r.turns.length === 0) out.push(`the change does not turn: no two ${p} values point opposite ways beyond 5%`);
+    if (published) {
+      out.push(`published: it first passes 5% ${onsetText(r.published_onset, p)}`);
+      out.push(...r.published_turns.map((t) => `published: it turns ${turnText(t, p)}`));
+      if (r.published_turns.length === 0) out.push("published: it does not turn over these values");
+    }
   }
   if (r.published_error) out.push(`the published tables could not be read: ${r.published_error}`);
   return out;
