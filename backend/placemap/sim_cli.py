@@ -595,8 +595,11 @@ def register(sub: Any) -> None:
         help=f"run the scenario at each value of one workload parameter (default the one the published "
         f"tables vary: groups, workers, clients, threads, pairs; 2 to {MAX_POINTS} values), in worker "
         "processes, with --baseline each beside its baseline (and --seeds on several seeds), and print where "
-        "the change turns; topology=PRESET,PRESET,... runs it on each machine instead and prints which "
-        "the change helps and which it hurts",
+        "the change turns; topology=PRESET,PRESET,... runs it on each machine instead, and "
+        "toggle=T1,T2,... (or toggle=all) with each toggle instead of its own hints and features, "
+        "always beside the baseline (a toggle: hints and features joined by +, NO_ turning a feature "
+        "off: fork_affine+wake_affine, NO_SIS_UTIL, STEAL+steal_node_limit=8), and print where the "
+        "change helps and where it hurts",
     )
     sim.add_argument(
         "--decisions",

@@ -1,11 +1,12 @@
-"""A scenario swept over one workload parameter (hackbench's groups, schbench's workers, ...) or over
-machines (`topology`: preset names, "what if it ran on NPS4?"): each point's metric, beside its
-baseline's (no hints, default features) when asked, the change read by the metric's direction, and
-where the change turns, from helping to hurting or back: the question the published tables answer
-("wake_affine helps schbench while its workers fit an LLC and collapses beyond it"). Where a point's
-pair is a published cell (sim_published), the published effect sits beside the model's, and the
-published turns beside the model's. Machines are not ordered: a sweep over them reads no turn or
-onset, only which machines the change helps and which it hurts.
+"""A scenario swept over one workload parameter (hackbench's groups, schbench's workers, ...), over
+machines (`topology`: preset names, "what if it ran on NPS4?") or over toggles (`toggle`: each hint
+or feature change on its own, the feature table of placement-model.md section 3): each point's
+metric, beside its baseline's (no hints, default features) when asked, the change read by the
+metric's direction, and where the change turns, from helping to hurting or back: the question the
+published tables answer ("wake_affine helps schbench while its workers fit an LLC and collapses
+beyond it"). Where a point's pair is a published cell (sim_published), the published effect sits
+beside the model's, and the published turns beside the model's. Machines and toggles are not
+ordered: a sweep over them reads no turn or onset, only where the change helps and where it hurts.
 
 Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`), the
 scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
@@ -16,6 +17,7 @@ the same results since every run is seeded and deterministic.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 
 from placemap.sim.calibration import SIGNIFICANT_PCT
 from placemap.sim.errors import ScenarioError
+from placemap.sim.features import FEATURE_NAMES, HINT_CATEGORIES, HINTS, Features, parse_features, parse_hints
 from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, with_seeds
@@ -32,6 +35,16 @@ from placemap.sim_published import X_PARAM, lookup
 MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
 MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
+TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature changes
+_DEFAULTS = Features()
+_SWITCHES = tuple(f for f in FEATURE_NAMES if isinstance(getattr(_DEFAULTS, f), bool))
+# every toggle on its own, as `toggle=all` runs them: the hints, then each feature switch away from
+# its default (NO_SIS_UTIL: SIS_UTIL is on by default)
+ALL_TOGGLES: tuple[str, ...] = (
+    *(h for members in HINT_CATEGORIES.values() for h in members),
+    *(f"NO_{f}" if getattr(_DEFAULTS, f) else f for f in _SWITCHES),
+)
+MAX_TOGGLES = len(ALL_TOGGLES) + 3  # the feature table and a few combinations
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,7 @@ class Sweep:
     @property
     def ordered(self) -> bool:
         """Whether the values run along a scale, so that a change can turn between neighbours."""
-        return self.param != MACHINES
+        return self.param not in (MACHINES, TOGGLES)
 
 
 def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
@@ -70,18 +83,25 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
         )
     ints = {p.name: p for p in CATALOG[kind] if isinstance(p, IntParam)}
     param = spec.get("param", X_PARAM.get(kind))
-    if not isinstance(param, str) or (param not in ints and param != MACHINES):
+    if not isinstance(param, str) or (param not in ints and param not in (MACHINES, TOGGLES)):
         raise ScenarioError(
             "sweep.param",
-            f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}; or {MACHINES} (presets)",
+            f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}; "
+            f"or {MACHINES} (presets), or {TOGGLES} (hints and features)",
         )
-    values: tuple[int | str, ...] = (
-        _machines(spec.get("values")) if param == MACHINES else _ints(kind, ints[param], spec.get("values"))
-    )
+    values: tuple[int | str, ...]
+    if param == MACHINES:
+        values = _machines(spec.get("values"))
+    elif param == TOGGLES:
+        values = _toggles(spec.get("values"))
+    else:
+        values = _ints(kind, ints[param], spec.get("values"))
     baseline = spec.get("baseline", False)
     if not isinstance(baseline, bool):
         raise ScenarioError("sweep.baseline", f"expected true or false, got {baseline!r}")
-    if baseline and baseline_of(scenario) is None:
+    # a toggle's effect is its change against the baseline: a toggle sweep always runs it
+    baseline = baseline or param == TOGGLES
+    if baseline and param != TOGGLES and baseline_of(scenario) is None:
         raise ScenarioError("sweep.baseline", "the scenario sets no hints or features: nothing to compare")
     seeds = spec.get("seeds", 1)
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
@@ -111,6 +131,61 @@ def _ints(kind: str, p: IntParam, values: Any) -> tuple[int, ...]:
     return tuple(sorted(set(values)))
 
 
+def toggle(text: str) -> tuple[list[str], dict[str, bool | int]]:
+    """One toggle value: hints and feature changes joined by '+' (`fork_affine+wake_affine`,
+    `STEAL+steal_node_limit=8`): a hint by its name, a feature switched on by its name and off by
+    NO_ and its name (as /sys/kernel/debug/sched/features takes them), an integer feature by
+    name=value; each away from the default. The hints and the features, or a ScenarioError naming
+    `sweep.values`."""
+    hints: list[str] = []
+    features: dict[str, bool | int] = {}
+    for raw in text.split("+"):
+        part = raw.strip()
+        at = repr(part) if part == text else f"{part!r} in {text!r}"
+        name, eq, val = part.partition("=")
+        if name in HINTS and not eq:
+            hints.append(name)
+            continue
+        value: bool | int
+        if name in _SWITCHES and not eq:
+            feature, value = name, True
+        elif name.startswith("NO_") and name[3:] in _SWITCHES and not eq:
+            feature, value = name[3:], False
+        elif name in FEATURE_NAMES and name not in _SWITCHES and eq and val.strip().isdigit():
+            feature, value = name, int(val)
+        else:
+            raise ScenarioError(
+                "sweep.values",
+                f"{at} is no toggle: a hint ({', '.join(HINTS)}), a feature "
+                f"switched on (SIS_SHORT) or off (NO_SIS_UTIL), or an integer feature (steal_node_limit=8)",
+            )
+        if getattr(_DEFAULTS, feature) == value:
+            raise ScenarioError("sweep.values", f"{at} is the default: it changes nothing")
+        features[feature] = value
+    try:
+        parse_hints(hints, "sweep.values")
+        parse_features(features, "sweep.values")
+    except ScenarioError as exc:
+        raise ScenarioError("sweep.values", f"{text!r}: {exc.message}") from exc
+    return hints, features
+
+
+def _toggles(values: Any) -> tuple[str, ...]:
+    """Toggle values, in the order given (each once); `all` alone is every toggle on its own."""
+    if values == ["all"]:
+        return ALL_TOGGLES
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ScenarioError("sweep.values", f"expected a list of toggles, got {values!r}")
+    names = tuple(dict.fromkeys(v.strip() for v in values))
+    if not 2 <= len(names) <= MAX_TOGGLES:
+        raise ScenarioError(
+            "sweep.values", f"expected 2 to {MAX_TOGGLES} different toggles (or all), got {len(names)}"
+        )
+    for v in names:
+        toggle(v)
+    return names
+
+
 def _machines(values: Any) -> tuple[str, ...]:
     """Presets, in the order given (each once): the machines to compare."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
@@ -133,7 +208,7 @@ def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int
         spec["param"] = param.strip()
     else:
         rest = param
-    if spec.get("param") == MACHINES:
+    if spec.get("param") in (MACHINES, TOGGLES):
         spec["values"] = [v.strip() for v in rest.split(",") if v.strip()]
         return parse_sweep(scenario, spec)
     try:
@@ -144,9 +219,13 @@ def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int
 
 
 def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, Any]:
-    """The scenario at x (on machine x)."""
+    """The scenario at x (on machine x; with toggle x instead of its own hints and features)."""
     if sweep.param == MACHINES:
         return {**scenario, "topology": x}
+    if sweep.param == TOGGLES:
+        hints, features = toggle(str(x))
+        out = {k: v for k, v in scenario.items() if k not in ("hints", "features")}
+        return {**out, **({"hints": hints} if hints else {}), **({"features": features} if features else {})}
     return {**scenario, "workload": {**scenario["workload"], sweep.param: x}}
 
 
@@ -154,10 +233,11 @@ def scenarios(scenario: Mapping[str, Any], sweep: Sweep) -> list[dict[str, Any]]
     """Every run of the sweep in order: for each x, on each seed, its scenario, then its baseline's
     when asked."""
     out: list[dict[str, Any]] = []
-    base = baseline_of(scenario) if sweep.baseline else None
     for x in sweep.values:
-        runs = with_seeds(point(scenario, sweep, x), sweep.seeds)
-        bases = [] if base is None else with_seeds(point(base, sweep, x), sweep.seeds)
+        at = point(scenario, sweep, x)
+        base = baseline_of(at) if sweep.baseline else None
+        runs = with_seeds(at, sweep.seeds)
+        bases = [] if base is None else with_seeds(base, sweep.seeds)
         for i, r in enumerate(runs):
             out.append(r)
             if bases:
@@ -317,6 +397,7 @@ def summarize(
                 "migrations": run["counters"]["migrations"]["total"],
             }
         )
+    _, at = distinct(scenarios(scenario, sweep))
     by_x = {r["x"]: r for r in rows}
     model = [(r["x"], r["change_pct"]) for r in rows]
     pub = [(r["x"], r["published_pct"]) for r in rows if r["published_pct"] is not None]
@@ -340,7 +421,8 @@ def summarize(
         "ways": ways(model),
         "published_ways": ways(pub),
         "published_error": published_error,
-        "events": sum(int(r["sim"]["events"]) for r in results),
+        # each distinct run once (a toggle sweep's shared baseline ran once)
+        "events": sum(int(results[at.index(i)]["sim"]["events"]) for i in set(at)),
     }
 
 
@@ -353,7 +435,7 @@ def run(
 ) -> dict[str, Any]:
     """Run the sweep's scenarios one after another with `run_one(scenario, progress)` (a job's
     worker: progress is the fraction of the sweep's runs done) and summarize them."""
-    todo = scenarios(scenario, sweep)
+    todo, at = distinct(scenarios(scenario, sweep))
     results: list[Mapping[str, Any]] = []
     for i, sc in enumerate(todo):
 
@@ -362,4 +444,20 @@ def run(
                 on_progress((i + min(max(f, 0.0), 1.0)) / len(todo))
 
         results.append(run_one(sc, progress))
-    return summarize(scenario, sweep, results, csv_path)
+    return summarize(scenario, sweep, [results[i] for i in at], csv_path)
+
+
+def distinct(todo: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The different scenarios among a sweep's runs, and where each run's result is among theirs:
+    a toggle sweep's points share one baseline, which runs once (a run is seeded and deterministic,
+    so its result is the same every time)."""
+    keys: dict[str, int] = {}
+    runs: list[dict[str, Any]] = []
+    at: list[int] = []
+    for sc in todo:
+        key = json.dumps(sc, sort_keys=True)
+        if key not in keys:
+            keys[key] = len(runs)
+            runs.append(sc)
+        at.append(keys[key])
+    return runs, at

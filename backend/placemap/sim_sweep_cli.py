@@ -14,7 +14,7 @@ from typing import Any
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
-from placemap.sim_sweep import parse_arg, scenarios, summarize
+from placemap.sim_sweep import distinct, parse_arg, scenarios, summarize
 
 
 def sweep_main(
@@ -29,10 +29,11 @@ def sweep_main(
     """Validate, run and print a sweep; 2 with a message naming the field when it is bad."""
     try:
         sweep = parse_arg(scenario, text, baseline, seeds)
-        todo = scenarios(scenario, sweep)
+        todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
-        results = run_many(todo)
+        ran = run_many(todo)
+        results = [ran[i] for i in at]
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
         return 2

@@ -16,13 +16,16 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
 from placemap.sim_sweep import (
+    ALL_TOGGLES,
     MAX_POINTS,
     Sweep,
+    distinct,
     llc_spread,
     parse_arg,
     parse_sweep,
     scenarios,
     summarize,
+    toggle,
     turns,
 )
 
@@ -336,3 +339,89 @@ def test_the_command_line_machine_sweep_prints_the_ways(
     assert "turns" not in text and "first passes" not in text
     assert main(["sim", str(f), "--sweep", "topology=zen3-2s-nps1,zen9", "--baseline"]) == 2
     assert "sweep.values" in capsys.readouterr().err
+
+
+def test_a_toggle_is_hints_and_feature_changes_away_from_the_default() -> None:
+    assert toggle("fork_affine+wake_affine") == (["fork_affine", "wake_affine"], {})
+    assert toggle("NO_SIS_UTIL") == ([], {"SIS_UTIL": False})  # on by default: NO_ turns it off
+    assert toggle("NO_MC") == ([], {"NO_MC": True})  # a feature whose own name starts NO_
+    assert toggle("STEAL + steal_node_limit=8") == ([], {"STEAL": True, "steal_node_limit": 8})
+    for bad, why in [
+        ("SIS_UTIL", "is the default"),
+        ("steal_node_limit=2", "is the default"),
+        ("fork_affine+fork_spread", "only one fork hint"),
+        ("wake_wide=1", "is no toggle"),
+        ("sis_short", "is no toggle"),
+    ]:
+        with pytest.raises(ScenarioError) as info:
+            toggle(bad)
+        assert info.value.field == "sweep.values" and why in info.value.message, bad
+    # `all`: every hint and every feature switched away from its default, each on its own
+    assert len(ALL_TOGGLES) == 13 and "NO_SIS_UTIL" in ALL_TOGGLES and "SIS_UTIL" not in ALL_TOGGLES
+    assert parse_sweep(SCHBENCH, {"param": "toggle", "values": ["all"]}).values == ALL_TOGGLES
+    for t in ALL_TOGGLES:
+        hints, features = toggle(t)
+        assert len(hints) + len(features) == 1, t
+    assert refused({"param": "toggle", "values": ["wake_hold"]}).field == "sweep.values"  # one is no sweep
+
+
+def test_a_toggle_sweep_replaces_the_scenarios_toggles_and_runs_the_shared_baseline_once() -> None:
+    sc = {**SCHBENCH, "features": {"SIS_SHORT": True}}
+    sw = parse_arg(sc, "toggle=wake_hold,STEAL+steal_node_limit=8", baseline=False, seeds=1)
+    assert sw.baseline and not sw.ordered  # a toggle's effect is against the baseline, always
+    runs = scenarios(sc, sw)
+    assert [(r.get("hints"), r.get("features")) for r in runs] == [
+        (["wake_hold"], None),
+        (None, None),
+        (None, {"STEAL": True, "steal_node_limit": 8}),
+        (None, None),
+    ]
+    todo, at = distinct(runs)
+    assert len(todo) == 3 and at == [0, 1, 2, 1]
+
+
+def test_a_toggle_sweep_reads_each_features_published_effect() -> None:
+    """zen4-9654-2s hackbench, 32 thread groups over pipes: Desnoyers' RFC publishes
+    UTIL_FITS_CAPACITY +18%, SELECT_BIAS_PREV 0% and the two together +40%; the model helps
+    with the first and the pair beyond 5%, and leaves SELECT_BIAS_PREV alone within it."""
+    sc = {
+        "topology": "zen4-9654-2s",
+        "workload": {"kind": "hackbench", "groups": 32, "mode": "thread", "ipc": "pipe", "loops": 1000},
+        "seed": 1,
+        "duration_ms": 20000,
+    }
+    sw = parse_arg(sc, "toggle=UTIL_FITS_CAPACITY,SELECT_BIAS_PREV,UTIL_FITS_CAPACITY+SELECT_BIAS_PREV", True)
+    todo, at = distinct(scenarios(sc, sw))
+    ran = [run_scenario(s, wall_clock=False) for s in todo]
+    out = summarize(sc, sw, [ran[i] for i in at], DEFAULT_CALIBRATION_CSV)
+    base = ran[1]["metric"]["value"]
+    for r, run in zip(out["rows"], (ran[0], ran[2], ran[3]), strict=True):
+        assert r["value"] == run["metric"]["value"] and r["baseline"] == base
+    assert [r["published_pct"] for r in out["rows"]] == [18.0, 0.0, 40.0]
+    assert (
+        out["ways"]
+        == out["published_ways"]
+        == {
+            "better": ["UTIL_FITS_CAPACITY", "UTIL_FITS_CAPACITY+SELECT_BIAS_PREV"],
+            "worse": [],
+            "same": ["SELECT_BIAS_PREV"],
+        }
+    )
+    assert out["events"] == sum(r["sim"]["events"] for r in ran)  # the baseline counted once
+    assert out["turns"] == [] and out["onset"] is None
+
+
+def test_the_command_line_toggle_sweep_compares_without_being_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCHBENCH))
+    assert main(["sim", str(f), "--sweep", "toggle=wake_hold,NO_SIS_UTIL", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    tip = run_scenario({k: v for k, v in SCHBENCH.items() if k != "hints"}, wall_clock=False)
+    assert [r["baseline"] for r in out["rows"]] == [tip["metric"]["value"]] * 2
+    assert main(["sim", str(f), "--sweep", "toggle=wake_hold,NO_SIS_UTIL"]) == 0
+    text = capsys.readouterr().out
+    assert "each beside its baseline" in text.splitlines()[0] and "the change, beyond 5%:" in text
+    assert main(["sim", str(f), "--sweep", "toggle=wake_hold,SIS_UTIL"]) == 2
+    assert "'SIS_UTIL' is the default" in capsys.readouterr().err

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from placemap.sim_sweep import MAX_POINTS
+from placemap.sim_sweep import MAX_POINTS, MAX_TOGGLES
 from placemap.sim_sweep import MAX_SEEDS as SWEEP_MAX_SEEDS
 
 
@@ -18,11 +18,14 @@ class SimSweepSpec(BaseModel):
         default=None,
         description="an integer parameter of the scenario's workload; default the one the published "
         "tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on "
-        "each of several presets",
+        "each of several presets; or toggle, to run it with each of several hints or feature changes "
+        "instead of its own (each against the one baseline, which a toggle sweep always runs)",
     )
     values: list[int | str] = Field(
-        description=f"2 to {MAX_POINTS} different values within the parameter's bounds (integers), or "
-        "preset names for topology (run in the order given)"
+        description=f"2 to {MAX_POINTS} different values within the parameter's bounds (integers); "
+        f"preset names for topology; for toggle, 2 to {MAX_TOGGLES} toggles, each hints and features "
+        "joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, STEAL+steal_node_limit=8), or "
+        "['all'] for every toggle on its own; machines and toggles run in the order given"
     )
     baseline: bool = Field(
         default=False, description="run each point beside its baseline (no hints, default features)"
@@ -72,7 +75,9 @@ class SimLlcSpread(BaseModel):
 
 
 class SimSweepRow(BaseModel):
-    x: int | str = Field(description="the parameter's value, or the preset a machine sweep ran on")
+    x: int | str = Field(
+        description="the parameter's value, the preset a machine sweep ran on, or the toggle"
+    )
     value: float = Field(description="the metric")
     complete: bool
     baseline: float | None = Field(description="the baseline's metric, when run")
@@ -139,7 +144,7 @@ class SimSweepResult(BaseModel):
     values: list[int | str]
     ordered: bool = Field(
         description="the values run along a scale (a workload parameter), so that the change can turn "
-        "between neighbours; false for machines, whose sweep reads no turn or onset"
+        "between neighbours; false for machines and toggles, whose sweeps read no turn or onset"
     )
     baseline: bool
     seeds: int
@@ -154,4 +159,7 @@ class SimSweepResult(BaseModel):
     ways: SimSweepWays = Field(description="where the model's change is better, worse and the same")
     published_ways: SimSweepWays = Field(description="the same for the published change, where published")
     published_error: str | None = Field(description="the published tables could not be read")
-    events: int = Field(description="scheduler events simulated over every run")
+    events: int = Field(
+        description="scheduler events simulated over every distinct run (a toggle sweep's shared "
+        "baseline once)"
+    )

@@ -157,6 +157,30 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
     assert [r["llc_spread"]["llcs"] for r in got["rows"]] == [2, 16]  # each row on its own machine
 
 
+def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.Client) -> None:
+    spec = {"param": "toggle", "values": ["wake_hold", "NO_SIS_UTIL", "fork_spread+wake_affine"], "seeds": 1}
+    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
+    assert r.status_code == 202, r.text
+    seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
+    job = seen[-1]
+    assert job["status"] == "done", job
+    progress = [s["progress"] for s in seen]
+    assert progress == sorted(progress) and progress[-1] == 1.0
+    sweep = parse_sweep(SMALL, spec)
+    direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
+    got = job["sweep_result"]
+    assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
+    assert got["baseline"] is True and [r["x"] for r in got["rows"]] == spec["values"]
+    # each toggle instead of the scenario's own fork_affine and SIS_SHORT, against the one baseline
+    assert (
+        got["rows"][0]["value"]
+        == run_scenario(
+            {**{k: v for k, v in SMALL.items() if k != "features"}, "hints": ["wake_hold"]}, wall_clock=False
+        )["metric"]["value"]
+    )
+    assert len({r["baseline"] for r in got["rows"]}) == 1
+
+
 def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
     cases = [
         ({"scenario": SMALL, "sweep": {"values": [4, 8]}, "save": True}, "save:"),
@@ -172,6 +196,10 @@ def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client)
         ({"scenario": {**SMALL, "duration_ms": 0}, "sweep": {"values": [4, 8]}}, "duration_ms:"),
         ({"scenario": SMALL, "sweep": {"values": ["4", "8"]}}, "sweep.values:"),
         ({"scenario": SMALL, "sweep": {"param": "topology", "values": ["icx-2s", "epyc"]}}, "sweep.values:"),
+        (
+            {"scenario": SMALL, "sweep": {"param": "toggle", "values": ["wake_hold", "SIS_UTIL"]}},
+            "sweep.values:",
+        ),
     ]
     for body, field in cases:
         r = client.post("/api/sim/jobs", json=body)

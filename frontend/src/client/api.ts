@@ -1662,7 +1662,7 @@ export interface components {
             values: (number | string)[];
             /**
              * Ordered
-             * @description the values run along a scale (a workload parameter), so that the change can turn between neighbours; false for machines, whose sweep reads no turn or onset
+             * @description the values run along a scale (a workload parameter), so that the change can turn between neighbours; false for machines and toggles, whose sweeps read no turn or onset
              */
             ordered: boolean;
             /** Baseline */
@@ -1697,7 +1697,7 @@ export interface components {
             published_error: string | null;
             /**
              * Events
-             * @description scheduler events simulated over every run
+             * @description scheduler events simulated over every distinct run (a toggle sweep's shared baseline once)
              */
             events: number;
         };
@@ -1705,7 +1705,7 @@ export interface components {
         SimSweepRow: {
             /**
              * X
-             * @description the parameter's value, or the preset a machine sweep ran on
+             * @description the parameter's value, the preset a machine sweep ran on, or the toggle
              */
             x: number | string;
             /**
@@ -1762,12 +1762,12 @@ export interface components {
         SimSweepSpec: {
             /**
              * Param
-             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on each of several presets
+             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on each of several presets; or toggle, to run it with each of several hints or feature changes instead of its own (each against the one baseline, which a toggle sweep always runs)
              */
             param?: string | null;
             /**
              * Values
-             * @description 2 to 10 different values within the parameter's bounds (integers), or preset names for topology (run in the order given)
+             * @description 2 to 10 different values within the parameter's bounds (integers); preset names for topology; for toggle, 2 to 16 toggles, each hints and features joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, STEAL+steal_node_limit=8), or ['all'] for every toggle on its own; machines and toggles run in the order given
              */
             values: (number | string)[];
             /**
