@@ -342,6 +342,13 @@ def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
     sc = {**SMALL, "hints": [h[0] for h in o["hint_categories"].values()], "topology": o["presets"][-1]}
     sc["features"] = {k: not v if isinstance(v, bool) else v for k, v in o["features"].items()}
     parse_scenario(sc)
+    # the toggles a sweep offers: every hint, and every switch turned away from its default
+    hints = [h for hs in o["hint_categories"].values() for h in hs]
+    switches = [k for k, v in o["features"].items() if isinstance(v, bool)]
+    assert o["sweep_toggles"] == hints + [f"NO_{k}" if o["features"][k] else k for k in switches]
+    assert parse_sweep(SMALL, {"param": "toggle", "values": o["sweep_toggles"]}).values == tuple(
+        o["sweep_toggles"]
+    )
 
 
 def test_options_give_each_workload_parameter_as_the_parser_takes_it(client: httpx.Client) -> None:

@@ -1463,6 +1463,11 @@ export interface components {
             };
             /** Max Duration Ms */
             max_duration_ms: number;
+            /**
+             * Sweep Toggles
+             * @description every toggle on its own, as a toggle sweep's `all` runs them: each hint, then each feature switched away from its default (NO_SIS_UTIL turns SIS_UTIL off)
+             */
+            sweep_toggles: string[];
         };
         /** SimPublished */
         SimPublished: {

@@ -24,7 +24,7 @@ from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import lookup as lookup_published
-from placemap.sim_sweep import parse_sweep
+from placemap.sim_sweep import ALL_TOGGLES, parse_sweep
 from placemap.sim_sweep import point as sweep_point
 
 router = APIRouter(prefix="/api/sim")
@@ -240,6 +240,10 @@ class SimOptions(BaseModel):
     features: dict[str, bool | int]
     workloads: dict[str, list[WorkloadParam]]
     max_duration_ms: int
+    sweep_toggles: list[str] = Field(
+        description="every toggle on its own, as a toggle sweep's `all` runs them: each hint, then each "
+        "feature switched away from its default (NO_SIS_UTIL turns SIS_UTIL off)"
+    )
 
 
 def _param(p: Param) -> WorkloadParam:
@@ -257,6 +261,7 @@ def options() -> SimOptions:
         features={f.name: getattr(Features(), f.name) for f in fields(Features)},
         workloads={kind: [_param(p) for p in params] for kind, params in CATALOG.items()},
         max_duration_ms=MAX_DURATION_MS,
+        sweep_toggles=list(ALL_TOGGLES),
     )
 
 
