@@ -4,7 +4,8 @@
  * sweep job's results and the command line's (`placemap sim --sweep --json` on the job's scenario),
  * with the model's turn (16 to 32 workers) and the published one (8 to 16); values the form refuses
  * submit nothing. A sweep over machines: tbench with fork_affine on zen3-2s-nps1 and icx-2s, where the
- * hint hurts the first and leaves the second unmoved, in the model as in the published tables.
+ * hint hurts the first and leaves the second unmoved, in the model as in the published tables. A
+ * sweep over toggles: every hint and feature change on its own against one baseline, as bars.
  */
 import { expect, test, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -17,7 +18,7 @@ import { ARTIFACTS, openSimulate } from "./fixtures";
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 interface Spread { carrying: number }
-interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
+interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; published_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
 interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
@@ -38,9 +39,9 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   test.setTimeout(240_000);
   const { sim, form } = await openSchbench(page);
   await form.getByRole("radio", { name: "wake_affine" }).check();
-  // the workload's integer parameters can be swept, or the machine
+  // the workload's integer parameters can be swept, or the machine, or the toggles
   const options = await form.getByLabel("sweep parameter").locator("option").allTextContents();
-  expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us", "machines"]);
+  expect(options).toEqual(["none", "messengers", "workers", "cputime_us", "sleeptime_us", "machines", "toggles"]);
   await form.getByLabel("sweep parameter").selectOption("workers");
 
   // one value is no sweep: the form says so, naming the parameter, and submits nothing at all
@@ -180,4 +181,42 @@ test("a sweep over machines: where the hint helps and hurts, beside the publishe
   await chart.getByTestId("sweep-table").getByRole("button", { name: "icx-2s" }).click();
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
   await chart.screenshot({ path: join(ARTIFACTS, "sweep-machines.png") });
+});
+
+test("a sweep over toggles: the feature table, each toggle against one baseline", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const { sim, form } = await openSchbench(page);
+  await form.getByRole("radio", { name: "wake_affine" }).check(); // replaced by each toggle in turn
+  await form.getByLabel("sweep parameter").selectOption("toggle");
+  const ticks = form.getByRole("group", { name: "sweep toggles" }).getByRole("checkbox");
+  const names = await form.getByRole("group", { name: "sweep toggles" }).locator("label").allTextContents();
+  const options = (await (await request.get("/api/sim/options")).json()) as { sweep_toggles: string[] };
+  expect(names.map((n) => n.trim())).toEqual(options.sweep_toggles);
+  for (const t of await ticks.all()) await expect(t).toBeChecked(); // every toggle to start with
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const chart = sim.getByTestId("simulate-sweep");
+  await expect(chart).toBeVisible({ timeout: 150_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got) throw new Error("no finished sweep job");
+  expect(got.rows.map((r) => r.x)).toEqual(options.sweep_toggles);
+  expect(new Set(got.rows.map((r) => r.baseline)).size).toBe(1); // one baseline for all
+  // one bar per toggle, each the job's change; a square where the pair is published
+  const bars = await chart.getByTestId("toggle-bar").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), Number(e.getAttribute("data-pct"))]));
+  expect(bars).toEqual(got.rows.map((r) => [r.x, r.change_pct]));
+  const pub = await chart.getByTestId("toggle-published").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-pct"))));
+  expect(pub).toEqual(got.rows.flatMap((r) => (r.published_pct === null ? [] : [r.published_pct])));
+  expect(pub.length).toBeGreaterThan(0); // the Zen3 schbench tables publish the hints at 16 workers
+  await expect(chart.getByTestId("sweep-cli-command")).toHaveText(`bin/placemap sim scenario.json --baseline --sweep toggle=${options.sweep_toggles.join(",")}`);
+  // a toggle picked in the table becomes the form's, instead of wake_affine
+  await chart.getByTestId("sweep-table").getByRole("button", { name: "wake_hold" }).click();
+  await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
+  await chart.getByTestId("toggle-bars").screenshot({ path: join(ARTIFACTS, "sweep-toggles.png") });
+  await sim.screenshot({ path: join(ARTIFACTS, "sweep-toggles-panel.png") });
+  // one toggle is no sweep
+  await form.getByLabel("sweep parameter").selectOption("none");
+  await form.getByLabel("sweep parameter").selectOption("toggle");
+  for (const t of (await ticks.all()).slice(1)) await t.uncheck();
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-error")).toHaveText(`sweep toggles: tick 2 to ${String(options.sweep_toggles.length)} toggles (1 ticked)`);
 });

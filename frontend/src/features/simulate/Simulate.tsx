@@ -31,7 +31,8 @@ import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
 import { SweepChart } from "./SweepChart";
-import { MACHINES, sweepParams, sweepSpec, toggleMachine } from "./sweepView";
+import { MACHINES, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
+import { TickList } from "./TickList";
 import { useSweepJob } from "./useSweepJob";
 import "../whatif/whatif.css";
 
@@ -57,7 +58,7 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
-    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles);
     setSweepErr(sw !== null && "error" in sw ? sw.error : null);
     if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -133,29 +134,22 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
           </fieldset>
           <fieldset>
             <legend>sweep</legend>
-            <label title="run the scenario at each of these values of one integer parameter too, or on each of several machines (each beside its baseline when hints or features change), and see where the change turns, or on which machines it helps">
+            <label title="run the scenario at each of these values of one integer parameter too, on each of several machines, or with each of several toggles instead of the form's (each beside its baseline when hints or features change; toggles always), and see where the change turns, or where it helps and hurts">
               parameter{" "}
-              <select value={choice.sweepParam} aria-label="sweep parameter" onChange={(e) => { const v = e.target.value; set((c) => withSweepParam(c, v, opts.presets)); }}>
+              <select value={choice.sweepParam} aria-label="sweep parameter" onChange={(e) => { const v = e.target.value; set((c) => withSweepParam(c, v, opts)); }}>
                 <option value="">none</option>
                 {sweepParams(opts.workloads[choice.kind] ?? []).map((p) => <option key={p.name} value={p.name}>{p.name}</option>)}
                 <option value={MACHINES}>machines</option>
+                <option value={TOGGLES}>toggles</option>
               </select>
             </label>
             {choice.sweepParam === MACHINES && (
-              <div className="sweep-machines" role="group" aria-label="sweep presets">
-                {opts.presets.map((name) => (
-                  <label key={name}>
-                    <input
-                      type="checkbox"
-                      checked={choice.sweepValues.split(",").includes(name)}
-                      onChange={(e) => { const on = e.target.checked; set((c) => ({ ...c, sweepValues: toggleMachine(c.sweepValues, name, on, opts.presets) })); }}
-                    />{" "}
-                    {name}
-                  </label>
-                ))}
-              </div>
+              <TickList label="sweep presets" names={opts.presets} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
             )}
-            {choice.sweepParam !== "" && choice.sweepParam !== MACHINES && (
+            {choice.sweepParam === TOGGLES && (
+              <TickList label="sweep toggles" names={opts.sweep_toggles} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
+            )}
+            {choice.sweepParam !== "" && choice.sweepParam !== MACHINES && choice.sweepParam !== TOGGLES && (
               <label title="2 to 10 different whole numbers, separated by commas or spaces">
                 values{" "}
                 <input type="text" size={14} placeholder="1,2,4,8,16" value={choice.sweepValues} aria-label="sweep values" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepValues: v })); }} />
@@ -245,7 +239,7 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
       {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
       {sweepJob?.status === "done" && sweepJob.sweep_result && (
         <div className="whatif-result small">
-          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; set((c) => pickSwept(c, p, x)); }} />
+          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
         </div>
       )}
       {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}

@@ -16,7 +16,8 @@ import type { SimLlcSpread, SimSweepResult, SimSweepRow } from "../../client/typ
 import { Reproduce } from "./Reproduce";
 import { SweepChange } from "./SweepChange";
 import { formatMetric, metricText } from "./scenario";
-import { pctText, sweepSummary, logScale } from "./sweepView";
+import { MACHINES, pctText, sweepSummary, logScale, TOGGLES } from "./sweepView";
+import { ToggleBars } from "./ToggleBars";
 import { XLabels } from "./XLabels";
 
 const W = 260;
@@ -143,22 +144,34 @@ interface Props {
 
 export function SweepChart({ r, scenario, onPick }: Props) {
   const name = r.metric.name;
-  const what = r.ordered ? r.param : "machine";
+  const toggles = r.param === TOGGLES;
+  const what = r.ordered ? r.param : toggles ? "toggle" : "machine";
   const seeds = r.seeds > 1;
   return (
     <div className="sweep" data-testid="simulate-sweep">
       <div className="muted">
-        {r.metric.name} ({r.metric.better} is better) {r.ordered ? `at each ${r.param}` : "on each machine"}
-        {r.baseline ? (r.ordered ? ": the run with the changes (solid), its baseline (dashed)" : ": the run with the changes (blue), its baseline (grey)") : ""}
+        {r.metric.name} ({r.metric.better} is better) {r.ordered ? `at each ${r.param}` : toggles ? "with each toggle" : "on each machine"}
+        {r.baseline && !toggles ? (r.ordered ? ": the run with the changes (solid), its baseline (dashed)" : ": the run with the changes (blue), its baseline (grey)") : ""}
         {seeds ? `, on ${String(r.seeds)} seeds (the metrics are the first seed's; the change is the median)` : ""}
       </div>
-      <Chart r={r} />
-      {r.baseline && (
-        <div className="muted" data-testid="sweep-change-legend">
-          the change, % better than the baseline: the model (dots) and the published tables (squares); within the band, ±5%, it counts as none
-        </div>
+      {toggles ? (
+        <>
+          <div className="muted" data-testid="sweep-change-legend">
+            each toggle instead of the scenario&apos;s own, % better than the one baseline (no hints, default features): the model (bars) and the published effect (squares); within the band, ±5%, it counts as none
+          </div>
+          <ToggleBars r={r} />
+        </>
+      ) : (
+        <>
+          <Chart r={r} />
+          {r.baseline && (
+            <div className="muted" data-testid="sweep-change-legend">
+              the change, % better than the baseline: the model (dots) and the published tables (squares); within the band, ±5%, it counts as none
+            </div>
+          )}
+          {r.baseline && <SweepChange r={r} />}
+        </>
       )}
-      {r.baseline && <SweepChange r={r} />}
       <div className="sweep-summary" data-testid="sweep-summary">
         {sweepSummary(r).map((s) => <div key={s}>{s}</div>)}
       </div>
@@ -177,7 +190,7 @@ export function SweepChart({ r, scenario, onPick }: Props) {
               <tr key={row.x} data-x={row.x} data-direction={row.direction ?? "none"}>
                 <td>
                   {onPick ? (
-                    <button type="button" className="linkish" title={r.ordered ? `set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair` : `set the machine to ${String(row.x)} in the form, to run it as the saved pair`} onClick={() => { onPick(row.x); }}>
+                    <button type="button" className="linkish" title={r.ordered ? `set ${r.param} to ${String(row.x)} in the form, to run this point as the saved pair` : `set the form's ${what} to ${String(row.x)}, to run it as the saved pair`} onClick={() => { onPick(row.x); }}>
                       {row.x}
                     </button>
                   ) : (
@@ -216,7 +229,7 @@ export function SweepChart({ r, scenario, onPick }: Props) {
                   <td data-testid="sweep-llcs" title={spreadTitle(row)}>
                     {`${carrying(row.llc_spread)} / ${carrying(row.baseline_llc_spread)}`}
                     {/* machines differ in how many LLCs they have */}
-                    {!r.ordered && row.llc_spread !== null ? ` of ${String(row.llc_spread.llcs)}` : ""}
+                    {r.param === MACHINES && row.llc_spread !== null ? ` of ${String(row.llc_spread.llcs)}` : ""}
                   </td>
                   <td title={row.published.map((c) => `${c.section}, ${c.config}: ${pctText(c.published_pct)}${c.differs.length ? ` (this run differs from the model's run of the cell in ${c.differs.join(", ")})` : ""}`).join("; ")}>
                     {row.published_pct === null ? "-" : pctText(row.published_pct)}

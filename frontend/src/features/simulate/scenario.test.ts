@@ -16,6 +16,7 @@ const OPTS: SimOptions = {
     schbench: [{ name: "workers", type: "int", default: 16, min: 1, max: 4096, choices: null, help: "-t" }],
   },
   max_duration_ms: 600_000,
+  sweep_toggles: [],
 };
 
 describe("simScenario", () => {
@@ -153,30 +154,40 @@ describe("the run on the command line", () => {
 });
 
 describe("the sweep's parameter and the picked point", () => {
-  const opts = {
+  const opts: SimOptions = {
     presets: ["zen3-2s-nps1", "icx-2s"],
-    hint_categories: {},
-    features: {},
-    workloads: { schbench: [{ name: "workers", type: "int" as const, default: 16, min: 1, max: 4096, help: "" }] },
+    hint_categories: { fork: ["fork_affine", "fork_spread"], wake: ["wake_affine", "wake_hold"] },
+    features: { SIS_UTIL: true, SIS_SHORT: false, steal_node_limit: 2 },
+    workloads: { schbench: [{ name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" }] },
     max_duration_ms: 60000,
+    sweep_toggles: ["fork_affine", "fork_spread", "wake_affine", "wake_hold", "NO_SIS_UTIL", "SIS_SHORT"],
   };
   const base = { ...defaultSimChoice(opts), sweepParam: "workers", sweepValues: "4,8" };
 
-  it("starts a machine sweep with the form's machine ticked, and a parameter sweep afresh after it", () => {
-    const m = withSweepParam(base, "topology", opts.presets);
+  it("starts a machine sweep with the form's machine ticked, toggles all ticked, and a parameter sweep afresh after either", () => {
+    const m = withSweepParam(base, "topology", opts);
     expect([m.sweepParam, m.sweepValues]).toEqual(["topology", "zen3-2s-nps1"]);
-    expect(withSweepParam({ ...base, topologyBody: { cpus: [] } as never }, "topology", opts.presets).sweepValues).toBe("");
-    expect(withSweepParam(m, "workers", opts.presets).sweepValues).toBe("");
-    expect(withSweepParam(base, "workers", opts.presets).sweepValues).toBe("4,8");
+    expect(withSweepParam({ ...base, topologyBody: { cpus: [] } as never }, "topology", opts).sweepValues).toBe("");
+    expect(withSweepParam(m, "workers", opts).sweepValues).toBe("");
+    expect(withSweepParam(base, "workers", opts).sweepValues).toBe("4,8");
+    const t = withSweepParam(base, "toggle", opts);
+    expect(t.sweepValues).toBe(opts.sweep_toggles.join(","));
+    expect(withSweepParam(t, "workers", opts).sweepValues).toBe("");
     // another workload keeps a machine sweep and drops a parameter's
     expect(withKind({ ...m, sweepValues: "zen3-2s-nps1,icx-2s" }, "schbench", opts).sweepValues).toBe("zen3-2s-nps1,icx-2s");
     expect(withKind(base, "schbench", opts).sweepParam).toBe("");
   });
 
-  it("sets the machine or the parameter to the value picked in the sweep's table", () => {
-    const picked = pickSwept({ ...base, topologyBody: { cpus: [] } as never }, "topology", "icx-2s");
+  it("sets the machine, the toggles or the parameter to the value picked in the sweep's table", () => {
+    const picked = pickSwept({ ...base, topologyBody: { cpus: [] } as never }, "topology", "icx-2s", opts);
     expect([picked.topology, picked.topologyBody]).toEqual(["icx-2s", null]);
-    expect(pickSwept(base, "workers", 32).params.workers).toBe(32);
-    expect(pickSwept(base, "nosuch", 32)).toBe(base);
+    expect(pickSwept(base, "workers", 32, opts).params.workers).toBe(32);
+    expect(pickSwept(base, "nosuch", 32, opts)).toBe(base);
+    // a toggle replaces the form's own: SIS_SHORT on before, only the hints after
+    const own = { ...base, features: { ...base.features, SIS_SHORT: true } };
+    const both = pickSwept(own, "toggle", "fork_spread+wake_hold", opts);
+    expect([both.hints, both.features]).toEqual([{ fork: "fork_spread", wake: "wake_hold" }, { SIS_UTIL: true, SIS_SHORT: false }]);
+    expect(pickSwept(own, "toggle", "NO_SIS_UTIL", opts).features).toEqual({ SIS_UTIL: false, SIS_SHORT: false });
+    expect(pickSwept(own, "toggle", "STEAL+steal_node_limit=8", opts)).toBe(own); // the form cannot say it
   });
 });

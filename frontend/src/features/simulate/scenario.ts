@@ -8,7 +8,7 @@ import type { SimLatency, SimMetric, SimOptions, Topology } from "../../client/t
 import type { Toggles } from "../whatif/ToggleFields";
 import { baselineOf, changePct, defaultToggles, toggleParts } from "../whatif/scenario";
 import { formatDuration } from "../../viz/time";
-import { MACHINES } from "./sweepView";
+import { MACHINES, TOGGLES } from "./sweepView";
 
 export interface SimChoice extends Toggles {
   topology: string;
@@ -49,20 +49,39 @@ export function withKind(choice: SimChoice, kind: string, opts: SimOptions): Sim
   return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: machines ? MACHINES : "", sweepValues: machines ? choice.sweepValues : "" };
 }
 
-/** Another sweep parameter: machines start with the form's machine ticked (when a preset), an
- * integer parameter with the values typed for the last one (none after machines). */
-export function withSweepParam(choice: SimChoice, param: string, presets: string[]): SimChoice {
+/** Another sweep parameter: machines start with the form's machine ticked (when a preset), toggles
+ * with every toggle ticked, an integer parameter with the values typed for the last one (none
+ * after machines or toggles). */
+export function withSweepParam(choice: SimChoice, param: string, opts: SimOptions): SimChoice {
   if (param === MACHINES) {
-    const own = choice.topologyBody === null && presets.includes(choice.topology) ? choice.topology : "";
+    const own = choice.topologyBody === null && opts.presets.includes(choice.topology) ? choice.topology : "";
     return { ...choice, sweepParam: param, sweepValues: own };
   }
-  return { ...choice, sweepParam: param, sweepValues: choice.sweepParam === MACHINES ? "" : choice.sweepValues };
+  if (param === TOGGLES) return { ...choice, sweepParam: param, sweepValues: opts.sweep_toggles.join(",") };
+  const named = choice.sweepParam === MACHINES || choice.sweepParam === TOGGLES;
+  return { ...choice, sweepParam: param, sweepValues: named ? "" : choice.sweepValues };
 }
 
-/** The form set to one point of a sweep (a value picked in its table): that machine, or the
- * parameter at that value. */
-export function pickSwept(choice: SimChoice, param: string, x: number | string): SimChoice {
+/** The form's toggles set to one toggle of a sweep (`fork_affine+wake_affine`, `NO_SIS_UTIL`: hints,
+ * features on by name and off by NO_ and name), instead of its own; null when the form cannot
+ * say it (an integer feature such as steal_node_limit=8). */
+function toggleChoice(choice: SimChoice, x: string, opts: SimOptions): SimChoice | null {
+  const t = defaultToggles(opts);
+  for (const part of x.split("+").map((p) => p.trim())) {
+    const cat = Object.entries(opts.hint_categories).find(([, hs]) => hs.includes(part))?.[0];
+    if (cat !== undefined) t.hints[cat] = part;
+    else if (part in t.features) t.features[part] = true;
+    else if (part.startsWith("NO_") && part.slice(3) in t.features) t.features[part.slice(3)] = false;
+    else return null;
+  }
+  return { ...choice, hints: t.hints, features: t.features };
+}
+
+/** The form set to one point of a sweep (a value picked in its table): that machine, those
+ * toggles, or the parameter at that value. */
+export function pickSwept(choice: SimChoice, param: string, x: number | string, opts: SimOptions): SimChoice {
   if (param === MACHINES) return typeof x === "string" ? { ...choice, topology: x, topologyBody: null } : choice;
+  if (param === TOGGLES) return (typeof x === "string" ? toggleChoice(choice, x, opts) : null) ?? choice;
   return param in choice.params ? { ...choice, params: { ...choice.params, [param]: x } } : choice;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { MACHINES, parseSweepMachines, parseSweepValues, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleMachine } from "./sweepView";
+import { MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, TOGGLES } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
 const SCHBENCH: WorkloadParam[] = [
@@ -126,11 +126,11 @@ describe("a sweep over machines", () => {
   const presets = ["zen3-2s-nps1", "zen3-2s-nps2", "zen3-2s-nps4", "icx-2s"];
 
   it("keeps the ticked presets in the presets' order and refuses fewer than two or an unknown one", () => {
-    expect(parseSweepMachines("icx-2s, zen3-2s-nps1", presets)).toEqual({ values: ["zen3-2s-nps1", "icx-2s"] });
-    expect(parseSweepMachines("icx-2s", presets)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
-    expect(parseSweepMachines("icx-2s,zen9", presets)).toEqual({ error: 'sweep machines: "zen9" is not a preset' });
-    expect(toggleMachine("icx-2s", "zen3-2s-nps4", true, presets)).toBe("zen3-2s-nps4,icx-2s");
-    expect(toggleMachine("zen3-2s-nps4,icx-2s", "icx-2s", false, presets)).toBe("zen3-2s-nps4");
+    expect(parseTicked("icx-2s, zen3-2s-nps1", presets, "machines", 10)).toEqual({ values: ["zen3-2s-nps1", "icx-2s"] });
+    expect(parseTicked("icx-2s", presets, "machines", 10)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
+    expect(parseTicked("icx-2s,zen9", presets, "machines", 10)).toEqual({ error: 'sweep machines: "zen9" is not one of them' });
+    expect(toggleTicked("icx-2s", "zen3-2s-nps4", true, presets)).toBe("zen3-2s-nps4,icx-2s");
+    expect(toggleTicked("zen3-2s-nps4,icx-2s", "icx-2s", false, presets)).toBe("zen3-2s-nps4");
   });
 
   it("submits the machines as the topology sweep, and the integers otherwise", () => {
@@ -139,6 +139,12 @@ describe("a sweep over machines", () => {
     });
     expect(sweepSpec(MACHINES, "icx-2s", [], true, 1, presets)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
     expect(sweepSpec("", "1,2", [], true, 1, presets)).toBeNull();
+    // toggles always run beside the baseline, even when the form's own choice changes nothing
+    const toggles = ["fork_affine", "wake_hold", "NO_SIS_UTIL"];
+    expect(sweepSpec(TOGGLES, "NO_SIS_UTIL,fork_affine", [], false, 3, presets, toggles)).toEqual({
+      spec: { param: "toggle", values: ["fork_affine", "NO_SIS_UTIL"], baseline: true, seeds: 3 },
+    });
+    expect(sweepSpec(TOGGLES, "wake_hold", [], false, 1, presets, toggles)).toEqual({ error: "sweep toggles: tick 2 to 3 toggles (1 ticked)" });
   });
 
   it("reads where the change helps and hurts, not a turn, as placemap sim --sweep topology= prints it", () => {

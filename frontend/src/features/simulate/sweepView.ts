@@ -1,6 +1,7 @@
 /**
  * The simulate form's sweep: the values typed for one integer workload parameter, checked against
- * its bounds (GET /api/sim/options) before anything is submitted, or the machines ticked (presets), the sweep a job runs (POST
+ * its bounds (GET /api/sim/options) before anything is submitted, or the machines (presets) or
+ * toggles ticked, the sweep a job runs (POST
  * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
  * beside the published tables', as `placemap sim --sweep` prints it, and the chart's scale. Pure.
  */
@@ -13,25 +14,29 @@ export const MAX_SWEEP_POINTS = 10;
  * (placemap.sim_sweep.MACHINES). */
 export const MACHINES = "topology";
 
-/** The ticked machines, as the form keeps them (names joined by commas), in the presets' order:
- * 2 to MAX_SWEEP_POINTS known presets, or what is wrong with them. */
-export function parseSweepMachines(text: string, presets: string[]): { values: string[] } | { error: string } {
+/** The sweep parameter whose values are toggles: hints and feature changes, each instead of the
+ * scenario's own, against one baseline (placemap.sim_sweep.TOGGLES). */
+export const TOGGLES = "toggle";
+
+/** The ticked names (machines or toggles), as the form keeps them (joined by commas), in the
+ * order of `names`: 2 to `most` of them, or what is wrong with them. */
+export function parseTicked(text: string, names: string[], what: string, most: number): { values: string[] } | { error: string } {
   const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
-  const unknown = [...ticked].find((s) => !presets.includes(s));
-  if (unknown !== undefined) return { error: `sweep machines: "${unknown}" is not a preset` };
-  const values = presets.filter((p) => ticked.has(p));
-  if (values.length < 2 || values.length > MAX_SWEEP_POINTS) {
-    return { error: `sweep machines: tick 2 to ${String(MAX_SWEEP_POINTS)} machines (${String(values.length)} ticked)` };
+  const unknown = [...ticked].find((s) => !names.includes(s));
+  if (unknown !== undefined) return { error: `sweep ${what}: "${unknown}" is not one of them` };
+  const values = names.filter((p) => ticked.has(p));
+  if (values.length < 2 || values.length > most) {
+    return { error: `sweep ${what}: tick 2 to ${String(most)} ${what} (${String(values.length)} ticked)` };
   }
   return { values };
 }
 
-/** The form's machine list with `name` ticked or not. */
-export function toggleMachine(text: string, name: string, on: boolean, presets: string[]): string {
+/** The form's ticked names with `name` ticked or not, in the order of `names`. */
+export function toggleTicked(text: string, name: string, on: boolean, names: string[]): string {
   const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
   if (on) ticked.add(name);
   else ticked.delete(name);
-  return presets.filter((p) => ticked.has(p)).join(",");
+  return names.filter((p) => ticked.has(p)).join(",");
 }
 
 /** The integer parameters a sweep can vary. */
@@ -57,7 +62,7 @@ export function parseSweepValues(text: string, p: WorkloadParam): { values: numb
 }
 
 /** The sweep to submit for the form's choice: null without a parameter chosen; each point beside
- * its baseline when the choice changes something, on the form's seeds. */
+ * its baseline when the choice changes something (a toggle sweep always), on the form's seeds. */
 export function sweepSpec(
   param: string,
   text: string,
@@ -65,11 +70,16 @@ export function sweepSpec(
   changes: boolean,
   seeds: number,
   presets: string[] = [],
+  toggles: string[] = [],
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
   let got: { values: (number | string)[] } | { error: string };
   if (param === MACHINES) {
-    got = parseSweepMachines(text, presets);
+    got = parseTicked(text, presets, "machines", MAX_SWEEP_POINTS);
+  } else if (param === TOGGLES) {
+    // a toggle's effect is against the baseline: a toggle sweep always runs it
+    got = parseTicked(text, toggles, "toggles", toggles.length);
+    if ("values" in got) return { spec: { param, values: got.values, baseline: true, seeds } };
   } else {
     const p = sweepParams(params).find((x) => x.name === param);
     if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };

@@ -9,6 +9,7 @@ const OPTS: SimOptions = {
   features: { SIS_UTIL: true, SIS_SHORT: false, steal_node_limit: 2 },
   workloads: {},
   max_duration_ms: 600_000,
+  sweep_toggles: [],
 };
 
 describe("whatIfScenario", () => {
