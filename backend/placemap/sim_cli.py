@@ -65,8 +65,8 @@ def _sim(args: argparse.Namespace) -> int:
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
     if args.sweep is not None:
-        if args.save or args.decisions:
-            print("placemap sim: --sweep takes neither --save nor --decisions", file=sys.stderr)
+        if args.decisions:
+            print("placemap sim: --sweep does not take --decisions", file=sys.stderr)
             return 2
         return sweep_main(
             scenario,
@@ -75,6 +75,8 @@ def _sim(args: argparse.Namespace) -> int:
             seeds=args.seeds,
             as_json=args.json,
             csv_path=settings.calibration_csv,
+            save_to=settings.db_path if args.save else None,
+            dashboard=args.dashboard,
         )
     replays = trace_input(scenario)
     if args.seeds > 1 and replays is not None:
@@ -607,7 +609,10 @@ def register(sub: Any) -> None:
         help="count every placement decision by its reason and print them (a --save run always keeps them)",
     )
     sim.add_argument(
-        "--save", action="store_true", help="also store the run as a recording (source simulated) to replay"
+        "--save",
+        action="store_true",
+        help="also store the run as a recording (source simulated) to replay; with --sweep, store the "
+        "sweep's result (its runs are not saved) and print the link that opens it",
     )
     sim.add_argument(
         "--db",

@@ -7,7 +7,8 @@ separate, lowered-priority process (spawned, not forked: the server has threads)
 time / duration), the id of the recording it is storing, then its result or its error. Cancelling
 kills the worker and deletes the half-stored recording it named. A "reasons" job reruns a saved
 run for its placement reasons (sim_backfill) and names no recording until done. A "sweep" job runs
-its scenario at each value of one workload parameter (sim_sweep), unsaved, one run after another.
+its scenario at each value of one workload parameter, machine or toggle (sim_sweep), its runs
+unsaved, one after another, and stores the sweep's result once done (Store.put_sweep: its link).
 
 No FastAPI here: api/routes/sim.py maps these jobs to HTTP.
 """
@@ -79,6 +80,7 @@ class Job:
     finished_at: str | None = None
     result: dict[str, Any] | None = None
     recording_id: str | None = None
+    sweep_id: str | None = None  # a sweep job's stored result (Store.get_sweep)
     error: JobError | None = None
     # runtime, not reported
     proc: BaseProcess | None = field(default=None, repr=False)
@@ -116,6 +118,7 @@ def worker_main(
                 None if calibration_csv is None else Path(calibration_csv),
                 on_progress=lambda f: conn.send(("progress", f)),
             )
+            conn.send(("sweep", store.put_sweep(scenario, sweep, result)))
             conn.send(("done", result))
             return
         # a trace workload's recording becomes its profile here, off the server's threads
@@ -276,6 +279,9 @@ class SimJobs:
                 elif msg[0] == "recording":
                     with self._lock:
                         job.recording_id = str(msg[1])
+                elif msg[0] == "sweep":
+                    with self._lock:
+                        job.sweep_id = str(msg[1])
                 else:
                     outcome = msg
         assert job.proc is not None

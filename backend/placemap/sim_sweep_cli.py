@@ -10,11 +10,13 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
 from placemap.sim_sweep import distinct, parse_arg, scenarios, summarize
+from placemap.store import Store
 
 
 def sweep_main(
@@ -25,8 +27,11 @@ def sweep_main(
     seeds: int = 1,
     as_json: bool,
     csv_path: Path,
+    save_to: Path | None = None,
+    dashboard: str = "http://127.0.0.1:8000",
 ) -> int:
-    """Validate, run and print a sweep; 2 with a message naming the field when it is bad."""
+    """Validate, run and print a sweep, storing its result in the store at `save_to` when given
+    (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad."""
     try:
         sweep = parse_arg(scenario, text, baseline, seeds)
         todo, at = distinct(scenarios(scenario, sweep))
@@ -40,11 +45,23 @@ def sweep_main(
     out = summarize(scenario, sweep, results, csv_path)
     if out["published_error"]:
         print(f"placemap sim: published tables {out['published_error']}", file=sys.stderr)
+    sweep_id = None
+    if save_to is not None:
+        store = Store(save_to)
+        try:
+            spec = {"param": sweep.param, "values": list(sweep.values), "baseline": sweep.baseline}
+            sweep_id = store.put_sweep(scenario, {**spec, "seeds": sweep.seeds}, out)
+        finally:
+            store.close()
     if as_json:
-        json.dump(out, sys.stdout, indent=2, sort_keys=True)
+        json.dump(
+            out if sweep_id is None else {**out, "sweep_id": sweep_id}, sys.stdout, indent=2, sort_keys=True
+        )
         sys.stdout.write("\n")
     else:
         print_sweep(out)
+        if sweep_id is not None:
+            print(f"saved as sweep {sweep_id}: {dashboard.rstrip('/')}/?{urlencode({'sweep': sweep_id})}")
     return 0
 
 

@@ -28,6 +28,7 @@ from placemap.sim_sweep import (
     toggle,
     turns,
 )
+from placemap.store import Store
 
 SCHBENCH: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -257,7 +258,7 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     ("argv", "needle"),
     [
         (["--sweep", "4,5000", "--baseline"], "sweep.values"),
-        (["--sweep", "4,8", "--save"], "--sweep takes neither"),
+        (["--sweep", "4,8", "--decisions"], "--sweep does not take --decisions"),
         (["--sweep", "4,8", "--seeds", "3"], "--seeds runs the pair of --baseline"),
         (["--sweep", "threads=4,8"], "sweep.param"),
     ],
@@ -425,3 +426,32 @@ def test_the_command_line_toggle_sweep_compares_without_being_asked(
     assert "each beside its baseline" in text.splitlines()[0] and "the change, beyond 5%:" in text
     assert main(["sim", str(f), "--sweep", "toggle=wake_hold,SIS_UTIL"]) == 2
     assert "'SIS_UTIL' is the default" in capsys.readouterr().err
+
+
+def test_a_saved_command_line_sweep_is_stored_with_its_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(TBENCH))
+    db = tmp_path / "p.db"
+    argv = ["sim", str(f), "--sweep", "topology=zen3-2s-nps1,icx-2s", "--baseline", "--save", "--db", str(db)]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    sid = out.pop("sweep_id")
+    store = Store(db)
+    try:
+        got = store.get_sweep(sid)
+    finally:
+        store.close()
+    assert got is not None and got["result"] == out and got["scenario"] == TBENCH
+    assert got["sweep"] == {
+        "param": "topology",
+        "values": ["zen3-2s-nps1", "icx-2s"],
+        "baseline": True,
+        "seeds": 1,
+    }
+    assert main([*argv, "--dashboard", "http://h:9/"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("saved as sweep ") and "http://h:9/?sweep=" in last
+    new = last.rsplit("=", 1)[1]
+    assert new != sid

@@ -3,7 +3,7 @@ for, and the result a sweep job reports (`placemap sim --sweep --json` prints th
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -163,3 +163,13 @@ class SimSweepResult(BaseModel):
         description="scheduler events simulated over every distinct run (a toggle sweep's shared "
         "baseline once)"
     )
+
+
+class SavedSweep(BaseModel):
+    """A finished sweep as stored (GET /api/sim/sweeps/{id}): what a link `?sweep=ID` opens."""
+
+    id: str
+    created_at: str
+    scenario: dict[str, Any] = Field(description="the scenario the sweep ran, as submitted")
+    sweep: SimSweepSpec
+    result: SimSweepResult

@@ -1,5 +1,6 @@
 """SQLite DDL of the embedded store (WAL). One row per recording; event chunks, keyframes and the
-per-chunk placement side tables as blobs; derived results (overview, metrics) as blobs by name."""
+per-chunk placement side tables as blobs; derived results (overview, metrics) as blobs by name;
+finished simulation sweeps as JSON."""
 
 from __future__ import annotations
 
@@ -110,6 +111,16 @@ CREATE TABLE IF NOT EXISTS live_batches (
     PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS live_batches_rec ON live_batches (recording_id, seq);
+-- A finished simulation sweep (placemap.sim_sweep): its scenario, the sweep asked for and its result,
+-- as JSON, so that a link (?sweep=ID) opens the same result however long ago it ran. Small (a few
+-- KB) and written once; deleted with nothing else.
+CREATE TABLE IF NOT EXISTS sweeps (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    result TEXT NOT NULL
+);
 """
 
 # Tables holding a recording's event data (everything but its row), cleared on failure and delete.

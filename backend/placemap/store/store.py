@@ -168,6 +168,33 @@ class Store:
             c.execute("INSERT INTO topology_digests (digest, topology_id) VALUES (?, ?)", (digest, tid))
         return tid
 
+    def put_sweep(self, scenario: dict[str, Any], spec: dict[str, Any], result: dict[str, Any]) -> str:
+        """Store a finished sweep (its scenario, the sweep asked for, its result) and return its id."""
+        sid = new_id()
+        with self._tx() as c:
+            c.execute(
+                "INSERT INTO sweeps (id, created_at, scenario, spec, result) VALUES (?, ?, ?, ?, ?)",
+                (sid, _now(), json.dumps(scenario), json.dumps(spec), json.dumps(result)),
+            )
+        return sid
+
+    def get_sweep(self, sid: str) -> dict[str, Any] | None:
+        """A stored sweep: {id, created_at, scenario, sweep, result}; None when there is none."""
+        row = (
+            self._conn()
+            .execute("SELECT created_at, scenario, spec, result FROM sweeps WHERE id = ?", (sid,))
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return {
+            "id": sid,
+            "created_at": row[0],
+            "scenario": json.loads(row[1]),
+            "sweep": json.loads(row[2]),
+            "result": json.loads(row[3]),
+        }
+
     def _address_old_topologies(self) -> None:
         """Topologies stored before they were content-addressed (session 27) have no digest, and a
         machine stored many times then (every simulated run of a preset) has many rows. Once per

@@ -155,6 +155,11 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
     assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
     assert [r["x"] for r in got["rows"]] == ["icx-2s", "zen3-2s-nps4"] and got["ordered"] is False
     assert [r["llc_spread"]["llcs"] for r in got["rows"]] == [2, 16]  # each row on its own machine
+    # stored once done: the link ?sweep=ID opens the same result
+    saved = client.get(f"/api/sim/sweeps/{job['sweep_id']}").json()
+    assert saved["result"] == got and saved["scenario"] == SMALL and saved["sweep"] == spec
+    r = client.get("/api/sim/sweeps/nosuchsweep")
+    assert r.status_code == 404 and r.json()["detail"]["code"] == "sweep_not_found"
 
 
 def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.Client) -> None:

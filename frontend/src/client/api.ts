@@ -453,6 +453,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sim/sweeps/{sweep_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Sweep
+         * @description A finished sweep job's result as it was stored: its scenario, the sweep and the result.
+         */
+        get: operations["get_sweep_api_sim_sweeps__sweep_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1143,6 +1163,25 @@ export interface components {
             topology_id?: string | null;
         };
         /**
+         * SavedSweep
+         * @description A finished sweep as stored (GET /api/sim/sweeps/{id}): what a link `?sweep=ID` opens.
+         */
+        SavedSweep: {
+            /** Id */
+            id: string;
+            /** Created At */
+            created_at: string;
+            /**
+             * Scenario
+             * @description the scenario the sweep ran, as submitted
+             */
+            scenario: {
+                [key: string]: unknown;
+            };
+            sweep: components["schemas"]["SimSweepSpec"];
+            result: components["schemas"]["SimSweepResult"];
+        };
+        /**
          * SchedDomain
          * @description One sched domain of a CPU as the simulator builds it (placemap.sim.domains).
          */
@@ -1286,6 +1325,11 @@ export interface components {
             sweep?: components["schemas"]["SimSweepSpec"] | null;
             /** @description a sweep job's, for status done */
             sweep_result?: components["schemas"]["SimSweepResult"] | null;
+            /**
+             * Sweep Id
+             * @description a sweep job's stored result, for status done (GET /api/sim/sweeps/{id})
+             */
+            sweep_id?: string | null;
             /**
              * Recording Id
              * @description the saved recording (save: true, status done)
@@ -3316,6 +3360,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimPublished"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_sweep_api_sim_sweeps__sweep_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedSweep"];
                 };
             };
             /** @description Unknown id */

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SimDecisions, WakeupLatency
-from placemap.api.sweep_models import SimSweepResult, SimSweepSpec
+from placemap.api.sweep_models import SavedSweep, SimSweepResult, SimSweepSpec
 from placemap.sim.calibration import CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
@@ -184,6 +184,9 @@ class SimJob(BaseModel):
     result: SimResult | None = Field(description="for status done (kinds run and reasons)")
     sweep: SimSweepSpec | None = Field(default=None, description="a sweep job's values")
     sweep_result: SimSweepResult | None = Field(default=None, description="a sweep job's, for status done")
+    sweep_id: str | None = Field(
+        default=None, description="a sweep job's stored result, for status done (GET /api/sim/sweeps/{id})"
+    )
     recording_id: str | None = Field(description="the saved recording (save: true, status done)")
     error: SimJobError | None = Field(description="for status failed")
 
@@ -214,6 +217,7 @@ def _model(job: Job) -> SimJob:
         if job.result is None or job.kind != "sweep"
         else SimSweepResult.model_validate(job.result),
         recording_id=job.recording_id,
+        sweep_id=job.sweep_id,
         error=None if job.error is None else SimJobError(field=job.error.field, message=job.error.message),
     )
 
@@ -392,3 +396,12 @@ def published(settings: SettingsDep, store: StoreDep, body: SimPublishedRequest)
     return SimPublished(
         cells=[PublishedCell.model_validate(asdict(c)) for c in cells], reason=reason, tables=tables
     )
+
+
+@router.get("/sweeps/{sweep_id}")
+def get_sweep(store: StoreDep, sweep_id: str) -> SavedSweep:
+    """A finished sweep job's result as it was stored: its scenario, the sweep and the result."""
+    got = store.get_sweep(sweep_id)
+    if got is None:
+        raise not_found("sweep", sweep_id)
+    return SavedSweep.model_validate(got)
