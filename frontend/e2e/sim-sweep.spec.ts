@@ -181,6 +181,32 @@ test("a sweep over machines: where the hint helps and hurts, beside the publishe
   await chart.getByTestId("sweep-table").getByRole("button", { name: "icx-2s" }).click();
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
   await chart.screenshot({ path: join(ARTIFACTS, "sweep-machines.png") });
+
+  // stored: the page's URL and the result's link open the same result, in a fresh page too
+  const id = (await (await request.get(`/api/sim/jobs/${sweepJob.id}`)).json() as { sweep_id: string }).sweep_id;
+  await expect(page).toHaveURL(new RegExp(`[?&]sweep=${id}`));
+  await expect(chart.getByTestId("sweep-link")).toHaveAttribute("href", `?sweep=${id}`);
+  const other = await page.context().newPage();
+  await other.goto(`/?sweep=${id}`);
+  const stored = other.getByTestId("sweep-stored");
+  await expect(stored).toBeVisible({ timeout: 30_000 });
+  const again = await stored.getByTestId("sweep-point").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), Number(e.getAttribute("data-value"))]));
+  expect(again).toEqual(drawn);
+  await expect(stored.getByTestId("sweep-summary")).toHaveText((await chart.getByTestId("sweep-summary").textContent()) ?? "");
+  await expect(stored.getByTestId("sweep-cli-command")).toHaveText(await command.innerText());
+  // and the form as it ran it, to run it again
+  const otherForm = other.getByTestId("simulate").getByRole("form", { name: "Simulate" });
+  await expect(otherForm.getByLabel("workload")).toHaveValue("tbench");
+  await expect(otherForm.getByLabel("clients")).toHaveValue("32");
+  await expect(otherForm.getByRole("radio", { name: "fork_affine" })).toBeChecked();
+  await expect(otherForm.getByLabel("sweep parameter")).toHaveValue("topology");
+  await expect(otherForm.getByRole("group", { name: "sweep presets" }).getByRole("checkbox", { name: "icx-2s" })).toBeChecked();
+  await other.getByTestId("simulate").screenshot({ path: join(ARTIFACTS, "sweep-stored.png") });
+  // a link whose sweep is not stored here says so
+  await other.goto("/?sweep=nosuchsweep");
+  await expect(other.getByTestId("sweep-error")).toContainText("the sweep of this link");
+  await expect(other.getByTestId("sweep-error")).toContainText("nosuchsweep");
+  await other.close();
 });
 
 test("a sweep over toggles: the feature table, each toggle against one baseline", async ({ page, request }) => {

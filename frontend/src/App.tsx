@@ -5,7 +5,7 @@
  * side by side) so a reload opens the same view.
  * A live view swaps the playback controls for the live bar and the live timeline (features/live).
  */
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { RecordingsPanel, LossBadge } from "./features/recordings/RecordingsPanel";
 import { usePlayer, usePlayerField, usePlayerOverview, usePlayerSnapshot } from "./features/engine/usePlayer";
 import type { Player } from "./features/engine/player";
@@ -34,7 +34,7 @@ import type { Recording } from "./client/types";
 const initialView = parseView(window.location.search);
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
-function UrlSync({ player, cmp, countsUpTo }: { player: Player; cmp: string | null; countsUpTo: boolean }) {
+function UrlSync({ player, cmp, countsUpTo, sweep }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
   const liveMode = snap.live?.mode ?? null;
@@ -50,9 +50,10 @@ function UrlSync({ player, cmp, countsUpTo }: { player: Player; cmp: string | nu
       live: liveMode !== null && liveMode !== "ended",
       ...(cmp ? { cmp } : {}),
       ...(cmp && countsUpTo ? { counts: "playhead" as const } : {}),
+      ...(sweep ? { sweep } : {}),
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo, sweep]);
   return null;
 }
 
@@ -90,7 +91,7 @@ function CompareRow({ player, cmp, onSelect, onClose }: { player: Player; cmp: P
   );
 }
 
-function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
+function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, sweepId, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; sweepId: string | null; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
   // only status, selection and the overview re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
   const selected = usePlayerField(player, "selected");
@@ -102,7 +103,7 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, onSelect, on
 
   return (
     <>
-      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} />
+      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -169,19 +170,32 @@ export function App() {
   const [recList, setRecList] = useState<Recording[]>([]);
   const cmpPlayer = usePlayer(cmpId, { t: null, speed: 1, selected: null });
   const [countsUpTo, setCountsUpTo] = useState(initialView.counts === "playhead");
+  // the stored sweep the Simulate panel shows (?sweep=ID), kept in the URL beside the recording's view
+  const [sweepId, setSweepId] = useState<string | null>(initialView.sweep ?? null);
+  const sweepRef = useRef(sweepId); // for the URL writes of callbacks made once
+  useEffect(() => {
+    sweepRef.current = sweepId;
+  }, [sweepId]);
+  useEffect(() => {
+    if (player) return; // UrlSync writes the URL while a recording is open
+    const url = formatView({ rec: null, t: null, sel: null, speed: 1, ...(sweepId ? { sweep: sweepId } : {}) });
+    if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
+  }, [player, sweepId]);
 
   const open = useCallback((id: string, live: boolean, sel: number | null = null) => {
     setInit((v) => ({ t: null, speed: v.speed, selected: sel, live }));
     setRecId(id);
     setCmpId(null);
-    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel, speed: 1, live }));
+    const sweep = sweepRef.current;
+    window.history.replaceState(null, "", formatView({ rec: id, t: null, sel, speed: 1, live, ...(sweep ? { sweep } : {}) }));
   }, []);
   const onDeleted = useCallback(
     (id: string) => {
       if (id === cmpId) setCmpId(null);
       if (id !== recId) return;
       setRecId(null);
-      window.history.replaceState(null, "", window.location.pathname);
+      const sweep = sweepRef.current;
+      window.history.replaceState(null, "", sweep ? formatView({ rec: null, t: null, sel: null, speed: 1, sweep }) : window.location.pathname);
     },
     [recId, cmpId],
   );
@@ -201,6 +215,8 @@ export function App() {
       <aside className="left">
         <Simulate
           recordings={recList}
+          sweepId={sweepId}
+          onSweep={setSweepId}
           onOpen={(id) => { open(id, false); }}
           onComparePair={(main, other) => {
             open(main, false);
@@ -217,6 +233,7 @@ export function App() {
           cmpId={cmpId}
           countsUpTo={countsUpTo}
           setCountsUpTo={setCountsUpTo}
+          sweepId={sweepId}
           onCloseCompare={() => { setCmpId(null); }}
           onSelect={onSelect}
           onOpenFinished={() => {

@@ -5,6 +5,7 @@
  */
 import type {
   ChunkInfo,
+  SavedSweep,
   Metrics,
   Overview,
   PlacementState,
@@ -81,6 +82,8 @@ export const api = {
     getJson<TaskPath>(`/recordings/${enc(id)}/tasks/${pid}/path`, signal),
   simOptions: (signal?: AbortSignal) => getJson<SimOptions>("/sim/options", signal),
   simJob: (id: string, signal?: AbortSignal) => getJson<SimJob>(`/sim/jobs/${enc(id)}`, signal),
+  /** a finished sweep as stored (what ?sweep=ID opens); 404 sweep_not_found */
+  savedSweep: (id: string, signal?: AbortSignal) => getJson<SavedSweep>(`/sim/sweeps/${enc(id)}`, signal),
   /** DELETE a queued or running simulator job (a finished one stays as it is). */
   async cancelSimJob(id: string): Promise<SimJob> {
     const res = await fetch(`${BASE}/sim/jobs/${enc(id)}`, { method: "DELETE", headers: { Accept: "application/json" } });

@@ -34,6 +34,7 @@ export type SimSweepRow = S["SimSweepRow"];
 export type SimSweepTurn = S["SimSweepTurn"];
 export type SimSweepOnset = S["SimSweepOnset"];
 export type SimSweepWays = S["SimSweepWays"];
+export type SavedSweep = S["SavedSweep"];
 export type SimLlcSpread = S["SimLlcSpread"];
 export type SimJobCreated = S["SimJobCreated"];
 export type WorkloadParam = S["WorkloadParam"];

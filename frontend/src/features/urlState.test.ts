@@ -20,6 +20,13 @@ describe("URL view state", () => {
     expect(parseView(s)).toMatchObject({ rec: "r-1", t: 7, cmp: "r-2" });
     expect(parseView("?rec=r-1&cmp=").cmp).toBeUndefined();
   });
+  it("carries a stored sweep's result, with or without a recording open", () => {
+    expect(formatView({ rec: null, t: null, sel: null, speed: 1, sweep: "s-1" })).toBe("?sweep=s-1");
+    const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, sweep: "s-1" });
+    expect(s).toBe("?rec=r-1&t=7&sweep=s-1");
+    expect(parseView(s)).toMatchObject({ rec: "r-1", t: 7, sweep: "s-1" });
+    expect(parseView("?sweep=").sweep).toBeUndefined();
+  });
   it("carries the comparison's counts up to the playhead, only with a comparison", () => {
     const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, cmp: "r-2", counts: "playhead" });
     expect(s).toBe("?rec=r-1&t=7&cmp=r-2&counts=playhead");

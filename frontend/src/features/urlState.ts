@@ -1,8 +1,8 @@
 /**
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
  * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start, &counts=playhead
- * with its counts up to the playhead), so a reload (and later a share link) opens
- * exactly the same view. Pure parse/format plus a replaceState writer.
+ * with its counts up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel), so a
+ * reload (and later a share link) opens exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
 export interface ViewState {
@@ -17,6 +17,8 @@ export interface ViewState {
   cmp?: string;
   /** the comparison's counts up to the playhead instead of the whole run's (only with cmp) */
   counts?: "playhead";
+  /** a stored sweep's result shown in the Simulate panel (GET /api/sim/sweeps/{id}) */
+  sweep?: string;
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -44,6 +46,7 @@ export function parseView(search: string): ViewState {
     live: p.get("live") === "1",
     cmp: p.get("cmp") || undefined,
     ...(p.get("cmp") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
+    ...(p.get("sweep") ? { sweep: p.get("sweep") ?? "" } : {}),
   };
 }
 
@@ -56,6 +59,7 @@ export function formatView(v: ViewState): string {
   if (v.live) p.set("live", "1");
   if (v.cmp) p.set("cmp", v.cmp);
   if (v.cmp && v.counts === "playhead") p.set("counts", "playhead");
+  if (v.sweep) p.set("sweep", v.sweep);
   const s = p.toString();
   return s ? `?${s}` : "";
 }

@@ -14,13 +14,13 @@
  * at each value, each beside its baseline when the choice changes something, and SweepChart shows
  * the metric against the values and where the change turns, beside where the published one does.
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
 import { MachineSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
-import { comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, pickSwept, withKind, withSweepParam, type SimChoice } from "./scenario";
+import { choiceOfSweep, comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, pickSwept, withKind, withSweepParam, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
 import { LlcUtil } from "./LlcUtil";
@@ -33,6 +33,7 @@ import { seedResults, useSeedRuns } from "./useSeedRuns";
 import { SweepChart } from "./SweepChart";
 import { MACHINES, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
 import { TickList } from "./TickList";
+import { useSavedSweep } from "./useSavedSweep";
 import { useSweepJob } from "./useSweepJob";
 import "../whatif/whatif.css";
 
@@ -43,16 +44,34 @@ interface Props {
   onOpen: (id: string) => void;
   /** open `main` with `other` beside it */
   onComparePair: (main: string, other: string) => void;
+  /** the stored sweep the view shows (?sweep=ID), and the call that changes it */
+  sweepId?: string | null;
+  onSweep?: (id: string | null) => void;
 }
 
-export function Simulate({ recordings, onOpen, onComparePair }: Props) {
-  const [open, setOpen] = useState(false);
+export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, onSweep }: Props) {
+  // a link to a stored sweep opens the panel on its result
+  const [open, setOpen] = useState(sweepId !== null);
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
   const hosts = useHosts(open, recordings);
   const sweep = useSweepJob();
   const [sweepErr, setSweepErr] = useState<string | null>(null);
+  const doneSweepId = sweep.job?.status === "done" ? sweep.job.sweep_id ?? null : null;
+  // the finished sweep's link goes in the URL, so that a reload or a shared link opens it again
+  useEffect(() => {
+    if (doneSweepId !== null) onSweep?.(doneSweepId);
+  }, [doneSweepId, onSweep]);
+  const stored = useSavedSweep(sweepId !== null && sweepId !== doneSweepId ? sweepId : null);
+  // the form as it was when it ran the stored sweep, once each is loaded
+  const storedId = stored.saved?.id ?? null;
+  useEffect(() => {
+    const saved = stored.saved;
+    if (saved === null || !opts) return;
+    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds }, opts));
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
+  }, [storedId, opts !== null]);
   const err = optsErr ?? jobErr ?? seeds.err;
 
   const run = async () => {
@@ -67,6 +86,7 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
     // and the further seeds behind it
     await seeds.submit([]);
     await sweep.submit({}, null);
+    onSweep?.(null); // the sweep shown was the last one's
     await submit(simScenario(choice, opts), baseline, true);
     await seeds.submit(extra);
     if (sw !== null) await sweep.submit(simScenario(choice, opts), sw.spec);
@@ -239,9 +259,16 @@ export function Simulate({ recordings, onOpen, onComparePair }: Props) {
       {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
       {sweepJob?.status === "done" && sweepJob.sweep_result && (
         <div className="whatif-result small">
-          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
+          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} link={sweepJob.sweep_id ?? null} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
         </div>
       )}
+      {stored.saved && !(sweepJob?.status === "done") && (
+        <div className="whatif-result small" data-testid="sweep-stored">
+          <div className="muted">a stored sweep, run {stored.saved.created_at.replace("T", " ").slice(0, 19)} UTC</div>
+          <SweepChart r={stored.saved.result} scenario={stored.saved.scenario} link={stored.saved.id} onPick={(x) => { const p = stored.saved?.result.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
+        </div>
+      )}
+      {stored.err && <div className="error small" data-testid="sweep-error">{stored.err}</div>}
       {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}
       {(sweepErr ?? sweep.err) && <div className="error small" data-testid="sweep-error">{sweepErr ?? sweep.err}</div>}
       {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}

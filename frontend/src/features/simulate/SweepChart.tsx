@@ -140,9 +140,11 @@ interface Props {
   scenario: Record<string, unknown>;
   /** set the form's parameter (or machine) to this value (to run, save and open that point as the pair) */
   onPick?: (x: number | string) => void;
+  /** the stored sweep's id, for the link that opens this result again (?sweep=ID) */
+  link?: string | null;
 }
 
-export function SweepChart({ r, scenario, onPick }: Props) {
+export function SweepChart({ r, scenario, onPick, link = null }: Props) {
   const name = r.metric.name;
   const toggles = r.param === TOGGLES;
   const what = r.ordered ? r.param : toggles ? "toggle" : "machine";
@@ -243,6 +245,13 @@ export function SweepChart({ r, scenario, onPick }: Props) {
         </div>
       )}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values }} testPrefix="sweep" />
+      {link !== null && (
+        <div className="small">
+          <a href={`?${new URLSearchParams({ sweep: link }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
+            link to this sweep
+          </a>
+        </div>
+      )}
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
+import { choiceOfSweep, cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -176,6 +176,18 @@ describe("the sweep's parameter and the picked point", () => {
     // another workload keeps a machine sweep and drops a parameter's
     expect(withKind({ ...m, sweepValues: "zen3-2s-nps1,icx-2s" }, "schbench", opts).sweepValues).toBe("zen3-2s-nps1,icx-2s");
     expect(withKind(base, "schbench", opts).sweepParam).toBe("");
+  });
+
+  it("puts a stored sweep's scenario and sweep back in the form, so that Simulate reruns it", () => {
+    const scenario = { topology: "icx-2s", workload: { kind: "schbench", workers: 32, nosuch: 1 }, hints: ["wake_hold"], features: { SIS_SHORT: true }, seed: 4, duration_ms: 3000 };
+    const got = choiceOfSweep({ ...base, hints: { fork: "fork_spread", wake: "" } }, scenario, { param: "topology", values: ["zen3-2s-nps1", "icx-2s"], seeds: 2 }, opts);
+    expect([got.topology, got.kind, got.params, got.seed, got.durationMs, got.seeds]).toEqual(["icx-2s", "schbench", { workers: 32 }, 4, 3000, 2]);
+    expect(got.hints).toEqual({ fork: "", wake: "wake_hold" }); // the form's own fork hint is not the sweep's
+    expect(got.features).toEqual({ SIS_UTIL: true, SIS_SHORT: true });
+    expect([got.sweepParam, got.sweepValues]).toEqual(["topology", "zen3-2s-nps1,icx-2s"]);
+    expect(simScenario(got, opts)).toEqual({ ...scenario, workload: { kind: "schbench", workers: 32 } });
+    // an inline host topology keeps the form's machine
+    expect(choiceOfSweep(base, { ...scenario, topology: { cpus: [] } }, { param: "workers", values: [4, 8], seeds: 1 }, opts).topology).toBe(base.topology);
   });
 
   it("sets the machine, the toggles or the parameter to the value picked in the sweep's table", () => {

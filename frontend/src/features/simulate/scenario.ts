@@ -85,6 +85,37 @@ export function pickSwept(choice: SimChoice, param: string, x: number | string, 
   return param in choice.params ? { ...choice, params: { ...choice.params, [param]: x } } : choice;
 }
 
+/** The form as it was when it ran a stored sweep (a link ?sweep=ID): the scenario's preset, workload
+ * and parameters, hints, features, seed and length, and the sweep's parameter and values, so that
+ * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
+ * parameter or feature this server does not know). */
+export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number }, opts: SimOptions): SimChoice {
+  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: sweep.values.join(",") };
+  if (typeof scenario.topology === "string" && opts.presets.includes(scenario.topology)) {
+    out.topology = scenario.topology;
+    out.topologyBody = null;
+  }
+  const w = scenario.workload;
+  if (w !== null && typeof w === "object" && "kind" in w && typeof w.kind === "string" && w.kind in opts.workloads) {
+    out.kind = w.kind;
+    out.params = paramDefaults(opts, w.kind);
+    for (const [k, v] of Object.entries(w)) if (k in out.params && (typeof v === "number" || typeof v === "string")) out.params[k] = v;
+  }
+  if (Array.isArray(scenario.hints)) {
+    for (const h of scenario.hints) {
+      const cat = Object.entries(opts.hint_categories).find(([, hs]) => hs.includes(String(h)))?.[0];
+      if (cat !== undefined) out.hints[cat] = String(h);
+    }
+  }
+  const f = scenario.features;
+  if (f !== null && typeof f === "object") {
+    for (const [k, v] of Object.entries(f)) if (k in out.features && typeof v === "boolean") out.features[k] = v;
+  }
+  if (typeof scenario.seed === "number") out.seed = scenario.seed;
+  if (typeof scenario.duration_ms === "number") out.durationMs = scenario.duration_ms;
+  return out;
+}
+
 export function simScenario(choice: SimChoice, opts: SimOptions): Record<string, unknown> {
   return {
     topology: choice.topologyBody ?? choice.topology,
