@@ -55,7 +55,8 @@ def _sim(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             print(f"placemap sim: --topology: cannot read {args.topology}: {exc}", file=sys.stderr)
             return 2
-    if args.seeds > 1 and (not args.baseline or args.save or args.decisions):
+    # a sweep's --save stores its result, not its runs: its seeds are no obstacle
+    if args.seeds > 1 and (not args.baseline or (args.save and args.sweep is None) or args.decisions):
         print(
             "placemap sim: --seeds runs the pair of --baseline on several seeds; it takes --baseline "
             "and neither --save nor --decisions",

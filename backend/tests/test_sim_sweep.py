@@ -455,3 +455,22 @@ def test_a_saved_command_line_sweep_is_stored_with_its_link(
     assert last.startswith("saved as sweep ") and "http://h:9/?sweep=" in last
     new = last.rsplit("=", 1)[1]
     assert new != sid
+    # seeds too: the sweep's result is what is stored, not its runs
+    assert (
+        main(
+            [
+                "sim",
+                str(f),
+                "--sweep",
+                "topology=zen3-2s-nps1,icx-2s",
+                "--baseline",
+                "--seeds",
+                "2",
+                "--save",
+                "--db",
+                str(db),
+            ]
+        )
+        == 0
+    )
+    assert "saved as sweep " in capsys.readouterr().out
