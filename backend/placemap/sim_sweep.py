@@ -26,25 +26,16 @@ from typing import Any
 
 from placemap.sim.calibration import SIGNIFICANT_PCT
 from placemap.sim.errors import ScenarioError
-from placemap.sim.features import FEATURE_NAMES, HINT_CATEGORIES, HINTS, Features, parse_features, parse_hints
 from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, with_seeds
 from placemap.sim_published import X_PARAM, lookup
+from placemap.sim_toggle import ALL_TOGGLES, MAX_TOGGLES, toggle
 
 MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
 MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
 TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature changes
-_DEFAULTS = Features()
-_SWITCHES = tuple(f for f in FEATURE_NAMES if isinstance(getattr(_DEFAULTS, f), bool))
-# every toggle on its own, as `toggle=all` runs them: the hints, then each feature switch away from
-# its default (NO_SIS_UTIL: SIS_UTIL is on by default)
-ALL_TOGGLES: tuple[str, ...] = (
-    *(h for members in HINT_CATEGORIES.values() for h in members),
-    *(f"NO_{f}" if getattr(_DEFAULTS, f) else f for f in _SWITCHES),
-)
-MAX_TOGGLES = len(ALL_TOGGLES) + 3  # the feature table and a few combinations
 
 
 @dataclass(frozen=True)
@@ -129,45 +120,6 @@ def _ints(kind: str, p: IntParam, values: Any) -> tuple[int, ...]:
     if out:
         raise ScenarioError("sweep.values", f"{kind}'s {p.name} is {p.lo}..{p.hi}; {out[0]} is not")
     return tuple(sorted(set(values)))
-
-
-def toggle(text: str) -> tuple[list[str], dict[str, bool | int]]:
-    """One toggle value: hints and feature changes joined by '+' (`fork_affine+wake_affine`,
-    `STEAL+steal_node_limit=8`): a hint by its name, a feature switched on by its name and off by
-    NO_ and its name (as /sys/kernel/debug/sched/features takes them), an integer feature by
-    name=value; each away from the default. The hints and the features, or a ScenarioError naming
-    `sweep.values`."""
-    hints: list[str] = []
-    features: dict[str, bool | int] = {}
-    for raw in text.split("+"):
-        part = raw.strip()
-        at = repr(part) if part == text else f"{part!r} in {text!r}"
-        name, eq, val = part.partition("=")
-        if name in HINTS and not eq:
-            hints.append(name)
-            continue
-        value: bool | int
-        if name in _SWITCHES and not eq:
-            feature, value = name, True
-        elif name.startswith("NO_") and name[3:] in _SWITCHES and not eq:
-            feature, value = name[3:], False
-        elif name in FEATURE_NAMES and name not in _SWITCHES and eq and val.strip().isdigit():
-            feature, value = name, int(val)
-        else:
-            raise ScenarioError(
-                "sweep.values",
-                f"{at} is no toggle: a hint ({', '.join(HINTS)}), a feature "
-                f"switched on (SIS_SHORT) or off (NO_SIS_UTIL), or an integer feature (steal_node_limit=8)",
-            )
-        if getattr(_DEFAULTS, feature) == value:
-            raise ScenarioError("sweep.values", f"{at} is the default: it changes nothing")
-        features[feature] = value
-    try:
-        parse_hints(hints, "sweep.values")
-        parse_features(features, "sweep.values")
-    except ScenarioError as exc:
-        raise ScenarioError("sweep.values", f"{text!r}: {exc.message}") from exc
-    return hints, features
 
 
 def _toggles(values: Any) -> tuple[str, ...]:

@@ -16,7 +16,6 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
 from placemap.sim_sweep import (
-    ALL_TOGGLES,
     MAX_POINTS,
     Sweep,
     distinct,
@@ -25,9 +24,9 @@ from placemap.sim_sweep import (
     parse_sweep,
     scenarios,
     summarize,
-    toggle,
     turns,
 )
+from placemap.sim_toggle import ALL_TOGGLES, toggle
 from placemap.store import Store
 
 SCHBENCH: dict[str, Any] = {

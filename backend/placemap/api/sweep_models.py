@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from placemap.sim_sweep import MAX_POINTS, MAX_TOGGLES
+from placemap.sim_sweep import MAX_POINTS
 from placemap.sim_sweep import MAX_SEEDS as SWEEP_MAX_SEEDS
+from placemap.sim_toggle import MAX_TOGGLES
 
 
 class SimSweepSpec(BaseModel):

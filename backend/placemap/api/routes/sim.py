@@ -24,8 +24,9 @@ from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import lookup as lookup_published
-from placemap.sim_sweep import ALL_TOGGLES, parse_sweep
+from placemap.sim_sweep import parse_sweep
 from placemap.sim_sweep import point as sweep_point
+from placemap.sim_toggle import ALL_TOGGLES
 
 router = APIRouter(prefix="/api/sim")
 
