@@ -1,8 +1,10 @@
 """`placemap sim SCENARIO --sweep [PARAM=]V1,V2,...`: the scenario at each value of one workload
-parameter, or on each machine (`topology=PRESET,...`) (with `--baseline`, each beside its baseline),
-run in worker processes, printed as a table with the change at each x, the published effect where
-the pair is a published cell, and where the change turns (sim_sweep), or on machines which of them
-it helps and which it hurts. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
+parameter, on each machine (`topology=PRESET,...`) or with each toggle (`toggle=T1,...`, `toggle=all`)
+(with `--baseline`, or always for toggles, each beside its baseline), run in worker processes, each
+distinct run once, printed as a table with the change at each x, the published effect where the pair
+is a published cell, and where the change turns (sim_sweep), or for machines and toggles where it
+helps and where it hurts; with `--save` the result stored and its link printed. Thin: sim_cli
+dispatches here; sim_sweep owns the sweep."""
 
 from __future__ import annotations
 
@@ -142,8 +144,8 @@ def _ways_text(ways: dict[str, list[Any]]) -> str:
 
 
 def _print_ways(out: dict[str, Any]) -> None:
-    """A sweep over machines: which machines the change helps and hurts beyond 5% (no turn is read
-    between machines)."""
+    """A sweep over machines or toggles: where the change helps and hurts beyond 5% (no turn is read
+    between them)."""
     print(f"the change, beyond 5%: {_ways_text(out['ways'])}")
     if any(r["published"] for r in out["rows"]):
         print(f"published: {_ways_text(out['published_ways'])}")

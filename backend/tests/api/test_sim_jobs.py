@@ -123,36 +123,38 @@ def test_unsaved_job_stores_nothing(client: httpx.Client) -> None:
     assert len(client.get("/api/recordings").json()) == before
 
 
-def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: httpx.Client) -> None:
-    spec = {"param": "workers", "values": [8, 4], "baseline": True, "seeds": 2}
+def sweep_job(
+    client: httpx.Client, spec: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[Any]]:
+    """Submit a sweep job on SMALL and wait for it to end done; the job as polled, its result, and
+    its runs made one by one, whose summary the result must be."""
     r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
     assert r.status_code == 202, r.text
     seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
-    job = seen[-1]
-    assert job["status"] == "done" and job["kind"] == "sweep", job
-    assert job["result"] is None and job["recording_id"] is None
-    assert job["sweep"] == spec
-    progress = [s["progress"] for s in seen]
-    assert progress == sorted(progress) and progress[-1] == 1.0
-    # the eight runs (two points, two seeds, each beside its baseline), one by one
+    assert seen[-1]["status"] == "done" and seen[-1]["kind"] == "sweep", seen[-1]
+    assert seen[-1]["sweep"] == spec
     sweep = parse_sweep(SMALL, spec)
     direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
-    got = job["sweep_result"]
+    got = seen[-1]["sweep_result"]
     assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
+    return seen, got, direct
+
+
+def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: httpx.Client) -> None:
+    spec = {"param": "workers", "values": [8, 4], "baseline": True, "seeds": 2}
+    # the eight runs (two points, two seeds, each beside its baseline), one by one
+    seen, got, direct = sweep_job(client, spec)
+    assert seen[-1]["result"] is None and seen[-1]["recording_id"] is None
+    progress = [s["progress"] for s in seen]
+    assert progress == sorted(progress) and progress[-1] == 1.0
     assert [r["x"] for r in got["rows"]] == [4, 8] and got["metric"]["name"] == "p99_wakeup_latency_us"
     assert got["rows"][1]["baseline"] == direct[5]["metric"]["value"] and len(got["rows"][1]["changes"]) == 2
 
 
 def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: httpx.Client) -> None:
     spec = {"param": "topology", "values": ["icx-2s", "zen3-2s-nps4"], "baseline": True, "seeds": 1}
-    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
-    assert r.status_code == 202, r.text
-    job = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
-    assert job["status"] == "done" and job["sweep"] == spec, job
-    sweep = parse_sweep(SMALL, spec)
-    direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
-    got = job["sweep_result"]
-    assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
+    seen, got, _ = sweep_job(client, spec)
+    job = seen[-1]
     assert [r["x"] for r in got["rows"]] == ["icx-2s", "zen3-2s-nps4"] and got["ordered"] is False
     assert [r["llc_spread"]["llcs"] for r in got["rows"]] == [2, 16]  # each row on its own machine
     # stored once done: the link ?sweep=ID opens the same result
@@ -163,18 +165,16 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
 
 
 def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.Client) -> None:
-    spec = {"param": "toggle", "values": ["wake_hold", "NO_SIS_UTIL", "fork_spread+wake_affine"], "seeds": 1}
-    r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": spec})
-    assert r.status_code == 202, r.text
-    seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
-    job = seen[-1]
-    assert job["status"] == "done", job
+    # not asked for, the baseline runs anyway: a toggle is read against it
+    spec = {
+        "param": "toggle",
+        "values": ["wake_hold", "NO_SIS_UTIL", "fork_spread+wake_affine"],
+        "baseline": False,
+        "seeds": 1,
+    }
+    seen, got, _ = sweep_job(client, spec)
     progress = [s["progress"] for s in seen]
     assert progress == sorted(progress) and progress[-1] == 1.0
-    sweep = parse_sweep(SMALL, spec)
-    direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
-    got = job["sweep_result"]
-    assert got == summarize(SMALL, sweep, direct, DEFAULT_CALIBRATION_CSV)
     assert got["baseline"] is True and [r["x"] for r in got["rows"]] == spec["values"]
     # each toggle instead of the scenario's own fork_affine and SIS_SHORT, against the one baseline
     assert (
