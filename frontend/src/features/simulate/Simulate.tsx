@@ -10,9 +10,12 @@
  * parameters and bounds come from GET /api/sim/options; a refused scenario shows the backend's
  * message, which names the field. Under the result, the busy time per LLC of both runs (LlcUtil),
  * the scenario as a file and the `placemap sim` command that reruns the same pair from it
- * (Reproduce). With a sweep (one integer parameter at 2-10 values), one more job runs the scenario
- * at each value, each beside its baseline when the choice changes something, and SweepChart shows
- * the metric against the values and where the change turns, beside where the published one does.
+ * (Reproduce). With a sweep (one integer parameter at 2-10 values, several machines, or several
+ * toggles), one more job runs the scenario at each value, each beside its baseline when the choice
+ * changes something (toggles: always, instead of the form's own), and SweepChart shows the metric
+ * against the values and where the change turns, beside where the published one does (machines and
+ * toggles: where it helps and hurts). A finished sweep is stored: its id goes in the URL
+ * (?sweep=ID, App), and such a link opens the stored result with the form set as it ran.
  */
 import { useEffect, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
