@@ -8,7 +8,9 @@
  * the model's turn usually comes from) and the published effect (the median where several tables publish the value,
  * each on hover); a value in the table sets the form's parameter to it; under it the scenario as a
  * file and the `placemap sim --sweep` command that reruns the sweep from it. A run that did not complete is drawn hollow and
- * not joined, and no change is read there.
+ * not joined, and no change is read there. Machines run along no scale: their points are not joined
+ * and their names slant (XLabels); toggles show as the feature table's bars instead (ToggleBars).
+ * A stored sweep's link (?sweep=ID) sits at the end.
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
 import { line } from "d3-shape";
@@ -57,7 +59,6 @@ function Chart({ r }: { r: SimSweepResult }) {
     ? scaleLog().domain([lo, hi]).range([h - bottom, M.top]).nice()
     : scaleLinear().domain([Math.min(0, lo), hi === lo ? hi + 1 : hi]).range([h - bottom, M.top]).nice();
   const px = (v: number | string) => x(String(v)) ?? 0;
-  // machines run along no scale: their points are not joined
   const path = line<Pt>().defined((p) => p.complete).x((p) => px(p.x)).y((p) => y(p.value));
   const ticks = y.ticks(4);
   const yTicks = log && ticks.length > 6 ? ticks.filter((_, i) => i % Math.ceil(ticks.length / 5) === 0) : ticks;
@@ -95,6 +96,7 @@ function Chart({ r }: { r: SimSweepResult }) {
         <XLabels values={r.values} px={px} y={h - bottom + 12} slant={!r.ordered} />
         <text x={(M.left + W - M.right) / 2} y={h - 3} textAnchor="middle">{r.param}</text>
       </g>
+      {/* machines run along no scale: their points are not joined */}
       {r.ordered && base.length > 0 && <path className="sweep-base" d={path(base) ?? ""} data-testid="sweep-base" />}
       {r.ordered && <path className="sweep-run" d={path(run) ?? ""} data-testid="sweep-run" />}
       {base.map((p) => (
