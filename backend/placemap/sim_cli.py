@@ -65,6 +65,9 @@ def _sim(args: argparse.Namespace) -> int:
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
+    if args.calibrated and args.sweep is None:
+        print("placemap sim: --calibrated is for --sweep", file=sys.stderr)
+        return 2
     if args.sweep is not None:
         if args.decisions:
             print("placemap sim: --sweep does not take --decisions", file=sys.stderr)
@@ -74,6 +77,7 @@ def _sim(args: argparse.Namespace) -> int:
             args.sweep,
             baseline=args.baseline,
             seeds=args.seeds,
+            calibrated=args.calibrated,
             as_json=args.json,
             csv_path=settings.calibration_csv,
             save_to=settings.db_path if args.save else None,
@@ -603,6 +607,14 @@ def register(sub: Any) -> None:
         "always beside the baseline (a toggle: hints and features joined by +, NO_ turning a feature "
         "off: fork_affine+wake_affine, NO_SIS_UTIL, STEAL+steal_node_limit=8), and print where the "
         "change helps and where it hurts",
+    )
+    sim.add_argument(
+        "--calibrated",
+        action="store_true",
+        help="with --sweep over the parameter the published tables vary (hackbench groups, schbench "
+        "workers, tbench clients, stream threads): run each point as placemap calibrate runs the "
+        "published cell at that value, with the calibration's workload parameters and run length "
+        "(tbench's grows with its clients)",
     )
     sim.add_argument(
         "--decisions",

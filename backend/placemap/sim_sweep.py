@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from placemap.sim.calibration import SIGNIFICANT_PCT
+from placemap.sim.calibration import BENCHMARKS, SIGNIFICANT_PCT, scenario_for
 from placemap.sim.errors import ScenarioError
 from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam
@@ -48,6 +48,10 @@ class Sweep:
     values: tuple[int | str, ...]
     baseline: bool
     seeds: int = 1
+    # each point as `placemap calibrate` runs the published cell at its x: the calibration's
+    # workload parameters and run length (calibration.scenario_for), the scenario's machine,
+    # hints, features and seed
+    calibrated: bool = False
 
     @property
     def ordered(self) -> bool:
@@ -60,10 +64,12 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     scenario's workload; `param` defaults to the parameter the published tables vary. A
     ScenarioError names the field at fault."""
     if not isinstance(spec, Mapping):
-        raise ScenarioError("sweep", "expected an object {param, values, baseline, seeds}")
+        raise ScenarioError("sweep", "expected an object {param, values, baseline, seeds, calibrated}")
     for k in spec:
-        if k not in ("param", "values", "baseline", "seeds"):
-            raise ScenarioError(f"sweep.{k}", "unknown sweep field; known: param, values, baseline, seeds")
+        if k not in ("param", "values", "baseline", "seeds", "calibrated"):
+            raise ScenarioError(
+                f"sweep.{k}", "unknown sweep field; known: param, values, baseline, seeds, calibrated"
+            )
     workload = scenario.get("workload")
     kind = workload.get("kind") if isinstance(workload, Mapping) else None
     if not isinstance(kind, str) or kind not in CATALOG:
@@ -101,7 +107,16 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
         raise ScenarioError(
             "sweep.seeds", "several seeds compare each point's change: they need the baseline"
         )
-    return Sweep(param=param, values=values, baseline=baseline, seeds=seeds)
+    calibrated = spec.get("calibrated", False)
+    if not isinstance(calibrated, bool):
+        raise ScenarioError("sweep.calibrated", f"expected true or false, got {calibrated!r}")
+    if calibrated and (kind not in BENCHMARKS or param != X_PARAM.get(kind)):
+        raise ScenarioError(
+            "sweep.calibrated",
+            f"calibrate runs {', '.join(BENCHMARKS)} along the parameter the tables vary "
+            f"({', '.join(f'{k} {X_PARAM[k]}' for k in BENCHMARKS)}); this sweep is {kind} {param}",
+        )
+    return Sweep(param=param, values=values, baseline=baseline, seeds=seeds, calibrated=calibrated)
 
 
 def _count(n: int) -> None:
@@ -152,10 +167,12 @@ def _machines(values: Any) -> tuple[str, ...]:
     return names
 
 
-def parse_arg(scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int = 1) -> Sweep:
+def parse_arg(
+    scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int = 1, calibrated: bool = False
+) -> Sweep:
     """The command line's `--sweep [PARAM=]V1,V2,...` (`topology=zen3-2s-nps1,zen3-2s-nps4`)."""
     param, sep, rest = text.partition("=")
-    spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds}
+    spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds, "calibrated": calibrated}
     if sep:
         spec["param"] = param.strip()
     else:
@@ -178,6 +195,10 @@ def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, 
         hints, features = toggle(str(x))
         out = {k: v for k, v in scenario.items() if k not in ("hints", "features")}
         return {**out, **({"hints": hints} if hints else {}), **({"features": features} if features else {})}
+    if sweep.calibrated:
+        kind = str(scenario["workload"]["kind"])
+        ref = scenario_for((str(scenario.get("topology")), kind, int(x), ()), 1)
+        return {**scenario, "workload": ref["workload"], "duration_ms": ref["duration_ms"]}
     return {**scenario, "workload": {**scenario["workload"], sweep.param: x}}
 
 
@@ -362,6 +383,7 @@ def summarize(
         "param": sweep.param,
         "values": list(sweep.values),
         "ordered": sweep.ordered,
+        "calibrated": sweep.calibrated,
         "baseline": sweep.baseline,
         "seeds": sweep.seeds,
         "metric": {"name": metric["name"], "better": metric["better"]},

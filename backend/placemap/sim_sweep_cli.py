@@ -27,6 +27,7 @@ def sweep_main(
     *,
     baseline: bool,
     seeds: int = 1,
+    calibrated: bool = False,
     as_json: bool,
     csv_path: Path,
     save_to: Path | None = None,
@@ -35,7 +36,7 @@ def sweep_main(
     """Validate, run and print a sweep, storing its result in the store at `save_to` when given
     (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad."""
     try:
-        sweep = parse_arg(scenario, text, baseline, seeds)
+        sweep = parse_arg(scenario, text, baseline, seeds, calibrated)
         todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -52,7 +53,9 @@ def sweep_main(
         store = Store(save_to)
         try:
             spec = {"param": sweep.param, "values": list(sweep.values), "baseline": sweep.baseline}
-            sweep_id = store.put_sweep(scenario, {**spec, "seeds": sweep.seeds}, out)
+            sweep_id = store.put_sweep(
+                scenario, {**spec, "seeds": sweep.seeds, "calibrated": sweep.calibrated}, out
+            )
         finally:
             store.close()
     if as_json:
@@ -101,6 +104,8 @@ def print_sweep(out: dict[str, Any]) -> None:
     on = ", each beside its baseline (no hints, default features)" if out["baseline"] else ""
     if seeds > 1:
         on += f", on {seeds} seeds (the metrics are the first seed's)"
+    if out["calibrated"]:
+        on += ", each as placemap calibrate runs it (the calibration's workload and run length)"
     print(f"{m['name']} ({m['better']} is better) at each {param}{on}")
     print(head)
     for r in out["rows"]:

@@ -12,6 +12,7 @@ import pytest
 
 from placemap.cli import main
 from placemap.settings import DEFAULT_CALIBRATION_CSV
+from placemap.sim.calibration import scenario_for
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
@@ -448,6 +449,7 @@ def test_a_saved_command_line_sweep_is_stored_with_its_link(
         "values": ["zen3-2s-nps1", "icx-2s"],
         "baseline": True,
         "seeds": 1,
+        "calibrated": False,
     }
     assert main([*argv, "--dashboard", "http://h:9/"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
@@ -473,3 +475,34 @@ def test_a_saved_command_line_sweep_is_stored_with_its_link(
         == 0
     )
     assert "saved as sweep " in capsys.readouterr().out
+
+
+def test_a_calibrated_sweep_runs_each_point_as_calibrate_runs_its_cell() -> None:
+    """tbench's calibrate run grows with its clients (the forks, then a window); a calibrated sweep
+    runs each point so, and then no published cell differs from the model's own run of it."""
+    tb = {**TBENCH, "workload": {"kind": "tbench", "clients": 8}}
+    sw = parse_sweep(tb, {"values": [4, 256], "baseline": True, "calibrated": True})
+    runs = scenarios(tb, sw)
+    for x, run, base in zip([4, 256], runs[0::2], runs[1::2], strict=True):
+        ref = scenario_for(("zen3-2s-nps1", "tbench", x, ("fork_affine",)), 1)
+        assert {k: run[k] for k in ("workload", "duration_ms", "hints", "seed")} == {
+            k: ref[k] for k in ("workload", "duration_ms", "hints", "seed")
+        }
+        assert base["duration_ms"] == ref["duration_ms"] and "hints" not in base
+    assert runs[0]["duration_ms"] < runs[2]["duration_ms"]  # 256 clients fork longer than 4
+    out = summarize(tb, sw, [run_scenario(s, wall_clock=False) for s in runs], DEFAULT_CALIBRATION_CSV)
+    assert out["calibrated"] is True
+    assert (
+        all(c["differs"] == [] for r in out["rows"] for c in r["published"]) and out["rows"][1]["published"]
+    )
+    # the same sweep at the scenario's own 150 ms differs from calibrate's run in its length
+    plain = parse_sweep(tb, {"values": [4, 256], "baseline": True})
+    cells = summarize(
+        tb, plain, [run_scenario(s, wall_clock=False) for s in scenarios(tb, plain)], DEFAULT_CALIBRATION_CSV
+    )
+    assert "duration_ms" in cells["rows"][1]["published"][0]["differs"]
+    # only along the parameter calibrate varies, of a benchmark it runs
+    assert refused({"param": "cputime_us", "values": [1, 2], "calibrated": True}).field == "sweep.calibrated"
+    e = refused({"param": "topology", "values": ["icx-2s", "zen3-2s-nps1"], "calibrated": True})
+    assert e.field == "sweep.calibrated" and "schbench workers" in e.message
+    assert refused({"values": [1, 2], "calibrated": 1}).field == "sweep.calibrated"

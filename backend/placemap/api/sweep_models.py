@@ -36,6 +36,12 @@ class SimSweepSpec(BaseModel):
         description=f"with baseline: run each point's pair on this many seeds (1..{SWEEP_MAX_SEEDS}), the "
         "scenario's and those after it",
     )
+    calibrated: bool = Field(
+        default=False,
+        description="run each point as placemap calibrate runs the published cell at that value: the "
+        "calibration's workload parameters and run length (for the parameter the tables vary of "
+        "hackbench, schbench, tbench and stream)",
+    )
 
 
 class SimSweepCell(BaseModel):
@@ -147,6 +153,7 @@ class SimSweepResult(BaseModel):
         description="the values run along a scale (a workload parameter), so that the change can turn "
         "between neighbours; false for machines and toggles, whose sweeps read no turn or onset"
     )
+    calibrated: bool = Field(description="each point ran as placemap calibrate runs its cell")
     baseline: bool
     seeds: int
     metric: SimSweepMetric

@@ -132,7 +132,7 @@ def sweep_job(
     assert r.status_code == 202, r.text
     seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
     assert seen[-1]["status"] == "done" and seen[-1]["kind"] == "sweep", seen[-1]
-    assert seen[-1]["sweep"] == spec
+    assert seen[-1]["sweep"] == {"calibrated": False, **spec}  # as submitted, its defaults filled in
     sweep = parse_sweep(SMALL, spec)
     direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
     got = seen[-1]["sweep_result"]
@@ -141,7 +141,7 @@ def sweep_job(
 
 
 def test_a_sweep_job_gives_the_command_line_sweep_with_its_progress(client: httpx.Client) -> None:
-    spec = {"param": "workers", "values": [8, 4], "baseline": True, "seeds": 2}
+    spec = {"param": "workers", "values": [8, 4], "baseline": True, "seeds": 2, "calibrated": False}
     # the eight runs (two points, two seeds, each beside its baseline), one by one
     seen, got, direct = sweep_job(client, spec)
     assert seen[-1]["result"] is None and seen[-1]["recording_id"] is None
@@ -159,7 +159,7 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
     assert [r["llc_spread"]["llcs"] for r in got["rows"]] == [2, 16]  # each row on its own machine
     # stored once done: the link ?sweep=ID opens the same result
     saved = client.get(f"/api/sim/sweeps/{job['sweep_id']}").json()
-    assert saved["result"] == got and saved["scenario"] == SMALL and saved["sweep"] == spec
+    assert saved["result"] == got and saved["scenario"] == SMALL and saved["sweep"] == seen[-1]["sweep"]
     r = client.get("/api/sim/sweeps/nosuchsweep")
     assert r.status_code == 404 and r.json()["detail"]["code"] == "sweep_not_found"
 
@@ -200,6 +200,10 @@ def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client)
         ),
         ({"scenario": {**SMALL, "duration_ms": 0}, "sweep": {"values": [4, 8]}}, "duration_ms:"),
         ({"scenario": SMALL, "sweep": {"values": ["4", "8"]}}, "sweep.values:"),
+        (
+            {"scenario": SMALL, "sweep": {"param": "cputime_us", "values": [1, 2], "calibrated": True}},
+            "sweep.calibrated:",
+        ),
         ({"scenario": SMALL, "sweep": {"param": "topology", "values": ["icx-2s", "epyc"]}}, "sweep.values:"),
         (
             {"scenario": SMALL, "sweep": {"param": "toggle", "values": ["wake_hold", "SIS_UTIL"]}},
@@ -354,6 +358,11 @@ def test_options_list_what_a_scenario_can_name(client: httpx.Client) -> None:
     assert parse_sweep(SMALL, {"param": "toggle", "values": o["sweep_toggles"]}).values == tuple(
         o["sweep_toggles"]
     )
+    # the sweeps calibrate's runs can be made along: the benchmarks it runs, by the tables' parameter
+    for kind, param in o["sweep_calibrated"].items():
+        sc = {**SMALL, "workload": {"kind": kind}}
+        assert parse_sweep(sc, {"param": param, "values": [1, 2], "calibrated": True}).calibrated
+    assert o["sweep_calibrated"]["schbench"] == "workers" and "netperf" not in o["sweep_calibrated"]
 
 
 def test_options_give_each_workload_parameter_as_the_parser_takes_it(client: httpx.Client) -> None:

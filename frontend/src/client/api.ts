@@ -1512,6 +1512,13 @@ export interface components {
              * @description every toggle on its own, as a toggle sweep's `all` runs them: each hint, then each feature switched away from its default (NO_SIS_UTIL turns SIS_UTIL off)
              */
             sweep_toggles: string[];
+            /**
+             * Sweep Calibrated
+             * @description the workloads placemap calibrate runs, each with the parameter the published tables vary: a sweep along it can run each point as calibrate runs its cell (`calibrated`)
+             */
+            sweep_calibrated: {
+                [key: string]: string;
+            };
         };
         /** SimPublished */
         SimPublished: {
@@ -1714,6 +1721,11 @@ export interface components {
              * @description the values run along a scale (a workload parameter), so that the change can turn between neighbours; false for machines and toggles, whose sweeps read no turn or onset
              */
             ordered: boolean;
+            /**
+             * Calibrated
+             * @description each point ran as placemap calibrate runs its cell
+             */
+            calibrated: boolean;
             /** Baseline */
             baseline: boolean;
             /** Seeds */
@@ -1831,6 +1843,12 @@ export interface components {
              * @default 1
              */
             seeds: number;
+            /**
+             * Calibrated
+             * @description run each point as placemap calibrate runs the published cell at that value: the calibration's workload parameters and run length (for the parameter the tables vary of hackbench, schbench, tbench and stream)
+             * @default false
+             */
+            calibrated: boolean;
         };
         /**
          * SimSweepTurn

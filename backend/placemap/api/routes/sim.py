@@ -15,7 +15,7 @@ from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SimDecisions, WakeupLatency
 from placemap.api.sweep_models import SavedSweep, SimSweepResult, SimSweepSpec
-from placemap.sim.calibration import CsvError
+from placemap.sim.calibration import BENCHMARKS, CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
 from placemap.sim.scenario import MAX_DURATION_MS
@@ -23,6 +23,7 @@ from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import CATALOG, IntParam, Param
 from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
+from placemap.sim_published import X_PARAM
 from placemap.sim_published import lookup as lookup_published
 from placemap.sim_sweep import parse_sweep
 from placemap.sim_sweep import point as sweep_point
@@ -249,6 +250,10 @@ class SimOptions(BaseModel):
         description="every toggle on its own, as a toggle sweep's `all` runs them: each hint, then each "
         "feature switched away from its default (NO_SIS_UTIL turns SIS_UTIL off)"
     )
+    sweep_calibrated: dict[str, str] = Field(
+        description="the workloads placemap calibrate runs, each with the parameter the published tables "
+        "vary: a sweep along it can run each point as calibrate runs its cell (`calibrated`)"
+    )
 
 
 def _param(p: Param) -> WorkloadParam:
@@ -267,6 +272,7 @@ def options() -> SimOptions:
         workloads={kind: [_param(p) for p in params] for kind, params in CATALOG.items()},
         max_duration_ms=MAX_DURATION_MS,
         sweep_toggles=list(ALL_TOGGLES),
+        sweep_calibrated={k: X_PARAM[k] for k in BENCHMARKS},
     )
 
 
