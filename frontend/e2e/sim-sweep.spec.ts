@@ -18,8 +18,8 @@ import { ARTIFACTS, openSimulate } from "./fixtures";
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 interface Spread { carrying: number }
-interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; published_pct: number | null; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
-interface Sweep { rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
+interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; published_pct: number | null; published: { differs: string[] }[]; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
+interface Sweep { calibrated: boolean; rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
 async function jobs(request: APIRequestContext): Promise<Job[]> {
@@ -245,4 +245,29 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   for (const t of (await ticks.all()).slice(1)) await t.uncheck();
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   await expect(sim.getByTestId("sweep-error")).toHaveText(`sweep toggles: tick 2 to ${String(options.sweep_toggles.length)} toggles (1 ticked)`);
+});
+
+test("a sweep as calibrate runs it: each point with the calibration's workload and run length", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workload").selectOption("tbench");
+  await form.getByRole("radio", { name: "fork_affine" }).check();
+  // offered only along the parameter the tables vary
+  await form.getByLabel("sweep parameter").selectOption("warmup_ms");
+  await expect(form.getByLabel("as calibrate runs it")).toHaveCount(0);
+  await form.getByLabel("sweep parameter").selectOption("clients");
+  await form.getByLabel("sweep values").fill("4,256");
+  await form.getByLabel("as calibrate runs it").check();
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const chart = sim.getByTestId("simulate-sweep");
+  await expect(chart).toBeVisible({ timeout: 90_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  if (!sweepJob?.sweep_result) throw new Error("no finished sweep job");
+  const got = sweepJob.sweep_result;
+  expect(got.calibrated).toBe(true);
+  // every published cell is now the model's own run of it: nothing differs
+  expect(got.rows.flatMap((r) => r.published.map((c) => c.differs))).toEqual([[], []]);
+  await expect(chart.getByTestId("sweep-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline --sweep clients=4,256 --calibrated");
+  await expect(chart).toContainText("each as placemap calibrate runs its cell");
 });

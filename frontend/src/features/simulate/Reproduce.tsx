@@ -41,7 +41,7 @@ type Props = ScenarioSource & {
   /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command), "whatif" or "sweep" */
   testPrefix?: string;
   /** the values (or machines) a sweep ran the scenario at */
-  sweep?: { param: string; values: (number | string)[] };
+  sweep?: { param: string; values: (number | string)[]; calibrated?: boolean };
 };
 
 export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...src }: Props) {

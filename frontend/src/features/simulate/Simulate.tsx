@@ -72,7 +72,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   useEffect(() => {
     const saved = stored.saved;
     if (saved === null || !opts) return;
-    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds }, opts));
+    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated }, opts));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
   }, [storedId, opts !== null]);
   const err = optsErr ?? jobErr ?? seeds.err;
@@ -80,7 +80,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
-    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam);
     setSweepErr(sw !== null && "error" in sw ? sw.error : null);
     if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -176,6 +176,11 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
               <label title="2 to 10 different whole numbers, separated by commas or spaces">
                 values{" "}
                 <input type="text" size={14} placeholder="1,2,4,8,16" value={choice.sweepValues} aria-label="sweep values" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepValues: v })); }} />
+              </label>
+            )}
+            {opts.sweep_calibrated[choice.kind] === choice.sweepParam && choice.sweepParam !== "" && (
+              <label title="run each value as placemap calibrate runs the published cell there: the calibration's workload parameters and run length (tbench's grows with its clients), instead of the form's">
+                <input type="checkbox" checked={choice.sweepCalibrated} aria-label="as calibrate runs it" onChange={(e) => { const on = e.target.checked; set((c) => ({ ...c, sweepCalibrated: on })); }} /> as calibrate runs it
               </label>
             )}
           </fieldset>

@@ -157,6 +157,7 @@ export function SweepChart({ r, scenario, onPick, link = null }: Props) {
         {r.metric.name} ({r.metric.better} is better) {r.ordered ? `at each ${r.param}` : toggles ? "with each toggle" : "on each machine"}
         {r.baseline && !toggles ? (r.ordered ? ": the run with the changes (solid), its baseline (dashed)" : ": the run with the changes (blue), its baseline (grey)") : ""}
         {seeds ? `, on ${String(r.seeds)} seeds (the metrics are the first seed's; the change is the median)` : ""}
+        {r.calibrated ? ", each as placemap calibrate runs its cell (the calibration's workload and run length)" : ""}
       </div>
       {toggles ? (
         <>
@@ -246,7 +247,7 @@ export function SweepChart({ r, scenario, onPick, link = null }: Props) {
           </table>
         </div>
       )}
-      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values }} testPrefix="sweep" />
+      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated }} testPrefix="sweep" />
       {link !== null && (
         <div className="small">
           <a href={`?${new URLSearchParams({ sweep: link }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">

@@ -73,6 +73,7 @@ describe("published cells", () => {
       topologyBody: null,
       sweepParam: "",
       sweepValues: "",
+      sweepCalibrated: false,
     };
     const got = withModelRun(choice, cell);
     expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });

@@ -17,6 +17,7 @@ const OPTS: SimOptions = {
   },
   max_duration_ms: 600_000,
   sweep_toggles: [],
+  sweep_calibrated: {},
 };
 
 describe("simScenario", () => {
@@ -149,6 +150,7 @@ describe("the run on the command line", () => {
     expect(cliCommand(true, 2)).toBe("bin/placemap sim scenario.json --baseline --seeds 2");
     expect(cliCommand(true, 3, { param: "workers", values: [4, 8] })).toBe("bin/placemap sim scenario.json --baseline --seeds 3 --sweep workers=4,8");
     expect(cliCommand(false, 1, { param: "groups", values: [1, 2, 4] })).toBe("bin/placemap sim scenario.json --sweep groups=1,2,4");
+    expect(cliCommand(true, 1, { param: "clients", values: [4, 8], calibrated: true })).toBe("bin/placemap sim scenario.json --baseline --sweep clients=4,8 --calibrated");
     expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
   });
 });
@@ -161,6 +163,7 @@ describe("the sweep's parameter and the picked point", () => {
     workloads: { schbench: [{ name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" }] },
     max_duration_ms: 60000,
     sweep_toggles: ["fork_affine", "fork_spread", "wake_affine", "wake_hold", "NO_SIS_UTIL", "SIS_SHORT"],
+    sweep_calibrated: { schbench: "workers" },
   };
   const base = { ...defaultSimChoice(opts), sweepParam: "workers", sweepValues: "4,8" };
 
@@ -180,14 +183,15 @@ describe("the sweep's parameter and the picked point", () => {
 
   it("puts a stored sweep's scenario and sweep back in the form, so that Simulate reruns it", () => {
     const scenario = { topology: "icx-2s", workload: { kind: "schbench", workers: 32, nosuch: 1 }, hints: ["wake_hold"], features: { SIS_SHORT: true }, seed: 4, duration_ms: 3000 };
-    const got = choiceOfSweep({ ...base, hints: { fork: "fork_spread", wake: "" } }, scenario, { param: "topology", values: ["zen3-2s-nps1", "icx-2s"], seeds: 2 }, opts);
+    const got = choiceOfSweep({ ...base, hints: { fork: "fork_spread", wake: "" } }, scenario, { param: "topology", values: ["zen3-2s-nps1", "icx-2s"], seeds: 2, calibrated: false }, opts);
     expect([got.topology, got.kind, got.params, got.seed, got.durationMs, got.seeds]).toEqual(["icx-2s", "schbench", { workers: 32 }, 4, 3000, 2]);
     expect(got.hints).toEqual({ fork: "", wake: "wake_hold" }); // the form's own fork hint is not the sweep's
     expect(got.features).toEqual({ SIS_UTIL: true, SIS_SHORT: true });
-    expect([got.sweepParam, got.sweepValues]).toEqual(["topology", "zen3-2s-nps1,icx-2s"]);
+    expect([got.sweepParam, got.sweepValues, got.sweepCalibrated]).toEqual(["topology", "zen3-2s-nps1,icx-2s", false]);
     expect(simScenario(got, opts)).toEqual({ ...scenario, workload: { kind: "schbench", workers: 32 } });
     // an inline host topology keeps the form's machine
-    expect(choiceOfSweep(base, { ...scenario, topology: { cpus: [] } }, { param: "workers", values: [4, 8], seeds: 1 }, opts).topology).toBe(base.topology);
+    const calibrated = choiceOfSweep(base, { ...scenario, topology: { cpus: [] } }, { param: "workers", values: [4, 8], seeds: 1, calibrated: true }, opts);
+    expect([calibrated.topology, calibrated.sweepCalibrated]).toEqual([base.topology, true]);
   });
 
   it("sets the machine, the toggles or the parameter to the value picked in the sweep's table", () => {

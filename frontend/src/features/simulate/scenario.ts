@@ -23,6 +23,8 @@ export interface SimChoice extends Toggles {
    * values as typed, or the ticked presets joined by commas (sweepView) */
   sweepParam: string;
   sweepValues: string;
+  /** run each point of a sweep along the tables' parameter as placemap calibrate runs its cell */
+  sweepCalibrated: boolean;
 }
 
 /** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
@@ -39,7 +41,7 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "" };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "", sweepCalibrated: false };
 }
 
 /** Another workload, with its own parameters' defaults (and no sweep of a parameter, as its
@@ -89,8 +91,8 @@ export function pickSwept(choice: SimChoice, param: string, x: number | string, 
  * and parameters, hints, features, seed and length, and the sweep's parameter and values, so that
  * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
  * parameter or feature this server does not know). */
-export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number }, opts: SimOptions): SimChoice {
-  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: sweep.values.join(",") };
+export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean }, opts: SimOptions): SimChoice {
+  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: sweep.values.join(","), sweepCalibrated: sweep.calibrated };
   if (typeof scenario.topology === "string" && opts.presets.includes(scenario.topology)) {
     out.topology = scenario.topology;
     out.topologyBody = null;
@@ -273,12 +275,14 @@ export function scenarioFileText(scenario: Record<string, unknown>): string {
  * The command that reruns what the form ran from that file: the run alone, or with `baseline` the
  * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
  * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair); with `sweep`,
- * the same at each of its values (`--sweep PARAM=V1,...`, `--sweep topology=PRESET,...`).
+ * the same at each of its values (`--sweep PARAM=V1,...`, `--sweep topology=PRESET,...`; `--calibrated`
+ * when each point ran as calibrate runs its cell).
  */
-export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[] }): string {
+export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[]; calibrated?: boolean }): string {
   const args = ["bin/placemap", "sim", "scenario.json"];
   if (baseline) args.push("--baseline");
   if (baseline && seeds > 1) args.push("--seeds", String(seeds));
   if (sweep) args.push("--sweep", `${sweep.param}=${sweep.values.join(",")}`);
+  if (sweep?.calibrated) args.push("--calibrated");
   return args.join(" ");
 }

@@ -33,8 +33,8 @@ describe("sweepSpec", () => {
 
   it("asks for the baseline and the seeds only when the choice changes something", () => {
     expect(sweepSpec("", "1,2", SCHBENCH, true, 3)).toBeNull();
-    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: true, seeds: 3 } });
-    expect(sweepSpec("workers", "8,4", SCHBENCH, false, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: false, seeds: 1 } });
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: true, seeds: 3, calibrated: false } });
+    expect(sweepSpec("workers", "8,4", SCHBENCH, false, 3)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: false, seeds: 1, calibrated: false } });
     expect(sweepSpec("mode", "1,2", SCHBENCH, true, 1)).toEqual({ error: "sweep: the workload has no integer parameter mode" });
     expect(sweepSpec("workers", "4", SCHBENCH, true, 1)).toMatchObject({ error: expect.stringContaining("sweep workers") as unknown });
   });
@@ -71,6 +71,7 @@ const result = (over: Partial<SimSweepResult>): SimSweepResult => ({
   param: "workers",
   values: [4, 8, 16, 32],
   ordered: true,
+  calibrated: false,
   baseline: true,
   seeds: 1,
   metric: { name: "p99_wakeup_latency_us", better: "lower" },
@@ -135,14 +136,17 @@ describe("a sweep over machines", () => {
 
   it("submits the machines as the topology sweep, and the integers otherwise", () => {
     expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps4", [], true, 2, presets)).toEqual({
-      spec: { param: "topology", values: ["zen3-2s-nps4", "icx-2s"], baseline: true, seeds: 2 },
+      spec: { param: "topology", values: ["zen3-2s-nps4", "icx-2s"], baseline: true, seeds: 2, calibrated: false },
     });
     expect(sweepSpec(MACHINES, "icx-2s", [], true, 1, presets)).toEqual({ error: "sweep machines: tick 2 to 10 machines (1 ticked)" });
     expect(sweepSpec("", "1,2", [], true, 1, presets)).toBeNull();
+    // each point as calibrate runs it: along a parameter, not over machines
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], true)).toEqual({ spec: { param: "workers", values: [4, 8], baseline: true, seeds: 1, calibrated: true } });
+    expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps1", [], true, 1, presets, [], true)).toMatchObject({ spec: { calibrated: false } });
     // toggles always run beside the baseline, even when the form's own choice changes nothing
     const toggles = ["fork_affine", "wake_hold", "NO_SIS_UTIL"];
     expect(sweepSpec(TOGGLES, "NO_SIS_UTIL,fork_affine", [], false, 3, presets, toggles)).toEqual({
-      spec: { param: "toggle", values: ["fork_affine", "NO_SIS_UTIL"], baseline: true, seeds: 3 },
+      spec: { param: "toggle", values: ["fork_affine", "NO_SIS_UTIL"], baseline: true, seeds: 3, calibrated: false },
     });
     expect(sweepSpec(TOGGLES, "wake_hold", [], false, 1, presets, toggles)).toEqual({ error: "sweep toggles: tick 2 to 3 toggles (1 ticked)" });
   });

@@ -71,6 +71,7 @@ export function sweepSpec(
   seeds: number,
   presets: string[] = [],
   toggles: string[] = [],
+  calibrated = false,
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
   let got: { values: (number | string)[] } | { error: string };
@@ -79,14 +80,15 @@ export function sweepSpec(
   } else if (param === TOGGLES) {
     // a toggle's effect is against the baseline: a toggle sweep always runs it
     got = parseTicked(text, toggles, "toggles", toggles.length);
-    if ("values" in got) return { spec: { param, values: got.values, baseline: true, seeds } };
+    if ("values" in got) return { spec: { param, values: got.values, baseline: true, seeds, calibrated: false } };
   } else {
     const p = sweepParams(params).find((x) => x.name === param);
     if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };
     got = parseSweepValues(text, p);
   }
   if ("error" in got) return got;
-  return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1 } };
+  // as calibrate runs each point: only along a parameter, never machines (the form offers it there)
+  return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1, calibrated: calibrated && param !== MACHINES } };
 }
 
 /** A log scale when the metric spans more than 20x (schbench's p99 from tens of us to tens of

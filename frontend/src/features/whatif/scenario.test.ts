@@ -10,6 +10,7 @@ const OPTS: SimOptions = {
   workloads: {},
   max_duration_ms: 600_000,
   sweep_toggles: [],
+  sweep_calibrated: {},
 };
 
 describe("whatIfScenario", () => {
