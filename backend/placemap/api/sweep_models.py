@@ -181,3 +181,23 @@ class SavedSweep(BaseModel):
     scenario: dict[str, Any] = Field(description="the scenario the sweep ran, as submitted")
     sweep: SimSweepSpec
     result: SimSweepResult
+
+
+class SweepSummary(BaseModel):
+    """A stored sweep in the list (GET /api/sim/sweeps): enough to name it and open it."""
+
+    id: str
+    created_at: str
+    topology: str = Field(description="the scenario's preset, or 'host' for an inline topology")
+    workload: str = Field(description="the workload's kind")
+    hints: list[str]
+    features: dict[str, bool | int]
+    param: str
+    values: list[int | str]
+    metric: str
+    baseline: bool
+    calibrated: bool
+
+
+class SweepList(BaseModel):
+    sweeps: list[SweepSummary]

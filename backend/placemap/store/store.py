@@ -195,6 +195,28 @@ class Store:
             "result": json.loads(row[3]),
         }
 
+    def list_sweeps(self, limit: int) -> list[dict[str, Any]]:
+        """The newest stored sweeps first, at most `limit`: {id, created_at, scenario, sweep, result}."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT id, created_at, scenario, spec, result FROM sweeps "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (limit,),
+            )
+            .fetchall()
+        )
+        return [
+            {
+                "id": r[0],
+                "created_at": r[1],
+                "scenario": json.loads(r[2]),
+                "sweep": json.loads(r[3]),
+                "result": json.loads(r[4]),
+            }
+            for r in rows
+        ]
+
     def _address_old_topologies(self) -> None:
         """Topologies stored before they were content-addressed (session 27) have no digest, and a
         machine stored many times then (every simulated run of a preset) has many rows. Once per

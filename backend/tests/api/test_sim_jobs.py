@@ -162,6 +162,23 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
     assert saved["result"] == got and saved["scenario"] == SMALL and saved["sweep"] == seen[-1]["sweep"]
     r = client.get("/api/sim/sweeps/nosuchsweep")
     assert r.status_code == 404 and r.json()["detail"]["code"] == "sweep_not_found"
+    # and listed, newest first, saying what it ran and along what
+    listed = client.get("/api/sim/sweeps", params={"limit": 200}).json()["sweeps"]
+    mine = next(s for s in listed if s["id"] == job["sweep_id"])
+    assert {
+        k: mine[k] for k in ("topology", "workload", "hints", "features", "param", "values", "metric")
+    } == {
+        "topology": "zen3-2s-nps1",
+        "workload": "schbench",
+        "hints": ["fork_affine"],
+        "features": {"SIS_SHORT": True},
+        "param": "topology",
+        "values": ["icx-2s", "zen3-2s-nps4"],
+        "metric": "p99_wakeup_latency_us",
+    }
+    stamps = [s["created_at"] for s in listed]
+    assert stamps == sorted(stamps, reverse=True)
+    assert client.get("/api/sim/sweeps", params={"limit": 0}).status_code == 422
 
 
 def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.Client) -> None:

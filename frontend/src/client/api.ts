@@ -453,6 +453,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sim/sweeps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sweeps
+         * @description The stored sweeps, newest first: what each ran and along what, to open by id.
+         */
+        get: operations["list_sweeps_api_sim_sweeps_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sim/sweeps/{sweep_id}": {
         parameters: {
             query?: never;
@@ -1910,6 +1930,47 @@ export interface components {
              * @description Line numbers (1-based) of the first few skipped lines (at most 5).
              */
             first_lines: number[];
+        };
+        /** SweepList */
+        SweepList: {
+            /** Sweeps */
+            sweeps: components["schemas"]["SweepSummary"][];
+        };
+        /**
+         * SweepSummary
+         * @description A stored sweep in the list (GET /api/sim/sweeps): enough to name it and open it.
+         */
+        SweepSummary: {
+            /** Id */
+            id: string;
+            /** Created At */
+            created_at: string;
+            /**
+             * Topology
+             * @description the scenario's preset, or 'host' for an inline topology
+             */
+            topology: string;
+            /**
+             * Workload
+             * @description the workload's kind
+             */
+            workload: string;
+            /** Hints */
+            hints: string[];
+            /** Features */
+            features: {
+                [key: string]: boolean | number;
+            };
+            /** Param */
+            param: string;
+            /** Values */
+            values: (number | string)[];
+            /** Metric */
+            metric: string;
+            /** Baseline */
+            baseline: boolean;
+            /** Calibrated */
+            calibrated: boolean;
         };
         /** TaskInfo */
         TaskInfo: {
@@ -3378,6 +3439,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimPublished"];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_sweeps_api_sim_sweeps_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepList"];
                 };
             };
             /** @description Unknown id */

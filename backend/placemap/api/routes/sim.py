@@ -8,13 +8,13 @@ import csv
 from dataclasses import asdict, fields
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SimDecisions, WakeupLatency
-from placemap.api.sweep_models import SavedSweep, SimSweepResult, SimSweepSpec
+from placemap.api.sweep_models import SavedSweep, SimSweepResult, SimSweepSpec, SweepList, SweepSummary
 from placemap.sim.calibration import BENCHMARKS, CsvError
 from placemap.sim.errors import ScenarioError
 from placemap.sim.features import HINT_CATEGORIES, Features
@@ -403,6 +403,32 @@ def published(settings: SettingsDep, store: StoreDep, body: SimPublishedRequest)
     return SimPublished(
         cells=[PublishedCell.model_validate(asdict(c)) for c in cells], reason=reason, tables=tables
     )
+
+
+@router.get("/sweeps")
+def list_sweeps(store: StoreDep, limit: Annotated[int, Query(ge=1, le=200)] = 20) -> SweepList:
+    """The stored sweeps, newest first: what each ran and along what, to open by id."""
+    out: list[SweepSummary] = []
+    for s in store.list_sweeps(limit):
+        sc, r = s["scenario"], s["result"]
+        topology = sc.get("topology")
+        workload = sc.get("workload")
+        out.append(
+            SweepSummary(
+                id=s["id"],
+                created_at=s["created_at"],
+                topology=topology if isinstance(topology, str) else "host",
+                workload=str(workload.get("kind")) if isinstance(workload, dict) else "?",
+                hints=[str(h) for h in sc.get("hints") or []],
+                features=dict(sc.get("features") or {}),
+                param=r["param"],
+                values=r["values"],
+                metric=r["metric"]["name"],
+                baseline=r["baseline"],
+                calibrated=bool(r.get("calibrated", False)),
+            )
+        )
+    return SweepList(sweeps=out)
 
 
 @router.get("/sweeps/{sweep_id}")
