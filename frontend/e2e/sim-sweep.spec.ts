@@ -211,6 +211,15 @@ test("a sweep over machines: where the hint helps and hurts, beside the publishe
 
 test("a sweep over toggles: the feature table, each toggle against one baseline", async ({ page, request }) => {
   test.setTimeout(180_000);
+  // another sweep stored before it, to open from the list afterwards
+  const small = { topology: "icx-2s", workload: { kind: "schbench", messengers: 1, workers: 2 }, hints: ["wake_hold"], seed: 1, duration_ms: 200 };
+  const created = (await (await request.post("/api/sim/jobs", { data: { scenario: small, sweep: { values: [2, 4], baseline: true } } })).json()) as { job_id: string };
+  let before: Job | null = null;
+  await expect.poll(async () => {
+    before = (await (await request.get(`/api/sim/jobs/${created.job_id}`)).json()) as Job;
+    return before.status;
+  }, { timeout: 60_000 }).toBe("done");
+  const beforeId = (before as unknown as { sweep_id: string }).sweep_id;
   const { sim, form } = await openSchbench(page);
   await form.getByRole("radio", { name: "wake_affine" }).check(); // replaced by each toggle in turn
   await form.getByLabel("sweep parameter").selectOption("toggle");
@@ -239,6 +248,19 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
   await chart.getByTestId("toggle-bars").screenshot({ path: join(ARTIFACTS, "sweep-toggles.png") });
   await sim.screenshot({ path: join(ARTIFACTS, "sweep-toggles-panel.png") });
+  // the stored sweeps, newest first: this one, then the one stored before it, which opens here
+  const list = sim.getByTestId("stored-sweeps");
+  await list.locator("summary").click();
+  const items = list.locator("li");
+  await expect(items.first()).toContainText("schbench on zen3-2s-nps1: toggles fork_affine, fork_spread");
+  const older = list.locator(`li[data-id="${beforeId}"]`);
+  await expect(older).toContainText("schbench on icx-2s, wake_hold: workers 2, 4");
+  await older.getByRole("link").click();
+  await expect(page).toHaveURL(new RegExp(`[?&]sweep=${beforeId}`));
+  const stored = sim.getByTestId("sweep-stored");
+  await expect(stored).toBeVisible({ timeout: 30_000 });
+  await expect(stored.getByTestId("sweep-point")).toHaveCount(2);
+  await expect(sim.getByTestId("toggle-bars")).toHaveCount(0); // the feature table gave way to it
   // one toggle is no sweep
   await form.getByLabel("sweep parameter").selectOption("none");
   await form.getByLabel("sweep parameter").selectOption("toggle");

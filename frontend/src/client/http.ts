@@ -6,6 +6,7 @@
 import type {
   ChunkInfo,
   SavedSweep,
+  SweepList,
   Metrics,
   Overview,
   PlacementState,
@@ -84,6 +85,8 @@ export const api = {
   simJob: (id: string, signal?: AbortSignal) => getJson<SimJob>(`/sim/jobs/${enc(id)}`, signal),
   /** a finished sweep as stored (what ?sweep=ID opens); 404 sweep_not_found */
   savedSweep: (id: string, signal?: AbortSignal) => getJson<SavedSweep>(`/sim/sweeps/${enc(id)}`, signal),
+  /** the stored sweeps, newest first */
+  sweeps: (limit: number, signal?: AbortSignal) => getJson<SweepList>(`/sim/sweeps?limit=${Math.max(1, Math.floor(limit))}`, signal),
   /** DELETE a queued or running simulator job (a finished one stays as it is). */
   async cancelSimJob(id: string): Promise<SimJob> {
     const res = await fetch(`${BASE}/sim/jobs/${enc(id)}`, { method: "DELETE", headers: { Accept: "application/json" } });

@@ -35,6 +35,7 @@ import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
 import { SweepChart } from "./SweepChart";
 import { MACHINES, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
+import { StoredSweeps } from "./StoredSweeps";
 import { TickList } from "./TickList";
 import { useSavedSweep } from "./useSavedSweep";
 import { useSweepJob } from "./useSweepJob";
@@ -96,6 +97,8 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   };
   const sweepJob = sweep.job;
   const sweeping = sweepJob !== null && (sweepJob.status === "queued" || sweepJob.status === "running");
+  // the finished sweep's result, unless another stored one was opened since
+  const showJob = sweepJob?.status === "done" && (sweepId === null || sweepId === sweepJob.sweep_id);
   const busy = job !== null && (job.status === "queued" || job.status === "running");
   const result = job?.status === "done" ? job.result : null;
   // the saved pair's seed, which the further seeds follow (the scenario as the job was submitted)
@@ -265,18 +268,19 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
         </div>
       )}
       {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
-      {sweepJob?.status === "done" && sweepJob.sweep_result && (
+      {showJob && sweepJob.sweep_result && (
         <div className="whatif-result small">
           <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} link={sweepJob.sweep_id ?? null} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
         </div>
       )}
-      {stored.saved && !(sweepJob?.status === "done") && (
+      {stored.saved && !showJob && (
         <div className="whatif-result small" data-testid="sweep-stored">
           <div className="muted">a stored sweep, run {stored.saved.created_at.replace("T", " ").slice(0, 19)} UTC</div>
           <SweepChart r={stored.saved.result} scenario={stored.saved.scenario} link={stored.saved.id} onPick={(x) => { const p = stored.saved?.result.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
         </div>
       )}
       {stored.err && <div className="error small" data-testid="sweep-error">{stored.err}</div>}
+      {open && <StoredSweeps refresh={doneSweepId} current={sweepId} onOpen={(id) => { onSweep?.(id); }} />}
       {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}
       {(sweepErr ?? sweep.err) && <div className="error small" data-testid="sweep-error">{sweepErr ?? sweep.err}</div>}
       {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}

@@ -1,0 +1,52 @@
+/**
+ * The sweeps stored here, newest first (GET /api/sim/sweeps), under the Simulate form: each named by
+ * what it ran (workload, machine, hints and features) and along what, opening its result in the
+ * panel (as its link ?sweep=ID does). Read when the panel opens and again after each sweep ends.
+ */
+import { useEffect, useState } from "react";
+import { api } from "../../client/http";
+import type { SweepSummary } from "../../client/types";
+import { errorText } from "../whatif/useJobPair";
+
+const SHOWN = 10;
+
+function label(s: SweepSummary): string {
+  // a toggle sweep ran each toggle instead of the scenario's own: those are not what it ran
+  const changes = s.param === "toggle" ? [] : [...s.hints, ...Object.entries(s.features).map(([k, v]) => (v === false ? `NO_${k}` : v === true ? k : `${k}=${String(v)}`))];
+  const along = s.param === "topology" ? "machines" : s.param === "toggle" ? "toggles" : s.param;
+  return `${s.workload} on ${s.topology}${changes.length ? `, ${changes.join("+")}` : ""}: ${along} ${s.values.join(", ")}${s.calibrated ? " (as calibrate runs it)" : ""}`;
+}
+
+export function StoredSweeps({ refresh, current, onOpen }: { refresh: string | null; current: string | null; onOpen: (id: string) => void }) {
+  const [list, setList] = useState<SweepSummary[] | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    api.sweeps(SHOWN, ctl.signal).then(
+      (got) => { setList(got.sweeps); setErr(null); },
+      (e: unknown) => { if (!ctl.signal.aborted) setErr(errorText(e)); },
+    );
+    return () => { ctl.abort(); };
+  }, [refresh]);
+  if (err) return <div className="error small" data-testid="stored-sweeps-error">stored sweeps: {err}</div>;
+  if (!list || list.length === 0) return null;
+  return (
+    <details className="small stored-sweeps" data-testid="stored-sweeps">
+      <summary>stored sweeps ({list.length === SHOWN ? `the ${String(SHOWN)} newest` : String(list.length)})</summary>
+      <ul>
+        {list.map((s) => (
+          <li key={s.id} data-id={s.id}>
+            <span className="muted mono">{s.created_at.replace("T", " ").slice(0, 16)}</span>{" "}
+            {s.id === current ? (
+              <b>{label(s)}</b>
+            ) : (
+              <a href={`?${new URLSearchParams({ sweep: s.id }).toString()}`} onClick={(e) => { e.preventDefault(); onOpen(s.id); }}>
+                {label(s)}
+              </a>
+            )}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
