@@ -255,6 +255,7 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   await expect(items.first()).toContainText("schbench on zen3-2s-nps1: toggles fork_affine, fork_spread");
   const older = list.locator(`li[data-id="${beforeId}"]`);
   await expect(older).toContainText("schbench on icx-2s, wake_hold: workers 2, 4");
+  await list.screenshot({ path: join(ARTIFACTS, "stored-sweeps.png") });
   await older.getByRole("link").click();
   await expect(page).toHaveURL(new RegExp(`[?&]sweep=${beforeId}`));
   const stored = sim.getByTestId("sweep-stored");
