@@ -176,7 +176,8 @@ describe("the sweep's parameter and the picked point", () => {
     const t = withSweepParam(base, "toggle", opts);
     expect(t.sweepValues).toBe(opts.sweep_toggles.join(","));
     expect(withSweepParam(t, "workers", opts).sweepValues).toBe("");
-    // another workload keeps a machine sweep and drops a parameter's
+    // another workload keeps a machine or toggle sweep and drops a parameter's
+    expect(withKind(t, "schbench", opts).sweepValues).toBe(opts.sweep_toggles.join(","));
     expect(withKind({ ...m, sweepValues: "zen3-2s-nps1,icx-2s" }, "schbench", opts).sweepValues).toBe("zen3-2s-nps1,icx-2s");
     expect(withKind(base, "schbench", opts).sweepParam).toBe("");
   });

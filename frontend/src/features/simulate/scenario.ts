@@ -19,8 +19,9 @@ export interface SimChoice extends Toggles {
   seeds: number;
   /** a recorded host's topology, sent inline (topology is then HOST_PREFIX + its id); null: a preset */
   topologyBody: Topology | null;
-  /** the integer workload parameter to sweep, or "topology" for machines ("" for none), and its
-   * values as typed, or the ticked presets joined by commas (sweepView) */
+  /** the integer workload parameter to sweep, "topology" for machines or "toggle" for toggles
+   * ("" for none), and its values as typed, or the ticked presets or toggles joined by commas
+   * (sweepView) */
   sweepParam: string;
   sweepValues: string;
   /** run each point of a sweep along the tables' parameter as placemap calibrate runs its cell */
@@ -45,10 +46,10 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
 }
 
 /** Another workload, with its own parameters' defaults (and no sweep of a parameter, as its
- * parameters differ; a sweep over machines stays). */
+ * parameters differ; a sweep over machines or toggles stays). */
 export function withKind(choice: SimChoice, kind: string, opts: SimOptions): SimChoice {
-  const machines = choice.sweepParam === MACHINES;
-  return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: machines ? MACHINES : "", sweepValues: machines ? choice.sweepValues : "" };
+  const named = choice.sweepParam === MACHINES || choice.sweepParam === TOGGLES;
+  return { ...choice, kind, params: paramDefaults(opts, kind), sweepParam: named ? choice.sweepParam : "", sweepValues: named ? choice.sweepValues : "" };
 }
 
 /** Another sweep parameter: machines start with the form's machine ticked (when a preset), toggles

@@ -87,7 +87,7 @@ export function sweepSpec(
     got = parseSweepValues(text, p);
   }
   if ("error" in got) return got;
-  // as calibrate runs each point: only along a parameter, never machines (the form offers it there)
+  // as calibrate runs each point: only along a workload parameter, never over machines
   return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1, calibrated: calibrated && param !== MACHINES } };
 }
 
