@@ -228,13 +228,16 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   const options = (await (await request.get("/api/sim/options")).json()) as { sweep_toggles: string[] };
   expect(names.map((n) => n.trim())).toEqual(options.sweep_toggles);
   for (const t of await ticks.all()) await expect(t).toBeChecked(); // every toggle to start with
+  // and a combination the published tables have, typed
+  await form.getByLabel("sweep combinations").fill("fork_affine+wake_affine");
+  const values = [...options.sweep_toggles, "fork_affine+wake_affine"];
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const chart = sim.getByTestId("simulate-sweep");
   await expect(chart).toBeVisible({ timeout: 150_000 });
   const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
   const got = sweepJob?.sweep_result;
   if (!sweepJob || !got) throw new Error("no finished sweep job");
-  expect(got.rows.map((r) => r.x)).toEqual(options.sweep_toggles);
+  expect(got.rows.map((r) => r.x)).toEqual(values);
   expect(new Set(got.rows.map((r) => r.baseline)).size).toBe(1); // one baseline for all
   // one bar per toggle, each the job's change; a square where the pair is published
   const bars = await chart.getByTestId("toggle-bar").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), Number(e.getAttribute("data-pct"))]));
@@ -242,7 +245,9 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   const pub = await chart.getByTestId("toggle-published").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-pct"))));
   expect(pub).toEqual(got.rows.flatMap((r) => (r.published_pct === null ? [] : [r.published_pct])));
   expect(pub.length).toBeGreaterThan(0); // the Zen3 schbench tables publish the hints at 16 workers
-  await expect(chart.getByTestId("sweep-cli-command")).toHaveText(`bin/placemap sim scenario.json --baseline --sweep toggle=${options.sweep_toggles.join(",")}`);
+  await expect(chart.getByTestId("sweep-cli-command")).toHaveText(`bin/placemap sim scenario.json --baseline --sweep toggle=${values.join(",")}`);
+  // the combination's published cell at 16 workers (the combination table): the collapse
+  expect(got.rows.at(-1)?.published_pct).toBeLessThan(-1000);
   // a toggle picked in the table becomes the form's, instead of wake_affine
   await chart.getByTestId("sweep-table").getByRole("button", { name: "wake_hold" }).click();
   await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
@@ -266,8 +271,13 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   await form.getByLabel("sweep parameter").selectOption("none");
   await form.getByLabel("sweep parameter").selectOption("toggle");
   for (const t of (await ticks.all()).slice(1)) await t.uncheck();
+  await form.getByLabel("sweep combinations").fill("");
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
-  await expect(sim.getByTestId("sweep-error")).toHaveText(`sweep toggles: tick 2 to ${String(options.sweep_toggles.length)} toggles (1 ticked)`);
+  await expect(sim.getByTestId("sweep-error")).toHaveText(`sweep toggles: tick or type 2 to ${String(options.sweep_toggles.length + 3)} toggles (1 given)`);
+  // a combination the server does not take is refused naming it, and nothing runs
+  await form.getByLabel("sweep combinations").fill("fork_affine+fork_spread");
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-error")).toContainText("sweep.values: 'fork_affine+fork_spread': only one fork hint at a time");
 });
 
 test("a sweep as calibrate runs it: each point with the calibration's workload and run length", async ({ page, request }) => {

@@ -81,7 +81,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
-    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam, choice.sweepCombos);
     setSweepErr(sw !== null && "error" in sw ? sw.error : null);
     if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -173,7 +173,13 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
               <TickList label="sweep presets" names={opts.presets} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
             )}
             {choice.sweepParam === TOGGLES && (
-              <TickList label="sweep toggles" names={opts.sweep_toggles} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
+              <>
+                <TickList label="sweep toggles" names={opts.sweep_toggles} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
+                <label title="more toggles to run, separated by commas: hints and features joined by +, a feature turned off by NO_, an integer feature by name=value">
+                  combinations{" "}
+                  <input type="text" size={22} placeholder="fork_affine+wake_affine" value={choice.sweepCombos} aria-label="sweep combinations" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepCombos: v })); }} />
+                </label>
+              </>
             )}
             {choice.sweepParam !== "" && choice.sweepParam !== MACHINES && choice.sweepParam !== TOGGLES && (
               <label title="2 to 10 different whole numbers, separated by commas or spaces">

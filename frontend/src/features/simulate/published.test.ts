@@ -74,6 +74,7 @@ describe("published cells", () => {
       sweepParam: "",
       sweepValues: "",
       sweepCalibrated: false,
+      sweepCombos: "",
     };
     const got = withModelRun(choice, cell);
     expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });

@@ -190,6 +190,9 @@ describe("the sweep's parameter and the picked point", () => {
     expect(got.features).toEqual({ SIS_UTIL: true, SIS_SHORT: true });
     expect([got.sweepParam, got.sweepValues, got.sweepCalibrated]).toEqual(["topology", "zen3-2s-nps1,icx-2s", false]);
     expect(simScenario(got, opts)).toEqual({ ...scenario, workload: { kind: "schbench", workers: 32 } });
+    // a toggle sweep's combinations go back in their field, its listed toggles ticked
+    const t = choiceOfSweep(base, scenario, { param: "toggle", values: ["wake_hold", "fork_affine+wake_affine", "NO_SIS_UTIL"], seeds: 1, calibrated: false }, opts);
+    expect([t.sweepValues, t.sweepCombos]).toEqual(["wake_hold,NO_SIS_UTIL", "fork_affine+wake_affine"]);
     // an inline host topology keeps the form's machine
     const calibrated = choiceOfSweep(base, { ...scenario, topology: { cpus: [] } }, { param: "workers", values: [4, 8], seeds: 1, calibrated: true }, opts);
     expect([calibrated.topology, calibrated.sweepCalibrated]).toEqual([base.topology, true]);

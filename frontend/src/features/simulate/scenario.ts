@@ -26,6 +26,8 @@ export interface SimChoice extends Toggles {
   sweepValues: string;
   /** run each point of a sweep along the tables' parameter as placemap calibrate runs its cell */
   sweepCalibrated: boolean;
+  /** a toggle sweep's combinations as typed (`fork_affine+wake_affine, STEAL+steal_node_limit=8`) */
+  sweepCombos: string;
 }
 
 /** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
@@ -42,7 +44,7 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "", sweepCalibrated: false };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "", sweepCalibrated: false, sweepCombos: "" };
 }
 
 /** Another workload, with its own parameters' defaults (and no sweep of a parameter, as its
@@ -93,7 +95,11 @@ export function pickSwept(choice: SimChoice, param: string, x: number | string, 
  * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
  * parameter or feature this server does not know). */
 export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean }, opts: SimOptions): SimChoice {
-  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: sweep.values.join(","), sweepCalibrated: sweep.calibrated };
+  const values = sweep.values.map(String);
+  // a toggle sweep's values: the toggles the form lists are ticked, the others typed as combinations
+  const listed = sweep.param === TOGGLES ? values.filter((v) => opts.sweep_toggles.includes(v)) : values;
+  const combos = sweep.param === TOGGLES ? values.filter((v) => !opts.sweep_toggles.includes(v)) : [];
+  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: listed.join(","), sweepCalibrated: sweep.calibrated, sweepCombos: combos.join(", ") };
   if (typeof scenario.topology === "string" && opts.presets.includes(scenario.topology)) {
     out.topology = scenario.topology;
     out.topologyBody = null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, TOGGLES } from "./sweepView";
+import { MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
 const SCHBENCH: WorkloadParam[] = [
@@ -148,7 +148,12 @@ describe("a sweep over machines", () => {
     expect(sweepSpec(TOGGLES, "NO_SIS_UTIL,fork_affine", [], false, 3, presets, toggles)).toEqual({
       spec: { param: "toggle", values: ["fork_affine", "NO_SIS_UTIL"], baseline: true, seeds: 3, calibrated: false },
     });
-    expect(sweepSpec(TOGGLES, "wake_hold", [], false, 1, presets, toggles)).toEqual({ error: "sweep toggles: tick 2 to 3 toggles (1 ticked)" });
+    expect(sweepSpec(TOGGLES, "wake_hold", [], false, 1, presets, toggles)).toEqual({ error: "sweep toggles: tick or type 2 to 6 toggles (1 given)" });
+    // combinations typed beside the ticked toggles, each once, after them
+    expect(sweepSpec(TOGGLES, "wake_hold", [], false, 1, presets, toggles, false, " fork_affine+wake_affine, wake_hold,STEAL+steal_node_limit=8,")).toEqual({
+      spec: { param: "toggle", values: ["wake_hold", "fork_affine+wake_affine", "STEAL+steal_node_limit=8"], baseline: true, seeds: 1, calibrated: false },
+    });
+    expect(toggleValues("", "a,b,c,d,e,f,g", toggles)).toEqual({ error: "sweep toggles: tick or type 2 to 6 toggles (7 given)" });
   });
 
   it("reads where the change helps and hurts, not a turn, as placemap sim --sweep topology= prints it", () => {

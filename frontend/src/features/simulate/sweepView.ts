@@ -19,14 +19,35 @@ export const MACHINES = "topology";
 export const TOGGLES = "toggle";
 
 /** The ticked names (machines or toggles), as the form keeps them (joined by commas), in the
- * order of `names`: 2 to `most` of them, or what is wrong with them. */
-export function parseTicked(text: string, names: string[], what: string, most: number): { values: string[] } | { error: string } {
+ * order of `names`: `least` (2) to `most` of them, or what is wrong with them. */
+export function parseTicked(text: string, names: string[], what: string, most: number, least = 2): { values: string[] } | { error: string } {
   const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
   const unknown = [...ticked].find((s) => !names.includes(s));
   if (unknown !== undefined) return { error: `sweep ${what}: "${unknown}" is not one of them` };
   const values = names.filter((p) => ticked.has(p));
-  if (values.length < 2 || values.length > most) {
+  if (values.length < least || values.length > most) {
     return { error: `sweep ${what}: tick 2 to ${String(most)} ${what} (${String(values.length)} ticked)` };
+  }
+  return { values };
+}
+
+/** The most toggles one sweep runs (the server's bound: placemap.sim_toggle.MAX_TOGGLES): every
+ * toggle on its own and three combinations. */
+export function maxToggles(toggles: string[]): number {
+  return toggles.length + 3;
+}
+
+/** A toggle sweep's values: the ticked toggles, then the combinations typed (`fork_affine+wake_affine,
+ * STEAL+steal_node_limit=8`, separated by commas; the server checks each and names a bad one), 2
+ * to maxToggles in all, each once. */
+export function toggleValues(ticked: string, combos: string, toggles: string[]): { values: string[] } | { error: string } {
+  const got = parseTicked(ticked, toggles, "toggles", toggles.length, 0);
+  if ("error" in got) return got;
+  const typed = combos.split(",").map((c) => c.trim()).filter((c) => c !== "" && !got.values.includes(c));
+  const values = [...got.values, ...new Set(typed)];
+  const most = maxToggles(toggles);
+  if (values.length < 2 || values.length > most) {
+    return { error: `sweep toggles: tick or type 2 to ${String(most)} toggles (${String(values.length)} given)` };
   }
   return { values };
 }
@@ -72,6 +93,7 @@ export function sweepSpec(
   presets: string[] = [],
   toggles: string[] = [],
   calibrated = false,
+  combos = "",
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
   let got: { values: (number | string)[] } | { error: string };
@@ -79,7 +101,7 @@ export function sweepSpec(
     got = parseTicked(text, presets, "machines", MAX_SWEEP_POINTS);
   } else if (param === TOGGLES) {
     // a toggle's effect is against the baseline: a toggle sweep always runs it
-    got = parseTicked(text, toggles, "toggles", toggles.length);
+    got = toggleValues(text, combos, toggles);
     if ("values" in got) return { spec: { param, values: got.values, baseline: true, seeds, calibrated: false } };
   } else {
     const p = sweepParams(params).find((x) => x.name === param);
