@@ -195,6 +195,11 @@ class Store:
             "result": json.loads(row[3]),
         }
 
+    def delete_sweep(self, sid: str) -> bool:
+        """Forget a stored sweep (its link then finds nothing); whether there was one."""
+        with self._tx() as c:
+            return c.execute("DELETE FROM sweeps WHERE id = ?", (sid,)).rowcount > 0
+
     def list_sweeps(self, limit: int) -> list[dict[str, Any]]:
         """The newest stored sweeps first, at most `limit`: {id, created_at, scenario, sweep, result}."""
         rows = (

@@ -179,6 +179,12 @@ def test_a_machine_sweep_job_runs_the_scenario_on_each_preset_in_order(client: h
     stamps = [s["created_at"] for s in listed]
     assert stamps == sorted(stamps, reverse=True)
     assert client.get("/api/sim/sweeps", params={"limit": 0}).status_code == 422
+    # forgotten on request: its link then finds nothing, and the list no longer has it
+    assert client.delete(f"/api/sim/sweeps/{job['sweep_id']}").status_code == 204
+    assert client.get(f"/api/sim/sweeps/{job['sweep_id']}").status_code == 404
+    assert job["sweep_id"] not in [s["id"] for s in client.get("/api/sim/sweeps").json()["sweeps"]]
+    r = client.delete(f"/api/sim/sweeps/{job['sweep_id']}")
+    assert r.status_code == 404 and r.json()["detail"]["code"] == "sweep_not_found"
 
 
 def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.Client) -> None:

@@ -487,7 +487,11 @@ export interface paths {
         get: operations["get_sweep_api_sim_sweeps__sweep_id__get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Sweep
+         * @description Forget a stored sweep: its link then opens nothing. 404 when there is none.
+         */
+        delete: operations["delete_sweep_api_sim_sweeps__sweep_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3538,6 +3542,53 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SavedSweep"];
                 };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_sweep_api_sim_sweeps__sweep_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Unknown id */
             404: {

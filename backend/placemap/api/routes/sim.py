@@ -8,7 +8,7 @@ import csv
 from dataclasses import asdict, fields
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from placemap.api.deps import SettingsDep, StoreDep
@@ -438,3 +438,11 @@ def get_sweep(store: StoreDep, sweep_id: str) -> SavedSweep:
     if got is None:
         raise not_found("sweep", sweep_id)
     return SavedSweep.model_validate(got)
+
+
+@router.delete("/sweeps/{sweep_id}", status_code=204, response_class=Response)
+def delete_sweep(store: StoreDep, sweep_id: str) -> Response:
+    """Forget a stored sweep: its link then opens nothing. 404 when there is none."""
+    if not store.delete_sweep(sweep_id):
+        raise not_found("sweep", sweep_id)
+    return Response(status_code=204)
