@@ -267,6 +267,14 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   await expect(stored).toBeVisible({ timeout: 30_000 });
   await expect(stored.getByTestId("sweep-point")).toHaveCount(2);
   await expect(sim.getByTestId("toggle-bars")).toHaveCount(0); // the feature table gave way to it
+  // deleted, after a confirmation: it leaves the list, the panel and the URL, and its link finds nothing
+  const item = list.locator(`li[data-id="${beforeId}"]`);
+  await item.getByRole("button", { name: "delete" }).click();
+  await item.getByRole("group", { name: "confirm deleting this sweep" }).getByRole("button", { name: "Delete" }).click();
+  await expect(item).toHaveCount(0);
+  await expect(sim.getByTestId("sweep-stored")).toHaveCount(0);
+  await expect(page).not.toHaveURL(new RegExp(`sweep=${beforeId}`));
+  expect((await request.get(`/api/sim/sweeps/${beforeId}`)).status()).toBe(404);
   // one toggle is no sweep
   await form.getByLabel("sweep parameter").selectOption("none");
   await form.getByLabel("sweep parameter").selectOption("toggle");

@@ -120,6 +120,11 @@ export const api = {
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as SimPublished;
   },
+  /** DELETE a stored sweep (its link then opens nothing); one already gone is no error */
+  async deleteSweep(id: string): Promise<void> {
+    const res = await fetch(`${BASE}/sim/sweeps/${enc(id)}`, { method: "DELETE" });
+    if (!res.ok && res.status !== 404) throw await errorFrom(res);
+  },
   async deleteRecording(id: string): Promise<void> {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);

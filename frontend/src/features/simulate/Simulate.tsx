@@ -286,7 +286,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
         </div>
       )}
       {stored.err && <div className="error small" data-testid="sweep-error">{stored.err}</div>}
-      {open && <StoredSweeps refresh={doneSweepId} current={sweepId} onOpen={(id) => { onSweep?.(id); }} />}
+      {open && <StoredSweeps refresh={doneSweepId} current={sweepId} onOpen={(id) => { onSweep?.(id); }} onDeleted={(id) => { if (id === sweepId) onSweep?.(null); }} />}
       {sweepJob?.status === "failed" && <div className="error small" data-testid="sweep-error">sweep: {sweepJob.error?.message ?? "the job failed"}</div>}
       {(sweepErr ?? sweep.err) && <div className="error small" data-testid="sweep-error">{sweepErr ?? sweep.err}</div>}
       {job?.status === "failed" && <div className="error small" data-testid="simulate-error">{job.error?.message ?? "the job failed"}</div>}

@@ -1,7 +1,8 @@
 /**
  * The sweeps stored here, newest first (GET /api/sim/sweeps), under the Simulate form: each named by
  * what it ran (workload, machine, hints and features) and along what, opening its result in the
- * panel (as its link ?sweep=ID does). Read when the panel opens and again after each sweep ends.
+ * panel (as its link ?sweep=ID does), and each can be deleted (after a confirmation; its link then
+ * opens nothing). Read when the panel opens, after each sweep ends and after a delete.
  */
 import { useEffect, useState } from "react";
 import { api } from "../../client/http";
@@ -17,9 +18,21 @@ function label(s: SweepSummary): string {
   return `${s.workload} on ${s.topology}${changes.length ? `, ${changes.join("+")}` : ""}: ${along} ${s.values.join(", ")}${s.calibrated ? " (as calibrate runs it)" : ""}`;
 }
 
-export function StoredSweeps({ refresh, current, onOpen }: { refresh: string | null; current: string | null; onOpen: (id: string) => void }) {
+export function StoredSweeps({ refresh, current, onOpen, onDeleted }: { refresh: string | null; current: string | null; onOpen: (id: string) => void; onDeleted: (id: string) => void }) {
   const [list, setList] = useState<SweepSummary[] | null>(null);
   const [err, setErr] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [gone, setGone] = useState(0); // deletes so far: each reads the list again
+  const remove = (id: string) => {
+    api.deleteSweep(id).then(
+      () => {
+        setConfirming(null);
+        setGone((n) => n + 1);
+        onDeleted(id);
+      },
+      (e: unknown) => { setErr(`delete failed: ${errorText(e)}`); },
+    );
+  };
   useEffect(() => {
     const ctl = new AbortController();
     api.sweeps(SHOWN, ctl.signal).then(
@@ -27,7 +40,7 @@ export function StoredSweeps({ refresh, current, onOpen }: { refresh: string | n
       (e: unknown) => { if (!ctl.signal.aborted) setErr(errorText(e)); },
     );
     return () => { ctl.abort(); };
-  }, [refresh]);
+  }, [refresh, gone]);
   if (err) return <div className="error small" data-testid="stored-sweeps-error">stored sweeps: {err}</div>;
   if (!list || list.length === 0) return null;
   return (
@@ -43,6 +56,15 @@ export function StoredSweeps({ refresh, current, onOpen }: { refresh: string | n
               <a href={`?${new URLSearchParams({ sweep: s.id }).toString()}`} onClick={(e) => { e.preventDefault(); onOpen(s.id); }}>
                 {label(s)}
               </a>
+            )}{" "}
+            {confirming === s.id ? (
+              <span role="group" aria-label="confirm deleting this sweep">
+                delete it (its link will open nothing)?{" "}
+                <button type="button" className="btn danger" onClick={() => { remove(s.id); }}>Delete</button>{" "}
+                <button type="button" className="btn" onClick={() => { setConfirming(null); }}>Cancel</button>
+              </span>
+            ) : (
+              <button type="button" className="linkish" title="delete this stored sweep" onClick={() => { setConfirming(s.id); }}>delete</button>
             )}
           </li>
         ))}
