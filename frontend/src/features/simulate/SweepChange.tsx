@@ -7,14 +7,13 @@
 import { scalePoint, scaleSymlog } from "d3-scale";
 import { line } from "d3-shape";
 import type { SimSweepResult } from "../../client/types";
-import { pctText } from "./sweepView";
+import { pctText, SIGNIFICANT_PCT } from "./sweepView";
 import { XLabels } from "./XLabels";
 
 const W = 260;
 const H = 120;
 const M = { left: 44, right: 8, top: 8, bottom: 22 };
 const SLANT = 26; // machine names slanted below the plot (SweepChart's XLabels)
-const SIGNIFICANT = 5; // percent: the calibration's threshold (placemap.sim.calibration)
 
 interface Pt {
   x: number | string;
@@ -49,7 +48,7 @@ export function SweepChange({ r }: { r: SimSweepResult }) {
   const ticks = symlogTicks(lo, hi);
   return (
     <svg className="sweep-chart" viewBox={`0 0 ${String(W)} ${String(h)}`} width="100%" role="img" aria-label={`the change against the baseline at each ${r.param}, the model's and the published one, percent better on a symmetric log scale`} data-testid="sweep-change">
-      <rect className="sweep-same" x={M.left} width={W - M.left - M.right} y={y(SIGNIFICANT)} height={Math.max(1, y(-SIGNIFICANT) - y(SIGNIFICANT))} />
+      <rect className="sweep-same" x={M.left} width={W - M.left - M.right} y={y(SIGNIFICANT_PCT)} height={Math.max(1, y(-SIGNIFICANT_PCT) - y(SIGNIFICANT_PCT))} />
       <g className="sweep-axis">
         {ticks.map((v) => (
           <g key={v}>

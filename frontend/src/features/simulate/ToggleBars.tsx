@@ -8,12 +8,11 @@
 import { scaleSymlog } from "d3-scale";
 import type { SimSweepResult } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { pctText } from "./sweepView";
+import { pctText, SIGNIFICANT_PCT } from "./sweepView";
 
 const W = 300;
 const ROW = 14;
 const M = { left: 112, right: 10, top: 6, bottom: 18 };
-const SIGNIFICANT = 5; // percent: the calibration's threshold (placemap.sim.calibration)
 
 export function ToggleBars({ r }: { r: SimSweepResult }) {
   const all = r.rows.flatMap((row) => [row.change_pct, row.published_pct]).filter((v): v is number => v !== null);
@@ -25,7 +24,7 @@ export function ToggleBars({ r }: { r: SimSweepResult }) {
   const ticks = symlogTicks(lo, hi);
   return (
     <svg className="sweep-chart toggle-bars" viewBox={`0 0 ${String(W)} ${String(h)}`} width="100%" role="img" aria-label={`the change against the baseline with each toggle, percent better (${r.metric.name}, ${r.metric.better} is better), the model's and the published one`} data-testid="toggle-bars">
-      <rect className="sweep-same" x={x(-SIGNIFICANT)} width={Math.max(1, x(SIGNIFICANT) - x(-SIGNIFICANT))} y={M.top} height={ROW * r.rows.length} />
+      <rect className="sweep-same" x={x(-SIGNIFICANT_PCT)} width={Math.max(1, x(SIGNIFICANT_PCT) - x(-SIGNIFICANT_PCT))} y={M.top} height={ROW * r.rows.length} />
       <g className="sweep-axis">
         {ticks.map((v) => (
           <g key={v}>

@@ -7,6 +7,9 @@
  */
 import type { SimSweepOnset, SimSweepResult, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
 
+/** Percent: a change within it counts as none (the calibration's threshold, placemap.sim.calibration). */
+export const SIGNIFICANT_PCT = 5;
+
 /** The most values one sweep runs (the server's bound: placemap.sim_sweep.MAX_POINTS). */
 export const MAX_SWEEP_POINTS = 10;
 
