@@ -31,7 +31,7 @@ def sweep_main(
     as_json: bool,
     csv_path: Path,
     save_to: Path | None = None,
-    dashboard: str = "http://127.0.0.1:8000",
+    dashboard: str,
 ) -> int:
     """Validate, run and print a sweep, storing its result in the store at `save_to` when given
     (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad."""

@@ -40,6 +40,13 @@ SCHBENCH: dict[str, Any] = {
 WORKERS = [4, 8, 16, 32]
 
 
+def scenario_file(tmp_path: Path, scenario: dict[str, Any]) -> Path:
+    """The scenario as the file `placemap sim` reads."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(scenario))
+    return f
+
+
 def refused(spec: Any, scenario: dict[str, Any] = SCHBENCH) -> ScenarioError:
     with pytest.raises(ScenarioError) as info:
         parse_sweep(scenario, spec)
@@ -232,8 +239,7 @@ def test_a_sweep_without_tables_still_reports_its_runs(direct: list[dict[str, An
 def test_the_command_line_sweep_prints_the_runs_and_the_turns(
     direct: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = tmp_path / "s.json"
-    f.write_text(json.dumps(SCHBENCH))
+    f = scenario_file(tmp_path, SCHBENCH)
     assert main(["sim", str(f), "--sweep", "workers=4,8,16,32", "--baseline", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [(r["value"], r["baseline"]) for r in out["rows"]] == [
@@ -266,8 +272,7 @@ def test_the_command_line_sweep_prints_the_runs_and_the_turns(
 def test_a_bad_command_line_sweep_is_refused_before_it_runs(
     argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = tmp_path / "s.json"
-    f.write_text(json.dumps(SCHBENCH))
+    f = scenario_file(tmp_path, SCHBENCH)
     assert main(["sim", str(f), *argv]) == 2
     out = capsys.readouterr()
     assert out.out == "" and needle in out.err
@@ -331,8 +336,7 @@ def test_a_machine_sweep_reads_where_the_hint_helps_and_hurts_beside_the_tables(
 def test_the_command_line_machine_sweep_prints_the_ways(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = tmp_path / "s.json"
-    f.write_text(json.dumps(TBENCH))
+    f = scenario_file(tmp_path, TBENCH)
     assert main(["sim", str(f), "--sweep", "topology=zen3-2s-nps1,icx-2s", "--baseline"]) == 0
     text = capsys.readouterr().out
     assert "the change, beyond 5%: worse on zen3-2s-nps1; same on icx-2s" in text
@@ -415,8 +419,7 @@ def test_a_toggle_sweep_reads_each_features_published_effect() -> None:
 def test_the_command_line_toggle_sweep_compares_without_being_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = tmp_path / "s.json"
-    f.write_text(json.dumps(SCHBENCH))
+    f = scenario_file(tmp_path, SCHBENCH)
     assert main(["sim", str(f), "--sweep", "toggle=wake_hold,NO_SIS_UTIL", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     tip = run_scenario({k: v for k, v in SCHBENCH.items() if k != "hints"}, wall_clock=False)
@@ -431,8 +434,7 @@ def test_the_command_line_toggle_sweep_compares_without_being_asked(
 def test_a_saved_command_line_sweep_is_stored_with_its_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = tmp_path / "s.json"
-    f.write_text(json.dumps(TBENCH))
+    f = scenario_file(tmp_path, TBENCH)
     db = tmp_path / "p.db"
     argv = ["sim", str(f), "--sweep", "topology=zen3-2s-nps1,icx-2s", "--baseline", "--save", "--db", str(db)]
     assert main([*argv, "--json"]) == 0

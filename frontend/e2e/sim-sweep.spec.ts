@@ -35,6 +35,15 @@ async function openSchbench(page: Page): Promise<{ sim: Locator; form: Locator }
   return { sim, form };
 }
 
+/** The Simulate form, opened, on tbench with fork_affine on zen3-2s-nps1. */
+async function openTbenchForkAffine(page: Page): Promise<{ sim: Locator; form: Locator }> {
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workload").selectOption("tbench");
+  await form.getByRole("radio", { name: "fork_affine" }).check();
+  return { sim, form };
+}
+
 test("a sweep: the metric at each value, where the change turns and where the published one does", async ({ page, request }) => {
   test.setTimeout(240_000);
   const { sim, form } = await openSchbench(page);
@@ -133,12 +142,9 @@ test("a sweep without hints or feature changes: the curve alone, nothing to comp
 
 test("a sweep over machines: where the hint helps and hurts, beside the published tables", async ({ page, request }) => {
   test.setTimeout(180_000);
-  const { sim, form } = await openSimulate(page);
-  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
-  await form.getByLabel("workload").selectOption("tbench");
+  const { sim, form } = await openTbenchForkAffine(page);
   await form.getByLabel("clients").fill("32");
   await form.getByLabel("simulated ms").fill("150");
-  await form.getByRole("radio", { name: "fork_affine" }).check();
   await form.getByLabel("sweep parameter").selectOption("topology");
   const presets = form.getByRole("group", { name: "sweep presets" });
   // the form's own machine starts ticked; one machine is no sweep, and nothing is submitted
@@ -270,6 +276,7 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   // deleted, after a confirmation: it leaves the list, the panel and the URL, and its link finds nothing
   const item = list.locator(`li[data-id="${beforeId}"]`);
   await item.getByRole("button", { name: "delete" }).click();
+  await list.screenshot({ path: join(ARTIFACTS, "stored-sweeps-delete.png") });
   await item.getByRole("group", { name: "confirm deleting this sweep" }).getByRole("button", { name: "Delete" }).click();
   await expect(item).toHaveCount(0);
   await expect(sim.getByTestId("sweep-stored")).toHaveCount(0);
@@ -290,16 +297,14 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
 
 test("a sweep as calibrate runs it: each point with the calibration's workload and run length", async ({ page, request }) => {
   test.setTimeout(120_000);
-  const { sim, form } = await openSimulate(page);
-  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
-  await form.getByLabel("workload").selectOption("tbench");
-  await form.getByRole("radio", { name: "fork_affine" }).check();
+  const { sim, form } = await openTbenchForkAffine(page);
   // offered only along the parameter the tables vary
   await form.getByLabel("sweep parameter").selectOption("warmup_ms");
   await expect(form.getByLabel("as calibrate runs it")).toHaveCount(0);
   await form.getByLabel("sweep parameter").selectOption("clients");
   await form.getByLabel("sweep values").fill("4,256");
   await form.getByLabel("as calibrate runs it").check();
+  await form.getByRole("group", { name: "sweep" }).screenshot({ path: join(ARTIFACTS, "sweep-calibrated-form.png") });
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const chart = sim.getByTestId("simulate-sweep");
   await expect(chart).toBeVisible({ timeout: 90_000 });
