@@ -65,9 +65,10 @@ def _sim(args: argparse.Namespace) -> int:
         return 2
     # the store: to save the run, or to read the recording a trace workload replays
     settings = Settings.from_env(db_path=args.db)
-    if args.calibrated and args.sweep is None:
-        print("placemap sim: --calibrated is for --sweep", file=sys.stderr)
-        return 2
+    for flag, given in (("--calibrated", args.calibrated), ("--across", args.across is not None)):
+        if given and args.sweep is None:
+            print(f"placemap sim: {flag} is for --sweep", file=sys.stderr)
+            return 2
     if args.sweep is not None:
         if args.decisions:
             print("placemap sim: --sweep does not take --decisions", file=sys.stderr)
@@ -78,6 +79,7 @@ def _sim(args: argparse.Namespace) -> int:
             baseline=args.baseline,
             seeds=args.seeds,
             calibrated=args.calibrated,
+            across=args.across,
             as_json=args.json,
             csv_path=settings.calibration_csv,
             save_to=settings.db_path if args.save else None,
@@ -615,6 +617,13 @@ def register(sub: Any) -> None:
         "workers, tbench clients, stream threads): run each point as placemap calibrate runs the "
         "published cell at that value, with the calibration's workload parameters and run length "
         "(tbench's grows with its clients)",
+    )
+    sim.add_argument(
+        "--across",
+        metavar="PRESET,PRESET,...",
+        help="with --sweep over a parameter or toggles: run the whole sweep on each of these machines "
+        "(2 to 10 presets, in the order given) and print, beside each machine's sweep, the change at every "
+        "value on every machine as one table (toggle=all --across: the feature table across machines)",
     )
     sim.add_argument(
         "--decisions",

@@ -7,8 +7,11 @@ published tables answer ("wake_affine helps schbench while its workers fit an LL
 beyond it"). Where a point's pair is a published cell (sim_published), the published effect sits
 beside the model's, and the published turns beside the model's. Machines and toggles are not
 ordered: a sweep over them reads no turn or onset, only where the change helps and where it hurts.
+A sweep over a parameter or toggles can also run `across` several machines: the whole sweep on each,
+each machine's result a panel of its own (the feature table across machines; a turning point as it
+moves with the LLC's size).
 
-Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`), the
+Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`, ...), the
 scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
 command line's worker pool (sim.runner.run_many) or a simulation job's worker (sim_jobs), which give
 the same results since every run is seeded and deterministic.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -36,6 +39,10 @@ MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
 MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
 TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature changes
+# the most runs one sweep makes: points x seeds x its pair, on each machine it runs across. A sweep
+# on one machine stays under it (16 toggles, each pair on 8 seeds: 256); across eight machines,
+# every toggle on its own (208) or ten values beside their baselines on two seeds (320) fit
+MAX_RUNS = 400
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,9 @@ class Sweep:
     # workload parameters and run length (calibration.scenario_for), the scenario's machine,
     # hints, features and seed
     calibrated: bool = False
+    # the same sweep on each of these presets, in the order given (a feature table across machines;
+    # a turning point as it moves with the LLC's size): each machine's result is a panel of its own
+    across: tuple[str, ...] = ()
 
     @property
     def ordered(self) -> bool:
@@ -64,12 +74,12 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     scenario's workload; `param` defaults to the parameter the published tables vary. A
     ScenarioError names the field at fault."""
     if not isinstance(spec, Mapping):
-        raise ScenarioError("sweep", "expected an object {param, values, baseline, seeds, calibrated}")
+        raise ScenarioError(
+            "sweep", "expected an object {param, values, baseline, seeds, calibrated, across}"
+        )
     for k in spec:
-        if k not in ("param", "values", "baseline", "seeds", "calibrated"):
-            raise ScenarioError(
-                f"sweep.{k}", "unknown sweep field; known: param, values, baseline, seeds, calibrated"
-            )
+        if k not in FIELDS:
+            raise ScenarioError(f"sweep.{k}", f"unknown sweep field; known: {', '.join(FIELDS)}")
     workload = scenario.get("workload")
     kind = workload.get("kind") if isinstance(workload, Mapping) else None
     if not isinstance(kind, str) or kind not in CATALOG:
@@ -116,12 +126,33 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
             f"calibrate runs {', '.join(BENCHMARKS)} along the parameter the tables vary "
             f"({', '.join(f'{k} {X_PARAM[k]}' for k in BENCHMARKS)}); this sweep is {kind} {param}",
         )
-    return Sweep(param=param, values=values, baseline=baseline, seeds=seeds, calibrated=calibrated)
+    across: tuple[str, ...] = ()
+    if spec.get("across") is not None:
+        if param == MACHINES:
+            raise ScenarioError(
+                "sweep.across",
+                "a sweep over machines already runs on each; across is for a parameter or toggles",
+            )
+        across = _machines(spec["across"], "sweep.across")
+    runs = len(across or (None,)) * len(values) * seeds * (2 if baseline else 1)
+    if runs > MAX_RUNS:
+        raise ScenarioError(
+            "sweep.across" if across else "sweep.values",
+            f"this sweep would make {runs} runs ({len(values)} values x {seeds} seeds"
+            f"{' x its pair' if baseline else ''}{f' x {len(across)} machines' if across else ''}); "
+            f"at most {MAX_RUNS}: fewer machines, values or seeds",
+        )
+    return Sweep(
+        param=param, values=values, baseline=baseline, seeds=seeds, calibrated=calibrated, across=across
+    )
 
 
-def _count(n: int) -> None:
+FIELDS = ("param", "values", "baseline", "seeds", "calibrated", "across")
+
+
+def _count(n: int, field: str = "sweep.values") -> None:
     if not 2 <= n <= MAX_POINTS:
-        raise ScenarioError("sweep.values", f"expected 2 to {MAX_POINTS} different values, got {n}")
+        raise ScenarioError(field, f"expected 2 to {MAX_POINTS} different values, got {n}")
 
 
 def _ints(kind: str, p: IntParam, values: Any) -> tuple[int, ...]:
@@ -153,26 +184,33 @@ def _toggles(values: Any) -> tuple[str, ...]:
     return names
 
 
-def _machines(values: Any) -> tuple[str, ...]:
+def _machines(values: Any, field: str = "sweep.values") -> tuple[str, ...]:
     """Presets, in the order given (each once): the machines to compare."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ScenarioError("sweep.values", f"expected a list of preset names, got {values!r}")
-    names = tuple(dict.fromkeys(values))
-    _count(len(names))
+        raise ScenarioError(field, f"expected a list of preset names, got {values!r}")
+    names = tuple(dict.fromkeys(v.strip() for v in values))
+    _count(len(names), field)
     unknown = [v for v in names if v not in PRESETS]
     if unknown:
-        raise ScenarioError(
-            "sweep.values", f"unknown preset {unknown[0]!r}; known: {', '.join(sorted(PRESETS))}"
-        )
+        raise ScenarioError(field, f"unknown preset {unknown[0]!r}; known: {', '.join(sorted(PRESETS))}")
     return names
 
 
 def parse_arg(
-    scenario: Mapping[str, Any], text: str, baseline: bool, seeds: int = 1, calibrated: bool = False
+    scenario: Mapping[str, Any],
+    text: str,
+    baseline: bool,
+    seeds: int = 1,
+    *,
+    calibrated: bool = False,
+    across: str | None = None,
 ) -> Sweep:
-    """The command line's `--sweep [PARAM=]V1,V2,...` (`topology=zen3-2s-nps1,zen3-2s-nps4`)."""
+    """The command line's `--sweep [PARAM=]V1,V2,...` (`topology=zen3-2s-nps1,zen3-2s-nps4`), with
+    `--across PRESET,PRESET,...` on each of those machines."""
     param, sep, rest = text.partition("=")
     spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds, "calibrated": calibrated}
+    if across is not None:
+        spec["across"] = [v.strip() for v in across.split(",") if v.strip()]
     if sep:
         spec["param"] = param.strip()
     else:
@@ -202,9 +240,21 @@ def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, 
     return {**scenario, "workload": {**scenario["workload"], sweep.param: x}}
 
 
+def machines(scenario: Mapping[str, Any], sweep: Sweep) -> list[tuple[str, dict[str, Any]]]:
+    """A sweep across machines: each preset and the scenario on it, in the order given."""
+    return [(m, {**scenario, "topology": m}) for m in sweep.across]
+
+
+def one_machine(sweep: Sweep) -> Sweep:
+    """The sweep each machine of a sweep across machines runs."""
+    return replace(sweep, across=())
+
+
 def scenarios(scenario: Mapping[str, Any], sweep: Sweep) -> list[dict[str, Any]]:
     """Every run of the sweep in order: for each x, on each seed, its scenario, then its baseline's
-    when asked."""
+    when asked; across machines, all of that on each machine in turn."""
+    if sweep.across:
+        return [sc for _, on in machines(scenario, sweep) for sc in scenarios(on, one_machine(sweep))]
     out: list[dict[str, Any]] = []
     for x in sweep.values:
         at = point(scenario, sweep, x)
@@ -321,7 +371,10 @@ def summarize(
     baseline's on the first seed, the change (with several seeds their median, each seed's, and how
     they spread: sim_pair.seed_summary), the published cells of the pair, the model's turns (each
     saying whether a seed decides one of its ends) and the published ones (each x read by its
-    cells' median), and where each first passes 5%."""
+    cells' median), and where each first passes 5%. Across machines, each machine's result is a
+    panel of its own (`panels`, each naming its `topology`), and the sweep's own rows are empty."""
+    if sweep.across:
+        return _summarize_across(scenario, sweep, results, csv_path)
     pair = 2 if sweep.baseline else 1
     step = pair * sweep.seeds
     if len(results) != step * len(sweep.values):
@@ -397,6 +450,47 @@ def summarize(
         "published_error": published_error,
         # each distinct run once (a toggle sweep's shared baseline ran once)
         "events": sum(int(results[at.index(i)]["sim"]["events"]) for i in set(at)),
+        "topology": None,
+        "across": [],
+        "panels": [],
+    }
+
+
+# what every machine's panel of a sweep across machines has in common, the sweep's own
+SHARED = ("param", "values", "ordered", "calibrated", "baseline", "seeds", "metric")
+
+
+def _summarize_across(
+    scenario: Mapping[str, Any], sweep: Sweep, results: Sequence[Mapping[str, Any]], csv_path: Path | None
+) -> dict[str, Any]:
+    """A sweep across machines: each machine's runs (consecutive, in `scenarios` order) summarized as
+    a sweep of its own, that machine's panel."""
+    one = one_machine(sweep)
+    n = len(scenarios(scenario, one))  # the same on every machine
+    if len(results) != n * len(sweep.across):
+        raise ValueError(f"{len(results)} results for {len(sweep.across)} machines of {n} runs")
+    panels = [
+        {**summarize(on, one, results[n * i : n * (i + 1)], csv_path), "topology": m}
+        for i, (m, on) in enumerate(machines(scenario, sweep))
+    ]
+    return {
+        **{
+            k: panels[0][k]
+            for k in ("param", "values", "ordered", "calibrated", "baseline", "seeds", "metric")
+        },
+        "rows": [],
+        "turns": [],
+        "published_turns": [],
+        "onset": None,
+        "published_onset": None,
+        "ways": ways([]),
+        "published_ways": ways([]),
+        "published_error": next((p["published_error"] for p in panels if p["published_error"]), None),
+        # machines share no run
+        "events": sum(int(p["events"]) for p in panels),
+        "topology": None,
+        "across": list(sweep.across),
+        "panels": panels,
     }
 
 

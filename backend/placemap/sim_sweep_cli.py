@@ -3,8 +3,9 @@ parameter, on each machine (`topology=PRESET,...`) or with each toggle (`toggle=
 (with `--baseline`, or always for toggles, each beside its baseline), run in worker processes, each
 distinct run once, printed as a table with the change at each x, the published effect where the pair
 is a published cell, and where the change turns (sim_sweep), or for machines and toggles where it
-helps and where it hurts; with `--save` the result stored and its link printed. Thin: sim_cli
-dispatches here; sim_sweep owns the sweep."""
+helps and where it hurts; with `--across PRESET,...` all of that on each machine, then the change at
+every value on every machine as one table (a feature table across machines); with `--save` the
+result stored and its link printed. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def sweep_main(
     baseline: bool,
     seeds: int = 1,
     calibrated: bool = False,
+    across: str | None = None,
     as_json: bool,
     csv_path: Path,
     save_to: Path | None = None,
@@ -36,7 +38,7 @@ def sweep_main(
     """Validate, run and print a sweep, storing its result in the store at `save_to` when given
     (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad."""
     try:
-        sweep = parse_arg(scenario, text, baseline, seeds, calibrated)
+        sweep = parse_arg(scenario, text, baseline, seeds, calibrated=calibrated, across=across)
         todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -53,9 +55,10 @@ def sweep_main(
         store = Store(save_to)
         try:
             spec = {"param": sweep.param, "values": list(sweep.values), "baseline": sweep.baseline}
-            sweep_id = store.put_sweep(
-                scenario, {**spec, "seeds": sweep.seeds, "calibrated": sweep.calibrated}, out
-            )
+            spec |= {"seeds": sweep.seeds, "calibrated": sweep.calibrated}
+            if sweep.across:
+                spec["across"] = list(sweep.across)
+            sweep_id = store.put_sweep(scenario, spec, out)
         finally:
             store.close()
     if as_json:
@@ -64,7 +67,10 @@ def sweep_main(
         )
         sys.stdout.write("\n")
     else:
-        print_sweep(out)
+        if out["across"]:
+            print_across(out)
+        else:
+            print_sweep(out)
         if sweep_id is not None:
             print(f"saved as sweep {sweep_id}: {dashboard.rstrip('/')}/?{urlencode({'sweep': sweep_id})}")
     return 0
@@ -154,3 +160,28 @@ def _print_ways(out: dict[str, Any]) -> None:
     print(f"the change, beyond 5%: {_ways_text(out['ways'])}")
     if any(r["published"] for r in out["rows"]):
         print(f"published: {_ways_text(out['published_ways'])}")
+
+
+def print_across(out: dict[str, Any]) -> None:
+    """A sweep across machines: each machine's sweep as print_sweep prints it, then, with a baseline,
+    the change at every value on every machine in one table, the published effect in brackets where
+    a table publishes the pair: which toggle helps where, where each machine's curve turns."""
+    for p in out["panels"]:
+        print(f"on {p['topology']}:")
+        print_sweep(p)
+        print()
+    if not out["baseline"]:
+        return
+    param, panels = out["param"], out["panels"]
+    print(f"the change, % better than the baseline, at each {param} on each machine (published in brackets):")
+
+    def cell(r: dict[str, Any]) -> str:
+        pub = "" if r["published_pct"] is None else f" ({_pct(r['published_pct'])})"
+        return _pct(r["change_pct"]) + pub
+
+    cells = [[cell(r) for r in p["rows"]] for p in panels]
+    w = max(9, len(param), *(len(str(x)) for x in out["values"]))
+    cw = [max(len(p["topology"]), *(len(c) for c in col)) for p, col in zip(panels, cells, strict=True)]
+    print(f"{param:>{w}}  " + "  ".join(f"{p['topology']:>{n}}" for p, n in zip(panels, cw, strict=True)))
+    for i, x in enumerate(out["values"]):
+        print(f"{x!s:>{w}}  " + "  ".join(f"{col[i]:>{n}}" for col, n in zip(cells, cw, strict=True)))

@@ -18,6 +18,7 @@ from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
 from placemap.sim_sweep import (
     MAX_POINTS,
+    MAX_RUNS,
     Sweep,
     distinct,
     llc_spread,
@@ -508,3 +509,109 @@ def test_a_calibrated_sweep_runs_each_point_as_calibrate_runs_its_cell() -> None
     e = refused({"param": "topology", "values": ["icx-2s", "zen3-2s-nps1"], "calibrated": True})
     assert e.field == "sweep.calibrated" and "schbench workers" in e.message
     assert refused({"values": [1, 2], "calibrated": 1}).field == "sweep.calibrated"
+
+
+def test_a_sweep_across_machines_runs_the_whole_sweep_on_each_in_order() -> None:
+    sw = parse_arg(SCHBENCH, "workers=8,4", baseline=True, across="icx-2s, zen3-2s-nps4,icx-2s")
+    assert sw.across == ("icx-2s", "zen3-2s-nps4") and sw.values == (4, 8) and sw.ordered
+    runs = scenarios(SCHBENCH, sw)
+    assert [(s["topology"], s["workload"]["workers"], s.get("hints")) for s in runs] == [
+        ("icx-2s", 4, ["wake_affine"]),
+        ("icx-2s", 4, None),
+        ("icx-2s", 8, ["wake_affine"]),
+        ("icx-2s", 8, None),
+        ("zen3-2s-nps4", 4, ["wake_affine"]),
+        ("zen3-2s-nps4", 4, None),
+        ("zen3-2s-nps4", 8, ["wake_affine"]),
+        ("zen3-2s-nps4", 8, None),
+    ]
+    # calibrated: each machine's point as calibrate runs that machine's cell
+    tb = {**TBENCH, "workload": {"kind": "tbench", "clients": 8}}
+    cal = parse_sweep(tb, {"values": [4, 64], "calibrated": True, "across": ["icx-2s", "zen3-2s-nps1"]})
+    for run, (m, x) in zip(
+        scenarios(tb, cal),
+        [("icx-2s", 4), ("icx-2s", 64), ("zen3-2s-nps1", 4), ("zen3-2s-nps1", 64)],
+        strict=True,
+    ):
+        ref = scenario_for((m, "tbench", x, ("fork_affine",)), 1)
+        assert (
+            run["topology"] == m
+            and run["workload"] == ref["workload"]
+            and run["duration_ms"] == ref["duration_ms"]
+        )
+    # refusals name sweep.across
+    for spec, why in [
+        ({"values": [4, 8], "across": ["icx-2s", "zen5"]}, "'zen5'"),
+        ({"values": [4, 8], "across": ["icx-2s"]}, "2 to"),
+        ({"values": [4, 8], "across": "icx-2s,bdw-1s-20"}, "preset names"),
+        (
+            {"param": "topology", "values": ["icx-2s", "bdw-1s-20"], "across": ["icx-2s", "bdw-1s-20"]},
+            "already",
+        ),
+    ]:
+        e = refused(spec)
+        assert e.field == "sweep.across" and why in e.message, (spec, e)
+    many = {
+        "values": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+        "baseline": True,
+        "seeds": 8,
+        "across": ["icx-2s", "bdw-1s-20", "zen3-2s-nps1"],
+    }
+    e = refused(many)
+    assert e.field == "sweep.across" and "480 runs" in e.message and str(MAX_RUNS) in e.message
+    assert (
+        parse_sweep(SCHBENCH, {**many, "seeds": 6, "across": ["icx-2s", "bdw-1s-20"]}).seeds == 6
+    )  # 240 runs
+
+
+def test_a_feature_table_across_machines_is_each_machines_own_toggle_sweep() -> None:
+    """fork_affine and fork_spread on tbench at 32 clients, on zen3-2s-nps1 and icx-2s: each panel is
+    the toggle sweep run on that machine alone, its published effects that machine's tables'."""
+    sw = parse_arg(TBENCH, "toggle=fork_affine,fork_spread", baseline=False, across="zen3-2s-nps1,icx-2s")
+    todo, at = distinct(scenarios(TBENCH, sw))
+    assert len(todo) == 6  # a baseline per machine, once each
+    ran = [run_scenario(s, wall_clock=False) for s in todo]
+    out = summarize(TBENCH, sw, [ran[i] for i in at], DEFAULT_CALIBRATION_CSV)
+    assert out["across"] == ["zen3-2s-nps1", "icx-2s"] and out["rows"] == [] and out["turns"] == []
+    for p, m in zip(out["panels"], out["across"], strict=True):
+        on = {**TBENCH, "topology": m}
+        single = parse_arg(on, "toggle=fork_affine,fork_spread", baseline=False)
+        alone = [run_scenario(s, wall_clock=False) for s in scenarios(on, single)]
+        assert p == {**summarize(on, single, alone, DEFAULT_CALIBRATION_CSV), "topology": m}
+    zen3, icx = ({r["x"]: r for r in p["rows"]} for p in out["panels"])
+    # published: -14.7% on zen3's sixteen LLCs, within 5% on icx's two
+    assert zen3["fork_affine"]["published_pct"] == pytest.approx(-14.7, abs=0.05)
+    assert -5 < icx["fork_affine"]["published_pct"] < 5 and zen3["fork_affine"]["direction"] == "worse"
+    assert out["events"] == sum(r["sim"]["events"] for r in ran)
+
+
+def test_the_command_line_sweep_across_machines_prints_one_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = scenario_file(tmp_path, TBENCH)
+    argv = ["sim", str(f), "--sweep", "toggle=fork_affine,fork_spread", "--across", "zen3-2s-nps1,icx-2s"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "on zen3-2s-nps1:" in text and "on icx-2s:" in text
+    table = text.split("at each toggle on each machine (published in brackets):\n")[1].splitlines()
+    assert table[0].split() == ["toggle", "zen3-2s-nps1", "icx-2s"]
+    for line, i in zip(table[1:], range(2), strict=True):
+        zen3, icx = (p["rows"][i] for p in out["panels"])
+        assert line.split()[0] == zen3["x"]
+        assert f"{zen3['change_pct']:+.1f}% ({zen3['published_pct']:+.1f}%)" in line
+        assert f"{icx['change_pct']:+.1f}%" in line
+    db = tmp_path / "p.db"
+    assert main([*argv, "--save", "--db", str(db), "--json"]) == 0
+    sid = json.loads(capsys.readouterr().out)["sweep_id"]
+    store = Store(db)
+    try:
+        got = store.get_sweep(sid)
+    finally:
+        store.close()
+    assert got is not None and got["sweep"]["across"] == ["zen3-2s-nps1", "icx-2s"]
+    assert main(["sim", str(f), "--across", "zen3-2s-nps1,icx-2s"]) == 2
+    assert "--across is for --sweep" in capsys.readouterr().err
+    assert main([*argv[:-1], "zen3-2s-nps1"]) == 2
+    assert "sweep.across" in capsys.readouterr().err

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from placemap.sim_sweep import MAX_POINTS
+from placemap.sim_sweep import MAX_POINTS, MAX_RUNS
 from placemap.sim_sweep import MAX_SEEDS as SWEEP_MAX_SEEDS
 from placemap.sim_toggle import MAX_TOGGLES
 
@@ -41,6 +41,13 @@ class SimSweepSpec(BaseModel):
         description="run each point as placemap calibrate runs the published cell at that value: the "
         "calibration's workload parameters and run length (for the parameter the tables vary of "
         "hackbench, schbench, tbench and stream)",
+    )
+    across: list[str] | None = Field(
+        default=None,
+        description=f"run the whole sweep on each of these presets (2 to {MAX_POINTS}, in the order "
+        "given): each machine's result is a panel of its own (a feature table across machines, a "
+        "turning point as it moves with the LLC); not with param topology. A sweep makes at most "
+        f"{MAX_RUNS} runs: values x seeds x its pair x machines",
     )
 
 
@@ -145,7 +152,8 @@ class SimSweepMetric(BaseModel):
 
 
 class SimSweepResult(BaseModel):
-    """A sweep job's result (placemap sim --sweep --json prints the same)."""
+    """A sweep job's result (placemap sim --sweep --json prints the same). A sweep across machines
+    reads nothing itself: its rows are empty, and each machine's result is in `panels`."""
 
     param: str
     values: list[int | str]
@@ -170,6 +178,16 @@ class SimSweepResult(BaseModel):
     events: int = Field(
         description="scheduler events simulated over every distinct run (a toggle sweep's shared "
         "baseline once)"
+    )
+    topology: str | None = Field(
+        default=None, description="in a sweep across machines, the machine this panel's rows ran on"
+    )
+    across: list[str] = Field(
+        default_factory=list, description="the machines a sweep across machines ran on, in order"
+    )
+    panels: list[SimSweepResult] = Field(
+        default_factory=list,
+        description="a sweep across machines: each machine's result, in the order of `across`",
     )
 
 
@@ -197,6 +215,7 @@ class SweepSummary(BaseModel):
     metric: str
     baseline: bool
     calibrated: bool
+    across: list[str] = Field(description="the machines a sweep across machines ran on")
 
 
 class SweepList(BaseModel):

@@ -132,7 +132,8 @@ def sweep_job(
     assert r.status_code == 202, r.text
     seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
     assert seen[-1]["status"] == "done" and seen[-1]["kind"] == "sweep", seen[-1]
-    assert seen[-1]["sweep"] == {"calibrated": False, **spec}  # as submitted, its defaults filled in
+    # as submitted, its defaults filled in
+    assert seen[-1]["sweep"] == {"calibrated": False, "across": None, **spec}
     sweep = parse_sweep(SMALL, spec)
     direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
     got = seen[-1]["sweep_result"]
@@ -209,6 +210,27 @@ def test_a_toggle_sweep_job_runs_each_toggle_against_one_baseline(client: httpx.
     assert len({r["baseline"] for r in got["rows"]}) == 1
 
 
+def test_a_sweep_job_across_machines_gives_each_machine_its_panel(client: httpx.Client) -> None:
+    spec = {
+        "param": "toggle",
+        "values": ["wake_hold", "NO_SIS_UTIL"],
+        "baseline": True,
+        "seeds": 1,
+        "across": ["icx-2s", "zen3-2s-nps4"],
+    }
+    seen, got, direct = sweep_job(client, spec)
+    assert len(direct) == 8 and got["across"] == spec["across"] and got["rows"] == []
+    assert [p["topology"] for p in got["panels"]] == spec["across"]
+    for p, llcs in zip(got["panels"], (2, 16), strict=True):
+        assert [r["x"] for r in p["rows"]] == spec["values"]
+        assert {r["llc_spread"]["llcs"] for r in p["rows"]} == {llcs}  # each panel on its own machine
+    assert got["events"] == sum(p["events"] for p in got["panels"])
+    saved = client.get(f"/api/sim/sweeps/{seen[-1]['sweep_id']}").json()
+    assert saved["result"] == got and saved["sweep"]["across"] == spec["across"]
+    listed = client.get("/api/sim/sweeps", params={"limit": 200}).json()["sweeps"]
+    assert next(s for s in listed if s["id"] == seen[-1]["sweep_id"])["across"] == spec["across"]
+
+
 def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
     cases = [
         ({"scenario": SMALL, "sweep": {"values": [4, 8]}, "save": True}, "save:"),
@@ -231,6 +253,14 @@ def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client)
         (
             {"scenario": SMALL, "sweep": {"param": "toggle", "values": ["wake_hold", "SIS_UTIL"]}},
             "sweep.values:",
+        ),
+        ({"scenario": SMALL, "sweep": {"values": [4, 8], "across": ["icx-2s", "epyc"]}}, "sweep.across:"),
+        (
+            {
+                "scenario": SMALL,
+                "sweep": {"param": "topology", "values": ["icx-2s", "bdw-1s-20"], "across": []},
+            },
+            "sweep.across:",
         ),
     ]
     for body, field in cases:

@@ -1733,7 +1733,8 @@ export interface components {
         };
         /**
          * SimSweepResult
-         * @description A sweep job's result (placemap sim --sweep --json prints the same).
+         * @description A sweep job's result (placemap sim --sweep --json prints the same). A sweep across machines
+         *     reads nothing itself: its rows are empty, and each machine's result is in `panels`.
          */
         SimSweepResult: {
             /** Param */
@@ -1785,6 +1786,21 @@ export interface components {
              * @description scheduler events simulated over every distinct run (a toggle sweep's shared baseline once)
              */
             events: number;
+            /**
+             * Topology
+             * @description in a sweep across machines, the machine this panel's rows ran on
+             */
+            topology?: string | null;
+            /**
+             * Across
+             * @description the machines a sweep across machines ran on, in order
+             */
+            across?: string[];
+            /**
+             * Panels
+             * @description a sweep across machines: each machine's result, in the order of `across`
+             */
+            panels?: components["schemas"]["SimSweepResult"][];
         };
         /** SimSweepRow */
         SimSweepRow: {
@@ -1873,6 +1889,11 @@ export interface components {
              * @default false
              */
             calibrated: boolean;
+            /**
+             * Across
+             * @description run the whole sweep on each of these presets (2 to 10, in the order given): each machine's result is a panel of its own (a feature table across machines, a turning point as it moves with the LLC); not with param topology. A sweep makes at most 400 runs: values x seeds x its pair x machines
+             */
+            across?: string[] | null;
         };
         /**
          * SimSweepTurn
@@ -1975,6 +1996,11 @@ export interface components {
             baseline: boolean;
             /** Calibrated */
             calibrated: boolean;
+            /**
+             * Across
+             * @description the machines a sweep across machines ran on
+             */
+            across: string[];
         };
         /** TaskInfo */
         TaskInfo: {

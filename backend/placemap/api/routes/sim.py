@@ -25,8 +25,8 @@ from placemap.sim_jobs import Job, QueueFullError, SimJobs
 from placemap.sim_profile import validate
 from placemap.sim_published import X_PARAM
 from placemap.sim_published import lookup as lookup_published
-from placemap.sim_sweep import parse_sweep
-from placemap.sim_sweep import point as sweep_point
+from placemap.sim_sweep import distinct, parse_sweep
+from placemap.sim_sweep import scenarios as sweep_scenarios
 from placemap.sim_toggle import ALL_TOGGLES
 
 router = APIRouter(prefix="/api/sim")
@@ -290,8 +290,8 @@ def submit(jobs: JobsDep, store: StoreDep, body: SimJobRequest) -> SimJobCreated
                     "save", "a sweep's runs are not saved; save one point as a run of its own"
                 )
             parsed = parse_sweep(body.scenario, sweep)
-            for x in parsed.values:  # every point named before any runs
-                validate(sweep_point(body.scenario, parsed, x), store)
+            for sc in distinct(sweep_scenarios(body.scenario, parsed))[0]:  # each named before any runs
+                validate(sc, store)
     except ScenarioError as exc:
         raise ApiError(422, "bad_scenario", str(exc)) from exc
     try:
@@ -426,6 +426,7 @@ def list_sweeps(store: StoreDep, limit: Annotated[int, Query(ge=1, le=200)] = 20
                 metric=r["metric"]["name"],
                 baseline=r["baseline"],
                 calibrated=bool(r.get("calibrated", False)),
+                across=list(r.get("across") or []),
             )
         )
     return SweepList(sweeps=out)
