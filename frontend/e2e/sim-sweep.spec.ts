@@ -5,7 +5,9 @@
  * with the model's turn (16 to 32 workers) and the published one (8 to 16); values the form refuses
  * submit nothing. A sweep over machines: tbench with fork_affine on zen3-2s-nps1 and icx-2s, where the
  * hint hurts the first and leaves the second unmoved, in the model as in the published tables. A
- * sweep over toggles: every hint and feature change on its own against one baseline, as bars.
+ * sweep over toggles: every hint and feature change on its own against one baseline, as bars. The
+ * same across zen3-2s-nps1 and icx-2s: one table of every toggle on both machines, stored and
+ * opened again from its link.
  */
 import { expect, test, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -19,7 +21,7 @@ const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin"
 
 interface Spread { carrying: number }
 interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; published_pct: number | null; published: { differs: string[] }[]; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
-interface Sweep { calibrated: boolean; rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
+interface Sweep { calibrated: boolean; across?: string[]; panels?: (Sweep & { topology: string })[]; rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
 interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
 
 async function jobs(request: APIRequestContext): Promise<Job[]> {
@@ -304,7 +306,7 @@ test("a sweep as calibrate runs it: each point with the calibration's workload a
   await form.getByLabel("sweep parameter").selectOption("clients");
   await form.getByLabel("sweep values").fill("4,256");
   await form.getByLabel("as calibrate runs it").check();
-  await form.getByRole("group", { name: "sweep" }).screenshot({ path: join(ARTIFACTS, "sweep-calibrated-form.png") });
+  await form.getByRole("group", { name: "sweep", exact: true }).screenshot({ path: join(ARTIFACTS, "sweep-calibrated-form.png") });
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const chart = sim.getByTestId("simulate-sweep");
   await expect(chart).toBeVisible({ timeout: 90_000 });
@@ -316,4 +318,90 @@ test("a sweep as calibrate runs it: each point with the calibration's workload a
   expect(got.rows.flatMap((r) => r.published.map((c) => c.differs))).toEqual([[], []]);
   await expect(chart.getByTestId("sweep-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline --sweep clients=4,256 --calibrated");
   await expect(chart).toContainText("each as placemap calibrate runs its cell");
+});
+
+test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in one table", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  const { sim, form } = await openTbenchForkAffine(page);
+  await form.getByLabel("clients").fill("32");
+  await form.getByLabel("simulated ms").fill("150");
+  await form.getByLabel("sweep parameter").selectOption("toggle");
+  const across = form.getByRole("group", { name: "sweep across" });
+  // none ticked to start with (the form's machine alone); one machine is no table, and nothing is submitted
+  for (const t of await across.getByRole("checkbox").all()) await expect(t).not.toBeChecked();
+  await across.getByRole("checkbox", { name: "icx-2s" }).check();
+  const before = (await jobs(request)).length;
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-error")).toHaveText("sweep across: tick 2 to 10 machines (1 ticked)");
+  await page.waitForTimeout(500);
+  expect((await jobs(request)).length).toBe(before);
+
+  await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
+  await across.screenshot({ path: join(ARTIFACTS, "sweep-across-form.png") });
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const view = sim.getByTestId("across-sweep");
+  await expect(view).toBeVisible({ timeout: 200_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got?.panels) throw new Error("no finished sweep job");
+  expect(got.across).toEqual(["zen3-2s-nps1", "icx-2s"]);
+  const options = (await (await request.get("/api/sim/options")).json()) as { sweep_toggles: string[] };
+  // a cell per toggle and machine: the job's change on that machine, and its published effect
+  const cells = await view.getByTestId("across-cell").evaluateAll((els) =>
+    els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct"), e.getAttribute("data-published")]),
+  );
+  const want = options.sweep_toggles.flatMap((x) =>
+    (got.panels ?? []).map((p) => {
+      const r = p.rows.find((row) => row.x === x);
+      return [x, p.topology, String(r?.change_pct ?? ""), String(r?.published_pct ?? "")];
+    }),
+  );
+  expect(cells).toEqual(want);
+  // fork_affine: worse on zen3's sixteen LLCs, as published; icx's two hold the clients either way
+  const forkAffine = view.locator('[data-testid="across-cell"][data-x="fork_affine"]');
+  await expect(forkAffine.nth(0)).toHaveAttribute("data-direction", "worse");
+  expect(Number(await forkAffine.nth(0).getAttribute("data-published"))).toBeLessThan(-5);
+  await expect(forkAffine.nth(1)).toHaveAttribute("data-direction", "same");
+  await expect(view.getByTestId("across-summary")).toContainText("zen3-2s-nps1: ");
+  await expect(view.getByTestId("across-summary")).toContainText("the model points the published way on");
+  // the command line runs the same across both machines
+  const command = view.getByTestId("across-cli-command");
+  await expect(command).toHaveText(`bin/placemap sim scenario.json --baseline --sweep toggle=${options.sweep_toggles.join(",")} --across zen3-2s-nps1,icx-2s`);
+  const [download] = await Promise.all([page.waitForEvent("download"), view.getByTestId("across-scenario-file").click()]);
+  const file = join(mkdtempSync(join(tmpdir(), "placemap-across-")), "scenario.json");
+  await download.saveAs(file);
+  const args = (await command.innerText()).split(/\s+/).slice(1).map((a) => (a === "scenario.json" ? file : a));
+  const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8" })) as Sweep;
+  expect(cli.panels?.map((p) => p.rows.map((r) => r.change_pct))).toEqual(got.panels.map((p) => p.rows.map((r) => r.change_pct)));
+  // each machine's whole sweep, folded: its feature table's bars
+  const zen3 = view.locator('[data-testid="across-panel"][data-machine="zen3-2s-nps1"]');
+  await zen3.locator("summary").click();
+  await expect(zen3.getByTestId("toggle-bar")).toHaveCount(options.sweep_toggles.length);
+  await zen3.locator("summary").click();
+  await view.screenshot({ path: join(ARTIFACTS, "sweep-across.png") });
+  // a machine picked sets the form's, a toggle the form's toggles
+  await view.getByTestId("across-table").getByRole("button", { name: "icx-2s" }).click();
+  await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
+  await view.getByTestId("across-table").getByRole("button", { name: "fork_spread" }).click();
+  await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
+
+  // stored: a fresh page at its link shows the same table, with the form as it ran
+  const id = (await (await request.get(`/api/sim/jobs/${sweepJob.id}`)).json() as { sweep_id: string }).sweep_id;
+  await expect(page).toHaveURL(new RegExp(`[?&]sweep=${id}`));
+  const other = await page.context().newPage();
+  await other.goto(`/?sweep=${id}`);
+  const stored = other.getByTestId("sweep-stored");
+  await expect(stored.getByTestId("across-table")).toBeVisible({ timeout: 30_000 });
+  const again = await stored.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct"), e.getAttribute("data-published")]));
+  expect(again).toEqual(cells);
+  const otherForm = other.getByTestId("simulate").getByRole("form", { name: "Simulate" });
+  await expect(otherForm.getByLabel("sweep parameter")).toHaveValue("toggle");
+  const ticked = otherForm.getByRole("group", { name: "sweep across" });
+  await expect(ticked.getByRole("checkbox", { name: "zen3-2s-nps1" })).toBeChecked();
+  await expect(ticked.getByRole("checkbox", { name: "icx-2s" })).toBeChecked();
+  await expect(ticked.getByRole("checkbox", { name: "zen3-2s-nps4" })).not.toBeChecked();
+  const list = other.getByTestId("stored-sweeps");
+  await list.locator("summary").click();
+  await expect(list.locator(`li[data-id="${id}"]`)).toContainText("across zen3-2s-nps1, icx-2s");
+  await other.close();
 });

@@ -40,8 +40,8 @@ type Props = ScenarioSource & {
   seeds: number;
   /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command), "whatif" or "sweep" */
   testPrefix?: string;
-  /** the values (or machines) a sweep ran the scenario at */
-  sweep?: { param: string; values: (number | string)[]; calibrated?: boolean };
+  /** the values (or machines, or toggles) a sweep ran the scenario at, and the machines it ran across */
+  sweep?: { param: string; values: (number | string)[]; calibrated?: boolean; across?: string[] };
 };
 
 export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...src }: Props) {
@@ -49,11 +49,19 @@ export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...
     <div className="small" data-testid={`${testPrefix}-cli`}>
       on the command line: <ScenarioFile {...src} testId={`${testPrefix}-scenario-file`} title="the scenario this run ran" />{" "}
       <code className="mono" data-testid={`${testPrefix}-cli-command`}>
-        {/* a line breaks between arguments only, never inside "--baseline" */}
+        {/* a line breaks between arguments, never inside "--baseline", and inside a long list of
+            values after a comma only (toggle=fork_affine,fork_spread,...) */}
         {cliCommand(baseline, seeds, sweep).split(" ").map((arg, i) => (
           <Fragment key={i}>
             {i > 0 && " "}
-            <span className="cli-arg">{arg}</span>
+            <span className="cli-arg">
+              {arg.split(/(?<=,)/).map((part, j) => (
+                <Fragment key={j}>
+                  {j > 0 && <wbr />}
+                  <span className="cli-part">{part}</span>
+                </Fragment>
+              ))}
+            </span>
           </Fragment>
         ))}
       </code>

@@ -14,7 +14,8 @@
  * toggles), one more job runs the scenario at each value, each beside its baseline when the choice
  * changes something (toggles: always, instead of the form's own), and SweepChart shows the metric
  * against the values and where the change turns, beside where the published one does (machines and
- * toggles: where it helps and hurts). A finished sweep is stored: its id goes in the URL
+ * toggles: where it helps and hurts); run across several machines, AcrossSweep shows every value on
+ * every machine in one table (the feature table across machines). A finished sweep is stored: its id goes in the URL
  * (?sweep=ID, App), and such a link opens the stored result with the form set as it ran.
  */
 import { useEffect, useState } from "react";
@@ -34,7 +35,9 @@ import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
 import { SweepChart } from "./SweepChart";
-import { MACHINES, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
+import { MACHINES, panelsOf, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
+import { AcrossSweep } from "./AcrossSweep";
+import type { SimSweepResult } from "../../client/types";
 import { StoredSweeps } from "./StoredSweeps";
 import { TickList } from "./TickList";
 import { useSavedSweep } from "./useSavedSweep";
@@ -73,7 +76,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   useEffect(() => {
     const saved = stored.saved;
     if (saved === null || !opts) return;
-    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated }, opts));
+    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated, across: saved.result.across }, opts));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
   }, [storedId, opts !== null]);
   const err = optsErr ?? jobErr ?? seeds.err;
@@ -81,7 +84,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
-    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam, choice.sweepCombos);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam, choice.sweepCombos, choice.sweepAcross);
     setSweepErr(sw !== null && "error" in sw ? sw.error : null);
     if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -114,6 +117,15 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     .map((r) => ("failed" in r || !comparable(r.run, r.base) ? null : betterPct(r.run.metric.value, r.base.metric.value, better)))
     .filter((v): v is number => v !== null);
   const runId = job?.status === "done" ? job.recording_id : null;
+  // a sweep's result: across machines one table of them all, else its chart
+  const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null) => {
+    const onPick = (x: number | string) => { if (opts) set((c) => pickSwept(c, r.param, x, opts)); };
+    return panelsOf(r).length > 0 ? (
+      <AcrossSweep r={r} scenario={scenario} link={link} onPick={onPick} onPickMachine={(m) => { if (opts) set((c) => pickSwept(c, MACHINES, m, opts)); }} />
+    ) : (
+      <SweepChart r={r} scenario={scenario} link={link} onPick={onPick} />
+    );
+  };
   const baseId = base?.status === "done" ? base.recording_id : null;
 
   return (
@@ -186,6 +198,12 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
                 values{" "}
                 <input type="text" size={14} placeholder="1,2,4,8,16" value={choice.sweepValues} aria-label="sweep values" onChange={(e) => { const v = e.target.value; set((c) => ({ ...c, sweepValues: v })); }} />
               </label>
+            )}
+            {choice.sweepParam !== "" && choice.sweepParam !== MACHINES && (
+              <div title="run the whole sweep on each machine ticked (two or more; none: on the form's machine alone), and see every value on every machine in one table">
+                <span className="muted">across machines (none: this one alone)</span>
+                <TickList label="sweep across" names={opts.presets} ticked={choice.sweepAcross} onChange={(v) => { set((c) => ({ ...c, sweepAcross: v })); }} />
+              </div>
             )}
             {opts.sweep_calibrated[choice.kind] === choice.sweepParam && choice.sweepParam !== "" && (
               <label title="run each value as placemap calibrate runs the published cell there: the calibration's workload parameters and run length (tbench's grows with its clients), instead of the form's">
@@ -276,13 +294,13 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
       {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
       {showJob && sweepJob.sweep_result && (
         <div className="whatif-result small">
-          <SweepChart r={sweepJob.sweep_result} scenario={sweepJob.scenario} link={sweepJob.sweep_id ?? null} onPick={(x) => { const p = sweepJob.sweep_result?.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
+          {sweepResult(sweepJob.sweep_result, sweepJob.scenario, sweepJob.sweep_id ?? null)}
         </div>
       )}
       {stored.saved && !showJob && (
         <div className="whatif-result small" data-testid="sweep-stored">
           <div className="muted">a stored sweep, run {stored.saved.created_at.replace("T", " ").slice(0, 19)} UTC</div>
-          <SweepChart r={stored.saved.result} scenario={stored.saved.scenario} link={stored.saved.id} onPick={(x) => { const p = stored.saved?.result.param ?? ""; if (opts) set((c) => pickSwept(c, p, x, opts)); }} />
+          {sweepResult(stored.saved.result, stored.saved.scenario, stored.saved.id)}
         </div>
       )}
       {stored.err && <div className="error small" data-testid="sweep-error">{stored.err}</div>}

@@ -1,6 +1,6 @@
 /**
  * The sweeps stored here, newest first (GET /api/sim/sweeps), under the Simulate form: each named by
- * what it ran (workload, machine, hints and features) and along what, opening its result in the
+ * what it ran (workload, machine, hints and features), along what and across which machines, opening its result in the
  * panel (as its link ?sweep=ID does), and each can be deleted (after a confirmation; its link then
  * opens nothing). Read when the panel opens, after each sweep ends and after a delete.
  */
@@ -15,7 +15,7 @@ function label(s: SweepSummary): string {
   // a toggle sweep ran each toggle instead of the scenario's own: those are not what it ran
   const changes = s.param === "toggle" ? [] : [...s.hints, ...Object.entries(s.features).map(([k, v]) => (v === false ? `NO_${k}` : v === true ? k : `${k}=${String(v)}`))];
   const along = s.param === "topology" ? "machines" : s.param === "toggle" ? "toggles" : s.param;
-  return `${s.workload} on ${s.topology}${changes.length ? `, ${changes.join("+")}` : ""}: ${along} ${s.values.join(", ")}${s.calibrated ? " (as calibrate runs it)" : ""}`;
+  return `${s.workload} on ${s.topology}${changes.length ? `, ${changes.join("+")}` : ""}: ${along} ${s.values.join(", ")}${s.across.length ? ` across ${s.across.join(", ")}` : ""}${s.calibrated ? " (as calibrate runs it)" : ""}`;
 }
 
 export function StoredSweeps({ refresh, current, onOpen, onDeleted }: { refresh: string | null; current: string | null; onOpen: (id: string) => void; onDeleted: (id: string) => void }) {

@@ -75,6 +75,7 @@ describe("published cells", () => {
       sweepValues: "",
       sweepCalibrated: false,
       sweepCombos: "",
+      sweepAcross: "",
     };
     const got = withModelRun(choice, cell);
     expect(got.params).toEqual({ messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 });

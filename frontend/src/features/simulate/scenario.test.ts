@@ -152,6 +152,8 @@ describe("the run on the command line", () => {
     expect(cliCommand(false, 1, { param: "groups", values: [1, 2, 4] })).toBe("bin/placemap sim scenario.json --sweep groups=1,2,4");
     expect(cliCommand(true, 1, { param: "clients", values: [4, 8], calibrated: true })).toBe("bin/placemap sim scenario.json --baseline --sweep clients=4,8 --calibrated");
     expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
+    expect(cliCommand(true, 1, { param: "toggle", values: ["all"], across: ["zen3-2s-nps1", "icx-2s"] })).toBe("bin/placemap sim scenario.json --baseline --sweep toggle=all --across zen3-2s-nps1,icx-2s");
+    expect(cliCommand(true, 1, { param: "workers", values: [4, 8], across: [] })).toBe("bin/placemap sim scenario.json --baseline --sweep workers=4,8");
   });
 });
 
@@ -180,6 +182,10 @@ describe("the sweep's parameter and the picked point", () => {
     expect(withKind(t, "schbench", opts).sweepValues).toBe(opts.sweep_toggles.join(","));
     expect(withKind({ ...m, sweepValues: "zen3-2s-nps1,icx-2s" }, "schbench", opts).sweepValues).toBe("zen3-2s-nps1,icx-2s");
     expect(withKind(base, "schbench", opts).sweepParam).toBe("");
+    // the machines a sweep runs across stay with another parameter, and go with a sweep over machines
+    const across = { ...base, sweepAcross: "zen3-2s-nps1,icx-2s" };
+    expect(withSweepParam(across, "toggle", opts).sweepAcross).toBe("zen3-2s-nps1,icx-2s");
+    expect(withSweepParam(across, "topology", opts).sweepAcross).toBe("");
   });
 
   it("puts a stored sweep's scenario and sweep back in the form, so that Simulate reruns it", () => {
@@ -196,6 +202,10 @@ describe("the sweep's parameter and the picked point", () => {
     // an inline host topology keeps the form's machine
     const calibrated = choiceOfSweep(base, { ...scenario, topology: { cpus: [] } }, { param: "workers", values: [4, 8], seeds: 1, calibrated: true }, opts);
     expect([calibrated.topology, calibrated.sweepCalibrated]).toEqual([base.topology, true]);
+    // the machines it ran across ticked again (one this server does not know left out)
+    const across = choiceOfSweep(base, scenario, { param: "workers", values: [4, 8], seeds: 1, calibrated: false, across: ["icx-2s", "zen9", "zen3-2s-nps1"] }, opts);
+    expect(across.sweepAcross).toBe("icx-2s,zen3-2s-nps1");
+    expect(choiceOfSweep({ ...base, sweepAcross: "icx-2s,zen3-2s-nps1" }, scenario, { param: "workers", values: [4, 8], seeds: 1, calibrated: false }, opts).sweepAcross).toBe("");
   });
 
   it("sets the machine, the toggles or the parameter to the value picked in the sweep's table", () => {

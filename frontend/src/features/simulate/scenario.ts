@@ -28,6 +28,9 @@ export interface SimChoice extends Toggles {
   sweepCalibrated: boolean;
   /** a toggle sweep's combinations as typed (`fork_affine+wake_affine, STEAL+steal_node_limit=8`) */
   sweepCombos: string;
+  /** the presets to run a sweep (of a parameter or toggles) across, ticked and joined by commas;
+   * "" runs it on the form's machine alone */
+  sweepAcross: string;
 }
 
 /** The most seeds the form runs a pair on (two jobs each, within the server's queue of 32). */
@@ -44,7 +47,7 @@ export function defaultSimChoice(opts: SimOptions): SimChoice {
   const kinds = Object.keys(opts.workloads);
   const kind = kinds.includes("schbench") ? "schbench" : (kinds[0] ?? "");
   const topology = opts.presets.includes("zen3-2s-nps1") ? "zen3-2s-nps1" : (opts.presets[0] ?? "");
-  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "", sweepCalibrated: false, sweepCombos: "" };
+  return { ...defaultToggles(opts), topology, kind, params: paramDefaults(opts, kind), durationMs: 1000, seeds: 1, topologyBody: null, sweepParam: "", sweepValues: "", sweepCalibrated: false, sweepCombos: "", sweepAcross: "" };
 }
 
 /** Another workload, with its own parameters' defaults (and no sweep of a parameter, as its
@@ -60,7 +63,8 @@ export function withKind(choice: SimChoice, kind: string, opts: SimOptions): Sim
 export function withSweepParam(choice: SimChoice, param: string, opts: SimOptions): SimChoice {
   if (param === MACHINES) {
     const own = choice.topologyBody === null && opts.presets.includes(choice.topology) ? choice.topology : "";
-    return { ...choice, sweepParam: param, sweepValues: own };
+    // a sweep over machines runs on each already: none to run it across
+    return { ...choice, sweepParam: param, sweepValues: own, sweepAcross: "" };
   }
   if (param === TOGGLES) return { ...choice, sweepParam: param, sweepValues: opts.sweep_toggles.join(",") };
   const named = choice.sweepParam === MACHINES || choice.sweepParam === TOGGLES;
@@ -94,12 +98,12 @@ export function pickSwept(choice: SimChoice, param: string, x: number | string, 
  * and parameters, hints, features, seed and length, and the sweep's parameter and values, so that
  * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
  * parameter or feature this server does not know). */
-export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean }, opts: SimOptions): SimChoice {
+export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean; across?: string[] }, opts: SimOptions): SimChoice {
   const values = sweep.values.map(String);
   // a toggle sweep's values: the toggles the form lists are ticked, the others typed as combinations
   const listed = sweep.param === TOGGLES ? values.filter((v) => opts.sweep_toggles.includes(v)) : values;
   const combos = sweep.param === TOGGLES ? values.filter((v) => !opts.sweep_toggles.includes(v)) : [];
-  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: listed.join(","), sweepCalibrated: sweep.calibrated, sweepCombos: combos.join(", ") };
+  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: listed.join(","), sweepCalibrated: sweep.calibrated, sweepCombos: combos.join(", "), sweepAcross: (sweep.across ?? []).filter((m) => opts.presets.includes(m)).join(",") };
   if (typeof scenario.topology === "string" && opts.presets.includes(scenario.topology)) {
     out.topology = scenario.topology;
     out.topologyBody = null;
@@ -283,13 +287,14 @@ export function scenarioFileText(scenario: Record<string, unknown>): string {
  * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
  * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair); with `sweep`,
  * the same at each of its values (`--sweep PARAM=V1,...`, `--sweep topology=PRESET,...`; `--calibrated`
- * when each point ran as calibrate runs its cell).
+ * when each point ran as calibrate runs its cell; `--across PRESET,...` when it ran on each machine).
  */
-export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[]; calibrated?: boolean }): string {
+export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[]; calibrated?: boolean; across?: string[] }): string {
   const args = ["bin/placemap", "sim", "scenario.json"];
   if (baseline) args.push("--baseline");
   if (baseline && seeds > 1) args.push("--seeds", String(seeds));
   if (sweep) args.push("--sweep", `${sweep.param}=${sweep.values.join(",")}`);
   if (sweep?.calibrated) args.push("--calibrated");
+  if (sweep?.across?.length) args.push("--across", sweep.across.join(","));
   return args.join(" ");
 }

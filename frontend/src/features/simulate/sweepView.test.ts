@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
+import { acrossCells, acrossSummary, MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
 const SCHBENCH: WorkloadParam[] = [
@@ -185,5 +185,62 @@ describe("symlogTicks", () => {
     expect(symlogTicks(-150, 52.3)).toEqual([-100, -10, 0, 10]);
     expect(symlogTicks(-10, 10)).toEqual([-10, 0, 10]);
     expect(symlogTicks(-10, 100)).toEqual([-10, 0, 10, 100]);
+  });
+});
+
+describe("a sweep across machines", () => {
+  const presets = ["zen3-2s-nps1", "zen3-2s-nps2", "zen3-2s-nps4", "icx-2s"];
+
+  it("submits the ticked machines as across, for a parameter or toggles, never for machines", () => {
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "icx-2s,zen3-2s-nps1")).toEqual({
+      spec: { param: "workers", values: [4, 8], baseline: true, seeds: 1, calibrated: false, across: ["zen3-2s-nps1", "icx-2s"] },
+    });
+    expect(sweepSpec(TOGGLES, "wake_hold,NO_SIS_UTIL", [], false, 1, presets, ["wake_hold", "NO_SIS_UTIL"], false, "", "zen3-2s-nps4,icx-2s")).toMatchObject({
+      spec: { param: "toggle", across: ["zen3-2s-nps4", "icx-2s"] },
+    });
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "icx-2s")).toEqual({ error: "sweep across: tick 2 to 10 machines (1 ticked)" });
+    // none ticked: the form's machine alone
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "")).not.toHaveProperty("spec.across");
+    expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps1", [], true, 1, presets, [], false, "", "icx-2s,zen3-2s-nps4")).not.toHaveProperty("spec.across");
+  });
+
+  // zen3's wake_affine collapse between 16 and 32 workers; icx's 64-CPU LLCs hold them
+  const zen3 = { ...result({}), topology: "zen3-2s-nps1" };
+  const icx = {
+    ...result({
+      rows: [row(4, 0, [5]), row(8, 1.4, [3.6]), row(16, 4.1, [0]), row(32, 0.7, [-1.3])],
+      turns: [],
+      published_turns: [],
+    }),
+    topology: "icx-2s",
+  };
+  const across = result({ rows: [], turns: [], published_turns: [], across: ["zen3-2s-nps1", "icx-2s"], panels: [zen3, icx] });
+
+  it("lays every value on every machine out as one table, marking where each machine's change turns", () => {
+    const t = acrossCells(across);
+    expect(t.map((r) => r.x)).toEqual([4, 8, 16, 32]);
+    expect(t[3]?.cells.map((c) => [c.machine, c.row?.change_pct, c.turns])).toEqual([
+      ["zen3-2s-nps1", -15621.7, true],
+      ["icx-2s", 0.7, false],
+    ]);
+    expect(t[2]?.cells.map((c) => c.turns)).toEqual([false, false]);
+  });
+
+  it("reads each machine's turns beside the published ones, and how often the model points the published way", () => {
+    expect(acrossSummary(across)).toEqual([
+      "zen3-2s-nps1: the change turns between 16 and 32; published: between 8 and 16",
+      "icx-2s: the change turns nowhere; published: nowhere",
+      // beyond 5% published: zen3's four (16 the wrong way), none of icx's
+      "on the published cells beyond 5%, the model points the published way on 3 of 4",
+    ]);
+    const toggles = result({
+      param: "toggle",
+      ordered: false,
+      panels: [
+        { ...zen3, param: "toggle", ordered: false, ways: { better: ["wake_hold"], worse: ["fork_affine", "NO_MC"], same: ["STEAL", "SIS_SHORT"] } },
+        { ...icx, param: "toggle", ordered: false, ways: { better: [], worse: [], same: [] } },
+      ],
+    });
+    expect(acrossSummary(toggles).slice(0, 2)).toEqual(["zen3-2s-nps1: better with wake_hold; worse with fork_affine, NO_MC; 2 the same", "icx-2s: not measured"]);
   });
 });

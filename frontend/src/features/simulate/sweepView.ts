@@ -1,11 +1,12 @@
 /**
  * The simulate form's sweep: the values typed for one integer workload parameter, checked against
  * its bounds (GET /api/sim/options) before anything is submitted, or the machines (presets) or
- * toggles ticked, the sweep a job runs (POST
+ * toggles ticked, and the machines to run it across, the sweep a job runs (POST
  * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
- * beside the published tables', as `placemap sim --sweep` prints it, and the chart's scale. Pure.
+ * beside the published tables', as `placemap sim --sweep` prints it, the chart's scale, and a sweep
+ * across machines as one table of every value on every machine. Pure.
  */
-import type { SimSweepOnset, SimSweepResult, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
+import type { SimSweepOnset, SimSweepResult, SimSweepRow, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
 
 /** Percent: a change within it counts as none (the calibration's threshold, placemap.sim.calibration). */
 export const SIGNIFICANT_PCT = 5;
@@ -22,14 +23,14 @@ export const MACHINES = "topology";
 export const TOGGLES = "toggle";
 
 /** The ticked names (machines or toggles), as the form keeps them (joined by commas), in the
- * order of `names`: `least` (2) to `most` of them, or what is wrong with them. */
-export function parseTicked(text: string, names: string[], what: string, most: number, least = 2): { values: string[] } | { error: string } {
+ * order of `names`: `least` (2) to `most` of them, or what is wrong with them (naming `field`). */
+export function parseTicked(text: string, names: string[], what: string, most: number, least = 2, field = what): { values: string[] } | { error: string } {
   const ticked = new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""));
   const unknown = [...ticked].find((s) => !names.includes(s));
-  if (unknown !== undefined) return { error: `sweep ${what}: "${unknown}" is not one of them` };
+  if (unknown !== undefined) return { error: `sweep ${field}: "${unknown}" is not one of them` };
   const values = names.filter((p) => ticked.has(p));
   if (values.length < least || values.length > most) {
-    return { error: `sweep ${what}: tick 2 to ${String(most)} ${what} (${String(values.length)} ticked)` };
+    return { error: `sweep ${field}: tick 2 to ${String(most)} ${what} (${String(values.length)} ticked)` };
   }
   return { values };
 }
@@ -86,7 +87,9 @@ export function parseSweepValues(text: string, p: WorkloadParam): { values: numb
 }
 
 /** The sweep to submit for the form's choice: null without a parameter chosen; each point beside
- * its baseline when the choice changes something (a toggle sweep always), on the form's seeds. */
+ * its baseline when the choice changes something (a toggle sweep always), on the form's seeds;
+ * with machines ticked in `across` (2 or more; none: the form's machine alone), the whole sweep on
+ * each of them. */
 export function sweepSpec(
   param: string,
   text: string,
@@ -97,15 +100,23 @@ export function sweepSpec(
   toggles: string[] = [],
   calibrated = false,
   combos = "",
+  across = "",
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
+  let on: string[] | undefined;
+  if (across !== "" && param !== MACHINES) {
+    const got = parseTicked(across, presets, "machines", MAX_SWEEP_POINTS, 2, "across");
+    if ("error" in got) return got;
+    on = got.values;
+  }
+  const withAcross = (spec: SimSweepSpec): { spec: SimSweepSpec } => ({ spec: on ? { ...spec, across: on } : spec });
   let got: { values: (number | string)[] } | { error: string };
   if (param === MACHINES) {
     got = parseTicked(text, presets, "machines", MAX_SWEEP_POINTS);
   } else if (param === TOGGLES) {
     // a toggle's effect is against the baseline: a toggle sweep always runs it
     got = toggleValues(text, combos, toggles);
-    if ("values" in got) return { spec: { param, values: got.values, baseline: true, seeds, calibrated: false } };
+    if ("values" in got) return withAcross({ param, values: got.values, baseline: true, seeds, calibrated: false });
   } else {
     const p = sweepParams(params).find((x) => x.name === param);
     if (!p) return { error: `sweep: the workload has no integer parameter ${param}` };
@@ -113,7 +124,7 @@ export function sweepSpec(
   }
   if ("error" in got) return got;
   // as calibrate runs each point: only along a workload parameter, never over machines
-  return { spec: { param, values: got.values, baseline: changes, seeds: changes ? seeds : 1, calibrated: calibrated && param !== MACHINES } };
+  return withAcross({ param, values: got.values, baseline: changes, seeds: changes ? seeds : 1, calibrated: calibrated && param !== MACHINES });
 }
 
 /** A log scale when the metric spans more than 20x (schbench's p99 from tens of us to tens of
@@ -166,6 +177,61 @@ export function sweepSummary(r: SimSweepResult): string[] {
       out.push(...r.published_turns.map((t) => `published: it turns ${turnText(t, p)}`));
       if (r.published_turns.length === 0) out.push("published: it does not turn over these values");
     }
+  }
+  if (r.published_error) out.push(`the published tables could not be read: ${r.published_error}`);
+  return out;
+}
+
+/** A sweep across machines' panels, one per machine (none: a sweep on one machine, or one stored
+ * before sweeps ran across machines). */
+export function panelsOf(r: SimSweepResult): SimSweepResult[] {
+  return r.panels ?? [];
+}
+
+/** One cell of a sweep across machines: a machine's row at one value, and whether that machine's
+ * change turns there (the value after a turn: a line above the cell). */
+export interface AcrossCell {
+  machine: string;
+  row: SimSweepRow | null;
+  turns: boolean;
+}
+
+/** A sweep across machines as one table: a row per value (in sweep order), a cell per machine (in
+ * the order of `across`). */
+export function acrossCells(r: SimSweepResult): { x: number | string; cells: AcrossCell[] }[] {
+  return r.values.map((x) => ({
+    x,
+    cells: panelsOf(r).map((p) => ({
+      machine: p.topology ?? "",
+      row: p.rows.find((row) => row.x === x) ?? null,
+      turns: p.turns.some((t) => t.between[1] === x),
+    })),
+  }));
+}
+
+/** A sweep across machines read as a whole: for a parameter, where each machine's change turns (or
+ * that it does not) beside where the published one does; for toggles, which toggles help and hurt
+ * where; and how often the model points the published way, over the published cells beyond 5%. */
+export function acrossSummary(r: SimSweepResult): string[] {
+  if (!r.baseline) return [`${r.metric.name} at each of ${String(r.values.length)} ${r.param} values on each of ${String(panelsOf(r).length)} machines (nothing to compare: no hints or feature changes)`];
+  const out: string[] = [];
+  for (const p of panelsOf(r)) {
+    const m = p.topology ?? "";
+    if (r.ordered) {
+      const model = p.turns.map((t) => `between ${t.between.join(" and ")}`).join(", ") || "nowhere";
+      const pub = p.rows.some((row) => row.published.length > 0) ? `; published: ${p.published_turns.map((t) => `between ${t.between.join(" and ")}`).join(", ") || "nowhere"}` : "";
+      out.push(`${m}: the change turns ${model}${pub}`);
+    } else {
+      // the table shows them all: the ones that move by name, the rest counted
+      const moved = (["better", "worse"] as const).filter((d) => p.ways[d].length > 0).map((d) => `${d} with ${p.ways[d].join(", ")}`);
+      const same = p.ways.same.length > 0 ? [`${String(p.ways.same.length)} the same`] : [];
+      out.push(`${m}: ${[...moved, ...same].join("; ") || "not measured"}`);
+    }
+  }
+  const cells = panelsOf(r).flatMap((p) => p.rows).filter((row) => row.published_pct !== null && Math.abs(row.published_pct) > SIGNIFICANT_PCT && row.direction !== null);
+  if (cells.length > 0) {
+    const same = cells.filter((row) => row.direction === ((row.published_pct ?? 0) > 0 ? "better" : "worse")).length;
+    out.push(`on the published cells beyond 5%, the model points the published way on ${String(same)} of ${String(cells.length)}`);
   }
   if (r.published_error) out.push(`the published tables could not be read: ${r.published_error}`);
   return out;
