@@ -76,6 +76,8 @@ def _sim(args: argparse.Namespace) -> int:
         return sweep_main(
             scenario,
             args.sweep,
+            resolve_trace=lambda sc, store: resolve(sc, store, settings.collector),
+            db=settings.db_path,
             baseline=args.baseline,
             seeds=args.seeds,
             calibrated=args.calibrated,
@@ -608,7 +610,8 @@ def register(sub: Any) -> None:
         "toggle=T1,T2,... (or toggle=all) with each toggle instead of its own hints and features, "
         "always beside the baseline (a toggle: hints and features joined by +, NO_ turning a feature "
         "off: fork_affine+wake_affine, NO_SIS_UTIL, STEAL+steal_node_limit=8), and print where the "
-        "change helps and where it hurts",
+        "change helps and where it hurts; a trace replay sweeps topology= or toggle= (the "
+        "recording's feature table)",
     )
     sim.add_argument(
         "--calibrated",

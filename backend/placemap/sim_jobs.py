@@ -111,9 +111,11 @@ def worker_main(
             conn.send(("done", result))
             return
         if sweep is not None:
+            # a trace replay's recording becomes its profile once, for every run of the sweep
+            resolved = resolve(scenario, store)
             result = run_sweep(
-                scenario,
-                parse_sweep(scenario, sweep),
+                resolved,
+                parse_sweep(resolved, sweep),
                 lambda sc, progress: run(sc, wall_clock=False, on_progress=progress, decisions=False),
                 None if calibration_csv is None else Path(calibration_csv),
                 on_progress=lambda f: conn.send(("progress", f)),

@@ -7,7 +7,9 @@ published tables answer ("wake_affine helps schbench while its workers fit an LL
 beyond it"). Where a point's pair is a published cell (sim_published), the published effect sits
 beside the model's, and the published turns beside the model's. Machines and toggles are not
 ordered: a sweep over them reads no turn or onset, only where the change helps and where it hurts.
-A sweep over a parameter or toggles can also run `across` several machines: the whole sweep on each,
+A trace replay (a recording's wakeup graph, run and sleep lengths) sweeps machines or toggles: the
+feature table of one's own workload. A sweep over a parameter or toggles can also run `across`
+several machines: the whole sweep on each,
 each machine's result a panel of its own (the feature table across machines; a turning point as it
 moves with the LLC's size).
 
@@ -39,6 +41,7 @@ MAX_POINTS = 10  # x values in one sweep: its runs, twice that with a baseline
 MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
 TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature changes
+TRACE = "trace"  # a recording replayed (sim.workloads.replay): swept over machines or toggles only
 # the most runs one sweep makes: points x seeds x its pair, on each machine it runs across. A sweep
 # on one machine stays under it (16 toggles, each pair on 8 seeds: 256); across eight machines,
 # every toggle on its own (208) or ten values beside their baselines on two seeds (320) fit
@@ -82,14 +85,21 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
             raise ScenarioError(f"sweep.{k}", f"unknown sweep field; known: {', '.join(FIELDS)}")
     workload = scenario.get("workload")
     kind = workload.get("kind") if isinstance(workload, Mapping) else None
-    if not isinstance(kind, str) or kind not in CATALOG:
+    replay = kind == TRACE
+    if replay and spec.get("param") not in (MACHINES, TOGGLES):
+        raise ScenarioError(
+            "sweep.param",
+            f"a trace replay has no workload parameter to vary: sweep {MACHINES} (the recording on "
+            f"each machine) or {TOGGLES} (under each toggle), not {spec.get('param')!r}",
+        )
+    if not replay and (not isinstance(kind, str) or kind not in CATALOG):
         raise ScenarioError(
             "sweep",
-            f"a sweep varies a parametric workload's parameter ({', '.join(CATALOG)}); "
-            f"this scenario's workload is {kind!r}",
+            f"a sweep varies a parametric workload's parameter ({', '.join(CATALOG)}), or a trace "
+            f"replay's machine or toggles; this scenario's workload is {kind!r}",
         )
-    ints = {p.name: p for p in CATALOG[kind] if isinstance(p, IntParam)}
-    param = spec.get("param", X_PARAM.get(kind))
+    ints = {} if replay else {p.name: p for p in CATALOG[str(kind)] if isinstance(p, IntParam)}
+    param = spec.get("param", X_PARAM.get(str(kind)))
     if not isinstance(param, str) or (param not in ints and param not in (MACHINES, TOGGLES)):
         raise ScenarioError(
             "sweep.param",
@@ -102,7 +112,7 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     elif param == TOGGLES:
         values = _toggles(spec.get("values"))
     else:
-        values = _ints(kind, ints[param], spec.get("values"))
+        values = _ints(str(kind), ints[param], spec.get("values"))
     baseline = spec.get("baseline", False)
     if not isinstance(baseline, bool):
         raise ScenarioError("sweep.baseline", f"expected true or false, got {baseline!r}")
@@ -116,6 +126,10 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     if seeds > 1 and not baseline:
         raise ScenarioError(
             "sweep.seeds", "several seeds compare each point's change: they need the baseline"
+        )
+    if seeds > 1 and replay:
+        raise ScenarioError(
+            "sweep.seeds", "a trace replay draws nothing from the seed: every seed gives the same run"
         )
     calibrated = spec.get("calibrated", False)
     if not isinstance(calibrated, bool):

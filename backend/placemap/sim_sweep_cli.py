@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -18,6 +19,7 @@ from urllib.parse import urlencode
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
+from placemap.sim_profile import trace_input
 from placemap.sim_sweep import distinct, parse_arg, scenarios, summarize
 from placemap.store import Store
 
@@ -34,11 +36,18 @@ def sweep_main(
     csv_path: Path,
     save_to: Path | None = None,
     dashboard: str,
+    resolve_trace: Callable[[dict[str, Any], Store | None], dict[str, Any]] | None = None,
+    db: Path | None = None,
 ) -> int:
     """Validate, run and print a sweep, storing its result in the store at `save_to` when given
-    (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad."""
+    (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad.
+    A trace replay's recording (from the store at `db`) or file becomes its profile once, by
+    `resolve_trace`, before any run; what is stored is the scenario as given."""
     try:
         sweep = parse_arg(scenario, text, baseline, seeds, calibrated=calibrated, across=across)
+        given = scenario
+        if resolve_trace is not None and trace_input(scenario) is not None:
+            scenario = _resolved(scenario, resolve_trace, db)
         todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -58,7 +67,7 @@ def sweep_main(
             spec |= {"seeds": sweep.seeds, "calibrated": sweep.calibrated}
             if sweep.across:
                 spec["across"] = list(sweep.across)
-            sweep_id = store.put_sweep(scenario, spec, out)
+            sweep_id = store.put_sweep(given, spec, out)
         finally:
             store.close()
     if as_json:
@@ -74,6 +83,20 @@ def sweep_main(
         if sweep_id is not None:
             print(f"saved as sweep {sweep_id}: {dashboard.rstrip('/')}/?{urlencode({'sweep': sweep_id})}")
     return 0
+
+
+def _resolved(
+    scenario: dict[str, Any],
+    resolve_trace: Callable[[dict[str, Any], Store | None], dict[str, Any]],
+    db: Path | None,
+) -> dict[str, Any]:
+    """The trace replay's scenario with its profile, its recording read from the store at `db`."""
+    store = Store(db) if db is not None and trace_input(scenario) == "recording" else None
+    try:
+        return resolve_trace(scenario, store)
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _pct(v: float | None) -> str:

@@ -16,6 +16,7 @@ from placemap.sim.calibration import scenario_for
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import run_scenario
 from placemap.sim_pair import change_pct
+from placemap.sim_profile import profile_from_table
 from placemap.sim_sweep import (
     MAX_POINTS,
     MAX_RUNS,
@@ -30,6 +31,8 @@ from placemap.sim_sweep import (
 )
 from placemap.sim_toggle import ALL_TOGGLES, toggle
 from placemap.store import Store
+from tests.collector import collector_binary
+from tests.ftrace_lines import G4
 
 SCHBENCH: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -80,7 +83,9 @@ def test_a_bad_sweep_names_its_field() -> None:
     e = refused({"values": [1, 2], "baseline": True}, {**SCHBENCH, "hints": []})
     assert e.field == "sweep.baseline"
     e = refused({"values": [1, 2]}, {**SCHBENCH, "workload": {"kind": "trace", "recording": "r"}})
-    assert e.field == "sweep" and "'trace'" in e.message
+    assert e.field == "sweep.param" and "a trace replay has no workload parameter" in e.message
+    e = refused({"values": [1, 2]}, {**SCHBENCH, "workload": {"kind": "nope"}})
+    assert e.field == "sweep" and "'nope'" in e.message
     with pytest.raises(ScenarioError) as info:
         parse_arg(SCHBENCH, "workers=4,eight", baseline=False)
     assert info.value.field == "sweep.values"
@@ -615,3 +620,58 @@ def test_the_command_line_sweep_across_machines_prints_one_table(
     assert "--across is for --sweep" in capsys.readouterr().err
     assert main([*argv[:-1], "zen3-2s-nps1"]) == 2
     assert "sweep.across" in capsys.readouterr().err
+
+
+def test_a_trace_replay_sweeps_toggles_and_machines(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    g4_table: Any,
+) -> None:
+    """A real 2-CPU VM's hackbench (vm2-hackbench-g4) replayed under each toggle and on each
+    machine: each row is the replay of the recording's profile so changed, and the stored sweep
+    keeps the scenario as given (the file), not the profile."""
+    monkeypatch.setenv("PLACEMAP_COLLECT", str(collector_binary(tmp_path / "collector")))
+    sc = {"topology": "bdw-1s-20", "workload": {"kind": "trace", "file": str(G4)}, "seed": 1}
+    f = scenario_file(tmp_path, sc)
+    db = tmp_path / "p.db"
+    argv = ["sim", str(f), "--sweep", "toggle=fork_spread,UTIL_FITS_CAPACITY", "--across", "bdw-1s-20,icx-2s"]
+    assert main([*argv, "--json", "--save", "--db", str(db)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    profile = profile_from_table(g4_table, source=f"file {G4.name}", name=G4.name)
+    replay = {**sc, "workload": {"kind": "trace", "profile": profile}}
+    for p in out["panels"]:
+        on = {**replay, "topology": p["topology"]}
+        base = run_scenario(on, wall_clock=False)["metric"]["value"]
+        assert [(r["x"], r["value"], r["baseline"]) for r in p["rows"]] == [
+            (
+                "fork_spread",
+                run_scenario({**on, "hints": ["fork_spread"]}, wall_clock=False)["metric"]["value"],
+                base,
+            ),
+            (
+                "UTIL_FITS_CAPACITY",
+                run_scenario({**on, "features": {"UTIL_FITS_CAPACITY": True}}, wall_clock=False)["metric"][
+                    "value"
+                ],
+                base,
+            ),
+        ]
+    store = Store(db)
+    try:
+        saved = store.get_sweep(out["sweep_id"])
+    finally:
+        store.close()
+    assert saved is not None and saved["scenario"] == sc
+    assert main(["sim", str(f), "--sweep", "topology=bdw-1s-20,zen3-2s-nps1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["llc_spread"]["llcs"] for r in rows] == [1, 16]
+    assert (
+        rows[1]["value"]
+        == run_scenario({**replay, "topology": "zen3-2s-nps1"}, wall_clock=False)["metric"]["value"]
+    )
+    # no parameter to vary, nothing drawn from the seed
+    assert main(["sim", str(f), "--sweep", "groups=1,2"]) == 2
+    assert "sweep.param: a trace replay" in capsys.readouterr().err
+    assert main(["sim", str(f), "--sweep", "toggle=all", "--baseline", "--seeds", "2"]) == 2
+    assert "sweep.seeds" in capsys.readouterr().err

@@ -20,7 +20,8 @@ class SimSweepSpec(BaseModel):
         description="an integer parameter of the scenario's workload; default the one the published "
         "tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on "
         "each of several presets; or toggle, to run it with each of several hints or feature changes "
-        "instead of its own (each against the one baseline, which a toggle sweep always runs)",
+        "instead of its own (each against the one baseline, which a toggle sweep always runs); a trace "
+        "replay (a stored recording) sweeps topology or toggle only, on one seed",
     )
     values: list[int | str] = Field(
         description=f"2 to {MAX_POINTS} different values within the parameter's bounds (integers); "

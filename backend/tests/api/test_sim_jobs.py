@@ -390,6 +390,30 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     }
     rerun = run_scenario(whole, wall_clock=False, decisions=True)
     assert rerun["counters"] == result["counters"] and rerun["metric"] == result["metric"]
+    # the recording's feature table: replayed under each toggle, the profile built once, the sweep
+    # stored with the scenario as submitted
+    spec = {"param": "toggle", "values": ["fork_spread", "UTIL_FITS_CAPACITY"]}
+    r = client.post("/api/sim/jobs", json={"scenario": sc, "sweep": spec})
+    assert r.status_code == 202, r.text
+    done = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert done["status"] == "done", done
+    rows = done["sweep_result"]["rows"]
+    base = run_scenario(whole, wall_clock=False)["metric"]["value"]
+    assert base == result["metric"]["value"]
+    assert [r["value"] for r in rows] == [
+        run_scenario({**whole, "hints": ["fork_spread"]}, wall_clock=False)["metric"]["value"],
+        run_scenario({**whole, "features": {"UTIL_FITS_CAPACITY": True}}, wall_clock=False)["metric"][
+            "value"
+        ],
+    ]
+    assert {r["baseline"] for r in rows} == {base} and all(r["published"] == [] for r in rows)
+    assert client.get(f"/api/sim/sweeps/{done['sweep_id']}").json()["scenario"] == sc
+    for bad, field in [
+        ({"param": "clients", "values": [1, 2]}, "sweep.param:"),
+        ({**spec, "seeds": 2, "baseline": True}, "sweep.seeds:"),
+    ]:
+        r = client.post("/api/sim/jobs", json={"scenario": sc, "sweep": bad})
+        assert r.status_code == 422 and r.json()["detail"]["message"].startswith(field), r.text
     r = client.get(f"/api/recordings/{rid}/scenario")
     assert r.status_code == 409 and r.json()["detail"]["code"] == "not_simulated"
     assert client.get("/api/recordings/nope/scenario").status_code == 404

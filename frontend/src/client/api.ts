@@ -1863,7 +1863,7 @@ export interface components {
         SimSweepSpec: {
             /**
              * Param
-             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on each of several presets; or toggle, to run it with each of several hints or feature changes instead of its own (each against the one baseline, which a toggle sweep always runs)
+             * @description an integer parameter of the scenario's workload; default the one the published tables vary (groups, workers, clients, threads, pairs); or topology, to run the scenario on each of several presets; or toggle, to run it with each of several hints or feature changes instead of its own (each against the one baseline, which a toggle sweep always runs); a trace replay (a stored recording) sweeps topology or toggle only, on one seed
              */
             param?: string | null;
             /**
