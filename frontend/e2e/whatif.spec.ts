@@ -2,7 +2,8 @@
  * The what-if replay in real chromium against the real backend: a real recording (vm2-hackbench-g4,
  * uploaded with the 2-CPU VM's topology) is opened, replayed under a hint on a preset machine from
  * the form, the job's result shows beside the recorded span, and the twin opens on the preset's
- * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field.
+ * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field. The
+ * recording's feature table: replayed under every toggle on its own host, then across two presets.
  */
 import { expect, test, type Locator } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -255,4 +256,61 @@ test("what-if: replay a recording on another machine recorded here, its topology
   if ((await form.count()) === 0) await whatif.getByRole("button", { name: /What if/ }).click();
   await expect(hosts.filter({ hasText: "e2e-other-host" })).toHaveCount(1);
   await expect(hosts.filter({ hasText: "e2e-other-host" })).toHaveText(label);
+});
+
+test("what-if: the recording's feature table, on its own host and across machines", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  const own = ((await (await request.post("/api/topologies", { data: VM2 })).json()) as { id: string }).id;
+  const rid = await importG4(request, "g4-feature-table", own);
+  await page.goto("/");
+  const item = page.getByTestId("recording-item").filter({ hasNot: page.getByTestId("sim-badge") }).filter({ hasText: "g4-feature-table" });
+  await item.locator("button.rec-open").click();
+  const whatif = item.getByTestId("whatif");
+  await whatif.getByRole("button", { name: /What if/ }).click();
+  const form = whatif.getByRole("form", { name: "What-if replay" });
+  await expect(form.getByLabel("topology")).toHaveValue("recorded");
+  // the form's own hint is not part of it: every toggle runs instead
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByRole("button", { name: "Feature table" }).click();
+  const table = whatif.getByTestId("whatif-table");
+  await expect(table.getByTestId("toggle-bars")).toBeVisible({ timeout: 120_000 });
+  type Row = { x: string; value: number; baseline: number; change_pct: number | null; published: unknown[] };
+  type SweepJob = { kind: string; status: string; scenario: { hints?: string[]; topology: unknown; workload: { recording?: string } }; sweep_id: string; sweep_result: { rows: Row[]; panels?: { topology: string; rows: Row[] }[] } | null };
+  const sweeps = async () => ((await (await request.get("/api/sim/jobs")).json()) as { jobs: SweepJob[] }).jobs.filter((j) => j.kind === "sweep" && j.scenario.workload.recording === rid && j.status === "done");
+  const first = (await sweeps())[0];
+  if (!first?.sweep_result) throw new Error("no finished feature table job");
+  expect(first.scenario.topology).toBe("recorded");
+  expect(first.scenario.hints).toEqual([]);
+  const options = (await (await request.get("/api/sim/options")).json()) as { sweep_toggles: string[] };
+  expect(first.sweep_result.rows.map((r) => r.x)).toEqual(options.sweep_toggles);
+  expect(new Set(first.sweep_result.rows.map((r) => r.baseline)).size).toBe(1);
+  expect(first.sweep_result.rows.every((r) => r.published.length === 0)).toBe(true); // no table publishes a recording
+  const bars = await table.getByTestId("toggle-bar").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-pct")]));
+  expect(bars).toEqual(first.sweep_result.rows.map((r) => [r.x, r.change_pct === null ? "" : String(r.change_pct)]));
+  // the replay on its own host, unchanged, is the baseline every toggle is read against
+  const plain = (await (await request.post("/api/sim/jobs", { data: { scenario: { ...first.scenario } } })).json()) as { job_id: string };
+  let got: { status: string; result: { metric: { value: number } } | null } = { status: "queued", result: null };
+  await expect.poll(async () => {
+    got = (await (await request.get(`/api/sim/jobs/${plain.job_id}`)).json()) as typeof got;
+    return got.status;
+  }, { timeout: 60_000 }).toBe("done");
+  expect(got.result?.metric.value).toBe(first.sweep_result.rows[0]?.baseline);
+  await expect(table.getByTestId("sweep-link")).toHaveAttribute("href", `?sweep=${first.sweep_id}`);
+  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table.png") });
+
+  // across two presets: one table of every toggle on both
+  await form.locator("summary", { hasText: "feature table across machines" }).click();
+  const across = form.getByRole("group", { name: "feature table across" });
+  await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
+  await form.getByRole("button", { name: "Feature table" }).click();
+  await expect(whatif.getByTestId("whatif-table-error")).toHaveText("sweep across: tick 2 to 10 machines (1 ticked)");
+  await across.getByRole("checkbox", { name: "icx-2s" }).check();
+  await form.getByRole("button", { name: "Feature table" }).click();
+  await expect(table.getByTestId("across-table")).toBeVisible({ timeout: 120_000 });
+  const second = (await sweeps()).find((j) => (j.sweep_result?.panels ?? []).length > 0);
+  if (!second?.sweep_result?.panels) throw new Error("no finished feature table across machines");
+  expect(second.sweep_result.panels.map((p) => p.topology)).toEqual(["zen3-2s-nps1", "icx-2s"]);
+  const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
+  expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
+  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table-across.png") });
 });

@@ -12,8 +12,16 @@
  * recording's real topology, hosts.ts), sent inline.
  * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
+ * "Feature table" replays the recording under every toggle on its own instead (a toggle sweep job,
+ * stored behind a link), on the form's machine or across the machines ticked: which hint or feature
+ * would help this workload, and where (ToggleBars, AcrossSweep).
  */
 import { useState } from "react";
+import { AcrossSweep } from "../simulate/AcrossSweep";
+import { SweepChart } from "../simulate/SweepChart";
+import { TickList } from "../simulate/TickList";
+import { MAX_SWEEP_POINTS, panelsOf, parseTicked } from "../simulate/sweepView";
+import { useSweepJob } from "../simulate/useSweepJob";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
 import { HOST_PREFIX } from "../simulate/hosts";
@@ -25,6 +33,7 @@ import {
   changePct,
   changesSomething,
   defaultChoice,
+  featureTable,
   pctText,
   profileSkips,
   whatIfScenario,
@@ -62,6 +71,9 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   const own = HOST_PREFIX + String(rec.topology_id);
   const hosts = useHosts(open, recordings ?? []).filter((h) => h.key !== own);
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
+  const table = useSweepJob();
+  const [across, setAcross] = useState("");
+  const [tableErr, setTableErr] = useState<string | null>(null);
 
   const run = () => {
     if (!opts || !choice) return;
@@ -77,6 +89,17 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       }
     });
   };
+
+  const runTable = () => {
+    if (!opts || !choice) return;
+    const on = across === "" ? { values: [] } : parseTicked(across, opts.presets, "machines", MAX_SWEEP_POINTS, 2, "across");
+    setTableErr("error" in on ? on.error : null);
+    if ("error" in on) return;
+    const t = featureTable(rec.id, spanNs, choice, opts, on.values);
+    void table.submit(t.scenario, t.spec);
+  };
+  const tableJob = table.job;
+  const tabling = tableJob !== null && (tableJob.status === "queued" || tableJob.status === "running");
 
   const running = job !== null && (job.status === "queued" || job.status === "running") ? job : null;
   const baseRun = base?.status === "done" && base.result ? base.result : null;
@@ -99,7 +122,14 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
             before={hasTopology && <option value="recorded">recorded host</option>}
           />
           <ToggleFields opts={opts} choice={choice} set={set} />
-          <button type="submit" disabled={busy}>Replay</button>
+          <button type="submit" disabled={busy}>Replay</button>{" "}
+          <button type="button" disabled={tabling} onClick={runTable} title="replay the recording under every hint and every feature change on its own, each against the one replay without any, on this machine or across the machines ticked below">
+            Feature table
+          </button>
+          <details className="small">
+            <summary>feature table across machines</summary>
+            <TickList label="feature table across" names={opts.presets} ticked={across} onChange={setAcross} />
+          </details>
         </SimForm>
       )}
       {running && <progress max={1} value={running.progress} aria-label="what-if progress" data-testid="whatif-progress" />}
@@ -142,6 +172,18 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
           )}
         </div>
       )}
+      {tabling && <progress max={1} value={tableJob.progress} aria-label="feature table progress" data-testid="whatif-table-progress" />}
+      {tableJob?.status === "done" && tableJob.sweep_result && (
+        <div className="whatif-result small" data-testid="whatif-table">
+          {panelsOf(tableJob.sweep_result).length > 0 ? (
+            <AcrossSweep r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} />
+          ) : (
+            <SweepChart r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} />
+          )}
+        </div>
+      )}
+      {tableJob?.status === "failed" && <div className="error small" data-testid="whatif-table-error">feature table: {tableJob.error?.message ?? "the job failed"}</div>}
+      {(tableErr ?? table.err) && <div className="error small" data-testid="whatif-table-error">{tableErr ?? table.err}</div>}
       {job?.status === "failed" && <div className="error small" data-testid="whatif-error">{job.error?.message ?? "the job failed"}</div>}
       {err && <div className="error small" data-testid="whatif-error">{err}</div>}
     </div>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
-import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, profileSkips, whatIfScenario } from "./scenario";
+import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, featureTable, profileSkips, whatIfScenario } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -74,5 +74,17 @@ describe("profileSkips", () => {
     expect(profileSkips(twin)).toEqual({ switches_missing: 72, sleeps_without_wakeup: 1 });
     expect(profileSkips(null)).toEqual({});
     expect(profileSkips({ workload: { kind: "schbench" } })).toEqual({});
+  });
+});
+
+describe("featureTable", () => {
+  it("replays the recording under every toggle instead of the form's own, on its machine or across those ticked", () => {
+    const choice = { ...defaultChoice(OPTS, true), hints: { fork: "fork_spread", wake: "" }, features: { ...defaultChoice(OPTS, true).features, SIS_SHORT: true } };
+    const t = featureTable("r1", 2e9, choice, OPTS, []);
+    expect(t.spec).toEqual({ param: "toggle", values: ["all"], baseline: true, seeds: 1, calibrated: false });
+    // the form's own fork_spread and SIS_SHORT are not in it: each toggle runs instead of them
+    expect(t.scenario).toEqual(whatIfScenario("r1", 2e9, baselineOf(choice, OPTS), OPTS));
+    expect([t.scenario.hints, t.scenario.features]).toEqual([[], {}]);
+    expect(featureTable("r1", 2e9, choice, OPTS, ["zen3-2s-nps1", "icx-2s"]).spec.across).toEqual(["zen3-2s-nps1", "icx-2s"]);
   });
 });

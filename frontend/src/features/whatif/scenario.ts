@@ -2,7 +2,7 @@
  * The what-if form's choices -> the simulator scenario that replays a recording under them
  * (a trace workload naming the recording, POST /api/sim/jobs). Pure, for the form and its tests.
  */
-import type { SimOptions, Topology } from "../../client/types";
+import type { SimOptions, SimSweepSpec, Topology } from "../../client/types";
 import type { Toggles } from "./ToggleFields";
 
 export interface WhatIfChoice extends Toggles {
@@ -49,6 +49,18 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
     ...toggleParts(choice, opts),
     seed: choice.seed,
     duration_ms: durationMs(spanNs, opts.max_duration_ms),
+  };
+}
+
+/** The recording's feature table: the sweep that replays it under every toggle on its own (each
+ * hint, each feature switched away from its default), each against the one replay without any, on
+ * the form's machine or across `across` (two or more presets). The form's own toggles are not in
+ * it: each toggle runs instead of them. */
+export function featureTable(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions, across: string[]): { scenario: Record<string, unknown>; spec: SimSweepSpec } {
+  const spec: SimSweepSpec = { param: "toggle", values: ["all"], baseline: true, seeds: 1, calibrated: false };
+  return {
+    scenario: whatIfScenario(recordingId, spanNs, baselineOf(choice, opts), opts),
+    spec: across.length > 0 ? { ...spec, across } : spec,
   };
 }
 
