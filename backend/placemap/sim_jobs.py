@@ -7,8 +7,9 @@ separate, lowered-priority process (spawned, not forked: the server has threads)
 time / duration), the id of the recording it is storing, then its result or its error. Cancelling
 kills the worker and deletes the half-stored recording it named. A "reasons" job reruns a saved
 run for its placement reasons (sim_backfill) and names no recording until done. A "sweep" job runs
-its scenario at each value of one workload parameter, machine or toggle (sim_sweep), its runs
-unsaved, one after another, and stores the sweep's result once done (Store.put_sweep: its link).
+its scenario at each value of one workload parameter, machine or toggle (sim_sweep; a trace
+replay's recording made its profile once, first), its runs unsaved, one after another, and stores
+the sweep's result once done (Store.put_sweep: its link).
 
 No FastAPI here: api/routes/sim.py maps these jobs to HTTP.
 """

@@ -9,9 +9,8 @@ beside the model's, and the published turns beside the model's. Machines and tog
 ordered: a sweep over them reads no turn or onset, only where the change helps and where it hurts.
 A trace replay (a recording's wakeup graph, run and sleep lengths) sweeps machines or toggles: the
 feature table of one's own workload. A sweep over a parameter or toggles can also run `across`
-several machines: the whole sweep on each,
-each machine's result a panel of its own (the feature table across machines; a turning point as it
-moves with the LLC's size).
+several machines: the whole sweep on each, each machine's result a panel of its own (the feature
+table across machines; a turning point as it moves with the LLC's size).
 
 Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`, ...), the
 scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
@@ -77,9 +76,7 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
     scenario's workload; `param` defaults to the parameter the published tables vary. A
     ScenarioError names the field at fault."""
     if not isinstance(spec, Mapping):
-        raise ScenarioError(
-            "sweep", "expected an object {param, values, baseline, seeds, calibrated, across}"
-        )
+        raise ScenarioError("sweep", f"expected an object {{{', '.join(FIELDS)}}}")
     for k in spec:
         if k not in FIELDS:
             raise ScenarioError(f"sweep.{k}", f"unknown sweep field; known: {', '.join(FIELDS)}")
@@ -488,10 +485,7 @@ def _summarize_across(
         for i, (m, on) in enumerate(machines(scenario, sweep))
     ]
     return {
-        **{
-            k: panels[0][k]
-            for k in ("param", "values", "ordered", "calibrated", "baseline", "seeds", "metric")
-        },
+        **{k: panels[0][k] for k in SHARED},
         "rows": [],
         "turns": [],
         "published_turns": [],
