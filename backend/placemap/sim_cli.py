@@ -76,7 +76,7 @@ def _sim(args: argparse.Namespace) -> int:
         return sweep_main(
             scenario,
             args.sweep,
-            resolve_trace=lambda sc, store: resolve(sc, store, settings.collector),
+            collector=settings.collector,
             db=settings.db_path,
             baseline=args.baseline,
             seeds=args.seeds,

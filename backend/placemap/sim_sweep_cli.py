@@ -3,7 +3,8 @@ parameter, on each machine (`topology=PRESET,...`) or with each toggle (`toggle=
 (with `--baseline`, or always for toggles, each beside its baseline), run in worker processes, each
 distinct run once, printed as a table with the change at each x, the published effect where the pair
 is a published cell, and where the change turns (sim_sweep), or for machines and toggles where it
-helps and where it hurts; with `--across PRESET,...` all of that on each machine, then the change at
+helps and where it hurts (a trace replay: over machines or toggles only, its recording or file read
+into a profile once); with `--across PRESET,...` all of that on each machine, then the change at
 every value on every machine as one table (a feature table across machines); with `--save` the
 result stored and its link printed. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
-from placemap.sim_profile import trace_input
+from placemap.sim_profile import resolve, trace_input
 from placemap.sim_sweep import distinct, parse_arg, scenarios, summarize
 from placemap.store import Store
 
@@ -36,18 +36,18 @@ def sweep_main(
     csv_path: Path,
     save_to: Path | None = None,
     dashboard: str,
-    resolve_trace: Callable[[dict[str, Any], Store | None], dict[str, Any]] | None = None,
+    collector: Path | None = None,
     db: Path | None = None,
 ) -> int:
     """Validate, run and print a sweep, storing its result in the store at `save_to` when given
     (its link printed; `sweep_id` in the JSON); 2 with a message naming the field when it is bad.
-    A trace replay's recording (from the store at `db`) or file becomes its profile once, by
-    `resolve_trace`, before any run; what is stored is the scenario as given."""
+    A trace replay's recording (from the store at `db`) or file (read by the importer, `collector`)
+    becomes its profile once, before any run; what is stored is the scenario as given."""
     try:
         sweep = parse_arg(scenario, text, baseline, seeds, calibrated=calibrated, across=across)
         given = scenario
-        if resolve_trace is not None and trace_input(scenario) is not None:
-            scenario = _resolved(scenario, resolve_trace, db)
+        if trace_input(scenario) is not None:
+            scenario = _resolved(scenario, db, collector)
         todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -85,15 +85,12 @@ def sweep_main(
     return 0
 
 
-def _resolved(
-    scenario: dict[str, Any],
-    resolve_trace: Callable[[dict[str, Any], Store | None], dict[str, Any]],
-    db: Path | None,
-) -> dict[str, Any]:
+def _resolved(scenario: dict[str, Any], db: Path | None, collector: Path | None) -> dict[str, Any]:
     """The trace replay's scenario with its profile, its recording read from the store at `db`."""
     store = Store(db) if db is not None and trace_input(scenario) == "recording" else None
     try:
-        return resolve_trace(scenario, store)
+        out: dict[str, Any] = resolve(scenario, store, collector)
+        return out
     finally:
         if store is not None:
             store.close()
