@@ -15,8 +15,9 @@
  * changes something (toggles: always, instead of the form's own), and SweepChart shows the metric
  * against the values and where the change turns, beside where the published one does (machines and
  * toggles: where it helps and hurts); run across several machines, AcrossSweep shows every value on
- * every machine in one table (the feature table across machines). A finished sweep is stored: its id goes in the URL
- * (?sweep=ID, App), and such a link opens the stored result with the form set as it ran.
+ * every machine in one table (the feature table across machines). A finished sweep is stored: its
+ * id goes in the URL (?sweep=ID, App), and such a link opens the stored result with the form set as
+ * it ran.
  */
 import { useEffect, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
