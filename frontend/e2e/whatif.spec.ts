@@ -297,6 +297,10 @@ test("what-if: the recording's feature table, on its own host and across machine
   expect(got.result?.metric.value).toBe(first.sweep_result.rows[0]?.baseline);
   await expect(table.getByTestId("sweep-link")).toHaveAttribute("href", `?sweep=${first.sweep_id}`);
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table.png") });
+  // a toggle picked in the table becomes the form's, instead of wake_affine, to replay as the twin
+  await table.getByTestId("sweep-table").getByRole("button", { name: "fork_spread" }).click();
+  await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
+  await expect(form.getByRole("group", { name: "wake hint", exact: true }).getByRole("radio", { name: "none" })).toBeChecked();
 
   // across two presets: one table of every toggle on both
   await form.locator("summary", { hasText: "feature table across machines" }).click();

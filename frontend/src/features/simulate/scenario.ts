@@ -71,10 +71,10 @@ export function withSweepParam(choice: SimChoice, param: string, opts: SimOption
   return { ...choice, sweepParam: param, sweepValues: named ? "" : choice.sweepValues };
 }
 
-/** The form's toggles set to one toggle of a sweep (`fork_affine+wake_affine`, `NO_SIS_UTIL`: hints,
+/** A form's toggles (Simulate's, the what-if's) set to one toggle of a sweep (`fork_affine+wake_affine`, `NO_SIS_UTIL`: hints,
  * features on by name and off by NO_ and name), instead of its own; null when the form cannot
  * say it (an integer feature such as steal_node_limit=8). */
-function toggleChoice(choice: SimChoice, x: string, opts: SimOptions): SimChoice | null {
+export function toggleChoice<T extends Toggles>(choice: T, x: string, opts: SimOptions): T | null {
   const t = defaultToggles(opts);
   for (const part of x.split("+").map((p) => p.trim())) {
     const cat = Object.entries(opts.hint_categories).find(([, hs]) => hs.includes(part))?.[0];

@@ -14,7 +14,8 @@
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  * "Feature table" replays the recording under every toggle on its own instead (a toggle sweep job,
  * stored behind a link), on the form's machine or across the machines ticked: which hint or feature
- * would help this workload, and where (ToggleBars, AcrossSweep).
+ * would help this workload, and where (ToggleBars, AcrossSweep); a toggle picked there becomes the
+ * form's, to replay it as the twin.
  */
 import { useState } from "react";
 import { AcrossSweep } from "../simulate/AcrossSweep";
@@ -39,7 +40,7 @@ import {
   whatIfScenario,
   type WhatIfChoice,
 } from "./scenario";
-import { comparable, metricText } from "../simulate/scenario";
+import { comparable, metricText, toggleChoice } from "../simulate/scenario";
 import { MachineSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
@@ -98,6 +99,8 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
     const t = featureTable(rec.id, spanNs, choice, opts, on.values);
     void table.submit(t.scenario, t.spec);
   };
+  // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare
+  const pickToggle = (x: number | string) => { if (opts) set((c) => toggleChoice(c, String(x), opts) ?? c); };
   const tableJob = table.job;
   const tabling = tableJob !== null && (tableJob.status === "queued" || tableJob.status === "running");
 
@@ -176,9 +179,9 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       {tableJob?.status === "done" && tableJob.sweep_result && (
         <div className="whatif-result small" data-testid="whatif-table">
           {panelsOf(tableJob.sweep_result).length > 0 ? (
-            <AcrossSweep r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} />
+            <AcrossSweep r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
           ) : (
-            <SweepChart r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} />
+            <SweepChart r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
           )}
         </div>
       )}
