@@ -31,9 +31,9 @@ from typing import Any, Literal
 from placemap.settings import SIM_MAX_SAVED_EVENTS
 from placemap.sim.errors import ScenarioError
 from placemap.sim_backfill import ReasonsUnavailableError, backfill
-from placemap.sim_profile import resolve
+from placemap.sim_profile import recorded_host, resolve
 from placemap.sim_record import run
-from placemap.sim_sweep import parse_sweep
+from placemap.sim_sweep import needs_host, parse_sweep, with_host
 from placemap.sim_sweep import run as run_sweep
 from placemap.store import Store
 from placemap.store.store import new_id
@@ -113,10 +113,12 @@ def worker_main(
             return
         if sweep is not None:
             # a trace replay's recording becomes its profile once, for every run of the sweep
-            resolved = resolve(scenario, store)
+            parsed = parse_sweep(scenario, sweep)
+            if needs_host(parsed):  # and its host topology, to run there beside presets
+                parsed = with_host(parsed, recorded_host(scenario, store))
             result = run_sweep(
-                resolved,
-                parse_sweep(resolved, sweep),
+                resolve(scenario, store),
+                parsed,
                 lambda sc, progress: run(sc, wall_clock=False, on_progress=progress, decisions=False),
                 None if calibration_csv is None else Path(calibration_csv),
                 on_progress=lambda f: conn.send(("progress", f)),

@@ -350,6 +350,16 @@ def _recorded_topology(rec: RecordingRow, store: Store) -> dict[str, Any]:
     return topo
 
 
+def recorded_host(scenario: Any, store: Store | None) -> dict[str, Any]:
+    """The host topology of the recording a trace replay names (its "recorded" machine, for a
+    sweep that runs it there beside presets). A ScenarioError names the field when there is no
+    recording (a trace file brings no host topology) or the recording has no host topology."""
+    wl = scenario.get("workload") if isinstance(scenario, dict) else None
+    if not isinstance(wl, dict) or "recording" not in wl or store is None:
+        raise ScenarioError("topology", "only a stored recording brings its host topology ('recorded')")
+    return _recorded_topology(_ready_recording(wl["recording"], store), store)
+
+
 def for_meta(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario as a recording's metadata keeps it: a trace workload's profile (which can be
     megabytes) shortened to its source, span and task count."""

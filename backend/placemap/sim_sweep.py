@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -41,6 +41,8 @@ MAX_SEEDS = 8  # seeds per point (each point's pair on each): up to 160 runs
 MACHINES = "topology"  # the sweep parameter whose values are presets, not workload integers
 TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature changes
 TRACE = "trace"  # a recording replayed (sim.workloads.replay): swept over machines or toggles only
+# a stored recording's own host, as a machine of a trace replay's sweep beside presets
+RECORDED = "recorded"
 # the most runs one sweep makes: points x seeds x its pair, on each machine it runs across. A sweep
 # on one machine stays under it (16 toggles, each pair on 8 seeds: 256); across eight machines,
 # every toggle on its own (208) or ten values beside their baselines on two seeds (320) fit
@@ -64,6 +66,9 @@ class Sweep:
     # the same sweep on each of these presets, in the order given (a feature table across machines;
     # a turning point as it moves with the LLC's size): each machine's result is a panel of its own
     across: tuple[str, ...] = ()
+    # the machines named here that are no preset (RECORDED: a stored recording's host topology, which
+    # the caller reads from the store and gives with `with_host`)
+    hosts: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def ordered(self) -> bool:
@@ -103,9 +108,11 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
             f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}; "
             f"or {MACHINES} (presets), or {TOGGLES} (hints and features)",
         )
+    # a stored recording's replay can also run on the recording's own host
+    named = (RECORDED,) if replay and isinstance(workload, Mapping) and "recording" in workload else ()
     values: tuple[int | str, ...]
     if param == MACHINES:
-        values = _machines(spec.get("values"))
+        values = _machines(spec.get("values"), named=named)
     elif param == TOGGLES:
         values = _toggles(spec.get("values"))
     else:
@@ -144,7 +151,7 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
                 "sweep.across",
                 "a sweep over machines already runs on each; across is for a parameter or toggles",
             )
-        across = _machines(spec["across"], "sweep.across")
+        across = _machines(spec["across"], "sweep.across", named)
     runs = len(across or (None,)) * len(values) * seeds * (2 if baseline else 1)
     if runs > MAX_RUNS:
         raise ScenarioError(
@@ -161,9 +168,9 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
 FIELDS = ("param", "values", "baseline", "seeds", "calibrated", "across")
 
 
-def _count(n: int, field: str = "sweep.values") -> None:
+def _count(n: int, where: str = "sweep.values") -> None:
     if not 2 <= n <= MAX_POINTS:
-        raise ScenarioError(field, f"expected 2 to {MAX_POINTS} different values, got {n}")
+        raise ScenarioError(where, f"expected 2 to {MAX_POINTS} different values, got {n}")
 
 
 def _ints(kind: str, p: IntParam, values: Any) -> tuple[int, ...]:
@@ -195,16 +202,29 @@ def _toggles(values: Any) -> tuple[str, ...]:
     return names
 
 
-def _machines(values: Any, field: str = "sweep.values") -> tuple[str, ...]:
-    """Presets, in the order given (each once): the machines to compare."""
+def _machines(values: Any, where: str = "sweep.values", named: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Presets (or `named` machines: RECORDED), in the order given (each once): the machines to
+    compare."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ScenarioError(field, f"expected a list of preset names, got {values!r}")
+        raise ScenarioError(where, f"expected a list of preset names, got {values!r}")
     names = tuple(dict.fromkeys(v.strip() for v in values))
-    _count(len(names), field)
-    unknown = [v for v in names if v not in PRESETS]
+    _count(len(names), where)
+    unknown = [v for v in names if v not in PRESETS and v not in named]
     if unknown:
-        raise ScenarioError(field, f"unknown preset {unknown[0]!r}; known: {', '.join(sorted(PRESETS))}")
+        known = ", ".join([*named, *sorted(PRESETS)])
+        raise ScenarioError(where, f"unknown preset {unknown[0]!r}; known: {known}")
     return names
+
+
+def needs_host(sweep: Sweep) -> bool:
+    """Whether the sweep runs on the recording's own host (RECORDED), whose topology the caller
+    gives (with_host)."""
+    return RECORDED in sweep.across or (sweep.param == MACHINES and RECORDED in sweep.values)
+
+
+def with_host(sweep: Sweep, topology: Mapping[str, Any]) -> Sweep:
+    """The sweep with the recording's host topology for its RECORDED machine."""
+    return replace(sweep, hosts={RECORDED: topology})
 
 
 def parse_arg(
@@ -239,7 +259,7 @@ def parse_arg(
 def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, Any]:
     """The scenario at x (on machine x; with toggle x instead of its own hints and features)."""
     if sweep.param == MACHINES:
-        return {**scenario, "topology": x}
+        return {**scenario, "topology": sweep.hosts.get(str(x), x)}
     if sweep.param == TOGGLES:
         hints, features = toggle(str(x))
         out = {k: v for k, v in scenario.items() if k not in ("hints", "features")}
@@ -253,7 +273,7 @@ def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, 
 
 def machines(scenario: Mapping[str, Any], sweep: Sweep) -> list[tuple[str, dict[str, Any]]]:
     """A sweep across machines: each preset and the scenario on it, in the order given."""
-    return [(m, {**scenario, "topology": m}) for m in sweep.across]
+    return [(m, {**scenario, "topology": sweep.hosts.get(m, m)}) for m in sweep.across]
 
 
 def one_machine(sweep: Sweep) -> Sweep:

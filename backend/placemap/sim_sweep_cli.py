@@ -19,8 +19,8 @@ from urllib.parse import urlencode
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
-from placemap.sim_profile import resolve, trace_input
-from placemap.sim_sweep import distinct, parse_arg, scenarios, summarize
+from placemap.sim_profile import recorded_host, resolve, trace_input
+from placemap.sim_sweep import distinct, needs_host, parse_arg, scenarios, summarize, with_host
 from placemap.store import Store
 
 
@@ -47,7 +47,9 @@ def sweep_main(
         sweep = parse_arg(scenario, text, baseline, seeds, calibrated=calibrated, across=across)
         given = scenario
         if trace_input(scenario) is not None:
-            scenario = _resolved(scenario, db, collector)
+            scenario, host = _resolved(scenario, db, collector, needs_host(sweep))
+            if host is not None:
+                sweep = with_host(sweep, host)
         todo, at = distinct(scenarios(scenario, sweep))
         for sc in todo:  # every point named before any runs
             parse_scenario(sc)
@@ -85,12 +87,15 @@ def sweep_main(
     return 0
 
 
-def _resolved(scenario: dict[str, Any], db: Path | None, collector: Path | None) -> dict[str, Any]:
-    """The trace replay's scenario with its profile, its recording read from the store at `db`."""
+def _resolved(
+    scenario: dict[str, Any], db: Path | None, collector: Path | None, host: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The trace replay's scenario with its profile, its recording read from the store at `db`,
+    and with `host` the recording's host topology (for a sweep that runs it there)."""
     store = Store(db) if db is not None and trace_input(scenario) == "recording" else None
     try:
         out: dict[str, Any] = resolve(scenario, store, collector)
-        return out
+        return out, recorded_host(scenario, store) if host else None
     finally:
         if store is not None:
             store.close()

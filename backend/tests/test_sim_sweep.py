@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from placemap.cli import main
+from placemap.replay.ingest import Ingestor
 from placemap.settings import DEFAULT_CALIBRATION_CSV
 from placemap.sim.calibration import scenario_for
 from placemap.sim.errors import ScenarioError
@@ -33,6 +34,7 @@ from placemap.sim_toggle import ALL_TOGGLES, toggle
 from placemap.store import Store
 from tests.collector import collector_binary
 from tests.ftrace_lines import G4
+from tests.vm2 import VM2
 
 SCHBENCH: dict[str, Any] = {
     "topology": "zen3-2s-nps1",
@@ -670,6 +672,34 @@ def test_a_trace_replay_sweeps_toggles_and_machines(
         rows[1]["value"]
         == run_scenario({**replay, "topology": "zen3-2s-nps1"}, wall_clock=False)["metric"]["value"]
     )
+    # a trace file brings no host: "recorded" is a machine only for a stored recording's replay
+    assert main(["sim", str(f), "--sweep", "toggle=all", "--across", "recorded,icx-2s"]) == 2
+    assert "sweep.across: unknown preset 'recorded'" in capsys.readouterr().err
+    # a stored recording with its host's topology: its own host beside a preset, read from --db
+    store = Store(db)
+    try:
+        rid = store.create_recording("g4", topology_id=store.put_topology(VM2))
+        ing = Ingestor(store, rid, None)
+        for batch in g4_table.to_batches(max_chunksize=10_000):
+            ing.add(batch)
+        ing.finish(None)
+    finally:
+        store.close()
+    stored = scenario_file(tmp_path, {**sc, "workload": {"kind": "trace", "recording": rid}})
+    argv = ["sim", str(stored), "--sweep", "topology=recorded,bdw-1s-20", "--db", str(db), "--json"]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    on_host = {
+        **replay,
+        "topology": VM2,
+        "workload": {
+            "kind": "trace",
+            "profile": profile_from_table(g4_table, source=f"recording {rid}", name="g4"),
+        },
+    }
+    assert [r["x"] for r in rows] == ["recorded", "bdw-1s-20"]
+    assert rows[0]["value"] == run_scenario(on_host, wall_clock=False)["metric"]["value"]
+    assert rows[0]["llc_spread"]["llcs"] == len(VM2["llcs"])
     # no parameter to vary, nothing drawn from the seed
     assert main(["sim", str(f), "--sweep", "groups=1,2"]) == 2
     assert "sweep.param: a trace replay" in capsys.readouterr().err

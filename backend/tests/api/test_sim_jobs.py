@@ -408,6 +408,30 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
     ]
     assert {r["baseline"] for r in rows} == {base} and all(r["published"] == [] for r in rows)
     assert client.get(f"/api/sim/sweeps/{done['sweep_id']}").json()["scenario"] == sc
+    # the same across the recording's own host and a preset: the recorded panel is that sweep again
+    r = client.post(
+        "/api/sim/jobs", json={"scenario": sc, "sweep": {**spec, "across": ["recorded", "zen3-2s-nps1"]}}
+    )
+    assert r.status_code == 202, r.text
+    both = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert both["status"] == "done", both
+    panels = both["sweep_result"]["panels"]
+    assert [p["topology"] for p in panels] == ["recorded", "zen3-2s-nps1"]
+    assert [(r["value"], r["baseline"]) for r in panels[0]["rows"]] == [
+        (r["value"], r["baseline"]) for r in rows
+    ]
+    on_zen3 = {**whole, "topology": "zen3-2s-nps1"}
+    assert panels[1]["rows"][0]["baseline"] == run_scenario(on_zen3, wall_clock=False)["metric"]["value"]
+    # and a machine sweep of the recording: its host, then a preset
+    r = client.post(
+        "/api/sim/jobs",
+        json={"scenario": sc, "sweep": {"param": "topology", "values": ["recorded", "bdw-1s-20"]}},
+    )
+    machines = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert [r["value"] for r in machines["sweep_result"]["rows"]] == [
+        base,
+        run_scenario({**whole, "topology": "bdw-1s-20"}, wall_clock=False)["metric"]["value"],
+    ]
     for bad, field in [
         ({"param": "clients", "values": [1, 2]}, "sweep.param:"),
         ({**spec, "seeds": 2, "baseline": True}, "sweep.seeds:"),
