@@ -3,7 +3,8 @@
  * uploaded with the 2-CPU VM's topology) is opened, replayed under a hint on a preset machine from
  * the form, the job's result shows beside the recorded span, and the twin opens on the preset's
  * grid with its "simulated" badge saying what it replayed. A refused scenario shows its field. The
- * recording's feature table: replayed under every toggle on its own host, then across two presets.
+ * recording's feature table: replayed under every toggle on its own host, then across that host and
+ * a preset.
  */
 import { expect, test, type Locator } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -302,18 +303,20 @@ test("what-if: the recording's feature table, on its own host and across machine
   await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
   await expect(form.getByRole("group", { name: "wake hint", exact: true }).getByRole("radio", { name: "none" })).toBeChecked();
 
-  // across two presets: one table of every toggle on both
+  // across its own host and a preset: one table of every toggle on both
   await form.locator("summary", { hasText: "feature table across machines" }).click();
   const across = form.getByRole("group", { name: "feature table across" });
-  await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
+  await across.getByRole("checkbox", { name: "recorded" }).check();
   await form.getByRole("button", { name: "Feature table" }).click();
   await expect(whatif.getByTestId("whatif-table-error")).toHaveText("sweep across: tick 2 to 10 machines (1 ticked)");
-  await across.getByRole("checkbox", { name: "icx-2s" }).check();
+  await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
   await form.getByRole("button", { name: "Feature table" }).click();
   await expect(table.getByTestId("across-table")).toBeVisible({ timeout: 120_000 });
   const second = (await sweeps()).find((j) => (j.sweep_result?.panels ?? []).length > 0);
   if (!second?.sweep_result?.panels) throw new Error("no finished feature table across machines");
-  expect(second.sweep_result.panels.map((p) => p.topology)).toEqual(["zen3-2s-nps1", "icx-2s"]);
+  expect(second.sweep_result.panels.map((p) => p.topology)).toEqual(["recorded", "zen3-2s-nps1"]);
+  // the recorded host's column is the feature table run on it above
+  expect(second.sweep_result.panels[0]?.rows.map((r) => r.change_pct)).toEqual(first.sweep_result.rows.map((r) => r.change_pct));
   const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table-across.png") });

@@ -13,7 +13,8 @@
  * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  * "Feature table" replays the recording under every toggle on its own instead (a toggle sweep job,
- * stored behind a link), on the form's machine or across the machines ticked: which hint or feature
+ * stored behind a link), on the form's machine or across the machines ticked (the recorded host among
+ * them): which hint or feature
  * would help this workload, and where (ToggleBars, AcrossSweep); a toggle picked there becomes the
  * form's, to replay it as the twin.
  */
@@ -91,9 +92,11 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
     });
   };
 
+  // the machines a feature table can run across: the recording's own host (when it has one) and the presets
+  const acrossNames = [...(hasTopology ? ["recorded"] : []), ...(opts?.presets ?? [])];
   const runTable = () => {
     if (!opts || !choice) return;
-    const on = across === "" ? { values: [] } : parseTicked(across, opts.presets, "machines", MAX_SWEEP_POINTS, 2, "across");
+    const on = across === "" ? { values: [] } : parseTicked(across, acrossNames, "machines", MAX_SWEEP_POINTS, 2, "across");
     setTableErr("error" in on ? on.error : null);
     if ("error" in on) return;
     const t = featureTable(rec.id, spanNs, choice, opts, on.values);
@@ -131,7 +134,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
           </button>
           <details className="small">
             <summary>feature table across machines</summary>
-            <TickList label="feature table across" names={opts.presets} ticked={across} onChange={setAcross} />
+            <TickList label="feature table across" names={acrossNames} ticked={across} onChange={setAcross} />
           </details>
         </SimForm>
       )}
