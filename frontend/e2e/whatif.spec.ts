@@ -320,4 +320,14 @@ test("what-if: the recording's feature table, on its own host and across machine
   const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
   await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table-across.png") });
+
+  // its link opens the table in the Simulate panel of a fresh page, which points to the recording
+  const other = await page.context().newPage();
+  await other.goto(`/?sweep=${first.sweep_id}`);
+  const stored = other.getByTestId("sweep-stored");
+  await expect(stored.getByTestId("toggle-bars")).toBeVisible({ timeout: 30_000 });
+  await expect(other.getByTestId("simulate").getByRole("form", { name: "Simulate" }).getByLabel("sweep parameter")).toHaveValue(""); // the Simulate form does not replay recordings
+  await stored.getByTestId("sweep-stored-replay").getByRole("button", { name: "open the recording" }).click();
+  await expect(other.locator(".rec-title")).toHaveText("g4-feature-table");
+  await other.close();
 });

@@ -25,7 +25,7 @@ import { MachineSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormP
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
-import { choiceOfSweep, comparable, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, pickSwept, withKind, withSweepParam, type SimChoice } from "./scenario";
+import { choiceOfSweep, comparable, replayedRecording, defaultSimChoice, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, simScenario, verdict, whyNotCompared, pickSwept, withKind, withSweepParam, type SimChoice } from "./scenario";
 import { Published } from "./Published";
 import { LatencyLine } from "./LatencyLine";
 import { LlcUtil } from "./LlcUtil";
@@ -76,7 +76,8 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const storedId = stored.saved?.id ?? null;
   useEffect(() => {
     const saved = stored.saved;
-    if (saved === null || !opts) return;
+    // a recording's replay is rerun from that recording's What if form, not this one
+    if (saved === null || !opts || replayedRecording(saved.scenario) !== null) return;
     set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated, across: saved.result.across }, opts));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
   }, [storedId, opts !== null]);
@@ -118,6 +119,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     .map((r) => ("failed" in r || !comparable(r.run, r.base) ? null : betterPct(r.run.metric.value, r.base.metric.value, better)))
     .filter((v): v is number => v !== null);
   const runId = job?.status === "done" ? job.recording_id : null;
+  const storedReplay = stored.saved ? replayedRecording(stored.saved.scenario) : null;
   // a sweep's result: across machines one table of them all, else its chart
   const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null) => {
     const onPick = (x: number | string) => { if (opts) set((c) => pickSwept(c, r.param, x, opts)); };
@@ -301,6 +303,12 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
       {stored.saved && !showJob && (
         <div className="whatif-result small" data-testid="sweep-stored">
           <div className="muted">a stored sweep, run {stored.saved.created_at.replace("T", " ").slice(0, 19)} UTC</div>
+          {storedReplay !== null && (
+            <div className="muted" data-testid="sweep-stored-replay">
+              a replay of a recording:{" "}
+              <button type="button" className="linkish" onClick={() => { onOpen(storedReplay); }}>open the recording</button> (its What if… form runs it again)
+            </div>
+          )}
           {sweepResult(stored.saved.result, stored.saved.scenario, stored.saved.id)}
         </div>
       )}

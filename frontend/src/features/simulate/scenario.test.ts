@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimOptions } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
-import { choiceOfSweep, cliCommand, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
+import { choiceOfSweep, cliCommand, replayedRecording, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
 const OPTS: SimOptions = {
@@ -219,5 +219,14 @@ describe("the sweep's parameter and the picked point", () => {
     expect([both.hints, both.features]).toEqual([{ fork: "fork_spread", wake: "wake_hold" }, { SIS_UTIL: true, SIS_SHORT: false }]);
     expect(pickSwept(own, "toggle", "NO_SIS_UTIL", opts).features).toEqual({ SIS_UTIL: false, SIS_SHORT: false });
     expect(pickSwept(own, "toggle", "STEAL+steal_node_limit=8", opts)).toBe(own); // the form cannot say it
+  });
+});
+
+describe("replayedRecording", () => {
+  it("names the stored recording a trace workload replays, and nothing else", () => {
+    expect(replayedRecording({ topology: "recorded", workload: { kind: "trace", recording: "r1" } })).toBe("r1");
+    expect(replayedRecording({ workload: { kind: "trace", file: "/t.txt" } })).toBeNull();
+    expect(replayedRecording({ workload: { kind: "schbench", recording: "r1" } })).toBeNull();
+    expect(replayedRecording({})).toBeNull();
   });
 });

@@ -94,6 +94,13 @@ export function pickSwept(choice: SimChoice, param: string, x: number | string, 
   return param in choice.params ? { ...choice, params: { ...choice.params, [param]: x } } : choice;
 }
 
+/** The recording a scenario replays (a trace workload naming a stored recording), else null. */
+export function replayedRecording(scenario: Record<string, unknown>): string | null {
+  const w = scenario.workload;
+  if (w === null || typeof w !== "object" || !("kind" in w) || w.kind !== "trace" || !("recording" in w)) return null;
+  return typeof w.recording === "string" ? w.recording : null;
+}
+
 /** The form as it was when it ran a stored sweep (a link ?sweep=ID): the scenario's preset, workload
  * and parameters, hints, features, seed and length, and the sweep's parameter and values, so that
  * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
