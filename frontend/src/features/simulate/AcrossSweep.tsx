@@ -10,7 +10,7 @@
 import { Fragment } from "react";
 import type { SimSweepResult } from "../../client/types";
 import { Reproduce } from "./Reproduce";
-import { SweepChart } from "./SweepChart";
+import { SweepChart, SweepLink } from "./SweepChart";
 import { formatMetric, metricText } from "./scenario";
 import { acrossCells, acrossSummary, panelsOf, pctText, TOGGLES, type AcrossCell } from "./sweepView";
 
@@ -113,13 +113,7 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }:
         </details>
       ))}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated, across }} testPrefix="across" />
-      {link !== null && (
-        <div className="small">
-          <a href={`?${new URLSearchParams({ sweep: link }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
-            link to this sweep
-          </a>
-        </div>
-      )}
+      {link !== null && <SweepLink id={link} />}
     </div>
   );
 }

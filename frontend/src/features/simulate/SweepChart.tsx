@@ -136,6 +136,17 @@ function spreadTitle(row: SimSweepRow): string {
   return `with the changes: ${one(row.llc_spread)}; baseline: ${one(row.baseline_llc_spread)}`;
 }
 
+/** A stored sweep's link (?sweep=ID): it opens the same result again, here or for whoever it is sent to. */
+export function SweepLink({ id }: { id: string }) {
+  return (
+    <div className="small">
+      <a href={`?${new URLSearchParams({ sweep: id }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
+        link to this sweep
+      </a>
+    </div>
+  );
+}
+
 interface Props {
   r: SimSweepResult;
   /** the scenario the sweep job ran (its scenario.json and command line) */
@@ -248,13 +259,7 @@ export function SweepChart({ r, scenario, onPick, link = null }: Props) {
         </div>
       )}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated }} testPrefix="sweep" />
-      {link !== null && (
-        <div className="small">
-          <a href={`?${new URLSearchParams({ sweep: link }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
-            link to this sweep
-          </a>
-        </div>
-      )}
+      {link !== null && <SweepLink id={link} />}
     </div>
   );
 }
