@@ -405,3 +405,26 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   await expect(list.locator(`li[data-id="${id}"]`)).toContainText("across zen3-2s-nps1, icx-2s");
   await other.close();
 });
+
+test("a sweep can be stopped: the job is cancelled and nothing is stored", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const stored = async () => ((await (await request.get("/api/sim/sweeps", { params: { limit: 200 } })).json()) as { sweeps: unknown[] }).sweeps.length;
+  const before = await stored();
+  const { sim, form } = await openTbenchForkAffine(page);
+  await form.getByLabel("clients").fill("256");
+  await form.getByLabel("simulated ms").fill("5000");
+  await form.getByLabel("sweep parameter").selectOption("toggle");
+  // every toggle on all eight machines: minutes of work
+  for (const box of await form.getByRole("group", { name: "sweep across" }).getByRole("checkbox").all()) await box.check();
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  await expect(sim.getByTestId("sweep-progress")).toBeVisible({ timeout: 30_000 });
+  const running = (await jobs(request)).find((j) => j.kind === "sweep" && (j.status === "queued" || j.status === "running"));
+  if (!running) throw new Error("no sweep job queued or running");
+  await sim.getByRole("button", { name: "stop the sweep" }).click();
+  await expect(sim.getByTestId("sweep-progress")).toHaveCount(0);
+  await expect.poll(async () => ((await (await request.get(`/api/sim/jobs/${running.id}`)).json()) as Job).status).toBe("cancelled");
+  expect(await stored()).toBe(before);
+  await expect(sim.getByTestId("across-sweep")).toHaveCount(0);
+  // the saved pair's long runs, cancelled too, so that the tests after this one do not wait behind them
+  for (const j of await jobs(request)) if (j.status === "queued" || j.status === "running") await request.delete(`/api/sim/jobs/${j.id}`);
+});

@@ -294,7 +294,12 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
           {job && <Reproduce scenario={job.scenario} baseline={base !== null} seeds={1 + seeds.runs.length} />}
         </div>
       )}
-      {sweeping && <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />}
+      {sweeping && (
+        <div className="small">
+          <progress max={1} value={sweepJob.progress} aria-label="sweep progress" data-testid="sweep-progress" />{" "}
+          <button type="button" className="linkish" title="cancel the sweep: its runs so far are lost, as a sweep is stored only once done" onClick={() => { void sweep.stop(); }}>stop the sweep</button>
+        </div>
+      )}
       {showJob && sweepJob.sweep_result && (
         <div className="whatif-result small">
           {sweepResult(sweepJob.sweep_result, sweepJob.scenario, sweepJob.sweep_id ?? null)}

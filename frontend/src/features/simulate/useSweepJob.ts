@@ -15,6 +15,8 @@ export interface SweepJob {
   err: string | null;
   /** Submit the sweep (replacing the last one); null clears. */
   submit: (scenario: Record<string, unknown>, spec: SimSweepSpec | null) => Promise<void>;
+  /** Cancel the sweep running (its runs so far are lost: a sweep stores its result only once done). */
+  stop: () => Promise<void>;
 }
 
 export function useSweepJob(): SweepJob {
@@ -49,5 +51,5 @@ export function useSweepJob(): SweepJob {
       setErr(errorText(e));
     }
   };
-  return { job, err, submit };
+  return { job, err, submit, stop: () => submit({}, null) };
 }

@@ -178,7 +178,12 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
           )}
         </div>
       )}
-      {tabling && <progress max={1} value={tableJob.progress} aria-label="feature table progress" data-testid="whatif-table-progress" />}
+      {tabling && (
+        <div className="small">
+          <progress max={1} value={tableJob.progress} aria-label="feature table progress" data-testid="whatif-table-progress" />{" "}
+          <button type="button" className="linkish" title="cancel the feature table: its runs so far are lost" onClick={() => { void table.stop(); }}>stop the feature table</button>
+        </div>
+      )}
       {tableJob?.status === "done" && tableJob.sweep_result && (
         <div className="whatif-result small" data-testid="whatif-table">
           {panelsOf(tableJob.sweep_result).length > 0 ? (
