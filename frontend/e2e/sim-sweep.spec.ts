@@ -373,6 +373,16 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   const args = (await command.innerText()).split(/\s+/).slice(1).map((a) => (a === "scenario.json" ? file : a));
   const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8" })) as Sweep;
   expect(cli.panels?.map((p) => p.rows.map((r) => r.change_pct))).toEqual(got.panels.map((p) => p.rows.map((r) => r.change_pct)));
+  // the table as CSV: a row per toggle, each machine's four columns
+  const [csvDownload] = await Promise.all([page.waitForEvent("download"), view.getByTestId("across-csv").click()]);
+  expect(csvDownload.suggestedFilename()).toBe("sweep.csv");
+  const csvFile = join(mkdtempSync(join(tmpdir(), "placemap-csv-")), "sweep.csv");
+  await csvDownload.saveAs(csvFile);
+  const csv = readFileSync(csvFile, "utf8").trimEnd().split("\n").map((l) => l.split(","));
+  expect(csv[0]?.slice(0, 5)).toEqual(["toggle", "zen3-2s-nps1 throughput_mb_s", "zen3-2s-nps1 baseline", "zen3-2s-nps1 change_pct", "zen3-2s-nps1 published_pct"]);
+  expect(csv.slice(1).map((l) => [l[0], Number(l[3]), Number(l[7])])).toEqual(
+    options.sweep_toggles.map((x) => [x, ...(got.panels ?? []).map((p) => p.rows.find((r) => r.x === x)?.change_pct)]),
+  );
   // each machine's whole sweep, folded: its feature table's bars
   const zen3 = view.locator('[data-testid="across-panel"][data-machine="zen3-2s-nps1"]');
   await zen3.locator("summary").click();

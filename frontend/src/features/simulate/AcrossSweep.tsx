@@ -10,7 +10,7 @@
 import { Fragment } from "react";
 import type { SimSweepResult } from "../../client/types";
 import { Reproduce } from "./Reproduce";
-import { SweepChart, SweepLink } from "./SweepChart";
+import { SweepChart, SweepLinks } from "./SweepChart";
 import { formatMetric, metricText } from "./scenario";
 import { acrossCells, acrossSummary, panelsOf, pctText, TOGGLES, type AcrossCell } from "./sweepView";
 
@@ -113,7 +113,7 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }:
         </details>
       ))}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated, across }} testPrefix="across" />
-      {link !== null && <SweepLink id={link} />}
+      <SweepLinks r={r} id={link} csvTestId="across-csv" />
     </div>
   );
 }

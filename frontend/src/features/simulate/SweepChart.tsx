@@ -18,7 +18,7 @@ import type { SimLlcSpread, SimSweepResult, SimSweepRow } from "../../client/typ
 import { Reproduce } from "./Reproduce";
 import { SweepChange } from "./SweepChange";
 import { formatMetric, metricText } from "./scenario";
-import { MACHINES, pctText, sweepSummary, logScale, TOGGLES } from "./sweepView";
+import { MACHINES, pctText, sweepCsv, sweepSummary, logScale, TOGGLES } from "./sweepView";
 import { ToggleBars } from "./ToggleBars";
 import { XLabels } from "./XLabels";
 
@@ -136,13 +136,23 @@ function spreadTitle(row: SimSweepRow): string {
   return `with the changes: ${one(row.llc_spread)}; baseline: ${one(row.baseline_llc_spread)}`;
 }
 
-/** A stored sweep's link (?sweep=ID): it opens the same result again, here or for whoever it is sent to. */
-export function SweepLink({ id }: { id: string }) {
+/** The sweep as a table to download (sweepView.sweepCsv), and its stored link (?sweep=ID), which
+ * opens the same result again, here or for whoever it is sent to. */
+export function SweepLinks({ r, id, csvTestId = "sweep-csv" }: { r: SimSweepResult; id: string | null; csvTestId?: string }) {
   return (
     <div className="small">
-      <a href={`?${new URLSearchParams({ sweep: id }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
-        link to this sweep
+      as a table:{" "}
+      <a href={`data:text/csv;charset=utf-8,${encodeURIComponent(sweepCsv(r))}`} download="sweep.csv" data-testid={csvTestId} title="every value's figures as CSV, for a mail or a spreadsheet">
+        sweep.csv
       </a>
+      {id !== null && (
+        <>
+          {" · "}
+          <a href={`?${new URLSearchParams({ sweep: id }).toString()}`} data-testid="sweep-link" title="this result, stored: a link that opens it again, here or for whoever you send it to">
+            link to this sweep
+          </a>
+        </>
+      )}
     </div>
   );
 }
@@ -259,7 +269,7 @@ export function SweepChart({ r, scenario, onPick, link = null }: Props) {
         </div>
       )}
       <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated }} testPrefix="sweep" />
-      {link !== null && <SweepLink id={link} />}
+      <SweepLinks r={r} id={link} />
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
-import { acrossCells, acrossSummary, MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
+import { acrossCells, acrossSummary, sweepCsv, MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
 
 const WORKERS: WorkloadParam = { name: "workers", type: "int", default: 16, min: 1, max: 4096, help: "" };
 const SCHBENCH: WorkloadParam[] = [
@@ -224,6 +224,16 @@ describe("a sweep across machines", () => {
       ["icx-2s", 0.7, false],
     ]);
     expect(t[2]?.cells.map((c) => c.turns)).toEqual([false, false]);
+  });
+
+  it("gives every value on every machine as CSV, each machine's columns named by it", () => {
+    const lines = sweepCsv(across).trimEnd().split("\n");
+    expect(lines[0]).toBe("workers,zen3-2s-nps1 p99_wakeup_latency_us,zen3-2s-nps1 baseline,zen3-2s-nps1 change_pct,zen3-2s-nps1 published_pct,icx-2s p99_wakeup_latency_us,icx-2s baseline,icx-2s change_pct,icx-2s published_pct");
+    expect(lines).toHaveLength(5);
+    expect(lines[4]).toBe("32,1,1,-15621.7,-13431,1,1,0.7,-1.3");
+    // one machine: its own columns; without a baseline the metric alone; a name with a comma quoted
+    expect(sweepCsv(result({})).split("\n")[1]).toBe("4,1,1,47.7,48.8");
+    expect(sweepCsv(result({ baseline: false, values: ["a,b"], rows: [{ ...row("a,b", null), value: 12.5 }] }))).toBe('workers,p99_wakeup_latency_us\n"a,b",12.5\n');
   });
 
   it("reads each machine's turns beside the published ones, and how often the model points the published way", () => {

@@ -236,3 +236,28 @@ export function acrossSummary(r: SimSweepResult): string[] {
   if (r.published_error) out.push(`the published tables could not be read: ${r.published_error}`);
   return out;
 }
+
+/** A CSV field: quoted when it holds a comma, a quote or a line break. */
+function csvField(v: string | number | null): string {
+  if (v === null) return "";
+  const t = String(v);
+  return /[",\n\r]/.test(t) ? `"${t.replaceAll('"', '""')}"` : t;
+}
+
+/** The sweep as a CSV table, to paste into a mail or a spreadsheet: a row per value; with a
+ * baseline its metric, the baseline's, the change (% better) and the published effect (the median
+ * of the published cells; empty where none), else the metric alone; across machines those columns
+ * for each machine in turn, named by it. */
+export function sweepCsv(r: SimSweepResult): string {
+  const panels = panelsOf(r);
+  const cols = r.baseline ? [r.metric.name, "baseline", "change_pct", "published_pct"] : [r.metric.name];
+  const cells = (row: SimSweepRow | undefined): (number | null)[] =>
+    row === undefined ? cols.map(() => null) : r.baseline ? [row.value, row.baseline, row.change_pct, row.published_pct] : [row.value];
+  const head = panels.length > 0 ? panels.flatMap((p) => cols.map((c) => `${p.topology ?? ""} ${c}`)) : cols;
+  const lines = [[r.param, ...head].map(csvField).join(",")];
+  for (const x of r.values) {
+    const rows = panels.length > 0 ? panels.map((p) => p.rows.find((row) => row.x === x)) : [r.rows.find((row) => row.x === x)];
+    lines.push([x, ...rows.flatMap(cells)].map(csvField).join(","));
+  }
+  return `${lines.join("\n")}\n`;
+}
