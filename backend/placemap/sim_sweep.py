@@ -546,12 +546,20 @@ def run(
 def distinct(todo: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int]]:
     """The different scenarios among a sweep's runs, and where each run's result is among theirs:
     a toggle sweep's points share one baseline, which runs once (a run is seeded and deterministic,
-    so its result is the same every time)."""
+    so its result is the same every time). A scenario is told by its content; the runs of a sweep
+    share their workload object (a trace replay's profile: megabytes), so each workload object is
+    serialized once, not once per run."""
     keys: dict[str, int] = {}
     runs: list[dict[str, Any]] = []
     at: list[int] = []
+    workloads: dict[int, str] = {}  # id -> its JSON; every object stays alive in `todo` meanwhile
     for sc in todo:
-        key = json.dumps(sc, sort_keys=True)
+        wl = sc.get("workload")
+        wkey = workloads.get(id(wl))
+        if wkey is None:
+            wkey = workloads[id(wl)] = json.dumps(wl, sort_keys=True)
+        rest = json.dumps({k: v for k, v in sc.items() if k != "workload"}, sort_keys=True)
+        key = f"{wkey}\n{rest}"
         if key not in keys:
             keys[key] = len(runs)
             runs.append(sc)
