@@ -430,6 +430,7 @@ test("a sweep can be stopped: the job is cancelled and nothing is stored", async
   await expect(sim.getByTestId("sweep-progress")).toBeVisible({ timeout: 30_000 });
   const running = (await jobs(request)).find((j) => j.kind === "sweep" && (j.status === "queued" || j.status === "running"));
   if (!running) throw new Error("no sweep job queued or running");
+  await sim.getByTestId("sweep-progress").locator("..").screenshot({ path: join(ARTIFACTS, "sweep-stop.png") });
   await sim.getByRole("button", { name: "stop the sweep" }).click();
   await expect(sim.getByTestId("sweep-progress")).toHaveCount(0);
   await expect.poll(async () => ((await (await request.get(`/api/sim/jobs/${running.id}`)).json()) as Job).status).toBe("cancelled");

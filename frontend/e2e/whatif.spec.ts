@@ -327,6 +327,7 @@ test("what-if: the recording's feature table, on its own host and across machine
   const stored = other.getByTestId("sweep-stored");
   await expect(stored.getByTestId("toggle-bars")).toBeVisible({ timeout: 30_000 });
   await expect(other.getByTestId("simulate").getByRole("form", { name: "Simulate" }).getByLabel("sweep parameter")).toHaveValue(""); // the Simulate form does not replay recordings
+  await stored.getByTestId("sweep-stored-replay").screenshot({ path: join(ARTIFACTS, "sweep-stored-replay.png") });
   await stored.getByTestId("sweep-stored-replay").getByRole("button", { name: "open the recording" }).click();
   await expect(other.locator(".rec-title")).toHaveText("g4-feature-table");
   await other.close();

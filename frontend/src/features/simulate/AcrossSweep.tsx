@@ -5,7 +5,8 @@
  * machine's change turns: a toggle sweep's feature table across machines, or a turning point as it
  * moves with the LLC's size. Under it the reading (sweepView.acrossSummary), then each machine's
  * whole sweep (SweepChart), folded, and the command line that reruns all of it. A value picked sets
- * the form's parameter or toggles, a machine picked the form's machine.
+ * the form's parameter or toggles, a machine picked the form's machine. SweepResult shows a sweep
+ * so when it ran across machines, else as its chart.
  */
 import { Fragment } from "react";
 import type { SimSweepResult } from "../../client/types";
@@ -116,4 +117,11 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }:
       <SweepLinks r={r} id={link} csvTestId="across-csv" />
     </div>
   );
+}
+
+/** A sweep's result as it reads best: across machines one table of them all (AcrossSweep), else
+ * its chart (SweepChart). */
+export function SweepResult(props: Props) {
+  const { r, scenario, onPick, link = null } = props;
+  return panelsOf(r).length > 0 ? <AcrossSweep {...props} /> : <SweepChart r={r} scenario={scenario} link={link} onPick={onPick} />;
 }

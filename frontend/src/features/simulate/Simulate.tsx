@@ -35,9 +35,8 @@ import type { Recording } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
-import { SweepChart } from "./SweepChart";
-import { MACHINES, panelsOf, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
-import { AcrossSweep } from "./AcrossSweep";
+import { MACHINES, sweepParams, sweepSpec, TOGGLES } from "./sweepView";
+import { SweepResult } from "./AcrossSweep";
 import type { SimSweepResult } from "../../client/types";
 import { StoredSweeps } from "./StoredSweeps";
 import { TickList } from "./TickList";
@@ -120,15 +119,16 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     .filter((v): v is number => v !== null);
   const runId = job?.status === "done" ? job.recording_id : null;
   const storedReplay = stored.saved ? replayedRecording(stored.saved.scenario) : null;
-  // a sweep's result: across machines one table of them all, else its chart
-  const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null) => {
-    const onPick = (x: number | string) => { if (opts) set((c) => pickSwept(c, r.param, x, opts)); };
-    return panelsOf(r).length > 0 ? (
-      <AcrossSweep r={r} scenario={scenario} link={link} onPick={onPick} onPickMachine={(m) => { if (opts) set((c) => pickSwept(c, MACHINES, m, opts)); }} />
-    ) : (
-      <SweepChart r={r} scenario={scenario} link={link} onPick={onPick} />
-    );
-  };
+  // a sweep's result, a value or machine picked in it set in the form
+  const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null) => (
+    <SweepResult
+      r={r}
+      scenario={scenario}
+      link={link}
+      onPick={(x) => { if (opts) set((c) => pickSwept(c, r.param, x, opts)); }}
+      onPickMachine={(m) => { if (opts) set((c) => pickSwept(c, MACHINES, m, opts)); }}
+    />
+  );
   const baseId = base?.status === "done" ? base.recording_id : null;
 
   return (

@@ -13,16 +13,14 @@
  * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  * "Feature table" replays the recording under every toggle on its own instead (a toggle sweep job,
- * stored behind a link), on the form's machine or across the machines ticked (the recorded host among
- * them): which hint or feature
- * would help this workload, and where (ToggleBars, AcrossSweep); a toggle picked there becomes the
- * form's, to replay it as the twin.
+ * stored behind a link), on the form's machine or across the machines ticked (the recorded host
+ * among them): which hint or feature would help this workload, and where (ToggleBars, AcrossSweep);
+ * a toggle picked there becomes the form's, to replay it as the twin.
  */
 import { useState } from "react";
-import { AcrossSweep } from "../simulate/AcrossSweep";
-import { SweepChart } from "../simulate/SweepChart";
+import { SweepResult } from "../simulate/AcrossSweep";
 import { TickList } from "../simulate/TickList";
-import { MAX_SWEEP_POINTS, panelsOf, parseTicked } from "../simulate/sweepView";
+import { MAX_SWEEP_POINTS, parseTicked } from "../simulate/sweepView";
 import { useSweepJob } from "../simulate/useSweepJob";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
@@ -186,11 +184,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       )}
       {tableJob?.status === "done" && tableJob.sweep_result && (
         <div className="whatif-result small" data-testid="whatif-table">
-          {panelsOf(tableJob.sweep_result).length > 0 ? (
-            <AcrossSweep r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
-          ) : (
-            <SweepChart r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
-          )}
+          <SweepResult r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
         </div>
       )}
       {tableJob?.status === "failed" && <div className="error small" data-testid="whatif-table-error">feature table: {tableJob.error?.message ?? "the job failed"}</div>}
