@@ -606,7 +606,8 @@ def register(sub: Any) -> None:
         help=f"run the scenario at each value of one workload parameter (default the one the published "
         f"tables vary: groups, workers, clients, threads, pairs; 2 to {MAX_POINTS} values), in worker "
         "processes, with --baseline each beside its baseline (and --seeds on several seeds), and print where "
-        "the change turns; topology=PRESET,PRESET,... runs it on each machine instead, and "
+        "the change turns; topology=MACHINE,MACHINE,... runs it on each machine instead (a preset, "
+        "or a topology file NAME.json, e.g. placemap-collect topology's dump of a host, named NAME), and "
         "toggle=T1,T2,... (or toggle=all) with each toggle instead of its own hints and features, "
         "always beside the baseline (a toggle: hints and features joined by +, NO_ turning a feature "
         "off: fork_affine+wake_affine, NO_SIS_UTIL, STEAL+steal_node_limit=8), and print where the "
@@ -623,10 +624,11 @@ def register(sub: Any) -> None:
     )
     sim.add_argument(
         "--across",
-        metavar="PRESET,PRESET,...",
+        metavar="MACHINE,MACHINE,...",
         help="with --sweep over a parameter or toggles: run the whole sweep on each of these machines "
-        "(2 to 10 presets, in the order given) and print, beside each machine's sweep, the change at every "
-        "value on every machine as one table (toggle=all --across: the feature table across machines)",
+        "(2 to 10, in the order given: presets, or topology files NAME.json, a recorded host's "
+        "topology, named NAME) and print, beside each machine's sweep, the change at every value on "
+        "every machine as one table (toggle=all --across: the feature table across machines)",
     )
     sim.add_argument(
         "--decisions",

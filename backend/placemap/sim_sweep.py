@@ -10,7 +10,9 @@ ordered: a sweep over them reads no turn or onset, only where the change helps a
 A trace replay (a recording's wakeup graph, run and sleep lengths) sweeps machines or toggles: the
 feature table of one's own workload. A sweep over a parameter or toggles can also run `across`
 several machines: the whole sweep on each, each machine's result a panel of its own (the feature
-table across machines; a turning point as it moves with the LLC's size).
+table across machines; a turning point as it moves with the LLC's size). A machine is a preset, a
+host (the spec's `hosts`: a recorded host's or a sysfs dump's topology, by name; on the command line
+a topology file named by its stem), or a stored recording's own host (RECORDED).
 
 Owns the sweep's validation (errors name `sweep.param`, `sweep.values`, `sweep.baseline`, ...), the
 scenarios it runs, and the summary of their results. The runs themselves are the caller's: the
@@ -30,7 +32,7 @@ from typing import Any
 
 from placemap.sim.calibration import BENCHMARKS, SIGNIFICANT_PCT, scenario_for
 from placemap.sim.errors import ScenarioError
-from placemap.sim.topology import PRESETS
+from placemap.sim.topology import PRESETS, from_dict
 from placemap.sim.workloads.catalog import CATALOG, IntParam
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, with_seeds
 from placemap.sim_published import X_PARAM, lookup
@@ -43,6 +45,9 @@ TOGGLES = "toggle"  # the sweep parameter whose values are hints and feature cha
 TRACE = "trace"  # a recording replayed (sim.workloads.replay): swept over machines or toggles only
 # a stored recording's own host, as a machine of a trace replay's sweep beside presets
 RECORDED = "recorded"
+# a sweep's machine read from a topology file on the command line (`--across zen3-2s-nps1,epyc.json`),
+# named by the file's stem
+TOPOLOGY_FILE = ".json"
 # the most runs one sweep makes: points x seeds x its pair, on each machine it runs across. A sweep
 # on one machine stays under it (16 toggles, each pair on 8 seeds: 256); across eight machines,
 # every toggle on its own (208) or ten values beside their baselines on two seeds (320) fit
@@ -63,12 +68,25 @@ class Sweep:
     # workload parameters and run length (calibration.scenario_for), the scenario's machine,
     # hints, features and seed
     calibrated: bool = False
-    # the same sweep on each of these presets, in the order given (a feature table across machines;
+    # the same sweep on each of these machines, in the order given (a feature table across machines;
     # a turning point as it moves with the LLC's size): each machine's result is a panel of its own
     across: tuple[str, ...] = ()
-    # the machines named here that are no preset (RECORDED: a stored recording's host topology, which
-    # the caller reads from the store and gives with `with_host`)
+    # the machines named here that are no preset, each name's topology: the spec's `hosts` (a
+    # recorded host or a sysfs dump, sent inline), and RECORDED (a stored recording's own host,
+    # which the caller reads from the store and gives with `with_host`)
     hosts: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def spec(self) -> dict[str, Any]:
+        """The sweep as a job's `sweep` spec: what parse_sweep reads back into this sweep (RECORDED's
+        topology left out: it is the recording's, read again from the store)."""
+        out: dict[str, Any] = {"param": self.param, "values": list(self.values), "baseline": self.baseline}
+        out |= {"seeds": self.seeds, "calibrated": self.calibrated}
+        if self.across:
+            out["across"] = list(self.across)
+        hosts = {k: v for k, v in self.hosts.items() if k != RECORDED}
+        if hosts:
+            out["hosts"] = hosts
+        return out
 
     @property
     def ordered(self) -> bool:
@@ -108,8 +126,10 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
             f"{kind} has no integer parameter {param!r}; it has: {', '.join(ints)}; "
             f"or {MACHINES} (presets), or {TOGGLES} (hints and features)",
         )
+    hosts = _hosts(spec.get("hosts"))
     # a stored recording's replay can also run on the recording's own host
-    named = (RECORDED,) if replay and isinstance(workload, Mapping) and "recording" in workload else ()
+    recorded = (RECORDED,) if replay and isinstance(workload, Mapping) and "recording" in workload else ()
+    named = (*recorded, *hosts)
     values: tuple[int | str, ...]
     if param == MACHINES:
         values = _machines(spec.get("values"), named=named)
@@ -152,6 +172,14 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
                 "a sweep over machines already runs on each; across is for a parameter or toggles",
             )
         across = _machines(spec["across"], "sweep.across", named)
+    ran_on = set(across) | (set(values) if param == MACHINES else set())
+    unused = [h for h in hosts if h not in ran_on]
+    if unused:
+        raise ScenarioError(
+            f"sweep.hosts.{unused[0]}",
+            f"no machine of the sweep is {unused[0]!r}: name it in sweep.across (or in sweep.values "
+            f"of a {MACHINES} sweep)",
+        )
     runs = len(across or (None,)) * len(values) * seeds * (2 if baseline else 1)
     if runs > MAX_RUNS:
         raise ScenarioError(
@@ -161,11 +189,41 @@ def parse_sweep(scenario: Mapping[str, Any], spec: Any) -> Sweep:
             f"at most {MAX_RUNS}: fewer machines, values or seeds",
         )
     return Sweep(
-        param=param, values=values, baseline=baseline, seeds=seeds, calibrated=calibrated, across=across
+        param=param,
+        values=values,
+        baseline=baseline,
+        seeds=seeds,
+        calibrated=calibrated,
+        across=across,
+        hosts=hosts,
     )
 
 
-FIELDS = ("param", "values", "baseline", "seeds", "calibrated", "across")
+FIELDS = ("param", "values", "baseline", "seeds", "calibrated", "across", "hosts")
+
+
+def _hosts(value: Any) -> dict[str, Any]:
+    """The spec's `hosts`: machines that are no preset, each name's topology object in the
+    project's topology schema (a recorded host, a sysfs dump), checked as a scenario's inline
+    topology is (errors name `sweep.hosts.NAME...`)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ScenarioError("sweep.hosts", f"expected an object {{name: topology}}, got {value!r}")
+    if len(value) > MAX_POINTS:
+        raise ScenarioError("sweep.hosts", f"at most {MAX_POINTS} hosts, got {len(value)}")
+    out: dict[str, Any] = {}
+    for name, topo in value.items():
+        where = f"sweep.hosts.{name}"
+        if not isinstance(name, str) or not name or name != name.strip() or "," in name:
+            raise ScenarioError(where, "a host's name is a word or more without commas or outer spaces")
+        if name in PRESETS or name == RECORDED:
+            raise ScenarioError(
+                where, f"{name!r} names a preset (or the recording's host): name the host otherwise"
+            )
+        from_dict(topo, where)
+        out[name] = topo
+    return out
 
 
 def _count(n: int, where: str = "sweep.values") -> None:
@@ -203,16 +261,16 @@ def _toggles(values: Any) -> tuple[str, ...]:
 
 
 def _machines(values: Any, where: str = "sweep.values", named: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Presets (or `named` machines: RECORDED), in the order given (each once): the machines to
-    compare."""
+    """Presets (or `named` machines: RECORDED, the spec's hosts), in the order given (each once): the
+    machines to compare."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ScenarioError(where, f"expected a list of preset names, got {values!r}")
+        raise ScenarioError(where, f"expected a list of preset names (or sweep.hosts'), got {values!r}")
     names = tuple(dict.fromkeys(v.strip() for v in values))
     _count(len(names), where)
     unknown = [v for v in names if v not in PRESETS and v not in named]
     if unknown:
         known = ", ".join([*named, *sorted(PRESETS)])
-        raise ScenarioError(where, f"unknown preset {unknown[0]!r}; known: {known}")
+        raise ScenarioError(where, f"unknown machine {unknown[0]!r}; known: {known} (or one of sweep.hosts)")
     return names
 
 
@@ -224,7 +282,7 @@ def needs_host(sweep: Sweep) -> bool:
 
 def with_host(sweep: Sweep, topology: Mapping[str, Any]) -> Sweep:
     """The sweep with the recording's host topology for its RECORDED machine."""
-    return replace(sweep, hosts={RECORDED: topology})
+    return replace(sweep, hosts={**sweep.hosts, RECORDED: topology})
 
 
 def parse_arg(
@@ -237,23 +295,53 @@ def parse_arg(
     across: str | None = None,
 ) -> Sweep:
     """The command line's `--sweep [PARAM=]V1,V2,...` (`topology=zen3-2s-nps1,zen3-2s-nps4`), with
-    `--across PRESET,PRESET,...` on each of those machines."""
+    `--across MACHINE,MACHINE,...` on each of those machines. A machine is a preset, or a topology
+    file (`epyc.json`: a recorded host's topology, `placemap-collect topology`'s dump) named by its
+    stem."""
     param, sep, rest = text.partition("=")
     spec: dict[str, Any] = {"baseline": baseline, "seeds": seeds, "calibrated": calibrated}
+    hosts: dict[str, Any] = {}
     if across is not None:
-        spec["across"] = [v.strip() for v in across.split(",") if v.strip()]
+        spec["across"] = _named(across, "sweep.across", hosts)
     if sep:
         spec["param"] = param.strip()
     else:
         rest = param
-    if spec.get("param") in (MACHINES, TOGGLES):
+    if spec.get("param") == MACHINES:
+        spec["values"] = _named(rest, "sweep.values", hosts)
+    elif spec.get("param") == TOGGLES:
         spec["values"] = [v.strip() for v in rest.split(",") if v.strip()]
+    if hosts:
+        spec["hosts"] = hosts
+    if "values" in spec:
         return parse_sweep(scenario, spec)
     try:
         spec["values"] = [int(v) for v in rest.split(",") if v.strip()]
     except ValueError as exc:
         raise ScenarioError("sweep.values", f"expected integers separated by commas, got {rest!r}") from exc
     return parse_sweep(scenario, spec)
+
+
+def _named(text: str, where: str, hosts: dict[str, Any]) -> list[str]:
+    """The machines of a comma-separated list, each topology file (TOPOLOGY_FILE) read into `hosts`
+    under its stem, which names it in the list."""
+    out: list[str] = []
+    for v in (v.strip() for v in text.split(",")):
+        if not v.endswith(TOPOLOGY_FILE):
+            if v:
+                out.append(v)
+            continue
+        path = Path(v)
+        try:
+            topo = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ScenarioError(where, f"{v}: not a readable topology file ({exc})") from exc
+        name = path.stem
+        if name in hosts and hosts[name] != topo:
+            raise ScenarioError(where, f"{v}: another topology file is named {name!r} too; rename one")
+        hosts[name] = topo
+        out.append(name)
+    return out
 
 
 def point(scenario: Mapping[str, Any], sweep: Sweep, x: int | str) -> dict[str, Any]:

@@ -65,11 +65,7 @@ def sweep_main(
     if save_to is not None:
         store = Store(save_to)
         try:
-            spec = {"param": sweep.param, "values": list(sweep.values), "baseline": sweep.baseline}
-            spec |= {"seeds": sweep.seeds, "calibrated": sweep.calibrated}
-            if sweep.across:
-                spec["across"] = list(sweep.across)
-            sweep_id = store.put_sweep(given, spec, out)
+            sweep_id = store.put_sweep(given, sweep.spec(), out)
         finally:
             store.close()
     if as_json:

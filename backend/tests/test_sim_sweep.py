@@ -674,7 +674,7 @@ def test_a_trace_replay_sweeps_toggles_and_machines(
     )
     # a trace file brings no host: "recorded" is a machine only for a stored recording's replay
     assert main(["sim", str(f), "--sweep", "toggle=all", "--across", "recorded,icx-2s"]) == 2
-    assert "sweep.across: unknown preset 'recorded'" in capsys.readouterr().err
+    assert "sweep.across: unknown machine 'recorded'" in capsys.readouterr().err
     # a stored recording with its host's topology: its own host beside a preset, read from --db
     store = Store(db)
     try:
@@ -705,3 +705,111 @@ def test_a_trace_replay_sweeps_toggles_and_machines(
     assert "sweep.param: a trace replay" in capsys.readouterr().err
     assert main(["sim", str(f), "--sweep", "toggle=all", "--baseline", "--seeds", "2"]) == 2
     assert "sweep.seeds" in capsys.readouterr().err
+
+
+def _run_all(scenario: dict[str, Any], sw: Sweep) -> dict[str, Any]:
+    todo, at = distinct(scenarios(scenario, sw))
+    ran = [run_scenario(s, wall_clock=False) for s in todo]
+    return summarize(scenario, sw, [ran[i] for i in at], DEFAULT_CALIBRATION_CSV)
+
+
+def test_a_sweep_runs_across_recorded_hosts_beside_presets(epyc_7451_topology: Path) -> None:
+    """A real EPYC 7451's topology (read from its sysfs dump by the collector) as a host of a feature
+    table across machines: its panel is the toggle sweep run with that topology inline, alone; the
+    spec round-trips through Sweep.spec (what a stored sweep keeps)."""
+    epyc = json.loads(epyc_7451_topology.read_text())
+    spec = {
+        "param": "toggle",
+        "values": ["fork_affine", "fork_spread"],
+        "across": ["epyc-7451", "zen3-2s-nps1"],
+    }
+    sw = parse_sweep(TBENCH, {**spec, "hosts": {"epyc-7451": epyc}})
+    assert sw.across == ("epyc-7451", "zen3-2s-nps1") and sw.hosts == {"epyc-7451": epyc}
+    assert parse_sweep(TBENCH, sw.spec()) == sw and parse_sweep(TBENCH, sw.spec()).hosts == sw.hosts
+    out = _run_all(TBENCH, sw)
+    assert [p["topology"] for p in out["panels"]] == ["epyc-7451", "zen3-2s-nps1"]
+    on = {**TBENCH, "topology": epyc}
+    single = parse_sweep(on, {"param": "toggle", "values": ["fork_affine", "fork_spread"]})
+    alone = _run_all(on, single)
+    assert out["panels"][0] == {**alone, "topology": "epyc-7451"}
+    # the EPYC's 16 LLCs of 6 CPUs (not a preset's): where the runs' work sat
+    assert out["panels"][0]["rows"][0]["llc_spread"]["llcs"] == len(epyc["llcs"]) == 16
+    assert out["panels"][1] == {
+        **_run_all({**TBENCH, "topology": "zen3-2s-nps1"}, single),
+        "topology": "zen3-2s-nps1",
+    }
+    # a host in a machine sweep, too
+    ms = parse_sweep(
+        TBENCH, {"param": "topology", "values": ["bdw-1s-20", "epyc-7451"], "hosts": {"epyc-7451": epyc}}
+    )
+    assert [s["topology"] for s in scenarios(TBENCH, ms)] == ["bdw-1s-20", epyc]
+
+
+def test_a_bad_host_names_its_field(epyc_7451_topology: Path) -> None:
+    epyc = json.loads(epyc_7451_topology.read_text())
+    across = {"param": "toggle", "values": ["fork_affine", "fork_spread"], "across": ["e", "icx-2s"]}
+    broken = {**epyc, "cpus": [{**epyc["cpus"][0], "llc": 99}, *epyc["cpus"][1:]]}
+    for hosts, field, why in (
+        ({"e": epyc, "f": epyc}, "sweep.hosts.f", "no machine of the sweep is 'f'"),
+        ({"e": epyc, "icx-2s": epyc}, "sweep.hosts.icx-2s", "names a preset"),
+        ({"e": epyc, "recorded": epyc}, "sweep.hosts.recorded", "names a preset"),
+        ({"e": "zen3-2s-nps1"}, "sweep.hosts.e", "topology object"),
+        ({"e": broken}, "sweep.hosts.e.cpus[0].llc", ""),
+        ({"e,f": epyc}, "sweep.hosts.e,f", "without commas"),
+        ([epyc], "sweep.hosts", "expected an object"),
+        ({}, "sweep.across", "unknown machine 'e'"),
+    ):
+        e = refused({**across, "hosts": hosts}, TBENCH)
+        assert e.field == field and why in e.message, (field, e)
+
+
+def test_the_command_line_reads_a_topology_file_as_a_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], epyc_7451_topology: Path
+) -> None:
+    """`--across zen3-2s-nps1,epyc-7451.json`: the collector's dump of a real EPYC as a machine named
+    by the file's stem, its topology stored with the sweep."""
+    f = scenario_file(tmp_path, TBENCH)
+    db = tmp_path / "p.db"
+    argv = [
+        "sim",
+        str(f),
+        "--sweep",
+        "toggle=fork_affine,fork_spread",
+        "--across",
+        f"zen3-2s-nps1,{epyc_7451_topology}",
+    ]
+    assert main([*argv, "--json", "--save", "--db", str(db)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    epyc = json.loads(epyc_7451_topology.read_text())
+    assert out["across"] == ["zen3-2s-nps1", "epyc-7451"]
+    sw = parse_sweep(
+        TBENCH,
+        {
+            "param": "toggle",
+            "values": ["fork_affine", "fork_spread"],
+            "across": ["zen3-2s-nps1", "epyc-7451"],
+            "hosts": {"epyc-7451": epyc},
+        },
+    )
+    assert {k: v for k, v in out.items() if k != "sweep_id"} == _run_all(TBENCH, sw)
+    store = Store(db)
+    try:
+        saved = store.get_sweep(out["sweep_id"])
+    finally:
+        store.close()
+    assert saved is not None and saved["sweep"]["hosts"] == {"epyc-7451": epyc}
+    assert parse_sweep(TBENCH, saved["sweep"]) == sw
+    assert main(argv) == 0
+    table = capsys.readouterr().out.split("(published in brackets):\n")[1].splitlines()
+    assert table[0].split() == ["toggle", "zen3-2s-nps1", "epyc-7451"]
+    # a machine sweep takes files too; a missing or bad file is refused, naming the list
+    assert main(["sim", str(f), "--sweep", f"topology=icx-2s,{epyc_7451_topology}", "--json"]) == 0
+    assert [r["x"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["icx-2s", "epyc-7451"]
+    assert main([*argv[:-1], f"zen3-2s-nps1,{tmp_path / 'gone.json'}"]) == 2
+    assert (
+        "sweep.across: " in (err := capsys.readouterr().err)
+        and "gone.json: not a readable topology file" in err
+    )
+    (tmp_path / "bad.json").write_text('{"cpus": []}')
+    assert main([*argv[:-1], f"zen3-2s-nps1,{tmp_path / 'bad.json'}"]) == 2
+    assert "sweep.hosts.bad" in capsys.readouterr().err

@@ -48,7 +48,15 @@ class SimSweepSpec(BaseModel):
         description=f"run the whole sweep on each of these presets (2 to {MAX_POINTS}, in the order "
         "given): each machine's result is a panel of its own (a feature table across machines, a "
         "turning point as it moves with the LLC); not with param topology. A sweep makes at most "
-        f"{MAX_RUNS} runs: values x seeds x its pair x machines",
+        f"{MAX_RUNS} runs: values x seeds x its pair x machines; a machine is a preset, a name of "
+        "`hosts`, or (a stored recording's replay) 'recorded', its own host",
+    )
+    hosts: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description=f"machines that are no preset (up to {MAX_POINTS}), each name's topology object in "
+        "the project's topology schema (a recorded host's, a sysfs dump's): a name here is a machine "
+        "of `across`, or a value of a topology sweep, and the panel or row it gives is named by it; "
+        "every host must be one of the sweep's machines; no name of a preset or 'recorded'",
     )
 
 

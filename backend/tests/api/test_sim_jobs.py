@@ -133,7 +133,7 @@ def sweep_job(
     seen = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))
     assert seen[-1]["status"] == "done" and seen[-1]["kind"] == "sweep", seen[-1]
     # as submitted, its defaults filled in
-    assert seen[-1]["sweep"] == {"calibrated": False, "across": None, **spec}
+    assert seen[-1]["sweep"] == {"calibrated": False, "across": None, "hosts": None, **spec}
     sweep = parse_sweep(SMALL, spec)
     direct = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(SMALL, sweep)]
     got = seen[-1]["sweep_result"]
@@ -229,6 +229,37 @@ def test_a_sweep_job_across_machines_gives_each_machine_its_panel(client: httpx.
     assert saved["result"] == got and saved["sweep"]["across"] == spec["across"]
     listed = client.get("/api/sim/sweeps", params={"limit": 200}).json()["sweeps"]
     assert next(s for s in listed if s["id"] == seen[-1]["sweep_id"])["across"] == spec["across"]
+
+
+def test_a_sweep_job_runs_across_a_recorded_host_beside_a_preset(client: httpx.Client) -> None:
+    """A real 2-CPU VM's topology as a host named "vm2" beside icx-2s: its panel is the sweep with
+    that topology inline, stored with the sweep so that the link reruns it."""
+    spec = {
+        "param": "toggle",
+        "values": ["wake_hold", "NO_SIS_UTIL"],
+        "baseline": True,
+        "seeds": 1,
+        "across": ["vm2", "icx-2s"],
+        "hosts": {"vm2": VM2},
+    }
+    seen, got, _ = sweep_job(client, spec)
+    assert [p["topology"] for p in got["panels"]] == ["vm2", "icx-2s"]
+    on_vm2 = {**SMALL, "topology": VM2}
+    alone = parse_sweep(on_vm2, {k: spec[k] for k in ("param", "values", "baseline")})
+    runs = [run_scenario(sc, wall_clock=False) for sc in sweep_scenarios(on_vm2, alone)]
+    assert got["panels"][0] == {**summarize(on_vm2, alone, runs, DEFAULT_CALIBRATION_CSV), "topology": "vm2"}
+    assert {r["llc_spread"]["llcs"] for r in got["panels"][0]["rows"]} == {len(VM2["llcs"])}
+    saved = client.get(f"/api/sim/sweeps/{seen[-1]['sweep_id']}").json()
+    assert saved["sweep"]["hosts"] == {"vm2": VM2} and saved["result"] == got
+    # a host named by no machine, or after a preset, or no topology, is refused before any run
+    for hosts, field in (
+        ({"vm2": VM2, "other": VM2}, "sweep.hosts.other:"),
+        ({"vm2": VM2, "icx-2s": VM2}, "sweep.hosts.icx-2s:"),
+        ({"vm2": {**VM2, "llcs": "none"}}, "sweep.hosts.vm2"),
+        ({}, "sweep.across:"),
+    ):
+        r = client.post("/api/sim/jobs", json={"scenario": SMALL, "sweep": {**spec, "hosts": hosts}})
+        assert r.status_code == 422 and r.json()["detail"]["message"].startswith(field), (hosts, r.text)
 
 
 def test_a_bad_sweep_is_refused_at_submit_naming_the_field(client: httpx.Client) -> None:
@@ -432,6 +463,16 @@ def test_a_job_replays_a_stored_recording_on_its_own_topology(client: httpx.Clie
         base,
         run_scenario({**whole, "topology": "bdw-1s-20"}, wall_clock=False)["metric"]["value"],
     ]
+    # the recording's host and another host of the same topology, beside it: the same panel
+    r = client.post(
+        "/api/sim/jobs",
+        json={"scenario": sc, "sweep": {**spec, "across": ["recorded", "twin"], "hosts": {"twin": VM2}}},
+    )
+    assert r.status_code == 202, r.text
+    twins = wait_job(client, r.json()["job_id"], ("done", "failed", "cancelled"))[-1]
+    assert twins["status"] == "done", twins
+    recorded, twin = twins["sweep_result"]["panels"]
+    assert twin["topology"] == "twin" and twin["rows"] == recorded["rows"] == panels[0]["rows"]
     for bad, field in [
         ({"param": "clients", "values": [1, 2]}, "sweep.param:"),
         ({**spec, "seeds": 2, "baseline": True}, "sweep.seeds:"),

@@ -1891,9 +1891,18 @@ export interface components {
             calibrated: boolean;
             /**
              * Across
-             * @description run the whole sweep on each of these presets (2 to 10, in the order given): each machine's result is a panel of its own (a feature table across machines, a turning point as it moves with the LLC); not with param topology. A sweep makes at most 400 runs: values x seeds x its pair x machines
+             * @description run the whole sweep on each of these presets (2 to 10, in the order given): each machine's result is a panel of its own (a feature table across machines, a turning point as it moves with the LLC); not with param topology. A sweep makes at most 400 runs: values x seeds x its pair x machines; a machine is a preset, a name of `hosts`, or (a stored recording's replay) 'recorded', its own host
              */
             across?: string[] | null;
+            /**
+             * Hosts
+             * @description machines that are no preset (up to 10), each name's topology object in the project's topology schema (a recorded host's, a sysfs dump's): a name here is a machine of `across`, or a value of a topology sweep, and the panel or row it gives is named by it; every host must be one of the sweep's machines; no name of a preset or 'recorded'
+             */
+            hosts?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
         };
         /**
          * SimSweepTurn
