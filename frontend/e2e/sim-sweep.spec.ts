@@ -7,7 +7,7 @@
  * hint hurts the first and leaves the second unmoved, in the model as in the published tables. A
  * sweep over toggles: every hint and feature change on its own against one baseline, as bars. The
  * same across zen3-2s-nps1 and icx-2s: one table of every toggle on both machines, stored and
- * opened again from its link.
+ * opened again from its link; and across a recorded host (a real VM's topology) beside a preset.
  */
 import { expect, test, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -15,17 +15,27 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ARTIFACTS, openSimulate } from "./fixtures";
+import { ARTIFACTS, importG4, openSimulate, vm2Topology } from "./fixtures";
 
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
 interface Spread { carrying: number }
 interface Row { x: number | string; value: number; baseline: number | null; change_pct: number | null; published_pct: number | null; published: { differs: string[] }[]; llc_spread: Spread | null; baseline_llc_spread: Spread | null }
 interface Sweep { calibrated: boolean; across?: string[]; panels?: (Sweep & { topology: string })[]; rows: Row[]; turns: { between: number[] }[]; published_turns: { between: number[] }[]; onset: unknown; published_onset: unknown }
-interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep_result: Sweep | null; created_at: string }
+interface Job { id: string; kind: string; status: string; scenario: Record<string, unknown>; sweep?: { hosts?: Record<string, unknown> | null } | null; sweep_result: Sweep | null; created_at: string }
 
 async function jobs(request: APIRequestContext): Promise<Job[]> {
   return ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
+}
+
+/** A screenshot of what `el` shows, from a page tall enough that nothing scrolls (an element's own
+ * screenshot inside the scrolled side panel comes out as the page's top, under the sticky header). */
+async function shot(page: Page, el: Locator, name: string): Promise<void> {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: size?.width ?? 1280, height: 4000 });
+  const box = await el.boundingBox();
+  if (box) await page.screenshot({ path: join(ARTIFACTS, name), clip: box });
+  if (size) await page.setViewportSize(size);
 }
 
 /** The Simulate form, opened, on schbench (its default) on zen3-2s-nps1 for 1000 simulated ms. */
@@ -413,6 +423,79 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   const list = other.getByTestId("stored-sweeps");
   await list.locator("summary").click();
   await expect(list.locator(`li[data-id="${id}"]`)).toContainText("across zen3-2s-nps1, icx-2s");
+  await other.close();
+});
+
+test("a sweep across a recorded host beside a preset: its topology sent, named, reproduced and restored", async ({ page, request }) => {
+  test.setTimeout(240_000);
+  // the user's own machine: a real 2-CPU VM's topology, supplied with the import of a trace from it
+  const machine = "e2e-sweep-host";
+  const up = await request.post("/api/topologies", { data: vm2Topology(machine) });
+  expect(up.status()).toBe(201);
+  const g4 = await importG4(request, "g4-sweep-host", ((await up.json()) as { id: string }).id);
+  const recorded = (await (await request.get(`/api/recordings/${g4}/topology`)).json()) as Record<string, unknown>;
+  const { sim, form } = await openTbenchForkAffine(page);
+  await form.getByLabel("clients").fill("8");
+  await form.getByLabel("simulated ms").fill("150");
+  await form.getByLabel("sweep parameter").selectOption("toggle");
+  // two toggles of all (ticked to start with)
+  const toggles = form.getByRole("group", { name: "sweep toggles" });
+  for (const t of await toggles.getByRole("checkbox").all()) await t.uncheck();
+  await toggles.getByRole("checkbox", { name: "fork_spread" }).check();
+  await toggles.getByRole("checkbox", { name: "wake_hold" }).check();
+  const across = form.getByRole("group", { name: "sweep across" });
+  // listed after the presets, by its machine's name, marked recorded
+  const host = across.getByRole("checkbox", { name: machine });
+  await expect(host).toBeVisible({ timeout: 30_000 });
+  await expect(across.locator("label", { hasText: machine })).toHaveText(`${machine} recorded`);
+  await host.check();
+  await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
+  await shot(page, form.locator("fieldset").filter({ hasText: "across machines" }), "sweep-across-host-form.png");
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const view = sim.getByTestId("across-sweep");
+  await expect(view).toBeVisible({ timeout: 200_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got?.panels) throw new Error("no finished sweep job");
+  // the presets' order, then the hosts'; the host's topology sent as recorded, named by its machine
+  expect(got.across).toEqual(["zen3-2s-nps1", machine]);
+  expect(sweepJob.sweep?.hosts).toEqual({ [machine]: recorded });
+  const cells = await view.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
+  expect(cells).toEqual(["fork_spread", "wake_hold"].flatMap((x) => got.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
+  // on the VM's one LLC: each run's work on its one LLC
+  const onHost = got.panels.find((p) => p.topology === machine);
+  expect(onHost?.rows.map((r) => r.llc_spread?.carrying)).toEqual([1, 1]);
+  // the command line names the host by its topology file, offered beside scenario.json, and gives the same table
+  const command = view.getByTestId("across-cli-command");
+  await expect(command).toHaveText(`bin/placemap sim scenario.json --baseline --sweep toggle=fork_spread,wake_hold --across zen3-2s-nps1,${machine}.json`);
+  const dir = mkdtempSync(join(tmpdir(), "placemap-host-"));
+  const [scenarioFile] = await Promise.all([page.waitForEvent("download"), view.getByTestId("across-scenario-file").click()]);
+  await scenarioFile.saveAs(join(dir, "scenario.json"));
+  const [hostFile] = await Promise.all([page.waitForEvent("download"), view.getByTestId("across-host-file").click()]);
+  expect(hostFile.suggestedFilename()).toBe(`${machine}.json`);
+  await hostFile.saveAs(join(dir, `${machine}.json`));
+  expect(JSON.parse(readFileSync(join(dir, `${machine}.json`), "utf8"))).toEqual(recorded);
+  const args = (await command.innerText()).split(/\s+/).slice(1);
+  const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8", cwd: dir })) as Sweep;
+  expect(cli.panels?.map((p) => [p.topology, p.rows.map((r) => r.change_pct)])).toEqual(got.panels.map((p) => [p.topology, p.rows.map((r) => r.change_pct)]));
+  // the host picked becomes the form's machine: the recorded host, not a preset of that name
+  await view.getByTestId("across-table").getByRole("button", { name: machine }).click();
+  await expect(form.getByLabel("machine")).toHaveValue(/^host:/);
+  await expect(form.getByLabel("machine").locator("option:checked")).toHaveText(`${machine} (recorded: 2 CPUs, 1 LLC, 1 node)`);
+  await shot(page, view, "sweep-across-host.png");
+
+  // its recording deleted, the stored sweep's link still opens the table with the host ticked, from the sweep's own copy
+  expect((await request.delete(`/api/recordings/${g4}`)).status()).toBe(204);
+  const id = (await (await request.get(`/api/sim/jobs/${sweepJob.id}`)).json() as { sweep_id: string }).sweep_id;
+  const other = await page.context().newPage();
+  await other.goto(`/?sweep=${id}`);
+  const stored = other.getByTestId("sweep-stored");
+  await expect(stored.getByTestId("across-table")).toBeVisible({ timeout: 30_000 });
+  const otherForm = other.getByTestId("simulate").getByRole("form", { name: "Simulate" });
+  const ticked = otherForm.getByRole("group", { name: "sweep across" });
+  await expect(ticked.getByRole("checkbox", { name: machine })).toBeChecked();
+  await expect(ticked.getByRole("checkbox", { name: "zen3-2s-nps1" })).toBeChecked();
+  await expect(stored.getByTestId("across-host-file")).toHaveText(`${machine}.json`);
   await other.close();
 });
 

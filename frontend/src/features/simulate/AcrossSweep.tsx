@@ -8,8 +8,8 @@
  * the form's parameter or toggles, a machine picked the form's machine. SweepResult shows a sweep
  * so when it ran across machines, else as its chart.
  */
-import { Fragment } from "react";
-import type { SimSweepResult } from "../../client/types";
+import type { SimSweepResult, Topology } from "../../client/types";
+import { Breakable } from "./Breakable";
 import { Reproduce } from "./Reproduce";
 import { SweepChart, SweepLinks } from "./SweepChart";
 import { formatMetric, metricText } from "./scenario";
@@ -23,22 +23,8 @@ interface Props {
   /** set the form's machine to this preset */
   onPickMachine?: (m: string) => void;
   link?: string | null;
-}
-
-/** A machine's or a toggle's name, free to break after each - _ and + (the side panel is narrow:
- * zen3-2s-nps1 over two lines, UTIL_FITS_CAPACITY over three). */
-function Breakable({ text }: { text: string }) {
-  const parts = text.split(/(?<=[-_+])/);
-  return (
-    <>
-      {parts.map((p, i) => (
-        <Fragment key={i}>
-          {i > 0 && <wbr />}
-          {p}
-        </Fragment>
-      ))}
-    </>
-  );
+  /** the sweep's machines that are no preset, by name (its spec's hosts): files of the command line */
+  hosts?: Readonly<Record<string, Topology>> | null;
 }
 
 function cellTitle(r: SimSweepResult, x: number | string, c: AcrossCell): string {
@@ -63,7 +49,7 @@ function Cell({ r, x, c }: { r: SimSweepResult; x: number | string; c: AcrossCel
   );
 }
 
-export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }: Props) {
+export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null, hosts = null }: Props) {
   const panels = panelsOf(r);
   const toggles = r.param === TOGGLES;
   const what = toggles ? "toggle" : r.param;
@@ -113,7 +99,7 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }:
           <SweepChart r={p} scenario={{ ...scenario, topology: p.topology }} onPick={onPick} />
         </details>
       ))}
-      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated, across }} testPrefix="across" />
+      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated, across, hosts }} testPrefix="across" />
       <SweepLinks r={r} id={link} csvTestId="across-csv" />
     </div>
   );
@@ -122,6 +108,6 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null }:
 /** A sweep's result as it reads best: across machines one table of them all (AcrossSweep), else
  * its chart (SweepChart). */
 export function SweepResult(props: Props) {
-  const { r, scenario, onPick, link = null } = props;
-  return panelsOf(r).length > 0 ? <AcrossSweep {...props} /> : <SweepChart r={r} scenario={scenario} link={link} onPick={onPick} />;
+  const { r, scenario, onPick, link = null, hosts = null } = props;
+  return panelsOf(r).length > 0 ? <AcrossSweep {...props} /> : <SweepChart r={r} scenario={scenario} link={link} onPick={onPick} hosts={hosts} />;
 }

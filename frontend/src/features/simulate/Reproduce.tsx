@@ -9,7 +9,7 @@
  */
 import { Fragment } from "react";
 import { api } from "../../client/http";
-import { cliCommand, scenarioFileText } from "./scenario";
+import { cliCommand, scenarioFileText, type CliSweep } from "./scenario";
 
 /** the scenario as the job ran it, or the saved run whose scenario it is */
 export type ScenarioSource = { scenario: Record<string, unknown> } | { recordingId: string };
@@ -21,7 +21,7 @@ type FileProps = ScenarioSource & {
 
 function fileHref(src: ScenarioSource): string {
   if ("recordingId" in src) return api.scenarioUrl(src.recordingId);
-  return `data:application/json;charset=utf-8,${encodeURIComponent(scenarioFileText(src.scenario))}`;
+  return jsonHref(src.scenario);
 }
 
 export function ScenarioFile({ testId, title, ...src }: FileProps) {
@@ -40,14 +40,27 @@ type Props = ScenarioSource & {
   seeds: number;
   /** the test ids' prefix: "simulate" (…-cli, …-scenario-file, …-cli-command), "whatif" or "sweep" */
   testPrefix?: string;
-  /** the values (or machines, or toggles) a sweep ran the scenario at, and the machines it ran across */
-  sweep?: { param: string; values: (number | string)[]; calibrated?: boolean; across?: string[] };
+  /** the values (or machines, or toggles) a sweep ran the scenario at, the machines it ran across,
+   * and those that are no preset (each a topology file to download, NAME.json) */
+  sweep?: CliSweep;
 };
+
+/** A JSON file (a scenario, a host's topology), as a link downloads it. */
+function jsonHref(value: Record<string, unknown>): string {
+  return `data:application/json;charset=utf-8,${encodeURIComponent(scenarioFileText(value))}`;
+}
 
 export function Reproduce({ baseline, seeds, testPrefix = "simulate", sweep, ...src }: Props) {
   return (
     <div className="small" data-testid={`${testPrefix}-cli`}>
       on the command line: <ScenarioFile {...src} testId={`${testPrefix}-scenario-file`} title="the scenario this run ran" />{" "}
+      {Object.entries(sweep?.hosts ?? {}).map(([name, topo]) => (
+        <Fragment key={name}>
+          <a href={jsonHref(topo)} download={`${name}.json`} data-testid={`${testPrefix}-host-file`} title={`the topology of the machine ${name}, which the command names by this file`}>
+            {name}.json
+          </a>{" "}
+        </Fragment>
+      ))}
       <code className="mono" data-testid={`${testPrefix}-cli-command`}>
         {/* a line breaks between arguments, never inside "--baseline", and inside a long list of
             values after a comma only (toggle=fork_affine,fork_spread,...) */}

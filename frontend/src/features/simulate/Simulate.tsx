@@ -19,7 +19,7 @@
  * id goes in the URL (?sweep=ID, App), and such a link opens the stored result with the form set as
  * it ran.
  */
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
 import { MachineSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
@@ -31,7 +31,8 @@ import { LatencyLine } from "./LatencyLine";
 import { LlcUtil } from "./LlcUtil";
 import { Reproduce } from "./Reproduce";
 import { useHosts } from "./useHosts";
-import type { Recording } from "../../client/types";
+import { storedHosts, sweepHosts } from "./hosts";
+import type { Recording, Topology } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
 import { seedResults, useSeedRuns } from "./useSeedRuns";
@@ -77,15 +78,21 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     const saved = stored.saved;
     // a recording's replay is rerun from that recording's What if form, not this one
     if (saved === null || !opts || replayedRecording(saved.scenario) !== null) return;
-    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated, across: saved.result.across }, opts));
+    const names = [...opts.presets, ...sweepHosts(opts.presets, [], storedHosts(saved.sweep)).keys()];
+    set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated, across: saved.result.across }, opts, names));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
   }, [storedId, opts !== null]);
   const err = optsErr ?? jobErr ?? seeds.err;
+  // the machines a sweep can run on beside the presets: the recorded hosts, and the stored sweep's own
+  const savedHosts = useMemo(() => (stored.saved ? storedHosts(stored.saved.sweep) : null), [stored.saved]);
+  const machineHosts = useMemo(() => sweepHosts(opts?.presets ?? [], hosts, savedHosts), [opts, hosts, savedHosts]);
+  const machineNames = [...(opts?.presets ?? []), ...machineHosts.keys()];
+  const machineNotes = new Map([...machineHosts].map(([n, h]) => [n, { note: "recorded", title: h.label }]));
 
   const run = async () => {
     if (!opts || !choice) return;
     const changes = changesSomething(choice, opts);
-    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam, choice.sweepCombos, choice.sweepAcross);
+    const sw = sweepSpec(choice.sweepParam, choice.sweepValues, opts.workloads[choice.kind] ?? [], changes, choice.seeds, opts.presets, opts.sweep_toggles, choice.sweepCalibrated && opts.sweep_calibrated[choice.kind] === choice.sweepParam, choice.sweepCombos, choice.sweepAcross, machineHosts);
     setSweepErr(sw !== null && "error" in sw ? sw.error : null);
     if (sw !== null && "error" in sw) return; // nothing runs until the values are right
     const baseline = changes ? simScenario(baselineOf(choice, opts), opts) : null;
@@ -119,14 +126,21 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     .filter((v): v is number => v !== null);
   const runId = job?.status === "done" ? job.recording_id : null;
   const storedReplay = stored.saved ? replayedRecording(stored.saved.scenario) : null;
+  // a machine picked in a sweep's result becomes the form's: a preset, or a recorded host's topology
+  const pickMachine = (m: string) => {
+    const h = machineHosts.get(m);
+    if (h) set((c) => ({ ...c, topology: h.key, topologyBody: h.topology }));
+    else if (opts) set((c) => pickSwept(c, MACHINES, m, opts));
+  };
   // a sweep's result, a value or machine picked in it set in the form
-  const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null) => (
+  const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null, hosts: Readonly<Record<string, Topology>> | null) => (
     <SweepResult
       r={r}
       scenario={scenario}
       link={link}
-      onPick={(x) => { if (opts) set((c) => pickSwept(c, r.param, x, opts)); }}
-      onPickMachine={(m) => { if (opts) set((c) => pickSwept(c, MACHINES, m, opts)); }}
+      hosts={hosts}
+      onPick={(x) => { if (r.param === MACHINES) pickMachine(String(x)); else if (opts) set((c) => pickSwept(c, r.param, x, opts)); }}
+      onPickMachine={pickMachine}
     />
   );
   const baseId = base?.status === "done" ? base.recording_id : null;
@@ -185,7 +199,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
               </select>
             </label>
             {choice.sweepParam === MACHINES && (
-              <TickList label="sweep presets" names={opts.presets} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
+              <TickList label="sweep presets" names={machineNames} notes={machineNotes} ticked={choice.sweepValues} onChange={(v) => { set((c) => ({ ...c, sweepValues: v })); }} />
             )}
             {choice.sweepParam === TOGGLES && (
               <>
@@ -205,7 +219,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
             {choice.sweepParam !== "" && choice.sweepParam !== MACHINES && (
               <div title="run the whole sweep on each machine ticked (two or more; none: on the form's machine alone), and see every value on every machine in one table">
                 <span className="muted">across machines (none: this one alone)</span>
-                <TickList label="sweep across" names={opts.presets} ticked={choice.sweepAcross} onChange={(v) => { set((c) => ({ ...c, sweepAcross: v })); }} />
+                <TickList label="sweep across" names={machineNames} notes={machineNotes} ticked={choice.sweepAcross} onChange={(v) => { set((c) => ({ ...c, sweepAcross: v })); }} />
               </div>
             )}
             {opts.sweep_calibrated[choice.kind] === choice.sweepParam && choice.sweepParam !== "" && (
@@ -302,7 +316,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
       )}
       {showJob && sweepJob.sweep_result && (
         <div className="whatif-result small">
-          {sweepResult(sweepJob.sweep_result, sweepJob.scenario, sweepJob.sweep_id ?? null)}
+          {sweepResult(sweepJob.sweep_result, sweepJob.scenario, sweepJob.sweep_id ?? null, sweepJob.sweep ? storedHosts(sweepJob.sweep) : null)}
         </div>
       )}
       {stored.saved && !showJob && (
@@ -314,7 +328,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
               <button type="button" className="linkish" onClick={() => { onOpen(storedReplay); }}>open the recording</button> (its What if… form runs it again)
             </div>
           )}
-          {sweepResult(stored.saved.result, stored.saved.scenario, stored.saved.id)}
+          {sweepResult(stored.saved.result, stored.saved.scenario, stored.saved.id, savedHosts)}
         </div>
       )}
       {stored.err && <div className="error small" data-testid="sweep-error">{stored.err}</div>}

@@ -14,7 +14,7 @@
  */
 import { scaleLinear, scaleLog, scalePoint } from "d3-scale";
 import { line } from "d3-shape";
-import type { SimLlcSpread, SimSweepResult, SimSweepRow } from "../../client/types";
+import type { SimLlcSpread, SimSweepResult, SimSweepRow, Topology } from "../../client/types";
 import { Reproduce } from "./Reproduce";
 import { SweepChange } from "./SweepChange";
 import { formatMetric, metricText } from "./scenario";
@@ -165,9 +165,11 @@ interface Props {
   onPick?: (x: number | string) => void;
   /** the stored sweep's id, for the link that opens this result again (?sweep=ID) */
   link?: string | null;
+  /** a machine sweep's machines that are no preset, by name (its spec's hosts) */
+  hosts?: Readonly<Record<string, Topology>> | null;
 }
 
-export function SweepChart({ r, scenario, onPick, link = null }: Props) {
+export function SweepChart({ r, scenario, onPick, link = null, hosts = null }: Props) {
   const name = r.metric.name;
   const toggles = r.param === TOGGLES;
   const what = r.ordered ? r.param : toggles ? "toggle" : "machine";
@@ -268,7 +270,7 @@ export function SweepChart({ r, scenario, onPick, link = null }: Props) {
           </table>
         </div>
       )}
-      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated }} testPrefix="sweep" />
+      <Reproduce scenario={scenario} baseline={r.baseline} seeds={r.seeds} sweep={{ param: r.param, values: r.values, calibrated: r.calibrated, hosts }} testPrefix="sweep" />
       <SweepLinks r={r} id={link} />
     </div>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Recording, SimOptions, Topology } from "../../client/types";
-import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, MAX_HOSTS, withChosen } from "./hosts";
+import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, MAX_HOSTS, RECORDED, storedHosts, sweepHostName, sweepHosts, withChosen } from "./hosts";
 import { defaultSimChoice, simScenario } from "./scenario";
 
 function rec(id: string, over: Partial<Recording>): Recording {
@@ -65,5 +65,36 @@ describe("recorded hosts", () => {
     const choice = defaultSimChoice(opts);
     expect(simScenario(choice, opts).topology).toBe("zen3-2s-nps1");
     expect(simScenario({ ...choice, topology: "host:t-a", topologyBody: TOPO }, opts).topology).toEqual(TOPO);
+  });
+});
+
+describe("recorded hosts as a sweep's machines", () => {
+  const presets = ["zen3-2s-nps1", "icx-2s"];
+  const host = (tid: string, machine: string, cpus = 3): { key: string; label: string; topology: Topology } => {
+    const topology = { ...TOPO, machine, cpus: TOPO.cpus.slice(0, cpus) };
+    return { key: `${HOST_PREFIX}${tid}`, label: hostLabel(topology), topology };
+  };
+
+  it("names each host by its machine, unique beside the presets, 'recorded' and each other", () => {
+    expect(sweepHostName("epyc-7713", presets, new Set())).toBe("epyc-7713");
+    expect(sweepHostName("icx-2s", presets, new Set())).toBe("icx-2s-2");
+    expect(sweepHostName(RECORDED, presets, new Set())).toBe("recorded-2");
+    expect(sweepHostName("a,b ", presets, new Set(["a-b", "a-b-2"]))).toBe("a-b-3");
+    expect(sweepHostName("  ", presets, new Set())).toBe("host");
+  });
+
+  it("lists a stored sweep's hosts by their names first, then the recorded hosts not among them", () => {
+    const a = host("t-a", "box");
+    const b = host("t-b", "box", 2); // another machine of the same name
+    expect([...sweepHosts(presets, [a, b])].map(([n, h]) => [n, h.key])).toEqual([["box", a.key], ["box-2", b.key]]);
+    // the stored sweep called b "lab": b keeps that name, so its tick restores; a is named after it
+    const stored = storedHosts({ hosts: { lab: b.topology } });
+    const got = sweepHosts(presets, [a, b], stored);
+    expect([...got].map(([n, h]) => [n, h.key])).toEqual([["lab", b.key], ["box", a.key]]);
+    // its recordings gone, a stored host is still there to run, under a key of its own
+    const only = sweepHosts(presets, [], stored);
+    expect([...only].map(([n, h]) => [n, h.key, h.topology])).toEqual([["lab", `${HOST_PREFIX}sweep:lab`, b.topology]]);
+    expect(storedHosts({})).toBeNull();
+    expect(storedHosts({ hosts: {} })).toBeNull();
   });
 });

@@ -2,9 +2,10 @@
  * The recorded hosts the Simulate form offers beside the presets: the topologies of stored
  * recordings that came from a real machine (read from sysfs by the collector, or supplied with an
  * import), so that a workload can be simulated on the user's own machine, sent inline as the
- * scenario's topology. Pure: which recordings qualify and how a host reads in the list.
+ * scenario's topology, or run a sweep on, beside presets, by a name of its own (sweepHosts). Pure:
+ * which recordings qualify, how a host reads in the list and what a sweep calls it.
  */
-import type { Recording, Topology } from "../../client/types";
+import type { Recording, SimSweepSpec, Topology } from "../../client/types";
 
 /** A choice's topology value for a recorded host (presets are plain names). */
 export const HOST_PREFIX = "host:";
@@ -66,4 +67,50 @@ export function distinctHosts<T>(hosts: T[], same: (h: T) => string): T[] {
     seen.add(k);
     return true;
   });
+}
+
+/** The name a sweep's machine "recorded" has: a stored recording's own host (what-if replays). */
+export const RECORDED = "recorded";
+
+/** A recorded host's name in a sweep: its machine's (commas and outer spaces, which a sweep's list
+ * cannot hold, made dashes), or "host"; then "-2", "-3", ... until no preset, "recorded" or name
+ * already `taken` has it. */
+export function sweepHostName(machine: string, presets: string[], taken: ReadonlySet<string>): string {
+  const base = machine.trim().replace(/,/g, "-") || "host";
+  const used = (n: string) => presets.includes(n) || n === RECORDED || taken.has(n);
+  let name = base;
+  for (let i = 2; used(name); i++) name = `${base}-${String(i)}`;
+  return name;
+}
+
+/** The machines a sweep can run on beside the presets, by the names the sweep gives them: a stored
+ * sweep's own hosts (`stored`, its spec's: so that it runs again though their recordings are gone),
+ * then each recorded host not among them, named by sweepHostName. A name's host is what picking it
+ * sets in the form's machine. */
+export function sweepHosts(presets: string[], hosts: Host[], stored: Readonly<Record<string, Topology>> | null = null): Map<string, Host> {
+  const out = new Map<string, Host>();
+  const texts = new Set<string>();
+  for (const [name, topology] of Object.entries(stored ?? {})) {
+    out.set(name, { key: `${HOST_PREFIX}sweep:${name}`, label: hostLabel(topology), topology });
+    texts.add(JSON.stringify(topology));
+  }
+  for (const h of hosts) {
+    const text = JSON.stringify(h.topology);
+    if (texts.has(text)) {
+      // the stored sweep's host is this recorded one: picking it sets the listed host
+      const name = [...out].find(([, s]) => JSON.stringify(s.topology) === text)?.[0];
+      if (name !== undefined) out.set(name, h);
+      continue;
+    }
+    texts.add(text);
+    out.set(sweepHostName(h.topology.machine, presets, new Set(out.keys())), h);
+  }
+  return out;
+}
+
+/** A stored sweep's hosts (its spec's `hosts`: name -> topology), which the server checked as
+ * topologies before it ran them; null without any. */
+export function storedHosts(spec: Pick<SimSweepSpec, "hosts">): Readonly<Record<string, Topology>> | null {
+  const h = spec.hosts;
+  return h == null || Object.keys(h).length === 0 ? null : (h as Record<string, Topology>);
 }

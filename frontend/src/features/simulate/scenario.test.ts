@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SimOptions } from "../../client/types";
+import type { SimOptions, Topology } from "../../client/types";
 import { baselineOf, changesSomething } from "../whatif/scenario";
 import { choiceOfSweep, cliCommand, replayedRecording, comparable, defaultSimChoice, scenarioFileText, latencyText, extraSeedPairs, formatMetric, MAX_SEEDS, metricText, pickSwept, seedSummary, simScenario, verdict, whyNotCompared, withKind, withSweepParam, type SeedResult } from "./scenario";
 
@@ -154,6 +154,10 @@ describe("the run on the command line", () => {
     expect(cliCommand(true, 4)).toBe("bin/placemap sim scenario.json --baseline --seeds 4");
     expect(cliCommand(true, 1, { param: "toggle", values: ["all"], across: ["zen3-2s-nps1", "icx-2s"] })).toBe("bin/placemap sim scenario.json --baseline --sweep toggle=all --across zen3-2s-nps1,icx-2s");
     expect(cliCommand(true, 1, { param: "workers", values: [4, 8], across: [] })).toBe("bin/placemap sim scenario.json --baseline --sweep workers=4,8");
+    // a machine that is no preset: its topology file, which Reproduce offers
+    const lab = { machine: "lab" } as unknown as Topology;
+    expect(cliCommand(true, 1, { param: "toggle", values: ["all"], across: ["icx-2s", "lab"], hosts: { lab } })).toBe("bin/placemap sim scenario.json --baseline --sweep toggle=all --across icx-2s,lab.json");
+    expect(cliCommand(false, 1, { param: "topology", values: ["lab", "icx-2s"], hosts: { lab } })).toBe("bin/placemap sim scenario.json --sweep topology=lab.json,icx-2s");
   });
 });
 
@@ -205,6 +209,9 @@ describe("the sweep's parameter and the picked point", () => {
     // the machines it ran across ticked again (one this server does not know left out)
     const across = choiceOfSweep(base, scenario, { param: "workers", values: [4, 8], seeds: 1, calibrated: false, across: ["icx-2s", "zen9", "zen3-2s-nps1"] }, opts);
     expect(across.sweepAcross).toBe("icx-2s,zen3-2s-nps1");
+    // a recorded host the form can tick (hosts.sweepHosts) is ticked again too
+    const machines = [...opts.presets, "lab"];
+    expect(choiceOfSweep(base, scenario, { param: "workers", values: [4, 8], seeds: 1, calibrated: false, across: ["lab", "zen9", "icx-2s"] }, opts, machines).sweepAcross).toBe("lab,icx-2s");
     expect(choiceOfSweep({ ...base, sweepAcross: "icx-2s,zen3-2s-nps1" }, scenario, { param: "workers", values: [4, 8], seeds: 1, calibrated: false }, opts).sweepAcross).toBe("");
   });
 

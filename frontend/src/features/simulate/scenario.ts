@@ -104,13 +104,14 @@ export function replayedRecording(scenario: Record<string, unknown>): string | n
 /** The form as it was when it ran a stored sweep (a link ?sweep=ID): the scenario's preset, workload
  * and parameters, hints, features, seed and length, and the sweep's parameter and values, so that
  * Simulate runs it again; what the form cannot hold keeps the form's (an inline host topology, a
- * parameter or feature this server does not know). */
-export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean; across?: string[] }, opts: SimOptions): SimChoice {
+ * parameter or feature this server does not know). `machines`: those the form can tick (the
+ * presets, and the recorded hosts by their sweep names: hosts.sweepHosts). */
+export function choiceOfSweep(choice: SimChoice, scenario: Record<string, unknown>, sweep: { param: string; values: (number | string)[]; seeds: number; calibrated: boolean; across?: string[] }, opts: SimOptions, machines: string[] = opts.presets): SimChoice {
   const values = sweep.values.map(String);
   // a toggle sweep's values: the toggles the form lists are ticked, the others typed as combinations
   const listed = sweep.param === TOGGLES ? values.filter((v) => opts.sweep_toggles.includes(v)) : values;
   const combos = sweep.param === TOGGLES ? values.filter((v) => !opts.sweep_toggles.includes(v)) : [];
-  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: listed.join(","), sweepCalibrated: sweep.calibrated, sweepCombos: combos.join(", "), sweepAcross: (sweep.across ?? []).filter((m) => opts.presets.includes(m)).join(",") };
+  const out: SimChoice = { ...choice, ...defaultToggles(opts), seeds: sweep.seeds, sweepParam: sweep.param, sweepValues: listed.join(","), sweepCalibrated: sweep.calibrated, sweepCombos: combos.join(", "), sweepAcross: (sweep.across ?? []).filter((m) => machines.includes(m)).join(",") };
   if (typeof scenario.topology === "string" && opts.presets.includes(scenario.topology)) {
     out.topology = scenario.topology;
     out.topologyBody = null;
@@ -289,19 +290,31 @@ export function scenarioFileText(scenario: Record<string, unknown>): string {
   return `${JSON.stringify(scenario, null, 2)}\n`;
 }
 
+/** A sweep as its command line reads it: its values, how they ran, and its hosts (name -> topology). */
+export interface CliSweep {
+  param: string;
+  values: (number | string)[];
+  calibrated?: boolean;
+  across?: string[];
+  hosts?: Readonly<Record<string, Topology>> | null;
+}
+
 /**
  * The command that reruns what the form ran from that file: the run alone, or with `baseline` the
  * pair (`--baseline`: the same run without its hints and feature changes), on `seeds` seeds from
  * the file's (`--seeds`, a pair only, as the form runs further seeds only for a pair); with `sweep`,
  * the same at each of its values (`--sweep PARAM=V1,...`, `--sweep topology=PRESET,...`; `--calibrated`
- * when each point ran as calibrate runs its cell; `--across PRESET,...` when it ran on each machine).
+ * when each point ran as calibrate runs its cell; `--across PRESET,...` when it ran on each machine;
+ * a machine of `hosts` as its topology file, NAME.json, which Reproduce offers beside scenario.json).
  */
-export function cliCommand(baseline: boolean, seeds: number, sweep?: { param: string; values: (number | string)[]; calibrated?: boolean; across?: string[] }): string {
+export function cliCommand(baseline: boolean, seeds: number, sweep?: CliSweep): string {
   const args = ["bin/placemap", "sim", "scenario.json"];
   if (baseline) args.push("--baseline");
   if (baseline && seeds > 1) args.push("--seeds", String(seeds));
-  if (sweep) args.push("--sweep", `${sweep.param}=${sweep.values.join(",")}`);
+  // a machine that is no preset is its topology file on the command line (hostFiles)
+  const machine = (m: number | string) => (sweep?.hosts && String(m) in sweep.hosts ? `${String(m)}.json` : String(m));
+  if (sweep) args.push("--sweep", `${sweep.param}=${sweep.values.map(sweep.param === MACHINES ? machine : String).join(",")}`);
   if (sweep?.calibrated) args.push("--calibrated");
-  if (sweep?.across?.length) args.push("--across", sweep.across.join(","));
+  if (sweep?.across?.length) args.push("--across", sweep.across.map(machine).join(","));
   return args.join(" ");
 }

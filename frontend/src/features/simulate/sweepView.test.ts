@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SimSweepResult, SimSweepRow, WorkloadParam } from "../../client/types";
+import type { SimSweepResult, SimSweepRow, Topology, WorkloadParam } from "../../client/types";
 import { symlogTicks } from "./SweepChange";
 import { acrossCells, acrossSummary, sweepCsv, MACHINES, parseSweepValues, parseTicked, pctText, sweepParams, sweepSpec, sweepSummary, logScale, toggleTicked, toggleValues, TOGGLES } from "./sweepView";
 
@@ -202,6 +202,22 @@ describe("a sweep across machines", () => {
     // none ticked: the form's machine alone
     expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "")).not.toHaveProperty("spec.across");
     expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps1", [], true, 1, presets, [], false, "", "icx-2s,zen3-2s-nps4")).not.toHaveProperty("spec.across");
+  });
+
+  it("sends the topology of each recorded host it runs on, and only of those", () => {
+    const epyc = { machine: "epyc", cpus: [] } as unknown as Topology;
+    const vm = { machine: "vm", cpus: [] } as unknown as Topology;
+    const hosts = new Map([["epyc", { key: "host:t1", label: "epyc", topology: epyc }], ["vm", { key: "host:t2", label: "vm", topology: vm }]]);
+    // the presets' order, then the hosts'
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "epyc,icx-2s", hosts)).toEqual({
+      spec: { param: "workers", values: [4, 8], baseline: true, seeds: 1, calibrated: false, across: ["icx-2s", "epyc"], hosts: { epyc } },
+    });
+    expect(sweepSpec(MACHINES, "vm,zen3-2s-nps1,epyc", [], false, 1, presets, [], false, "", "", hosts)).toEqual({
+      spec: { param: MACHINES, values: ["zen3-2s-nps1", "epyc", "vm"], baseline: false, seeds: 1, calibrated: false, hosts: { epyc, vm } },
+    });
+    // presets only: no hosts sent; a host no longer listed is refused by name
+    expect(sweepSpec(MACHINES, "icx-2s,zen3-2s-nps1", [], false, 1, presets, [], false, "", "", hosts)).not.toHaveProperty("spec.hosts");
+    expect(sweepSpec("workers", "8,4", SCHBENCH, true, 1, presets, [], false, "", "gone,icx-2s", hosts)).toEqual({ error: 'sweep across: "gone" is not one of them' });
   });
 
   // zen3's wake_affine collapse between 16 and 32 workers; icx's 64-CPU LLCs hold them

@@ -1,12 +1,14 @@
 /**
  * The simulate form's sweep: the values typed for one integer workload parameter, checked against
- * its bounds (GET /api/sim/options) before anything is submitted, or the machines (presets) or
+ * its bounds (GET /api/sim/options) before anything is submitted, or the machines (presets and
+ * recorded hosts) or
  * toggles ticked, and the machines to run it across, the sweep a job runs (POST
  * /api/sim/jobs with `sweep`), and how its result reads: where the change turns, the model's
  * beside the published tables', as `placemap sim --sweep` prints it, the chart's scale, and a sweep
  * across machines as one table of every value on every machine. Pure.
  */
 import type { SimSweepOnset, SimSweepResult, SimSweepRow, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
+import type { Host } from "./hosts";
 
 /** Percent: a change within it counts as none (the calibration's threshold, placemap.sim.calibration). */
 export const SIGNIFICANT_PCT = 5;
@@ -89,7 +91,8 @@ export function parseSweepValues(text: string, p: WorkloadParam): { values: numb
 /** The sweep to submit for the form's choice: null without a parameter chosen; each point beside
  * its baseline when the choice changes something (a toggle sweep always), on the form's seeds;
  * with machines ticked in `across` (2 or more; none: the form's machine alone), the whole sweep on
- * each of them. */
+ * each of them. A machine is a preset or a name of `hosts` (hosts.sweepHosts), whose topology the
+ * spec's `hosts` sends. */
 export function sweepSpec(
   param: string,
   text: string,
@@ -101,18 +104,26 @@ export function sweepSpec(
   calibrated = false,
   combos = "",
   across = "",
+  hosts: ReadonlyMap<string, Host> = new Map(),
 ): { spec: SimSweepSpec } | { error: string } | null {
   if (param === "") return null;
+  const machines = [...presets, ...hosts.keys()];
   let on: string[] | undefined;
   if (across !== "" && param !== MACHINES) {
-    const got = parseTicked(across, presets, "machines", MAX_SWEEP_POINTS, 2, "across");
+    const got = parseTicked(across, machines, "machines", MAX_SWEEP_POINTS, 2, "across");
     if ("error" in got) return got;
     on = got.values;
   }
-  const withAcross = (spec: SimSweepSpec): { spec: SimSweepSpec } => ({ spec: on ? { ...spec, across: on } : spec });
+  // the machines the sweep runs on, the recorded hosts among them sent with their topologies
+  const withAcross = (spec: SimSweepSpec): { spec: SimSweepSpec } => {
+    const out = on ? { ...spec, across: on } : spec;
+    const named = [...(on ?? []), ...(param === MACHINES ? spec.values.map(String) : [])];
+    const sent = named.flatMap((n) => { const h = hosts.get(n); return h ? [[n, h.topology] as const] : []; });
+    return { spec: sent.length > 0 ? { ...out, hosts: Object.fromEntries(sent) } : out };
+  };
   let got: { values: (number | string)[] } | { error: string };
   if (param === MACHINES) {
-    got = parseTicked(text, presets, "machines", MAX_SWEEP_POINTS);
+    got = parseTicked(text, machines, "machines", MAX_SWEEP_POINTS);
   } else if (param === TOGGLES) {
     // a toggle's effect is against the baseline: a toggle sweep always runs it
     got = toggleValues(text, combos, toggles);

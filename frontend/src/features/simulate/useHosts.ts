@@ -43,6 +43,9 @@ export function useHosts(open: boolean, recordings: Recording[]): Host[] {
     return () => { ctl.abort(); };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- `missing` is read through missingKey
   }, [open, missingKey]);
-  const read = wanted.map((r) => known.get(String(r.topology_id))).filter((k) => k != null);
-  return distinctHosts(read, (k) => k.text).map((k) => k.host);
+  // the same list while nothing changes (the sweep's machines are named from it: hosts.sweepHosts)
+  return useMemo(() => {
+    const read = wanted.map((r) => known.get(String(r.topology_id))).filter((k) => k != null);
+    return distinctHosts(read, (k) => k.text).map((k) => k.host);
+  }, [wanted, known]);
 }
