@@ -1,7 +1,7 @@
 /**
  * What several end-to-end specs share: the real `vm2-hackbench-g4` ftrace (../shared/traces), the
  * 2-CPU VM's topology it was recorded on, where screenshots go, importing the trace under a
- * topology until the recording is ready, and opening the Simulate panel.
+ * topology until the recording is ready, opening the Simulate panel, and screenshots of an element.
  */
 import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
@@ -47,4 +47,14 @@ export async function openSimulate(page: Page): Promise<{ sim: Locator; form: Lo
   const sim = page.getByTestId("simulate");
   await sim.getByRole("button", { name: /Simulate/ }).click();
   return { sim, form: sim.getByRole("form", { name: "Simulate" }) };
+}
+
+/** A screenshot of what `el` shows, from a page tall enough that nothing scrolls (an element's own
+ * screenshot inside the scrolled side panel comes out as the page's top, under the sticky header). */
+export async function shot(page: Page, el: Locator, name: string): Promise<void> {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: size?.width ?? 1280, height: 4000 });
+  const box = await el.boundingBox();
+  if (box) await page.screenshot({ path: join(ARTIFACTS, name), clip: box });
+  if (size) await page.setViewportSize(size);
 }

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ARTIFACTS, importG4, openSimulate, vm2Topology } from "./fixtures";
+import { ARTIFACTS, importG4, openSimulate, shot, vm2Topology } from "./fixtures";
 
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
@@ -26,16 +26,6 @@ interface Job { id: string; kind: string; status: string; scenario: Record<strin
 
 async function jobs(request: APIRequestContext): Promise<Job[]> {
   return ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
-}
-
-/** A screenshot of what `el` shows, from a page tall enough that nothing scrolls (an element's own
- * screenshot inside the scrolled side panel comes out as the page's top, under the sticky header). */
-async function shot(page: Page, el: Locator, name: string): Promise<void> {
-  const size = page.viewportSize();
-  await page.setViewportSize({ width: size?.width ?? 1280, height: 4000 });
-  const box = await el.boundingBox();
-  if (box) await page.screenshot({ path: join(ARTIFACTS, name), clip: box });
-  if (size) await page.setViewportSize(size);
 }
 
 /** The Simulate form, opened, on schbench (its default) on zen3-2s-nps1 for 1000 simulated ms. */

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ARTIFACTS, G4, importG4, vm2Topology, waitReady } from "./fixtures";
+import { ARTIFACTS, G4, importG4, shot, vm2Topology, waitReady } from "./fixtures";
 
 const VM2 = vm2Topology("vm2");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
@@ -263,6 +263,11 @@ test("what-if: the recording's feature table, on its own host and across machine
   test.setTimeout(180_000);
   const own = ((await (await request.post("/api/topologies", { data: VM2 })).json()) as { id: string }).id;
   const rid = await importG4(request, "g4-feature-table", own);
+  // another machine recorded here, of the same 2 CPUs: a column of the table across machines
+  const otherHost = "e2e-table-host";
+  const otherTid = ((await (await request.post("/api/topologies", { data: vm2Topology(otherHost) })).json()) as { id: string }).id;
+  const otherRid = await importG4(request, "g4-table-host", otherTid);
+  const otherTopo = (await (await request.get(`/api/recordings/${otherRid}/topology`)).json()) as Record<string, unknown>;
   await page.goto("/");
   const item = page.getByTestId("recording-item").filter({ hasNot: page.getByTestId("sim-badge") }).filter({ hasText: "g4-feature-table" });
   await item.locator("button.rec-open").click();
@@ -276,7 +281,7 @@ test("what-if: the recording's feature table, on its own host and across machine
   const table = whatif.getByTestId("whatif-table");
   await expect(table.getByTestId("toggle-bars")).toBeVisible({ timeout: 120_000 });
   type Row = { x: string; value: number; baseline: number; change_pct: number | null; published: unknown[] };
-  type SweepJob = { kind: string; status: string; scenario: { hints?: string[]; topology: unknown; workload: { recording?: string } }; sweep_id: string; sweep_result: { rows: Row[]; panels?: { topology: string; rows: Row[] }[] } | null };
+  type SweepJob = { kind: string; status: string; scenario: { hints?: string[]; topology: unknown; workload: { recording?: string } }; sweep_id: string; sweep?: { hosts?: Record<string, unknown> | null } | null; sweep_result: { rows: Row[]; panels?: { topology: string; rows: Row[] }[] } | null };
   const sweeps = async () => ((await (await request.get("/api/sim/jobs")).json()) as { jobs: SweepJob[] }).jobs.filter((j) => j.kind === "sweep" && j.scenario.workload.recording === rid && j.status === "done");
   const first = (await sweeps())[0];
   if (!first?.sweep_result) throw new Error("no finished feature table job");
@@ -306,20 +311,24 @@ test("what-if: the recording's feature table, on its own host and across machine
   // across its own host and a preset: one table of every toggle on both
   await form.locator("summary", { hasText: "feature table across machines" }).click();
   const across = form.getByRole("group", { name: "feature table across" });
-  await across.getByRole("checkbox", { name: "recorded" }).check();
+  await across.getByRole("checkbox", { name: "recorded", exact: true }).check();
   await form.getByRole("button", { name: "Feature table" }).click();
   await expect(whatif.getByTestId("whatif-table-error")).toHaveText("sweep across: tick 2 to 10 machines (1 ticked)");
   await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
+  // the other recorded host, by its machine's name, its topology sent with the job
+  await across.getByRole("checkbox", { name: otherHost }).check();
   await form.getByRole("button", { name: "Feature table" }).click();
   await expect(table.getByTestId("across-table")).toBeVisible({ timeout: 120_000 });
   const second = (await sweeps()).find((j) => (j.sweep_result?.panels ?? []).length > 0);
   if (!second?.sweep_result?.panels) throw new Error("no finished feature table across machines");
-  expect(second.sweep_result.panels.map((p) => p.topology)).toEqual(["recorded", "zen3-2s-nps1"]);
-  // the recorded host's column is the feature table run on it above
+  expect(second.sweep_result.panels.map((p) => p.topology)).toEqual(["recorded", "zen3-2s-nps1", otherHost]);
+  expect(second.sweep?.hosts).toEqual({ [otherHost]: otherTopo });
+  // the recorded host's column is the feature table run on it above, and the other host's (the same 2 CPUs) is the same
   expect(second.sweep_result.panels[0]?.rows.map((r) => r.change_pct)).toEqual(first.sweep_result.rows.map((r) => r.change_pct));
+  expect(second.sweep_result.panels[2]?.rows).toEqual(second.sweep_result.panels[0]?.rows);
   const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
-  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table-across.png") });
+  await shot(page, table, "whatif-feature-table-across.png");
 
   // its link opens the table in the Simulate panel of a fresh page, which points to the recording
   const other = await page.context().newPage();

@@ -17,14 +17,14 @@
  * among them): which hint or feature would help this workload, and where (ToggleBars, AcrossSweep);
  * a toggle picked there becomes the form's, to replay it as the twin.
  */
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { SweepResult } from "../simulate/AcrossSweep";
 import { TickList } from "../simulate/TickList";
 import { MAX_SWEEP_POINTS, parseTicked } from "../simulate/sweepView";
 import { useSweepJob } from "../simulate/useSweepJob";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
-import { HOST_PREFIX } from "../simulate/hosts";
+import { HOST_PREFIX, RECORDED, storedHosts, sweepHosts } from "../simulate/hosts";
 import { useHosts } from "../simulate/useHosts";
 import { LlcUtil } from "../simulate/LlcUtil";
 import { formatDuration } from "../../viz/time";
@@ -69,7 +69,8 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   const err = optsErr ?? jobErr;
   // other machines recorded here (the recording's own is "recorded host"), to replay it on
   const own = HOST_PREFIX + String(rec.topology_id);
-  const hosts = useHosts(open, recordings ?? []).filter((h) => h.key !== own);
+  const recorded = useHosts(open, recordings ?? []);
+  const hosts = useMemo(() => recorded.filter((h) => h.key !== own), [recorded, own]);
   const spanNs = (rec.t_end_ns ?? 0) - (rec.t_start_ns ?? 0);
   const table = useSweepJob();
   const [across, setAcross] = useState("");
@@ -90,14 +91,17 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
     });
   };
 
-  // the machines a feature table can run across: the recording's own host (when it has one) and the presets
-  const acrossNames = [...(hasTopology ? ["recorded"] : []), ...(opts?.presets ?? [])];
+  // the machines a feature table can run across: the recording's own host (when it has one), the
+  // presets and the other recorded hosts, by their sweep names
+  const tableHosts = useMemo(() => sweepHosts(opts?.presets ?? [], hosts), [opts, hosts]);
+  const acrossNames = [...(hasTopology ? [RECORDED] : []), ...(opts?.presets ?? []), ...tableHosts.keys()];
+  const acrossNotes = new Map([...tableHosts].map(([n, h]) => [n, { note: "recorded", title: h.label }]));
   const runTable = () => {
     if (!opts || !choice) return;
     const on = across === "" ? { values: [] } : parseTicked(across, acrossNames, "machines", MAX_SWEEP_POINTS, 2, "across");
     setTableErr("error" in on ? on.error : null);
     if ("error" in on) return;
-    const t = featureTable(rec.id, spanNs, choice, opts, on.values);
+    const t = featureTable(rec.id, spanNs, choice, opts, on.values, tableHosts);
     void table.submit(t.scenario, t.spec);
   };
   // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare
@@ -132,7 +136,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
           </button>
           <details className="small">
             <summary>feature table across machines</summary>
-            <TickList label="feature table across" names={acrossNames} ticked={across} onChange={setAcross} />
+            <TickList label="feature table across" names={acrossNames} notes={acrossNotes} ticked={across} onChange={setAcross} />
           </details>
         </SimForm>
       )}
@@ -184,7 +188,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       )}
       {tableJob?.status === "done" && tableJob.sweep_result && (
         <div className="whatif-result small" data-testid="whatif-table">
-          <SweepResult r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} />
+          <SweepResult r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} hosts={tableJob.sweep ? storedHosts(tableJob.sweep) : null} />
         </div>
       )}
       {tableJob?.status === "failed" && <div className="error small" data-testid="whatif-table-error">feature table: {tableJob.error?.message ?? "the job failed"}</div>}

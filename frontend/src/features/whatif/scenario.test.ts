@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SimOptions } from "../../client/types";
+import type { SimOptions, Topology } from "../../client/types";
 import { baselineOf, changePct, changesSomething, defaultChoice, durationMs, featureTable, profileSkips, whatIfScenario } from "./scenario";
 
 // as GET /api/sim/options answers (a subset)
@@ -86,5 +86,10 @@ describe("featureTable", () => {
     expect(t.scenario).toEqual(whatIfScenario("r1", 2e9, baselineOf(choice, OPTS), OPTS));
     expect([t.scenario.hints, t.scenario.features]).toEqual([[], {}]);
     expect(featureTable("r1", 2e9, choice, OPTS, ["zen3-2s-nps1", "icx-2s"]).spec.across).toEqual(["zen3-2s-nps1", "icx-2s"]);
+    // another recorded host's topology goes with it when it is one of the machines, else none does
+    const lab = { topology: { machine: "lab" } as unknown as Topology };
+    const hosts = new Map([["lab", lab], ["other", lab]]);
+    expect(featureTable("r1", 2e9, choice, OPTS, ["recorded", "lab"], hosts).spec).toMatchObject({ across: ["recorded", "lab"], hosts: { lab: lab.topology } });
+    expect(featureTable("r1", 2e9, choice, OPTS, ["recorded", "icx-2s"], hosts).spec).not.toHaveProperty("hosts");
   });
 });

@@ -54,13 +54,15 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
 
 /** The recording's feature table: the sweep that replays it under every toggle on its own (each
  * hint, each feature switched away from its default), each against the one replay without any, on
- * the form's machine or across `across` (two or more presets). The form's own toggles are not in
+ * the form's machine or across `across` (two or more machines: "recorded", presets, and names of
+ * `hosts`, other recorded hosts, whose topologies go with it). The form's own toggles are not in
  * it: each toggle runs instead of them. */
-export function featureTable(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions, across: string[]): { scenario: Record<string, unknown>; spec: SimSweepSpec } {
+export function featureTable(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions, across: string[], hosts: ReadonlyMap<string, { topology: Topology }> = new Map()): { scenario: Record<string, unknown>; spec: SimSweepSpec } {
   const spec: SimSweepSpec = { param: "toggle", values: ["all"], baseline: true, seeds: 1, calibrated: false };
+  const sent = across.flatMap((m) => { const h = hosts.get(m); return h ? [[m, h.topology] as const] : []; });
   return {
     scenario: whatIfScenario(recordingId, spanNs, baselineOf(choice, opts), opts),
-    spec: across.length > 0 ? { ...spec, across } : spec,
+    spec: { ...spec, ...(across.length > 0 ? { across } : {}), ...(sent.length > 0 ? { hosts: Object.fromEntries(sent) } : {}) },
   };
 }
 
