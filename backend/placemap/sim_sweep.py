@@ -264,7 +264,9 @@ def _machines(values: Any, where: str = "sweep.values", named: tuple[str, ...] =
     """Presets (or `named` machines: RECORDED, the spec's hosts), in the order given (each once): the
     machines to compare."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise ScenarioError(where, f"expected a list of preset names (or sweep.hosts'), got {values!r}")
+        raise ScenarioError(
+            where, f"expected a list of machine names (presets, or names of sweep.hosts), got {values!r}"
+        )
     names = tuple(dict.fromkeys(v.strip() for v in values))
     _count(len(names), where)
     unknown = [v for v in names if v not in PRESETS and v not in named]

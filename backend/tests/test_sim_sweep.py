@@ -550,7 +550,7 @@ def test_a_sweep_across_machines_runs_the_whole_sweep_on_each_in_order() -> None
     for spec, why in [
         ({"values": [4, 8], "across": ["icx-2s", "zen5"]}, "'zen5'"),
         ({"values": [4, 8], "across": ["icx-2s"]}, "2 to"),
-        ({"values": [4, 8], "across": "icx-2s,bdw-1s-20"}, "preset names"),
+        ({"values": [4, 8], "across": "icx-2s,bdw-1s-20"}, "machine names"),
         (
             {"param": "topology", "values": ["icx-2s", "bdw-1s-20"], "across": ["icx-2s", "bdw-1s-20"]},
             "already",

@@ -25,9 +25,10 @@ class SimSweepSpec(BaseModel):
     )
     values: list[int | str] = Field(
         description=f"2 to {MAX_POINTS} different values within the parameter's bounds (integers); "
-        f"preset names for topology; for toggle, 2 to {MAX_TOGGLES} toggles, each hints and features "
-        "joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, STEAL+steal_node_limit=8), or "
-        "['all'] for every toggle on its own; machines and toggles run in the order given"
+        f"machines for topology (presets, names of `hosts`); for toggle, 2 to {MAX_TOGGLES} toggles, "
+        "each hints and features joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, "
+        "STEAL+steal_node_limit=8), or ['all'] for every toggle on its own; machines and toggles run "
+        "in the order given"
     )
     baseline: bool = Field(
         default=False, description="run each point beside its baseline (no hints, default features)"
@@ -45,7 +46,7 @@ class SimSweepSpec(BaseModel):
     )
     across: list[str] | None = Field(
         default=None,
-        description=f"run the whole sweep on each of these presets (2 to {MAX_POINTS}, in the order "
+        description=f"run the whole sweep on each of these machines (2 to {MAX_POINTS}, in the order "
         "given): each machine's result is a panel of its own (a feature table across machines, a "
         "turning point as it moves with the LLC); not with param topology. A sweep makes at most "
         f"{MAX_RUNS} runs: values x seeds x its pair x machines; a machine is a preset, a name of "

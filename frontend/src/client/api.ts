@@ -1868,7 +1868,7 @@ export interface components {
             param?: string | null;
             /**
              * Values
-             * @description 2 to 10 different values within the parameter's bounds (integers); preset names for topology; for toggle, 2 to 16 toggles, each hints and features joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, STEAL+steal_node_limit=8), or ['all'] for every toggle on its own; machines and toggles run in the order given
+             * @description 2 to 10 different values within the parameter's bounds (integers); machines for topology (presets, names of `hosts`); for toggle, 2 to 16 toggles, each hints and features joined by '+' (fork_affine+wake_affine, SIS_SHORT, NO_SIS_UTIL, STEAL+steal_node_limit=8), or ['all'] for every toggle on its own; machines and toggles run in the order given
              */
             values: (number | string)[];
             /**
@@ -1891,7 +1891,7 @@ export interface components {
             calibrated: boolean;
             /**
              * Across
-             * @description run the whole sweep on each of these presets (2 to 10, in the order given): each machine's result is a panel of its own (a feature table across machines, a turning point as it moves with the LLC); not with param topology. A sweep makes at most 400 runs: values x seeds x its pair x machines; a machine is a preset, a name of `hosts`, or (a stored recording's replay) 'recorded', its own host
+             * @description run the whole sweep on each of these machines (2 to 10, in the order given): each machine's result is a panel of its own (a feature table across machines, a turning point as it moves with the LLC); not with param topology. A sweep makes at most 400 runs: values x seeds x its pair x machines; a machine is a preset, a name of `hosts`, or (a stored recording's replay) 'recorded', its own host
              */
             across?: string[] | null;
             /**
