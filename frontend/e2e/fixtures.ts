@@ -51,7 +51,8 @@ export async function openSimulate(page: Page): Promise<{ sim: Locator; form: Lo
 
 /** A screenshot of what `el` shows, from a page tall enough that nothing scrolls (an element's own
  * screenshot inside the scrolled side panel comes out as the page's top, under the sticky header). */
-export async function shot(page: Page, el: Locator, name: string): Promise<void> {
+export async function shot(el: Locator, name: string): Promise<void> {
+  const page = el.page();
   const size = page.viewportSize();
   await page.setViewportSize({ width: size?.width ?? 1280, height: 4000 });
   const box = await el.boundingBox();

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ARTIFACTS, importG4, openSimulate, shot, vm2Topology } from "./fixtures";
+import { importG4, openSimulate, shot, vm2Topology } from "./fixtures";
 
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
 
@@ -117,8 +117,8 @@ test("a sweep: the metric at each value, where the change turns and where the pu
   await expect(form.getByLabel("workers")).toHaveValue("16");
   await rows.nth(3).getByRole("button", { name: "32" }).click();
   await expect(form.getByLabel("workers")).toHaveValue("32");
-  await chart.screenshot({ path: join(ARTIFACTS, "sweep.png") });
-  await sim.screenshot({ path: join(ARTIFACTS, "sweep-panel.png") });
+  await shot(chart, "sweep.png");
+  await shot(sim, "sweep-panel.png");
 });
 
 test("a sweep without hints or feature changes: the curve alone, nothing to compare", async ({ page, request }) => {
@@ -188,7 +188,7 @@ test("a sweep over machines: where the hint helps and hurts, beside the publishe
   // a machine in the table sets the form's machine to it
   await chart.getByTestId("sweep-table").getByRole("button", { name: "icx-2s" }).click();
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
-  await chart.screenshot({ path: join(ARTIFACTS, "sweep-machines.png") });
+  await shot(chart, "sweep-machines.png");
 
   // stored: the page's URL and the result's link open the same result, in a fresh page too
   const id = (await (await request.get(`/api/sim/jobs/${sweepJob.id}`)).json() as { sweep_id: string }).sweep_id;
@@ -209,7 +209,7 @@ test("a sweep over machines: where the hint helps and hurts, beside the publishe
   await expect(otherForm.getByRole("radio", { name: "fork_affine" })).toBeChecked();
   await expect(otherForm.getByLabel("sweep parameter")).toHaveValue("topology");
   await expect(otherForm.getByRole("group", { name: "sweep presets" }).getByRole("checkbox", { name: "icx-2s" })).toBeChecked();
-  await other.getByTestId("simulate").screenshot({ path: join(ARTIFACTS, "sweep-stored.png") });
+  await shot(other.getByTestId("simulate"), "sweep-stored.png");
   // a link whose sweep is not stored here says so
   await other.goto("/?sweep=nosuchsweep");
   await expect(other.getByTestId("sweep-error")).toContainText("the sweep of this link");
@@ -259,8 +259,8 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   // a toggle picked in the table becomes the form's, instead of wake_affine
   await chart.getByTestId("sweep-table").getByRole("button", { name: "wake_hold" }).click();
   await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
-  await chart.getByTestId("toggle-bars").screenshot({ path: join(ARTIFACTS, "sweep-toggles.png") });
-  await sim.screenshot({ path: join(ARTIFACTS, "sweep-toggles-panel.png") });
+  await shot(chart.getByTestId("toggle-bars"), "sweep-toggles.png");
+  await shot(sim, "sweep-toggles-panel.png");
   // the stored sweeps, newest first: this one, then the one stored before it, which opens here
   const list = sim.getByTestId("stored-sweeps");
   await list.locator("summary").click();
@@ -268,7 +268,7 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   await expect(items.first()).toContainText("schbench on zen3-2s-nps1: toggles fork_affine, fork_spread");
   const older = list.locator(`li[data-id="${beforeId}"]`);
   await expect(older).toContainText("schbench on icx-2s, wake_hold: workers 2, 4");
-  await list.screenshot({ path: join(ARTIFACTS, "stored-sweeps.png") });
+  await shot(list, "stored-sweeps.png");
   await older.getByRole("link").click();
   await expect(page).toHaveURL(new RegExp(`[?&]sweep=${beforeId}`));
   const stored = sim.getByTestId("sweep-stored");
@@ -278,7 +278,7 @@ test("a sweep over toggles: the feature table, each toggle against one baseline"
   // deleted, after a confirmation: it leaves the list, the panel and the URL, and its link finds nothing
   const item = list.locator(`li[data-id="${beforeId}"]`);
   await item.getByRole("button", { name: "delete" }).click();
-  await list.screenshot({ path: join(ARTIFACTS, "stored-sweeps-delete.png") });
+  await shot(list, "stored-sweeps-delete.png");
   await item.getByRole("group", { name: "confirm deleting this sweep" }).getByRole("button", { name: "Delete" }).click();
   await expect(item).toHaveCount(0);
   await expect(sim.getByTestId("sweep-stored")).toHaveCount(0);
@@ -306,7 +306,7 @@ test("a sweep as calibrate runs it: each point with the calibration's workload a
   await form.getByLabel("sweep parameter").selectOption("clients");
   await form.getByLabel("sweep values").fill("4,256");
   await form.getByLabel("as calibrate runs it").check();
-  await form.getByRole("group", { name: "sweep", exact: true }).screenshot({ path: join(ARTIFACTS, "sweep-calibrated-form.png") });
+  await shot(form.getByRole("group", { name: "sweep", exact: true }), "sweep-calibrated-form.png");
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const chart = sim.getByTestId("simulate-sweep");
   await expect(chart).toBeVisible({ timeout: 90_000 });
@@ -337,7 +337,7 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   expect((await jobs(request)).length).toBe(before);
 
   await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
-  await across.screenshot({ path: join(ARTIFACTS, "sweep-across-form.png") });
+  await shot(across, "sweep-across-form.png");
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const view = sim.getByTestId("across-sweep");
   await expect(view).toBeVisible({ timeout: 200_000 });
@@ -388,7 +388,7 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   await zen3.locator("summary").click();
   await expect(zen3.getByTestId("toggle-bar")).toHaveCount(options.sweep_toggles.length);
   await zen3.locator("summary").click();
-  await view.screenshot({ path: join(ARTIFACTS, "sweep-across.png") });
+  await shot(view, "sweep-across.png");
   // a machine picked sets the form's, a toggle the form's toggles
   await view.getByTestId("across-table").getByRole("button", { name: "icx-2s" }).click();
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
@@ -440,7 +440,7 @@ test("a sweep across a recorded host beside a preset: its topology sent, named, 
   await expect(across.locator("label", { hasText: machine })).toHaveText(`${machine} recorded`);
   await host.check();
   await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
-  await shot(page, form.locator("fieldset").filter({ hasText: "across machines" }), "sweep-across-host-form.png");
+  await shot(form.locator("fieldset").filter({ hasText: "across machines" }), "sweep-across-host-form.png");
   await form.getByRole("button", { name: "Simulate", exact: true }).click();
   const view = sim.getByTestId("across-sweep");
   await expect(view).toBeVisible({ timeout: 200_000 });
@@ -472,7 +472,7 @@ test("a sweep across a recorded host beside a preset: its topology sent, named, 
   await view.getByTestId("across-table").getByRole("button", { name: machine }).click();
   await expect(form.getByLabel("machine")).toHaveValue(/^host:/);
   await expect(form.getByLabel("machine").locator("option:checked")).toHaveText(`${machine} (recorded: 2 CPUs, 1 LLC, 1 node)`);
-  await shot(page, view, "sweep-across-host.png");
+  await shot(view, "sweep-across-host.png");
 
   // its recording deleted, the stored sweep's link still opens the table with the host ticked, from the sweep's own copy
   expect((await request.delete(`/api/recordings/${g4}`)).status()).toBe(204);
@@ -503,7 +503,7 @@ test("a sweep can be stopped: the job is cancelled and nothing is stored", async
   await expect(sim.getByTestId("sweep-progress")).toBeVisible({ timeout: 30_000 });
   const running = (await jobs(request)).find((j) => j.kind === "sweep" && (j.status === "queued" || j.status === "running"));
   if (!running) throw new Error("no sweep job queued or running");
-  await sim.getByTestId("sweep-progress").locator("..").screenshot({ path: join(ARTIFACTS, "sweep-stop.png") });
+  await shot(sim.getByTestId("sweep-progress").locator(".."), "sweep-stop.png");
   await sim.getByRole("button", { name: "stop the sweep" }).click();
   await expect(sim.getByTestId("sweep-progress")).toHaveCount(0);
   await expect.poll(async () => ((await (await request.get(`/api/sim/jobs/${running.id}`)).json()) as Job).status).toBe("cancelled");

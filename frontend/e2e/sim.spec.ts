@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { importG4, openSimulate, vm2Topology } from "./fixtures";
+import { importG4, openSimulate, shot, vm2Topology } from "./fixtures";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "test-artifacts");
 const PLACEMAP = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "placemap");
@@ -174,8 +174,8 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(cell).toHaveAttribute("data-direction", hinted < base ? "same" : hinted > base ? "opposite" : "unmoved");
   await expect(cell).toContainText("; placemap calibrate runs it with duration_ms 30000 (here 300)");
   await expect(cell).toContainText(hinted < base ? "— this run points the same way" : "— this run points the other way");
-  await result.screenshot({ path: join(ARTIFACTS, "simulate-published.png") });
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-form.png") });
+  await shot(result, "simulate-published.png");
+  await shot(sim, "simulate-form.png");
 
   // both runs are stored recordings, shown side by side: the baseline open, the hinted run beside it
   await result.getByRole("button", { name: "compare with the baseline side by side" }).click();
@@ -261,7 +261,7 @@ test("simulate form: a feature change's pair beside the feature's own published 
   const change = (await result.getByTestId("simulate-change").textContent()) ?? "";
   await expect(cell).toHaveAttribute("data-direction", change.includes(", better (") ? "same" : change.includes(", worse (") ? "opposite" : "unmoved");
   await expect(cell).not.toContainText("runs it with"); // the form's hackbench is the check's run
-  await result.screenshot({ path: join(ARTIFACTS, "simulate-published-feature.png") });
+  await shot(result, "simulate-published-feature.png");
 });
 
 test("simulate form: a pair that differs from the model's run of its published cell sets the form to that run", async ({ page }) => {
@@ -307,7 +307,7 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   await expect(result.getByTestId("simulate-latency")).toHaveCount(0);
   // its baseline (no hint) ends within the warmup too: 0 us against 0 us is no "+0.0%, the same"
   await expectNeitherCompared(result);
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-no-samples.png") });
+  await shot(sim, "simulate-no-samples.png");
 });
 
 test("simulate form: a tbench run whose window has not opened measured nothing and is not compared with its baseline", async ({ page }) => {
@@ -324,7 +324,7 @@ test("simulate form: a tbench run whose window has not opened measured nothing a
   await expect(result.getByTestId("simulate-value")).toHaveText("nothing measured");
   // both runs end within warmup_ms at 0 MB/s: that is no "+0.0%, the same"
   await expectNeitherCompared(result);
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-nothing-measured.png") });
+  await shot(sim, "simulate-nothing-measured.png");
 });
 
 interface CliSeeds {
@@ -362,7 +362,7 @@ test("simulate form: seeds that move nothing say so, as placemap sim --seeds doe
   await expect(seeds.getByTestId("simulate-seeds-verdict")).toHaveText(cli.summary.verdict);
   await expect(seeds.getByTestId("simulate-seeds-same")).toContainText("every seed gave the same change");
   await expect(sim.getByTestId("simulate-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline --seeds 3");
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds-same.png") });
+  await shot(sim, "simulate-seeds-same.png");
 });
 
 test("simulate form: the pair on several seeds says whether its change holds on every seed, as placemap sim --seeds does", async ({ page, request }) => {
@@ -408,12 +408,12 @@ test("simulate form: the pair on several seeds says whether its change holds on 
   await expect(cell).toHaveAttribute("data-direction", kinds.length === 1 ? (kinds[0] ?? "") : "mixed");
   if (kinds.length > 1) await expect(cell).toContainText(`the seed decides the way this run points (${kinds.map((k) => `${k} on ${String(ways.filter((w) => w === k).length)}`).join(", ")})`);
   await expect(cell).not.toContainText("placemap calibrate runs it with"); // the calibration's own run of the cell
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-seeds.png") });
+  await shot(sim, "simulate-seeds.png");
   // a disagreement stands out: the way in the warning colour (where the seed decides, or the run points the other way)
   const way = cell.locator(".published-way");
   const warn = await way.evaluate((el) => getComputedStyle(el).color);
   expect(warn === "rgb(161, 92, 0)").toBe(kinds.length > 1 || kinds[0] !== "same");
-  await sim.getByTestId("simulate-result").screenshot({ path: join(ARTIFACTS, "simulate-seeds-published.png") });
+  await shot(sim.getByTestId("simulate-result"), "simulate-seeds-published.png");
 
   // the further seeds ran as unsaved jobs of the same scenario, each beside its baseline
   const jobs = ((await (await request.get("/api/sim/jobs")).json()) as { jobs: { save: boolean; scenario: { seed: number; hints?: string[]; workload: { kind: string } } }[] }).jobs;
@@ -485,7 +485,7 @@ test("simulate form: a workload on a recorded host, its real topology sent inlin
   await result.getByRole("button", { name: "open the run" }).click();
   await expect(page.locator(".rec-title")).toHaveText(`sim ${machine} hackbench seed 1`);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr td").nth(1)).toHaveText("2");
-  await sim.screenshot({ path: join(ARTIFACTS, "simulate-recorded-host.png") });
+  await shot(sim, "simulate-recorded-host.png");
 
   // a task of the saved run says why the simulator put it where it is: its path's reasons
   const runId = new URL(page.url()).searchParams.get("rec") ?? "";

@@ -89,7 +89,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
     await expect(heat.getByTestId(`${testId}-spread`)).toContainText("of the work on");
   }
   await page.screenshot({ path: join(ARTIFACTS, "whatif-form.png") });
-  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-result.png") });
+  await shot(whatif, "whatif-result.png");
 
   // side by side: the twin follows the recording's time from its start, and the URL keeps the view
   await result.getByRole("button", { name: "compare side by side" }).click();
@@ -248,7 +248,7 @@ test("what-if: replay a recording on another machine recorded here, its topology
   expect(whole.topology.machine).toBe("e2e-other-host");
   expect(whole.topology.cpus).toHaveLength(4);
   expect(whole.workload.profile.source).toBe(`recording ${rid}`);
-  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-other-host.png") });
+  await shot(whatif, "whatif-other-host.png");
   await result.getByRole("button", { name: "open the what-if run" }).click();
   await expect(page.locator(".rec-title")).toHaveText("sim e2e-other-host trace of g4-whatif-host wake_affine seed 1");
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(2);
@@ -302,7 +302,7 @@ test("what-if: the recording's feature table, on its own host and across machine
   }, { timeout: 60_000 }).toBe("done");
   expect(got.result?.metric.value).toBe(first.sweep_result.rows[0]?.baseline);
   await expect(table.getByTestId("sweep-link")).toHaveAttribute("href", `?sweep=${first.sweep_id}`);
-  await whatif.screenshot({ path: join(ARTIFACTS, "whatif-feature-table.png") });
+  await shot(whatif, "whatif-feature-table.png");
   // a toggle picked in the table becomes the form's, instead of wake_affine, to replay as the twin
   await table.getByTestId("sweep-table").getByRole("button", { name: "fork_spread" }).click();
   await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
@@ -328,7 +328,7 @@ test("what-if: the recording's feature table, on its own host and across machine
   expect(second.sweep_result.panels[2]?.rows).toEqual(second.sweep_result.panels[0]?.rows);
   const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
-  await shot(page, table, "whatif-feature-table-across.png");
+  await shot(table, "whatif-feature-table-across.png");
 
   // its link opens the table in the Simulate panel of a fresh page, which points to the recording
   const other = await page.context().newPage();
@@ -336,7 +336,7 @@ test("what-if: the recording's feature table, on its own host and across machine
   const stored = other.getByTestId("sweep-stored");
   await expect(stored.getByTestId("toggle-bars")).toBeVisible({ timeout: 30_000 });
   await expect(other.getByTestId("simulate").getByRole("form", { name: "Simulate" }).getByLabel("sweep parameter")).toHaveValue(""); // the Simulate form does not replay recordings
-  await stored.getByTestId("sweep-stored-replay").screenshot({ path: join(ARTIFACTS, "sweep-stored-replay.png") });
+  await shot(stored.getByTestId("sweep-stored-replay"), "sweep-stored-replay.png");
   await stored.getByTestId("sweep-stored-replay").getByRole("button", { name: "open the recording" }).click();
   await expect(other.locator(".rec-title")).toHaveText("g4-feature-table");
   await other.close();
