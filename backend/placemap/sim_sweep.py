@@ -633,23 +633,31 @@ def run(
     return summarize(scenario, sweep, [results[i] for i in at], csv_path)
 
 
+# the fields of a sweep's scenarios that are large objects shared between its runs
+BULKY = ("workload", "topology")
+
+
 def distinct(todo: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int]]:
     """The different scenarios among a sweep's runs, and where each run's result is among theirs:
     a toggle sweep's points share one baseline, which runs once (a run is seeded and deterministic,
     so its result is the same every time). A scenario is told by its content; the runs of a sweep
-    share their workload object (a trace replay's profile: megabytes), so each workload object is
-    serialized once, not once per run."""
+    share their workload object (a trace replay's profile: megabytes) and each machine's topology
+    object (a host's: a 2048-CPU one is 250 KiB), so each such object is serialized once, not once
+    per run."""
     keys: dict[str, int] = {}
     runs: list[dict[str, Any]] = []
     at: list[int] = []
-    workloads: dict[int, str] = {}  # id -> its JSON; every object stays alive in `todo` meanwhile
+    shared: dict[int, str] = {}  # id -> its JSON; every object stays alive in `todo` meanwhile
+
+    def text(v: Any) -> str:
+        got = shared.get(id(v))
+        if got is None:
+            got = shared[id(v)] = json.dumps(v, sort_keys=True)
+        return got
+
     for sc in todo:
-        wl = sc.get("workload")
-        wkey = workloads.get(id(wl))
-        if wkey is None:
-            wkey = workloads[id(wl)] = json.dumps(wl, sort_keys=True)
-        rest = json.dumps({k: v for k, v in sc.items() if k != "workload"}, sort_keys=True)
-        key = f"{wkey}\n{rest}"
+        rest = json.dumps({k: v for k, v in sc.items() if k not in BULKY}, sort_keys=True)
+        key = "\n".join([*(text(sc.get(k)) for k in BULKY), rest])
         if key not in keys:
             keys[key] = len(runs)
             runs.append(sc)

@@ -813,3 +813,25 @@ def test_the_command_line_reads_a_topology_file_as_a_machine(
     (tmp_path / "bad.json").write_text('{"cpus": []}')
     assert main([*argv[:-1], f"zen3-2s-nps1,{tmp_path / 'bad.json'}"]) == 2
     assert "sweep.hosts.bad" in capsys.readouterr().err
+
+
+def test_distinct_tells_runs_by_their_topologys_content_not_its_object() -> None:
+    """Two hosts of one topology (two copies) run the same scenarios: each distinct run once; a host
+    of another topology runs its own."""
+    other = {**VM2, "cpus": [{**c, "online": c["cpu"] == 0} for c in VM2["cpus"]]}  # one CPU offline
+    hosts = {"a": json.loads(json.dumps(VM2)), "b": json.loads(json.dumps(VM2)), "c": other}
+    sw = parse_sweep(
+        TBENCH,
+        {
+            "param": "toggle",
+            "values": ["fork_affine", "wake_hold"],
+            "across": ["a", "b", "c"],
+            "hosts": hosts,
+        },
+    )
+    runs = scenarios(TBENCH, sw)
+    todo, at = distinct(runs)
+    # on each machine each toggle beside the one baseline: 4 runs, 3 distinct; a and b share theirs
+    assert len(runs) == 12 and len(todo) == 6
+    assert at[:4] == at[4:8] and set(at[8:]).isdisjoint(at[:4])
+    assert [todo[i] for i in at] == runs
