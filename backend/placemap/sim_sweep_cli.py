@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -19,6 +20,7 @@ from urllib.parse import urlencode
 from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
+from placemap.sim.topology import from_dict
 from placemap.sim_profile import recorded_host, resolve, trace_input
 from placemap.sim_sweep import distinct, needs_host, parse_arg, scenarios, summarize, with_host
 from placemap.store import Store
@@ -74,6 +76,8 @@ def sweep_main(
         )
         sys.stdout.write("\n")
     else:
+        for line in host_lines(sweep.hosts):
+            print(line)
         if out["across"]:
             print_across(out)
         else:
@@ -95,6 +99,24 @@ def _resolved(
     finally:
         if store is not None:
             store.close()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def host_lines(hosts: Mapping[str, Any]) -> list[str]:
+    """What each machine that is no preset is, as its name does not say: "epyc-7451:
+    x86_64-epyc_7451, 96 CPUs online, 16 LLCs, 8 NUMA nodes"."""
+    out = []
+    for name, topo in hosts.items():
+        t = from_dict(topo)
+        machine = topo.get("machine") if isinstance(topo, Mapping) else None
+        out.append(
+            f"{name}: {machine or 'a host'}, {_count(len(t.cpus), 'CPU')} online, "
+            f"{_count(t.nr_llcs, 'LLC')}, {_count(len(t.node_cpus), 'NUMA node')}"
+        )
+    return out
 
 
 def _pct(v: float | None) -> str:

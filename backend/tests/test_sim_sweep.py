@@ -800,7 +800,10 @@ def test_the_command_line_reads_a_topology_file_as_a_machine(
     assert saved is not None and saved["sweep"]["hosts"] == {"epyc-7451": epyc}
     assert parse_sweep(TBENCH, saved["sweep"]) == sw
     assert main(argv) == 0
-    table = capsys.readouterr().out.split("(published in brackets):\n")[1].splitlines()
+    text = capsys.readouterr().out
+    # what the host is, as its name does not say: the EPYC's 96 CPUs in 16 LLCs of 6 and 8 nodes
+    assert text.splitlines()[0] == f"epyc-7451: {epyc['machine']}, 96 CPUs online, 16 LLCs, 8 NUMA nodes"
+    table = text.split("(published in brackets):\n")[1].splitlines()
     assert table[0].split() == ["toggle", "zen3-2s-nps1", "epyc-7451"]
     # a machine sweep takes files too; a missing or bad file is refused, naming the list
     assert main(["sim", str(f), "--sweep", f"topology=icx-2s,{epyc_7451_topology}", "--json"]) == 0

@@ -468,6 +468,8 @@ test("a sweep across a recorded host beside a preset: its topology sent, named, 
   const args = (await command.innerText()).split(/\s+/).slice(1);
   const cli = JSON.parse(execFileSync(PLACEMAP, [...args, "--json"], { encoding: "utf8", cwd: dir })) as Sweep;
   expect(cli.panels?.map((p) => [p.topology, p.rows.map((r) => r.change_pct)])).toEqual(got.panels.map((p) => [p.topology, p.rows.map((r) => r.change_pct)]));
+  // its header says what the machine is
+  await expect(view.locator(`th[data-machine="${machine}"]`)).toHaveAttribute("title", `${machine} (recorded: 2 CPUs, 1 LLC, 1 node)`);
   // the host picked becomes the form's machine: the recorded host, not a preset of that name
   await view.getByTestId("across-table").getByRole("button", { name: machine }).click();
   await expect(form.getByLabel("machine")).toHaveValue(/^host:/);

@@ -10,6 +10,7 @@
  */
 import type { SimSweepResult, Topology } from "../../client/types";
 import { Breakable } from "./Breakable";
+import { hostLabel } from "./hosts";
 import { Reproduce } from "./Reproduce";
 import { SweepChart, SweepLinks } from "./SweepChart";
 import { formatMetric, metricText } from "./scenario";
@@ -67,13 +68,18 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null, h
           <thead>
             <tr>
               <th>{what}</th>
-              {across.map((m) => (
-                <th key={m} data-machine={m}>
-                  {onPickMachine ? (
-                    <button type="button" className="linkish" title={`set the form's machine to ${m}`} onClick={() => { onPickMachine(m); }}><Breakable text={m} /></button>
-                  ) : <Breakable text={m} />}
-                </th>
-              ))}
+              {across.map((m) => {
+                // a machine that is no preset says what it is: "epyc (recorded: 96 CPUs, 16 LLCs, 8 nodes)"
+                const host = hosts?.[m];
+                const shape = host ? hostLabel(host) : m;
+                return (
+                  <th key={m} data-machine={m} title={shape}>
+                    {onPickMachine ? (
+                      <button type="button" className="linkish" title={`set the form's machine to ${shape}`} onClick={() => { onPickMachine(m); }}><Breakable text={m} /></button>
+                    ) : <Breakable text={m} />}
+                  </th>
+                );
+              })}
             </tr>
           </thead>
           <tbody>
