@@ -28,6 +28,17 @@ async function jobs(request: APIRequestContext): Promise<Job[]> {
   return ((await (await request.get("/api/sim/jobs")).json()) as { jobs: Job[] }).jobs;
 }
 
+/** Run the form's sweep across machines: its table once shown, the finished job and its result. */
+async function runAcross(sim: Locator, form: Locator, request: APIRequestContext): Promise<{ view: Locator; sweepJob: Job; got: Sweep & { panels: NonNullable<Sweep["panels"]> } }> {
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const view = sim.getByTestId("across-sweep");
+  await expect(view).toBeVisible({ timeout: 200_000 });
+  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
+  const got = sweepJob?.sweep_result;
+  if (!sweepJob || !got?.panels) throw new Error("no finished sweep job");
+  return { view, sweepJob, got: { ...got, panels: got.panels } };
+}
+
 /** The Simulate form, opened, on schbench (its default) on zen3-2s-nps1 for 1000 simulated ms. */
 async function openSchbench(page: Page): Promise<{ sim: Locator; form: Locator }> {
   const { sim, form } = await openSimulate(page);
@@ -338,12 +349,7 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
 
   await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
   await shot(across, "sweep-across-form.png");
-  await form.getByRole("button", { name: "Simulate", exact: true }).click();
-  const view = sim.getByTestId("across-sweep");
-  await expect(view).toBeVisible({ timeout: 200_000 });
-  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
-  const got = sweepJob?.sweep_result;
-  if (!sweepJob || !got?.panels) throw new Error("no finished sweep job");
+  const { view, sweepJob, got } = await runAcross(sim, form, request);
   expect(got.across).toEqual(["zen3-2s-nps1", "icx-2s"]);
   const options = (await (await request.get("/api/sim/options")).json()) as { sweep_toggles: string[] };
   // a cell per toggle and machine: the job's change on that machine, and its published effect
@@ -351,7 +357,7 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
     els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct"), e.getAttribute("data-published")]),
   );
   const want = options.sweep_toggles.flatMap((x) =>
-    (got.panels ?? []).map((p) => {
+    got.panels.map((p) => {
       const r = p.rows.find((row) => row.x === x);
       return [x, p.topology, String(r?.change_pct ?? ""), String(r?.published_pct ?? "")];
     }),
@@ -381,7 +387,7 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   const csv = readFileSync(csvFile, "utf8").trimEnd().split("\n").map((l) => l.split(","));
   expect(csv[0]?.slice(0, 5)).toEqual(["toggle", "zen3-2s-nps1 throughput_mb_s", "zen3-2s-nps1 baseline", "zen3-2s-nps1 change_pct", "zen3-2s-nps1 published_pct"]);
   expect(csv.slice(1).map((l) => [l[0], Number(l[3]), Number(l[7])])).toEqual(
-    options.sweep_toggles.map((x) => [x, ...(got.panels ?? []).map((p) => p.rows.find((r) => r.x === x)?.change_pct)]),
+    options.sweep_toggles.map((x) => [x, ...got.panels.map((p) => p.rows.find((r) => r.x === x)?.change_pct)]),
   );
   // each machine's whole sweep, folded: its feature table's bars
   const zen3 = view.locator('[data-testid="across-panel"][data-machine="zen3-2s-nps1"]');
@@ -441,17 +447,12 @@ test("a sweep across a recorded host beside a preset: its topology sent, named, 
   await host.check();
   await across.getByRole("checkbox", { name: "zen3-2s-nps1" }).check();
   await shot(form.locator("fieldset").filter({ hasText: "across machines" }), "sweep-across-host-form.png");
-  await form.getByRole("button", { name: "Simulate", exact: true }).click();
-  const view = sim.getByTestId("across-sweep");
-  await expect(view).toBeVisible({ timeout: 200_000 });
-  const sweepJob = (await jobs(request)).find((j) => j.kind === "sweep");
-  const got = sweepJob?.sweep_result;
-  if (!sweepJob || !got?.panels) throw new Error("no finished sweep job");
+  const { view, sweepJob, got } = await runAcross(sim, form, request);
   // the presets' order, then the hosts'; the host's topology sent as recorded, named by its machine
   expect(got.across).toEqual(["zen3-2s-nps1", machine]);
   expect(sweepJob.sweep?.hosts).toEqual({ [machine]: recorded });
   const cells = await view.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
-  expect(cells).toEqual(["fork_spread", "wake_hold"].flatMap((x) => got.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
+  expect(cells).toEqual(["fork_spread", "wake_hold"].flatMap((x) => got.panels.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")])));
   // on the VM's one LLC: each run's work on its one LLC
   const onHost = got.panels.find((p) => p.topology === machine);
   expect(onHost?.rows.map((r) => r.llc_spread?.carrying)).toEqual([1, 1]);
