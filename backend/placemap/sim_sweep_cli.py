@@ -4,9 +4,10 @@ parameter, on each machine (`topology=PRESET,...`) or with each toggle (`toggle=
 distinct run once, printed as a table with the change at each x, the published effect where the pair
 is a published cell, and where the change turns (sim_sweep), or for machines and toggles where it
 helps and where it hurts (a trace replay: over machines or toggles only, its recording or file read
-into a profile once); with `--across PRESET,...` all of that on each machine, then the change at
-every value on every machine as one table (a feature table across machines); with `--save` the
-result stored and its link printed. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
+into a profile once); with `--across MACHINE,...` all of that on each machine, then the change at
+every value on every machine as one table (a feature table across machines); a machine is a preset
+or a topology file (NAME.json, the machine NAME), and each that is no preset is described before the
+tables; with `--save` the result stored and its link printed. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
 
 from __future__ import annotations
 
