@@ -7,7 +7,8 @@ helps and where it hurts (a trace replay: over machines or toggles only, its rec
 into a profile once); with `--across MACHINE,...` all of that on each machine, then the change at
 every value on every machine as one table (a feature table across machines); a machine is a preset
 or a topology file (NAME.json, the machine NAME), and each that is no preset is described before the
-tables; with `--save` the result stored and its link printed. Thin: sim_cli dispatches here; sim_sweep owns the sweep."""
+tables; with `--save` the result stored and its link printed. Thin: sim_cli dispatches here;
+sim_sweep owns the sweep."""
 
 from __future__ import annotations
 
