@@ -48,6 +48,7 @@ RECORDED = "recorded"
 # a sweep's machine read from a topology file on the command line (`--across zen3-2s-nps1,epyc.json`),
 # named by the file's stem
 TOPOLOGY_FILE = ".json"
+MAX_HOST_NAME = 64  # characters of a host's name in a sweep (a hostname has at most 64)
 # the most runs one sweep makes: points x seeds x its pair, on each machine it runs across. A sweep
 # on one machine stays under it (16 toggles, each pair on 8 seeds: 256); across eight machines,
 # every toggle on its own (208) or ten values beside their baselines on two seeds (320) fit
@@ -215,8 +216,19 @@ def _hosts(value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, topo in value.items():
         where = f"sweep.hosts.{name}"
-        if not isinstance(name, str) or not name or name != name.strip() or "," in name:
-            raise ScenarioError(where, "a host's name is a word or more without commas or outer spaces")
+        if (
+            not isinstance(name, str)
+            or not name
+            or name != name.strip()
+            or "," in name
+            or not name.isprintable()
+            or len(name) > MAX_HOST_NAME
+        ):
+            raise ScenarioError(
+                where,
+                f"a host's name is 1 to {MAX_HOST_NAME} printable characters, without commas or outer "
+                "spaces (it names a machine in a comma-separated list, a table and a file)",
+            )
         if name in PRESETS or name == RECORDED:
             raise ScenarioError(
                 where, f"{name!r} names a preset (or the recording's host): name the host otherwise"

@@ -756,6 +756,8 @@ def test_a_bad_host_names_its_field(epyc_7451_topology: Path) -> None:
         ({"e": "zen3-2s-nps1"}, "sweep.hosts.e", "topology object"),
         ({"e": broken}, "sweep.hosts.e.cpus[0].llc", ""),
         ({"e,f": epyc}, "sweep.hosts.e,f", "without commas"),
+        ({"e\nf": epyc}, "sweep.hosts.e\nf", "printable"),
+        ({"e" * 65: epyc}, "sweep.hosts." + "e" * 65, "1 to 64"),
         ([epyc], "sweep.hosts", "expected an object"),
         ({}, "sweep.across", "unknown machine 'e'"),
     ):

@@ -81,6 +81,10 @@ describe("recorded hosts as a sweep's machines", () => {
     expect(sweepHostName(RECORDED, presets, new Set())).toBe("recorded-2");
     expect(sweepHostName("a,b ", presets, new Set(["a-b", "a-b-2"]))).toBe("a-b-3");
     expect(sweepHostName("  ", presets, new Set())).toBe("host");
+    // a machine's name can be anything a topology was given: none of it breaks a list, a table or a file
+    expect(sweepHostName("a\nb\tc\u0085d\u00a0e\u200bf g", presets, new Set())).toBe("a-b-c-d-e-f g");
+    expect(sweepHostName("x".repeat(200), presets, new Set())).toHaveLength(60);
+    expect(sweepHostName("<script>", presets, new Set())).toBe("<script>"); // text wherever it is shown
   });
 
   it("lists a stored sweep's hosts by their names first, then the recorded hosts not among them", () => {

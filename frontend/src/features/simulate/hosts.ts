@@ -72,11 +72,17 @@ export function distinctHosts<T>(hosts: T[], same: (h: T) => string): T[] {
 /** The name a sweep's machine "recorded" has: a stored recording's own host (what-if replays). */
 export const RECORDED = "recorded";
 
-/** A recorded host's name in a sweep: its machine's (commas and outer spaces, which a sweep's list
- * cannot hold, made dashes), or "host"; then "-2", "-3", ... until no preset, "recorded" or name
- * already `taken` has it. */
+/** The longest name a sweep gives a host (the server's placemap.sim_sweep.MAX_HOST_NAME). */
+export const MAX_HOST_NAME = 64;
+
+/** A recorded host's name in a sweep: its machine's (commas, control and separator characters but
+ * the space, which a sweep's list or the server refuse, made dashes; outer spaces dropped; at most MAX_HOST_NAME characters with room
+ * for a suffix), or "host"; then "-2", "-3", ... until no preset, "recorded" or name already
+ * `taken` has it. */
 export function sweepHostName(machine: string, presets: string[], taken: ReadonlySet<string>): string {
-  const base = machine.trim().replace(/,/g, "-") || "host";
+  // what the server takes as printable (Python's str.isprintable: no control, format or separator
+  // character but the space)
+  const base = machine.replace(/[,\p{C}\p{Z}]/gu, (c) => (c === " " ? c : "-")).trim().slice(0, MAX_HOST_NAME - 4).trim() || "host";
   const used = (n: string) => presets.includes(n) || n === RECORDED || taken.has(n);
   let name = base;
   for (let i = 2; used(name); i++) name = `${base}-${String(i)}`;
