@@ -400,6 +400,11 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
   await view.getByTestId("across-table").getByRole("button", { name: "fork_spread" }).click();
   await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
+  // a cell picked sets both: wake_hold on zen3-2s-nps1, to run as the saved pair
+  await view.locator('[data-testid="across-cell"][data-x="wake_hold"][data-machine="zen3-2s-nps1"] button').click();
+  await expect(form.getByLabel("machine")).toHaveValue("zen3-2s-nps1");
+  await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
+  await expect(form.getByRole("group", { name: "fork hint", exact: true }).getByRole("radio", { name: "none" })).toBeChecked();
 
   // stored: a fresh page at its link shows the same table, with the form as it ran
   const id = (await (await request.get(`/api/sim/jobs/${sweepJob.id}`)).json() as { sweep_id: string }).sweep_id;

@@ -329,6 +329,14 @@ test("what-if: the recording's feature table, on its own host and across machine
   const cells = await table.getByTestId("across-cell").evaluateAll((els) => els.map((e) => [e.getAttribute("data-x"), e.getAttribute("data-machine"), e.getAttribute("data-pct")]));
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
   await shot(table, "whatif-feature-table-across.png");
+  // a cell picked sets the form's machine and toggle, to replay as the twin: fork_affine on zen3-2s-nps1, then the other host
+  await table.locator('[data-testid="across-cell"][data-x="fork_affine"][data-machine="zen3-2s-nps1"] button').click();
+  await expect(form.getByLabel("topology")).toHaveValue("zen3-2s-nps1");
+  await expect(form.getByRole("radio", { name: "fork_affine" })).toBeChecked();
+  await table.getByTestId("across-table").getByRole("button", { name: otherHost }).click();
+  await expect(form.getByLabel("topology")).toHaveValue(`host:${otherTid}`);
+  await table.getByTestId("across-table").getByRole("button", { name: "recorded", exact: true }).click();
+  await expect(form.getByLabel("topology")).toHaveValue("recorded");
 
   // its link opens the table in the Simulate panel of a fresh page, which points to the recording
   const other = await page.context().newPage();

@@ -5,8 +5,8 @@
  * machine's change turns: a toggle sweep's feature table across machines, or a turning point as it
  * moves with the LLC's size. Under it the reading (sweepView.acrossSummary), then each machine's
  * whole sweep (SweepChart), folded, and the command line that reruns all of it. A value picked sets
- * the form's parameter or toggles, a machine picked the form's machine. SweepResult shows a sweep
- * so when it ran across machines, else as its chart.
+ * the form's parameter or toggles, a machine picked the form's machine, a cell picked both.
+ * SweepResult shows a sweep so when it ran across machines, else as its chart.
  */
 import type { SimSweepResult, Topology } from "../../client/types";
 import { Breakable } from "./Breakable";
@@ -39,13 +39,23 @@ function cellTitle(r: SimSweepResult, x: number | string, c: AcrossCell): string
   return `${c.machine}, ${r.param} ${String(x)}: ${run}${base}: ${pctText(row.change_pct)}${pub}${c.turns ? " (the change turns here)" : ""}`;
 }
 
-function Cell({ r, x, c }: { r: SimSweepResult; x: number | string; c: AcrossCell }) {
+/** One value on one machine; with `onPick`, a button that sets the form to both (to run that cell
+ * as the saved pair, and compare its two runs side by side). */
+function Cell({ r, x, c, onPick }: { r: SimSweepResult; x: number | string; c: AcrossCell; onPick?: () => void }) {
   const row = c.row;
   const cls = `across-cell ${row?.direction ?? "none"}${c.turns ? " turns" : ""}`;
-  return (
-    <td className={cls} data-testid="across-cell" data-machine={c.machine} data-x={x} data-pct={row?.change_pct ?? ""} data-published={row?.published_pct ?? ""} data-direction={row?.direction ?? "none"} title={cellTitle(r, x, c)}>
+  const body = (
+    <>
       {row === null ? "" : r.baseline ? pctText(row.change_pct) : formatMetric({ name: r.metric.name, value: row.value })}
       {row?.published_pct != null && <div className="across-published">{pctText(row.published_pct)}</div>}
+    </>
+  );
+  const title = cellTitle(r, x, c);
+  return (
+    <td className={cls} data-testid="across-cell" data-machine={c.machine} data-x={x} data-pct={row?.change_pct ?? ""} data-published={row?.published_pct ?? ""} data-direction={row?.direction ?? "none"} title={title}>
+      {onPick ? (
+        <button type="button" className="cell-pick" title={`${title}; set the form to it`} onClick={onPick}>{body}</button>
+      ) : body}
     </td>
   );
 }
@@ -90,7 +100,9 @@ export function AcrossSweep({ r, scenario, onPick, onPickMachine, link = null, h
                     <button type="button" className="linkish" title={toggles ? `set the form's toggles to ${String(x)}` : `set ${r.param} to ${String(x)} in the form`} onClick={() => { onPick(x); }}><Breakable text={String(x)} /></button>
                   ) : <Breakable text={String(x)} />}
                 </th>
-                {cells.map((c) => <Cell key={c.machine} r={r} x={x} c={c} />)}
+                {cells.map((c) => (
+                  <Cell key={c.machine} r={r} x={x} c={c} onPick={onPick && onPickMachine ? () => { onPickMachine(c.machine); onPick(x); } : undefined} />
+                ))}
               </tr>
             ))}
           </tbody>

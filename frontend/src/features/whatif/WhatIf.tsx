@@ -104,8 +104,13 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
     const t = featureTable(rec.id, spanNs, choice, opts, on.values, tableHosts);
     void table.submit(t.scenario, t.spec);
   };
-  // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare
+  // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare;
+  // a machine picked the form's machine (the recording's own host, a preset, another recorded host)
   const pickToggle = (x: number | string) => { if (opts) set((c) => toggleChoice(c, String(x), opts) ?? c); };
+  const pickMachine = (m: string) => {
+    const h = tableHosts.get(m);
+    set((c) => (h ? { ...c, topology: h.key, topologyBody: h.topology } : { ...c, topology: m, topologyBody: null }));
+  };
   const tableJob = table.job;
   const tabling = tableJob !== null && (tableJob.status === "queued" || tableJob.status === "running");
 
@@ -188,7 +193,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
       )}
       {tableJob?.status === "done" && tableJob.sweep_result && (
         <div className="whatif-result small" data-testid="whatif-table">
-          <SweepResult r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} hosts={tableJob.sweep ? storedHosts(tableJob.sweep) : null} />
+          <SweepResult r={tableJob.sweep_result} scenario={tableJob.scenario} link={tableJob.sweep_id ?? null} onPick={pickToggle} onPickMachine={pickMachine} hosts={tableJob.sweep ? storedHosts(tableJob.sweep) : null} />
         </div>
       )}
       {tableJob?.status === "failed" && <div className="error small" data-testid="whatif-table-error">feature table: {tableJob.error?.message ?? "the job failed"}</div>}
