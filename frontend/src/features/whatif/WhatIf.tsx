@@ -13,9 +13,10 @@
  * Once saved, the what-if run's whole scenario (the recording's profile and topology inline)
  * downloads as scenario.json, with the `placemap sim` command that reruns the pair from it.
  * "Feature table" replays the recording under every toggle on its own instead (a toggle sweep job,
- * stored behind a link), on the form's machine or across the machines ticked (the recorded host
- * among them): which hint or feature would help this workload, and where (ToggleBars, AcrossSweep);
- * a toggle picked there becomes the form's, to replay it as the twin.
+ * stored behind a link), on the form's machine or across the machines ticked (the recorded host and
+ * the other recorded hosts among them): which hint or feature would help this workload, and where
+ * (ToggleBars, AcrossSweep); a toggle, machine or cell picked there becomes the form's, to replay it
+ * as the twin.
  */
 import { useMemo, useState } from "react";
 import { SweepResult } from "../simulate/AcrossSweep";
