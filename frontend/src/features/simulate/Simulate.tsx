@@ -31,7 +31,7 @@ import { LatencyLine } from "./LatencyLine";
 import { LlcUtil } from "./LlcUtil";
 import { Reproduce } from "./Reproduce";
 import { useHosts } from "./useHosts";
-import { storedHosts, sweepHosts } from "./hosts";
+import { storedHosts, sweepHosts, withMachine } from "./hosts";
 import type { Recording, Topology } from "../../client/types";
 import { SeedSpread } from "./SeedSpread";
 import { betterPct, withModelRun } from "./published";
@@ -78,7 +78,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     const saved = stored.saved;
     // a recording's replay is rerun from that recording's What if form, not this one
     if (saved === null || !opts || replayedRecording(saved.scenario) !== null) return;
-    const names = [...opts.presets, ...sweepHosts(opts.presets, [], storedHosts(saved.sweep)).keys()];
+    const names = [...opts.presets, ...Object.keys(storedHosts(saved.sweep) ?? {})];
     set((c) => choiceOfSweep(c, saved.scenario, { param: saved.result.param, values: saved.result.values, seeds: saved.result.seeds, calibrated: saved.result.calibrated, across: saved.result.across }, opts, names));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- once per stored sweep, when the options are there
   }, [storedId, opts !== null]);
@@ -127,11 +127,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const runId = job?.status === "done" ? job.recording_id : null;
   const storedReplay = stored.saved ? replayedRecording(stored.saved.scenario) : null;
   // a machine picked in a sweep's result becomes the form's: a preset, or a recorded host's topology
-  const pickMachine = (m: string) => {
-    const h = machineHosts.get(m);
-    if (h) set((c) => ({ ...c, topology: h.key, topologyBody: h.topology }));
-    else if (opts) set((c) => pickSwept(c, MACHINES, m, opts));
-  };
+  const pickMachine = (m: string) => { set((c) => withMachine(c, m, machineHosts)); };
   // a sweep's result, a value or machine picked in it set in the form
   const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null, hosts: Readonly<Record<string, Topology>> | null) => (
     <SweepResult

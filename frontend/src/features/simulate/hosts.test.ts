@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Recording, SimOptions, Topology } from "../../client/types";
-import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, MAX_HOSTS, RECORDED, storedHosts, sweepHostName, sweepHosts, withChosen } from "./hosts";
+import { distinctHosts, HOST_PREFIX, hostLabel, hostRecordings, MAX_HOSTS, RECORDED, storedHosts, sweepHostName, sweepHosts, withChosen, withMachine } from "./hosts";
 import { defaultSimChoice, simScenario } from "./scenario";
 
 function rec(id: string, over: Partial<Recording>): Recording {
@@ -100,5 +100,13 @@ describe("recorded hosts as a sweep's machines", () => {
     expect([...only].map(([n, h]) => [n, h.key, h.topology])).toEqual([["lab", `${HOST_PREFIX}sweep:lab`, b.topology]]);
     expect(storedHosts({})).toBeNull();
     expect(storedHosts({ hosts: {} })).toBeNull();
+  });
+
+  it("sets the form's machine to a host (its key and topology) or to the preset named", () => {
+    const lab = host("t-lab", "lab");
+    const hosts = new Map([["lab", lab]]);
+    const form = { topology: "icx-2s", topologyBody: null as Topology | null, seed: 3 };
+    expect(withMachine(form, "lab", hosts)).toEqual({ topology: lab.key, topologyBody: lab.topology, seed: 3 });
+    expect(withMachine({ ...form, topology: lab.key, topologyBody: lab.topology }, "zen3-2s-nps1", hosts)).toEqual({ topology: "zen3-2s-nps1", topologyBody: null, seed: 3 });
   });
 });

@@ -95,23 +95,33 @@ export function sweepHostName(machine: string, presets: string[], taken: Readonl
  * sets in the form's machine. */
 export function sweepHosts(presets: string[], hosts: Host[], stored: Readonly<Record<string, Topology>> | null = null): Map<string, Host> {
   const out = new Map<string, Host>();
-  const texts = new Set<string>();
+  const named = new Map<string, string>(); // each topology listed (as text) -> its name
   for (const [name, topology] of Object.entries(stored ?? {})) {
     out.set(name, { key: `${HOST_PREFIX}sweep:${name}`, label: hostLabel(topology), topology });
-    texts.add(JSON.stringify(topology));
+    named.set(JSON.stringify(topology), name);
   }
   for (const h of hosts) {
     const text = JSON.stringify(h.topology);
-    if (texts.has(text)) {
-      // the stored sweep's host is this recorded one: picking it sets the listed host
-      const name = [...out].find(([, s]) => JSON.stringify(s.topology) === text)?.[0];
-      if (name !== undefined) out.set(name, h);
-      continue;
-    }
-    texts.add(text);
-    out.set(sweepHostName(h.topology.machine, presets, new Set(out.keys())), h);
+    // the stored sweep's host is this recorded one: picking it sets the listed host
+    const name = named.get(text) ?? sweepHostName(h.topology.machine, presets, new Set(out.keys()));
+    named.set(text, name);
+    out.set(name, h);
   }
   return out;
+}
+
+/** The spec's `hosts` for a sweep on `machines`: the topology of each that is a host, by its name
+ * ({} when none is). */
+export function hostsOf(machines: string[], hosts: ReadonlyMap<string, { topology: Topology }>): { hosts?: Record<string, Topology> } {
+  const sent = machines.flatMap((m) => { const h = hosts.get(m); return h ? [[m, h.topology] as const] : []; });
+  return sent.length > 0 ? { hosts: Object.fromEntries(sent) } : {};
+}
+
+/** The form with machine `m`: a host's (its key, and its topology sent inline), else the preset or
+ * "recorded" that `m` names. */
+export function withMachine<T extends { topology: string; topologyBody: Topology | null }>(choice: T, m: string, hosts: ReadonlyMap<string, Host>): T {
+  const h = hosts.get(m);
+  return h ? { ...choice, topology: h.key, topologyBody: h.topology } : { ...choice, topology: m, topologyBody: null };
 }
 
 /** A stored sweep's hosts (its spec's `hosts`: name -> topology), which the server checked as

@@ -8,7 +8,7 @@
  * across machines as one table of every value on every machine. Pure.
  */
 import type { SimSweepOnset, SimSweepResult, SimSweepRow, SimSweepSpec, SimSweepTurn, SimSweepWays, WorkloadParam } from "../../client/types";
-import type { Host } from "./hosts";
+import { hostsOf, type Host } from "./hosts";
 
 /** Percent: a change within it counts as none (the calibration's threshold, placemap.sim.calibration). */
 export const SIGNIFICANT_PCT = 5;
@@ -117,9 +117,7 @@ export function sweepSpec(
   // the machines the sweep runs on, the recorded hosts among them sent with their topologies
   const withAcross = (spec: SimSweepSpec): { spec: SimSweepSpec } => {
     const out = on ? { ...spec, across: on } : spec;
-    const named = [...(on ?? []), ...(param === MACHINES ? spec.values.map(String) : [])];
-    const sent = named.flatMap((n) => { const h = hosts.get(n); return h ? [[n, h.topology] as const] : []; });
-    return { spec: sent.length > 0 ? { ...out, hosts: Object.fromEntries(sent) } : out };
+    return { spec: { ...out, ...hostsOf([...(on ?? []), ...(param === MACHINES ? spec.values.map(String) : [])], hosts) } };
   };
   let got: { values: (number | string)[] } | { error: string };
   if (param === MACHINES) {

@@ -25,7 +25,7 @@ import { MAX_SWEEP_POINTS, parseTicked } from "../simulate/sweepView";
 import { useSweepJob } from "../simulate/useSweepJob";
 import { api } from "../../client/http";
 import type { Recording } from "../../client/types";
-import { HOST_PREFIX, RECORDED, storedHosts, sweepHosts } from "../simulate/hosts";
+import { HOST_PREFIX, RECORDED, storedHosts, sweepHosts, withMachine } from "../simulate/hosts";
 import { useHosts } from "../simulate/useHosts";
 import { LlcUtil } from "../simulate/LlcUtil";
 import { formatDuration } from "../../viz/time";
@@ -108,10 +108,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare;
   // a machine picked the form's machine (the recording's own host, a preset, another recorded host)
   const pickToggle = (x: number | string) => { if (opts) set((c) => toggleChoice(c, String(x), opts) ?? c); };
-  const pickMachine = (m: string) => {
-    const h = tableHosts.get(m);
-    set((c) => (h ? { ...c, topology: h.key, topologyBody: h.topology } : { ...c, topology: m, topologyBody: null }));
-  };
+  const pickMachine = (m: string) => { set((c) => withMachine(c, m, tableHosts)); };
   const tableJob = table.job;
   const tabling = tableJob !== null && (tableJob.status === "queued" || tableJob.status === "running");
 

@@ -4,6 +4,7 @@
  */
 import type { SimOptions, SimSweepSpec, Topology } from "../../client/types";
 import type { Toggles } from "./ToggleFields";
+import { hostsOf } from "../simulate/hosts";
 
 export interface WhatIfChoice extends Toggles {
   /** "recorded" (the recording's own host topology), a preset name, or another recorded host
@@ -59,10 +60,9 @@ export function whatIfScenario(recordingId: string, spanNs: number, choice: What
  * it: each toggle runs instead of them. */
 export function featureTable(recordingId: string, spanNs: number, choice: WhatIfChoice, opts: SimOptions, across: string[], hosts: ReadonlyMap<string, { topology: Topology }> = new Map()): { scenario: Record<string, unknown>; spec: SimSweepSpec } {
   const spec: SimSweepSpec = { param: "toggle", values: ["all"], baseline: true, seeds: 1, calibrated: false };
-  const sent = across.flatMap((m) => { const h = hosts.get(m); return h ? [[m, h.topology] as const] : []; });
   return {
     scenario: whatIfScenario(recordingId, spanNs, baselineOf(choice, opts), opts),
-    spec: { ...spec, ...(across.length > 0 ? { across } : {}), ...(sent.length > 0 ? { hosts: Object.fromEntries(sent) } : {}) },
+    spec: { ...spec, ...(across.length > 0 ? { across } : {}), ...hostsOf(across, hosts) },
   };
 }
 
