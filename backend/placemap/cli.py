@@ -1,4 +1,10 @@
-"""Command line: `python -m placemap serve|openapi|admin|token ...` (bin/placemap wraps it)."""
+"""Command line: `python -m placemap serve|openapi|admin|token|sim|calibrate|domains ...` (bin/placemap
+wraps it).
+
+Each command imports what it needs when it runs, not at start: the server's stack (FastAPI, uvicorn,
+the importer's numba kernels, pyarrow) takes about 1.5 s to import, which `placemap sim` on a small
+scenario, `calibrate` and `domains` never use (tests/test_cli_startup.py holds them to it).
+"""
 
 from __future__ import annotations
 
@@ -8,21 +14,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-import uvicorn
 from pydantic import ValidationError
 
-from placemap.api import create_app
 from placemap.domains_cli import register as register_domains
-from placemap.importer import import_file
-from placemap.realtime import RealtimeError, make_current_thread_realtime
-from placemap.schema.models.topology_schema import Topology
 from placemap.settings import Settings
 from placemap.sim_cli import register as register_sim
-from placemap.store import Store
-from placemap.store.live import LiveStore
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415 - the server's stack, imported by the commands that run it
+
+    from placemap.api import create_app  # noqa: PLC0415
+    from placemap.realtime import RealtimeError, make_current_thread_realtime  # noqa: PLC0415
+
     try:
         settings = Settings.from_env(
             db_path=args.db, host=args.host, port=args.port, realtime_priority=args.realtime
@@ -53,6 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _openapi(_: argparse.Namespace) -> int:
+    from placemap.api import create_app  # noqa: PLC0415
+
     # The document does not depend on the database: build the app over a throwaway one.
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app(Settings.from_env(db_path=Path(tmp) / "openapi.db"))
@@ -63,6 +69,10 @@ def _openapi(_: argparse.Namespace) -> int:
 
 
 def _admin(args: argparse.Namespace) -> int:
+    from placemap.importer import import_file  # noqa: PLC0415
+    from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
+    from placemap.store import Store  # noqa: PLC0415
+
     settings = Settings.from_env(db_path=args.db)
     store = Store(settings.db_path)
     if args.action == "list":
@@ -103,6 +113,9 @@ def _admin(args: argparse.Namespace) -> int:
 
 
 def _token(args: argparse.Namespace) -> int:
+    from placemap.store import Store  # noqa: PLC0415
+    from placemap.store.live import LiveStore  # noqa: PLC0415
+
     live = LiveStore(Store(Settings.from_env(db_path=args.db).db_path))
     if args.action == "create":
         tid, secret = live.create_token(args.name)

@@ -30,14 +30,12 @@ from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario, run_scenario
 from placemap.sim.topology import PRESETS
 from placemap.sim.workloads.catalog import read
+from placemap.sim_inputs import trace_input
 from placemap.sim_pair import baseline_of, change_pct, seed_summary, shifts, with_seeds
-from placemap.sim_profile import resolve, trace_input
 from placemap.sim_published import DIRECTION_TEXT, Cell, direction
 from placemap.sim_published import lookup as lookup_published
-from placemap.sim_record import run as run_and_save
 from placemap.sim_sweep import MAX_POINTS
 from placemap.sim_sweep_cli import sweep_main
-from placemap.store import Store
 
 
 def _sim(args: argparse.Namespace) -> int:
@@ -95,7 +93,12 @@ def _sim(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    store = Store(settings.db_path) if args.save or replays == "recording" else None
+    store = None
+    if args.save or replays == "recording":
+        # the store (pyarrow) only for the runs that read or write recordings
+        from placemap.store import Store  # noqa: PLC0415
+
+        store = Store(settings.db_path)
 
     def one(sc: dict[str, Any]) -> dict[str, Any]:
         if not args.save:
@@ -103,12 +106,16 @@ def _sim(args: argparse.Namespace) -> int:
                 sc, wall_clock=not args.deterministic, decisions=args.decisions or args.baseline
             )
         assert store is not None
+        from placemap.sim_record import run as run_and_save  # noqa: PLC0415 - the recorder
+
         return run_and_save(
             sc, store=store, wall_clock=not args.deterministic, max_events=settings.sim_max_saved_events
         )
 
     try:
         if replays is not None:
+            from placemap.sim_profile import resolve  # noqa: PLC0415 - the importer, for a trace replay
+
             scenario = resolve(scenario, store, settings.collector)
         base_sc = baseline_of(scenario) if args.baseline else None
         if args.baseline and base_sc is None:

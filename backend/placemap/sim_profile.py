@@ -40,6 +40,7 @@ from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.sim.errors import ScenarioError
 from placemap.sim.scenario import parse_scenario
 from placemap.sim.workloads.replay import OP_EXIT, OP_FORK, OP_RUN, OP_SLEEP, OP_WAIT, OP_WAKE
+from placemap.sim_inputs import trace_input
 from placemap.store import RecordingRow, Store
 from placemap.store.codec import decode_chunk
 
@@ -265,15 +266,6 @@ def recording_table(store: Store, rid: str) -> pa.Table:
     if not tables:
         return EVENT_SCHEMA.empty_table()
     return pa.concat_tables(tables)
-
-
-def trace_input(scenario: Any) -> str | None:
-    """How the scenario's trace workload names its recording: "recording", "file", or None (not a
-    trace, or one given as a profile)."""
-    wl = scenario.get("workload") if isinstance(scenario, dict) else None
-    if not isinstance(wl, dict) or wl.get("kind") != "trace":
-        return None
-    return next((k for k in ("recording", "file") if k in wl), None)
 
 
 def resolve(scenario: Any, store: Store | None = None, collector: Path | None = None) -> Any:

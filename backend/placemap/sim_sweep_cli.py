@@ -23,9 +23,8 @@ from placemap.sim.errors import ScenarioError
 from placemap.sim.runner import run_many
 from placemap.sim.scenario import parse_scenario
 from placemap.sim.topology import from_dict
-from placemap.sim_profile import recorded_host, resolve, trace_input
+from placemap.sim_inputs import trace_input
 from placemap.sim_sweep import distinct, needs_host, parse_arg, scenarios, summarize, with_host
-from placemap.store import Store
 
 
 def sweep_main(
@@ -67,6 +66,8 @@ def sweep_main(
         print(f"placemap sim: published tables {out['published_error']}", file=sys.stderr)
     sweep_id = None
     if save_to is not None:
+        from placemap.store import Store  # noqa: PLC0415 - pyarrow, for a sweep that is stored
+
         store = Store(save_to)
         try:
             sweep_id = store.put_sweep(given, sweep.spec(), out)
@@ -94,6 +95,9 @@ def _resolved(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The trace replay's scenario with its profile, its recording read from the store at `db`,
     and with `host` the recording's host topology (for a sweep that runs it there)."""
+    from placemap.sim_profile import recorded_host, resolve  # noqa: PLC0415 - the importer's stack
+    from placemap.store import Store  # noqa: PLC0415
+
     store = Store(db) if db is not None and trace_input(scenario) == "recording" else None
     try:
         out: dict[str, Any] = resolve(scenario, store, collector)
