@@ -1,8 +1,8 @@
 /**
  * The dashboard shell: recordings on the left, the grid + playback in the middle, inspector,
- * legend and the text view on the right. Keeps the URL in step with the view
- * (?rec=ID&t=NS&sel=PID&speed=S, &live=1 for a live view, &cmp=ID2 for a recording compared
- * side by side) so a reload opens the same view.
+ * legend and the text view on the right, in resizable columns (features/layout). Keeps the URL
+ * in step with the view (?rec=ID&t=NS&sel=PID&speed=S, &live=1 for a live view, &cmp=ID2 for a
+ * recording compared side by side) so a reload opens the same view.
  * A live view swaps the playback controls for the live bar and the live timeline (features/live).
  */
 import { useCallback, useEffect, useRef, useState } from "react";
@@ -30,6 +30,7 @@ import { ScenarioFile } from "./features/simulate/Reproduce";
 import { cliCommand } from "./features/simulate/scenario";
 import { formatDuration } from "./viz/time";
 import type { Recording } from "./client/types";
+import { Columns } from "./features/layout/Columns";
 
 const initialView = parseView(window.location.search);
 
@@ -91,10 +92,12 @@ function CompareRow({ player, cmp, onSelect, onClose }: { player: Player; cmp: P
   );
 }
 
-function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, sweepId, onSelect, onOpenFinished, onCloseCompare }: { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; sweepId: string | null; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void }) {
-  // only status, selection and the overview re-render the workspace; ticks re-render the small parts that show them
+type WorkspaceProps = { player: Player; cmp: Player | null; cmpId: string | null; countsUpTo: boolean; setCountsUpTo: (v: boolean) => void; sweepId: string | null; onSelect: (pid: number | null) => void; onOpenFinished: () => void; onCloseCompare: () => void };
+
+/** The middle column of an open recording: its title, the grid (or two side by side), playback. */
+function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOpenFinished, onCloseCompare }: Omit<WorkspaceProps, "setCountsUpTo">) {
+  // only status and the overview re-render the workspace; ticks re-render the small parts that show them
   const status = usePlayerField(player, "status");
-  const selected = usePlayerField(player, "selected");
   // and the overview's arrival, which may come after the first frame
   const overview = usePlayerOverview(player);
   const rec = player.rec;
@@ -143,21 +146,33 @@ function Workspace({ player, cmp, cmpId, countsUpTo, setCountsUpTo, sweepId, onS
           </>
         )}
       </main>
-      <aside className="right">
-        {ready && !cmp && !live && <RunCounts player={player} />}
-        {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
-        {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
-        {/* the stored inspector asks the server for task paths, which a live recording has only once it
-            is stored: a live view's inspector works from the events the browser holds */}
-        {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}
-        {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} simulated={rec?.source === "simulated"} />}
-        {ready && !cmp && !live && player.topo && (
-          <SchedDomainsPanel key={player.recId} recId={player.recId} cpus={player.topo.cpus.filter((c) => c.online).map((c) => c.cpu)} />
-        )}
-        <Legend />
-        <PlacementText player={player} />
-      </aside>
     </>
+  );
+}
+
+/** The right column of an open recording: counts, the inspector, the domains, the legend, the text view. */
+function WorkspaceSide({ player, cmp, countsUpTo, setCountsUpTo, onSelect }: Pick<WorkspaceProps, "player" | "cmp" | "countsUpTo" | "setCountsUpTo" | "onSelect">) {
+  const status = usePlayerField(player, "status");
+  const selected = usePlayerField(player, "selected");
+  const rec = player.rec;
+  const ready = status === "ready";
+  const live = player.live;
+
+  return (
+    <aside className="right">
+      {ready && !cmp && !live && <RunCounts player={player} />}
+      {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
+      {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
+      {/* the stored inspector asks the server for task paths, which a live recording has only once it
+          is stored: a live view's inspector works from the events the browser holds */}
+      {ready && live && <LiveTaskInspector player={player} onSelect={onSelect} />}
+      {ready && !live && <TaskInspector player={player} recId={player.recId} topo={player.topo} tStart={player.tStart} tEnd={player.tEnd} selected={selected} onSelect={onSelect} simulated={rec?.source === "simulated"} />}
+      {ready && !cmp && !live && player.topo && (
+        <SchedDomainsPanel key={player.recId} recId={player.recId} cpus={player.topo.cpus.filter((c) => c.online).map((c) => c.cpu)} />
+      )}
+      <Legend />
+      <PlacementText player={player} />
+    </aside>
   );
 }
 
@@ -206,46 +221,60 @@ export function App() {
     [player],
   );
 
+  const key = player ? `${player.recId}${init.live ? ":live" : ""}` : "none";
+
   return (
     <div className="app">
       <header className="top">
         <span className="brand">placemap</span>
         <span className="muted small">where Linux puts tasks</span>
       </header>
-      <aside className="left">
-        <Simulate
-          recordings={recList}
-          sweepId={sweepId}
-          onSweep={setSweepId}
-          onOpen={(id) => { open(id, false); }}
-          onComparePair={(main, other) => {
-            open(main, false);
-            setCmpId(other);
-          }}
-        />
-        <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} onList={setRecList} />
-      </aside>
-      {player ? (
-        <Workspace
-          key={`${player.recId}${init.live ? ":live" : ""}`}
-          player={player}
-          cmp={cmpPlayer}
-          cmpId={cmpId}
-          countsUpTo={countsUpTo}
-          setCountsUpTo={setCountsUpTo}
-          sweepId={sweepId}
-          onCloseCompare={() => { setCmpId(null); }}
-          onSelect={onSelect}
-          onOpenFinished={() => {
-            // the task followed live stays selected in the stored recording's inspector
-            open(player.recId, false, player.getSnapshot().selected);
-          }}
-        />
-      ) : (
-        <main className="center empty">
-          <p>Open a recording on the left, or upload a trace.</p>
-        </main>
-      )}
+      <Columns
+        left={
+          <aside className="left">
+            <Simulate
+              recordings={recList}
+              sweepId={sweepId}
+              onSweep={setSweepId}
+              onOpen={(id) => { open(id, false); }}
+              onComparePair={(main, other) => {
+                open(main, false);
+                setCmpId(other);
+              }}
+            />
+            <RecordingsPanel openId={recId} onOpen={open} onDeleted={onDeleted} onCompare={setCmpId} onList={setRecList} />
+          </aside>
+        }
+        center={
+          player ? (
+            <WorkspaceMain
+              key={key}
+              player={player}
+              cmp={cmpPlayer}
+              cmpId={cmpId}
+              countsUpTo={countsUpTo}
+              sweepId={sweepId}
+              onCloseCompare={() => { setCmpId(null); }}
+              onSelect={onSelect}
+              onOpenFinished={() => {
+                // the task followed live stays selected in the stored recording's inspector
+                open(player.recId, false, player.getSnapshot().selected);
+              }}
+            />
+          ) : (
+            <main className="center empty">
+              <p>Open a recording on the left, or upload a trace.</p>
+            </main>
+          )
+        }
+        right={
+          player ? (
+            <WorkspaceSide key={key} player={player} cmp={cmpPlayer} countsUpTo={countsUpTo} setCountsUpTo={setCountsUpTo} onSelect={onSelect} />
+          ) : (
+            <aside className="right" />
+          )
+        }
+      />
     </div>
   );
 }

@@ -1,0 +1,129 @@
+/**
+ * The dashboard's resizable columns, in real chromium against a real server: a splitter dragged and
+ * moved by keys, the widths remembered across a reload and put back by a double click, a saved layout
+ * that is no layout ignored, and what a wider side panel is for: a sweep across every preset whose
+ * table scrolls sideways at the default width and fits once the panel is wider.
+ */
+import { expect, test, type Locator, type Page } from "@playwright/test";
+import { importG4, openSimulate, shot, vm2Topology } from "./fixtures";
+
+async function width(el: Locator): Promise<number> {
+  const box = await el.boundingBox();
+  if (!box) throw new Error("not laid out");
+  return box.width;
+}
+
+/** Drag the separator `sep` by `dx` pixels with the mouse. */
+async function drag(page: Page, sep: Locator, dx: number): Promise<void> {
+  const box = await sep.boundingBox();
+  if (!box) throw new Error("no separator");
+  const x = box.x + box.width / 2;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + dx / 2, y, { steps: 4 });
+  await page.mouse.move(x + dx, y, { steps: 4 });
+  await page.mouse.up();
+}
+
+test("the side columns resize by drag and by keys, are remembered, and reset by a double click", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto("/");
+  const left = page.locator("aside.left");
+  const right = page.locator("aside.right");
+  const leftSep = page.getByRole("separator", { name: "width of the side panel" });
+  const rightSep = page.getByRole("separator", { name: "width of the inspector" });
+  expect(await width(left)).toBeCloseTo(250, -1);
+  expect(await width(right)).toBeCloseTo(320, -1);
+
+  await drag(page, leftSep, 230);
+  const dragged = await width(left);
+  expect(dragged).toBeGreaterThan(470);
+  expect(dragged).toBeLessThan(490);
+  // the right column keeps its pixels; the middle gave them
+  expect(await width(right)).toBeCloseTo(320, -1);
+  await drag(page, rightSep, -80);
+  expect(await width(right)).toBeGreaterThan(390);
+
+  // by keys: the focused splitter moves with the arrows, and says where it is
+  await leftSep.focus();
+  await page.keyboard.press("ArrowLeft");
+  const keyed = await width(left);
+  expect(keyed).toBeLessThan(dragged - 5);
+  await expect(leftSep).toHaveAttribute("aria-valuenow", /\d/);
+  await page.keyboard.press("Home");
+  expect(await width(left)).toBeCloseTo(200, -1); // its minimum
+
+  // remembered: a reload opens at the same widths
+  await drag(page, leftSep, 250);
+  const saved = await width(left);
+  const savedRight = await width(right);
+  await page.reload();
+  await expect(page.getByTestId("simulate")).toBeVisible();
+  expect(Math.abs((await width(left)) - saved)).toBeLessThan(3);
+  expect(Math.abs((await width(right)) - savedRight)).toBeLessThan(3);
+
+  // a double click puts the default width back
+  await leftSep.dblclick();
+  await expect.poll(async () => Math.round(await width(left))).toBeGreaterThan(245);
+  expect(await width(left)).toBeLessThan(255);
+});
+
+test("an open recording's grid follows its column as the side panel widens", async ({ page, request }) => {
+  const up = await request.post("/api/topologies", { data: vm2Topology("e2e-columns") });
+  const rid = await importG4(request, "g4-columns", ((await up.json()) as { id: string }).id);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`/?rec=${rid}`);
+  const wrap = page.locator(".center .grid-wrap");
+  const canvas = wrap.locator("canvas");
+  await expect(canvas).toBeVisible();
+  const before = await width(wrap);
+  // the canvas is laid out at its wrapper's size (GridView's ResizeObserver)
+  await expect.poll(async () => Math.abs((await width(canvas)) - before)).toBeLessThanOrEqual(1);
+  await drag(page, page.getByRole("separator", { name: "width of the side panel" }), 200);
+  await expect.poll(async () => Math.round(await width(wrap))).toBeLessThan(before - 190);
+  const after = await width(wrap);
+  await expect.poll(async () => Math.abs((await width(canvas)) - after)).toBeLessThanOrEqual(1);
+  await page.screenshot({ path: "test-artifacts/columns-recording.png" });
+});
+
+test("a saved layout that is no layout is ignored: the page opens at the default widths", async ({ page }) => {
+  await page.goto("/");
+  const left = page.locator("aside.left");
+  await drag(page, page.getByRole("separator", { name: "width of the side panel" }), 150);
+  const keys = await page.evaluate(() => Object.keys(window.localStorage).filter((k) => k.includes("placemap-columns")));
+  expect(keys.length).toBeGreaterThan(0);
+  for (const bad of ["{not json", "null", "[40, 40, 20]", '{"left": "wide", "center": 50, "right": 25}', '{"left": 1e999}']) {
+    await page.evaluate(({ ks, v }) => { for (const k of ks) window.localStorage.setItem(k, v); }, { ks: keys, v: bad });
+    await page.reload();
+    await expect(page.getByTestId("simulate"), bad).toBeVisible();
+    expect(await width(left), bad).toBeCloseTo(250, -1);
+  }
+});
+
+test("a sweep across all eight presets scrolls sideways in the default side panel and fits a wider one", async ({ page }) => {
+  test.setTimeout(240_000);
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("zen3-2s-nps1");
+  await form.getByLabel("workload").selectOption("tbench");
+  await form.getByRole("radio", { name: "fork_affine" }).check();
+  await form.getByLabel("simulated ms").fill("40");
+  await form.getByLabel("sweep parameter").selectOption("clients");
+  await form.getByLabel("values").fill("4, 16");
+  const across = form.getByRole("group", { name: "sweep across" });
+  const presets = ["zen3-2s-nps1", "zen3-2s-nps2", "zen3-2s-nps4", "zen4-9654-2s", "icx-2s", "spr-2s-224", "bdw-1s-20", "hsw-8s-288"];
+  for (const m of presets) await across.getByRole("checkbox", { name: m }).check();
+  await form.getByRole("button", { name: "Simulate", exact: true }).click();
+  const view = sim.getByTestId("across-sweep");
+  await expect(view).toBeVisible({ timeout: 200_000 });
+  await expect(view.getByTestId("across-cell")).toHaveCount(2 * presets.length);
+  const wrap = view.getByTestId("across-table").locator("xpath=..");
+  const overflow = () => wrap.evaluate((el) => el.scrollWidth - el.clientWidth);
+  await shot(view, "sweep-across-eight-narrow.png");
+  expect(await overflow()).toBeGreaterThan(0);
+  await drag(page, page.getByRole("separator", { name: "width of the side panel" }), 400);
+  await expect.poll(overflow).toBeLessThanOrEqual(0);
+  await shot(view, "sweep-across-eight-wide.png");
+  await page.screenshot({ path: "test-artifacts/columns-wide-left.png" });
+});
