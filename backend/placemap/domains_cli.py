@@ -46,7 +46,11 @@ def register(sub: Any) -> None:
         help="print the sched domains the simulator builds for a machine, as the kernel's dmesg "
         "(sched_verbose) shows its own",
     )
-    p.add_argument("topology", metavar="PRESET|FILE", help="a preset name or a Topology JSON file")
+    p.add_argument(
+        "topology",
+        metavar="PRESET|FILE",
+        help="a preset name or a Topology JSON file (-: read it from stdin)",
+    )
     p.add_argument("--cpu", type=int, default=0, help="the CPU whose domains to print (default 0)")
     p.add_argument("--no-mc", action="store_true", help="without the MC domain (the NO_MC feature)")
     p.add_argument("--json", action="store_true", help="the domains and their parameters as JSON")

@@ -37,10 +37,21 @@ from placemap.sim_published import lookup as lookup_published
 from placemap.sim_sweep import MAX_POINTS
 from placemap.sim_sweep_cli import sweep_main
 
+STDIN = "-"
+
+
+def read_arg(arg: str) -> str:
+    """The text of the file a command-line argument names, or of standard input for `-` (so that
+    `placemap-collect topology --json | placemap sim scenario.json --topology -` simulates this host)."""
+    return sys.stdin.read() if arg == STDIN else Path(arg).read_text()
+
 
 def _sim(args: argparse.Namespace) -> int:
+    if args.scenario == STDIN and args.topology == STDIN:
+        print("placemap sim: the scenario and --topology cannot both be read from stdin (-)", file=sys.stderr)
+        return 2
     try:
-        scenario: Any = json.loads(Path(args.scenario).read_text())
+        scenario: Any = json.loads(read_arg(args.scenario))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"placemap sim: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
@@ -571,8 +582,9 @@ def _by_x(cells: list[tuple[int, float, float]]) -> str:
 def topology_spec(arg: str) -> Any:
     """A machine named on the command line, as a scenario's `topology`: a preset's name as it is,
     else the Topology JSON file's object (what `placemap-collect topology --json` prints for a
-    host). Read, not validated (OSError and JSON errors are the caller's to report)."""
-    return arg if arg in PRESETS else json.loads(Path(arg).read_text())
+    host; `-`: read from stdin). Read, not validated (OSError and JSON errors are the caller's to
+    report)."""
+    return arg if arg in PRESETS else json.loads(read_arg(arg))
 
 
 def with_topology(scenario: Any, arg: str) -> Any:
@@ -585,12 +597,12 @@ def with_topology(scenario: Any, arg: str) -> Any:
 def register(sub: Any) -> None:
     """Add the `sim` and `calibrate` subcommands to the main parser's subparsers."""
     sim = sub.add_parser("sim", help="run one placement-simulator scenario")
-    sim.add_argument("scenario", help="scenario JSON file")
+    sim.add_argument("scenario", help="scenario JSON file (-: read it from stdin)")
     sim.add_argument(
         "--topology",
         metavar="PRESET|FILE",
         help="run on this machine instead of the scenario's topology: a preset name, or a Topology JSON "
-        "file (`placemap-collect topology --json` of a host)",
+        "file (`placemap-collect topology --json` of a host; -: read it from stdin)",
     )
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
     sim.add_argument("--deterministic", action="store_true", help="wall_s as 0: byte-identical output")

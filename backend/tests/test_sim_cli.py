@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,12 +17,14 @@ from ftrace_lines import G4
 
 from placemap.cli import main
 from placemap.replay.ingest import Ingestor
+from placemap.settings import REPO_ROOT
 from placemap.sim.calibration import effect_pct, scenario_for
 from placemap.sim.scenario import run_scenario
 from placemap.sim_cli import why_section
 from placemap.sim_profile import profile_from_table
 from placemap.store import Store
 
+BIN = REPO_ROOT / "bin" / "placemap"
 SCENARIO = {
     "topology": "zen3-2s-nps1",
     "workload": {"kind": "schbench", "messengers": 1, "workers": 4},
@@ -692,3 +697,92 @@ def test_sim_prints_each_llc_s_busy_share_for_the_run_and_its_baseline(
     # wake_affine piles the 24 workers onto the messenger's LLC; tip leaves them spread
     busiest = {k: max(s["mean"] for s in pair[k]["llc_util"]["series"]) for k in lines}
     assert busiest["result"] > 2 * busiest["baseline"]
+
+
+def test_sim_and_domains_read_the_scenario_or_the_host_topology_from_stdin(
+    tmp_path: Path,
+    epyc_7451_topology: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`-` reads standard input: `placemap-collect topology --json | placemap sim s.json --topology -`
+    runs on that host as `--topology FILE` does, and a scenario piped in runs as its file does."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    host = epyc_7451_topology.read_text()
+
+    def stdin(text: str) -> None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+
+    by_file = run(["sim", str(f), "--json", "--deterministic"], capsys)[1]
+    stdin(json.dumps(SCENARIO))
+    assert run(["sim", "-", "--json", "--deterministic"], capsys)[1] == by_file
+    on_host = run(["sim", str(f), "--topology", str(epyc_7451_topology), "--json", "--deterministic"], capsys)
+    assert on_host[0] == 0 and on_host[1] != by_file
+    stdin(host)
+    assert run(["sim", str(f), "--topology", "-", "--json", "--deterministic"], capsys)[1] == on_host[1]
+    stdin(host)
+    assert run(["domains", "-"], capsys)[1] == run(["domains", str(epyc_7451_topology)], capsys)[1]
+    # one stdin, two readers: refused before either reads
+    stdin(json.dumps(SCENARIO))
+    code, out, err = run(["sim", "-", "--topology", "-"], capsys)
+    assert code == 2 and out == "" and "cannot both be read from stdin" in err
+    stdin("{not json")
+    code, out, err = run(["sim", "-"], capsys)
+    assert code == 2 and out == "" and "cannot read -" in err
+
+
+def test_this_hosts_topology_piped_from_the_real_collector(tmp_path: Path) -> None:
+    """The pipeline the help names, in a shell: this VM's sysfs read by the real collector, its
+    topology simulated; the run's output names the host's CPUs."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "schbench", "workers": 2}}))
+    collector = collector_binary(tmp_path)
+    topo = json.loads(
+        subprocess.run(
+            [str(collector), "topology", "--json", "--quiet"], capture_output=True, check=True
+        ).stdout
+    )
+    online = sum(1 for c in topo["cpus"] if c["online"])
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f'"{collector}" topology --json --quiet | "{BIN}" domains - --json'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    domains = json.loads(proc.stdout)
+    assert domains, proc.stdout
+    proc = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f'"{collector}" topology --json --quiet | "{BIN}" sim "{f}" --topology - --json',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["metric"]["name"] == "p99_wakeup_latency_us"
+    assert sum(s["cpus"] for s in out["llc_util"]["series"]) == online
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path) -> None:
+    """`placemap openapi | head -c 100` (159 KB of output, more than a pipe's 64 KiB buffer holds): the
+    command ends as a C tool ends on SIGPIPE (status 141 to the shell), with no BrokenPipeError
+    traceback; every command goes through the same entry point."""
+    env = {**os.environ, "PLACEMAP_DB": str(tmp_path / "p.db")}
+    proc = subprocess.Popen([str(BIN), "openapi"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    head = proc.stdout.read(100)
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert head.startswith(b"{") and "Traceback" not in err and "BrokenPipeError" not in err
