@@ -203,7 +203,6 @@ def view_url(dashboard: str, rec: str, cmp: str | None = None) -> str:
 
 def _print_result(result: dict[str, Any], dashboard: str) -> None:
     m = result["metric"]
-    mig = result["counters"]["migrations"]
     print(f"{m['name']} = {m['value']} ({m['better']} is better)")
     if not result["sim"]["complete"]:
         print(f"incomplete run: {result['sim']['incomplete']}")
@@ -211,7 +210,8 @@ def _print_result(result: dict[str, Any], dashboard: str) -> None:
         print(f"wakeup latency over {latency_text(lat)}")
         if lat["note"]:
             print(lat["note"])
-    print(f"migrations {mig['total']} by level {mig['by_level']} by cause {mig['by_cause']}")
+    for line in counter_lines(result["counters"]):
+        print(line)
     if (d := result.get("wakeup_latency")) is not None:
         print(f"run-queue delay (wakeup -> run, every task) over {delay_text(d)}")
     if (t := result.get("cpu_time")) is not None:
@@ -222,6 +222,26 @@ def _print_result(result: dict[str, Any], dashboard: str) -> None:
     print(f"simulated events {result['sim']['events']} in {result['sim']['wall_s']} s")
     if "recording_id" in result:
         print(f"saved as recording {result['recording_id']}: {view_url(dashboard, result['recording_id'])}")
+
+
+def _named_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in counts.items())
+
+
+def counter_lines(c: dict[str, Any]) -> list[str]:
+    """The result's counters as lines to read, each count named (migrations by the level they
+    crossed and their cause; wakeups by the level between the waker's CPU and the one chosen, the
+    rest on the waker's own CPU); every figure of `counters` in --json, none left out."""
+    mig, wk = c["migrations"], c["wakeups"]
+    same_cpu = wk["total"] - sum(wk["by_level"].values())
+    return [
+        f"migrations {mig['total']:,}: by level {_named_counts(mig['by_level'])}; "
+        f"by cause {_named_counts(mig['by_cause'])}",
+        f"wakeups {wk['total']:,}, {wk['affine']:,} affine; by level from the waker's CPU: same CPU "
+        f"{same_cpu:,}, {_named_counts(wk['by_level'])}",
+        f"context switches {c['context_switches']:,}; CPU utilization {100 * c['cpu_utilization']:.1f}%; "
+        f"mean wait {c['avg_wait_us']} us",
+    ]
 
 
 Published = tuple[list[Cell], str | None]  # the cells, and why none

@@ -786,3 +786,29 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert head.startswith(b"{") and "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_sim_prints_every_counter_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The text output names each count the JSON's `counters` hold, with the same figures."""
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "tbench", "clients": 8}}))
+    c = json.loads(run(["sim", str(f), "--json", "--deterministic"], capsys)[1])["counters"]
+    lines = run(["sim", str(f), "--deterministic"], capsys)[1].splitlines()
+    mig, wk = c["migrations"], c["wakeups"]
+    assert mig["total"] > 0 and wk["total"] > 0 and wk["affine"] > 0
+    # in the kernel's order, smallest level first (the JSON sorts its keys)
+    order = ("smt", "llc", "pkg", "numa")
+    levels = ", ".join(f"{k} {mig['by_level'][k]:,}" for k in order)
+    causes = ", ".join(f"{k} {mig['by_cause'][k]:,}" for k in ("wakeup", "balance", "fork"))
+    assert f"migrations {mig['total']:,}: by level {levels}; by cause {causes}" in lines
+    same = wk["total"] - sum(wk["by_level"].values())
+    wlevels = ", ".join(f"{k} {wk['by_level'][k]:,}" for k in order)
+    assert (
+        f"wakeups {wk['total']:,}, {wk['affine']:,} affine; by level from the waker's CPU: "
+        f"same CPU {same:,}, {wlevels}"
+    ) in lines
+    assert (
+        f"context switches {c['context_switches']:,}; CPU utilization {100 * c['cpu_utilization']:.1f}%; "
+        f"mean wait {c['avg_wait_us']} us"
+    ) in lines
+    assert not any("{" in line for line in lines)  # no Python dicts printed as they are
