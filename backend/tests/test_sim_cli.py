@@ -9,6 +9,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -738,37 +739,31 @@ def test_this_hosts_topology_piped_from_the_real_collector(tmp_path: Path) -> No
     f = tmp_path / "s.json"
     f.write_text(json.dumps({**SCENARIO, "workload": {"kind": "schbench", "workers": 2}}))
     collector = collector_binary(tmp_path)
-    topo = json.loads(
+    here = tmp_path / "here.json"
+    here.write_bytes(
         subprocess.run(
             [str(collector), "topology", "--json", "--quiet"], capture_output=True, check=True
         ).stdout
     )
-    online = sum(1 for c in topo["cpus"] if c["online"])
-    proc = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", f'"{collector}" topology --json --quiet | "{BIN}" domains - --json'],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    online = sum(1 for c in json.loads(here.read_text())["cpus"] if c["online"])
+
+    def piped(command: str) -> Any:
+        """`placemap-collect topology --json | COMMAND` in bash, its JSON output."""
+        proc = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", f'"{collector}" topology --json --quiet | {command}'],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    domains = piped(f'"{BIN}" domains - --json')
+    assert domains == json.loads(
+        subprocess.run([str(BIN), "domains", str(here), "--json"], capture_output=True, check=True).stdout
     )
-    assert proc.returncode == 0, proc.stderr
-    domains = json.loads(proc.stdout)
-    assert domains, proc.stdout
-    proc = subprocess.run(
-        [
-            "bash",
-            "-o",
-            "pipefail",
-            "-c",
-            f'"{collector}" topology --json --quiet | "{BIN}" sim "{f}" --topology - --json',
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = piped(f'"{BIN}" sim "{f}" --topology - --json')
     assert out["metric"]["name"] == "p99_wakeup_latency_us"
     assert sum(s["cpus"] for s in out["llc_util"]["series"]) == online
 
