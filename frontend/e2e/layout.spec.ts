@@ -51,8 +51,10 @@ test("the side columns resize by drag and by keys, are remembered, and reset by 
   const keyed = await width(left);
   expect(keyed).toBeLessThan(dragged - 5);
   await expect(leftSep).toHaveAttribute("aria-valuenow", /\d/);
-  await page.keyboard.press("Home");
-  expect(await width(left)).toBeCloseTo(200, -1); // its minimum
+  await page.keyboard.press("Home"); // folds it
+  await expect.poll(() => width(page.getByTestId("column-left"))).toBe(0);
+  await page.keyboard.press("Enter"); // unfolds it, at the width it had
+  expect(Math.abs((await width(left)) - keyed)).toBeLessThan(2);
 
   // remembered: a reload opens at the same widths
   await drag(page, leftSep, 250);
@@ -126,4 +128,37 @@ test("a sweep across all eight presets scrolls sideways in the default side pane
   await expect.poll(overflow).toBeLessThanOrEqual(0);
   await shot(view, "sweep-across-eight-wide.png");
   await page.screenshot({ path: "test-artifacts/columns-wide-left.png" });
+});
+
+test("a side column folds away when dragged past its minimum, and comes back", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto("/");
+  const left = page.locator("aside.left");
+  const right = page.locator("aside.right");
+  const center = page.locator("main.center");
+  const leftSep = page.getByRole("separator", { name: "width of the side panel" });
+  const rightSep = page.getByRole("separator", { name: "width of the inspector" });
+  const full = await width(center);
+  const leftColumn = page.getByTestId("column-left");
+  const rightColumn = page.getByTestId("column-right");
+  await drag(page, leftSep, -240);
+  await expect.poll(() => width(leftColumn)).toBe(0);
+  await expect(page.getByTestId("simulate")).not.toBeVisible();
+  // folded, it is inert: the keyboard cannot reach what it hides
+  await expect(leftColumn.locator(".column-body")).toHaveAttribute("inert", "");
+  await expect(leftSep).toHaveClass(/folded/);
+  await expect(leftSep).toHaveAttribute("title", /folded/);
+  await drag(page, rightSep, 300);
+  await expect.poll(() => width(rightColumn)).toBe(0);
+  // the grid's column has the window, but for the two splitters
+  expect(await width(center)).toBeGreaterThan(full + 250 + 320 - 12); // the folded grips are 4 px wider each
+  await page.screenshot({ path: "test-artifacts/columns-folded.png" });
+  // Enter on the side panel's splitter unfolds it; a double click on the inspector's
+  await leftSep.focus();
+  await page.keyboard.press("Enter");
+  await expect.poll(() => width(left)).toBeGreaterThanOrEqual(199);
+  await expect(page.getByTestId("simulate")).toBeVisible();
+  await expect(leftColumn.locator(".column-body")).not.toHaveAttribute("inert", "");
+  await rightSep.dblclick();
+  await expect.poll(async () => Math.abs((await width(right)) - 320)).toBeLessThanOrEqual(2);
 });
