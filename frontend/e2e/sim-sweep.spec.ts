@@ -400,8 +400,15 @@ test("a sweep across machines: the feature table on zen3-2s-nps1 and icx-2s in o
   await expect(form.getByLabel("machine")).toHaveValue("icx-2s");
   await view.getByTestId("across-table").getByRole("button", { name: "fork_spread" }).click();
   await expect(form.getByRole("radio", { name: "fork_spread" })).toBeChecked();
-  // a cell picked sets both: wake_hold on zen3-2s-nps1, to run as the saved pair
-  await view.locator('[data-testid="across-cell"][data-x="wake_hold"][data-machine="zen3-2s-nps1"] button').click();
+  // a cell picked sets both: wake_hold on zen3-2s-nps1, to run as the saved pair; the form's
+  // Simulate button, out of sight above the table, is brought into view and takes the focus
+  const cell = view.locator('[data-testid="across-cell"][data-x="wake_hold"][data-machine="zen3-2s-nps1"] button');
+  const submit = form.getByRole("button", { name: "Simulate", exact: true });
+  await cell.scrollIntoViewIfNeeded();
+  await expect(submit).not.toBeInViewport();
+  await cell.click();
+  await expect(submit).toBeFocused();
+  await expect(submit).toBeInViewport();
   await expect(form.getByLabel("machine")).toHaveValue("zen3-2s-nps1");
   await expect(form.getByRole("radio", { name: "wake_hold" })).toBeChecked();
   await expect(form.getByRole("group", { name: "fork hint", exact: true }).getByRole("radio", { name: "none" })).toBeChecked();

@@ -330,8 +330,13 @@ test("what-if: the recording's feature table, on its own host and across machine
   expect(cells).toEqual(options.sweep_toggles.flatMap((x) => second.sweep_result?.panels?.map((p) => [x, p.topology, String(p.rows.find((r) => r.x === x)?.change_pct ?? "")]) ?? []));
   await shot(table, "whatif-feature-table-across.png");
   // a cell picked sets the form's machine and toggle, to replay as the twin: fork_affine on zen3-2s-nps1, then the other host
+  const replay = form.getByRole("button", { name: "Replay", exact: true });
+  await page.evaluate(() => { (document.activeElement as HTMLElement | null)?.blur(); });
   await table.locator('[data-testid="across-cell"][data-x="fork_affine"][data-machine="zen3-2s-nps1"] button').click();
   await expect(form.getByLabel("topology")).toHaveValue("zen3-2s-nps1");
+  // the form's Replay button takes the focus and is in sight, to replay what was picked
+  await expect(replay).toBeFocused();
+  await expect(replay).toBeInViewport();
   await expect(form.getByRole("radio", { name: "fork_affine" })).toBeChecked();
   await table.getByTestId("across-table").getByRole("button", { name: otherHost }).click();
   await expect(form.getByLabel("topology")).toHaveValue(`host:${otherTid}`);

@@ -19,9 +19,9 @@
  * id goes in the URL (?sweep=ID, App), and such a link opens the stored result with the form set as
  * it ran.
  */
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
-import { MachineSelect, SimForm, Toggle, useSimChoice } from "../whatif/SimFormParts";
+import { MachineSelect, SimForm, Toggle, showSubmit, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
 import { jobEnded, useJobPair } from "../whatif/useJobPair";
@@ -60,6 +60,8 @@ interface Props {
 export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, onSweep }: Props) {
   // a link to a stored sweep opens the panel on its result
   const [open, setOpen] = useState(sweepId !== null);
+  // the form, whose submit button a pick in a result table brings into view (showSubmit)
+  const formRef = useRef<HTMLFormElement>(null);
   const { opts, choice, set, err: optsErr } = useSimChoice<SimChoice>(open, defaultSimChoice);
   const { job, base, err: jobErr, submit } = useJobPair();
   const seeds = useSeedRuns();
@@ -127,7 +129,10 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
   const runId = job?.status === "done" ? job.recording_id : null;
   const storedReplay = stored.saved ? replayedRecording(stored.saved.scenario) : null;
   // a machine picked in a sweep's result becomes the form's: a preset, or a recorded host's topology
-  const pickMachine = (m: string) => { set((c) => withMachine(c, m, machineHosts)); };
+  const pickMachine = (m: string) => {
+    set((c) => withMachine(c, m, machineHosts));
+    showSubmit(formRef.current);
+  };
   // a sweep's result, a value or machine picked in it set in the form
   const sweepResult = (r: SimSweepResult, scenario: Record<string, unknown>, link: string | null, hosts: Readonly<Record<string, Topology>> | null) => (
     <SweepResult
@@ -135,7 +140,13 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
       scenario={scenario}
       link={link}
       hosts={hosts}
-      onPick={(x) => { if (r.param === MACHINES) pickMachine(String(x)); else if (opts) set((c) => pickSwept(c, r.param, x, opts)); }}
+      onPick={(x) => {
+        if (r.param === MACHINES) pickMachine(String(x));
+        else if (opts) {
+          set((c) => pickSwept(c, r.param, x, opts));
+          showSubmit(formRef.current);
+        }
+      }}
       onPickMachine={pickMachine}
     />
   );
@@ -145,7 +156,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
     <div className="whatif simulate" data-testid="simulate">
       <Toggle open={open} setOpen={setOpen} title="Simulate…" />
       {open && opts && choice && (
-        <SimForm label="Simulate" onSubmit={() => { void run(); }}>
+        <SimForm label="Simulate" formRef={formRef} onSubmit={() => { void run(); }}>
           <MachineSelect
             label="machine"
             value={choice.topology}

@@ -3,7 +3,7 @@
  * fetched when the form first opens) with the choice made from them, the "▸ title" toggle, and the
  * form element itself.
  */
-import { useEffect, useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode, type Ref } from "react";
 import { api } from "../../client/http";
 import type { SimOptions, Topology } from "../../client/types";
 import { withChosen, type Host } from "../simulate/hosts";
@@ -47,9 +47,10 @@ export function Toggle({ open, setOpen, title }: { open: boolean; setOpen: (v: b
   );
 }
 
-export function SimForm({ label, onSubmit, children }: { label: string; onSubmit: () => void; children: ReactNode }) {
+export function SimForm({ label, onSubmit, children, formRef }: { label: string; onSubmit: () => void; children: ReactNode; formRef?: Ref<HTMLFormElement> }) {
   return (
     <form
+      ref={formRef}
       className="whatif-form small"
       aria-label={label}
       onSubmit={(e) => {
@@ -60,6 +61,16 @@ export function SimForm({ label, onSubmit, children }: { label: string; onSubmit
       {children}
     </form>
   );
+}
+
+/** After a pick in a result table below the form (a cell, a machine, a toggle, a value): the form's
+ * submit button scrolled into view and focused, so that Enter or a click runs what was picked, and
+ * the form's changed fields are in sight. */
+export function showSubmit(form: HTMLFormElement | null): void {
+  const button = form?.querySelector<HTMLButtonElement>('button[type="submit"]');
+  if (!button) return;
+  button.scrollIntoView({ block: "center" });
+  button.focus({ preventScroll: true });
 }
 
 /** The machine to simulate: a preset (GET /api/sim/options), or `extra` options before them;

@@ -18,7 +18,7 @@
  * (ToggleBars, AcrossSweep); a toggle, machine or cell picked there becomes the form's, to replay it
  * as the twin.
  */
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import { SweepResult } from "../simulate/AcrossSweep";
 import { TickList } from "../simulate/TickList";
 import { MAX_SWEEP_POINTS, parseTicked } from "../simulate/sweepView";
@@ -41,7 +41,7 @@ import {
   type WhatIfChoice,
 } from "./scenario";
 import { comparable, metricText, toggleChoice } from "../simulate/scenario";
-import { MachineSelect, SimForm, Toggle, useSimChoice } from "./SimFormParts";
+import { MachineSelect, SimForm, Toggle, showSubmit, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
 import { Reproduce } from "../simulate/Reproduce";
@@ -62,6 +62,8 @@ interface Props {
 
 export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   const [open, setOpen] = useState(false);
+  // the form, whose submit button a pick in a result table brings into view (showSubmit)
+  const formRef = useRef<HTMLFormElement>(null);
   const hasTopology = rec.topology_id != null;
   const { opts, choice, set, err: optsErr } = useSimChoice<WhatIfChoice>(open, (o) => defaultChoice(o, hasTopology));
   const { job, base, err: jobErr, submit } = useJobPair();
@@ -107,8 +109,15 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
   };
   // a toggle picked in the table becomes the form's, to replay it as the saved twin and compare;
   // a machine picked the form's machine (the recording's own host, a preset, another recorded host)
-  const pickToggle = (x: number | string) => { if (opts) set((c) => toggleChoice(c, String(x), opts) ?? c); };
-  const pickMachine = (m: string) => { set((c) => withMachine(c, m, tableHosts)); };
+  const pickToggle = (x: number | string) => {
+    if (!opts) return;
+    set((c) => toggleChoice(c, String(x), opts) ?? c);
+    showSubmit(formRef.current);
+  };
+  const pickMachine = (m: string) => {
+    set((c) => withMachine(c, m, tableHosts));
+    showSubmit(formRef.current);
+  };
   const tableJob = table.job;
   const tabling = tableJob !== null && (tableJob.status === "queued" || tableJob.status === "running");
 
@@ -121,7 +130,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
     <div className="whatif" data-testid="whatif">
       <Toggle open={open} setOpen={setOpen} title="What if…" />
       {open && opts && choice && (
-        <SimForm label="What-if replay" onSubmit={run}>
+        <SimForm label="What-if replay" formRef={formRef} onSubmit={run}>
           <MachineSelect
             label="topology"
             value={choice.topology}
