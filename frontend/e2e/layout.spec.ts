@@ -35,6 +35,13 @@ test("the side columns resize by drag and by keys, are remembered, and reset by 
   const rightSep = page.getByRole("separator", { name: "width of the inspector" });
   expect(await width(left)).toBeCloseTo(250, -1);
   expect(await width(right)).toBeCloseTo(320, -1);
+  // untouched, nothing is kept: a wider window opens at the same default pixels, not the same shares
+  await page.setViewportSize({ width: 1600, height: 800 });
+  await page.reload();
+  await expect(page.getByTestId("simulate")).toBeVisible();
+  expect(await width(left)).toBeCloseTo(250, -1);
+  expect(await width(right)).toBeCloseTo(320, -1);
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   await drag(page, leftSep, 230);
   const dragged = await width(left);
@@ -65,10 +72,13 @@ test("the side columns resize by drag and by keys, are remembered, and reset by 
   expect(Math.abs((await width(left)) - saved)).toBeLessThan(3);
   expect(Math.abs((await width(right)) - savedRight)).toBeLessThan(3);
 
-  // a double click puts the default width back
+  // a double click puts the default width back, and that is remembered too
   await leftSep.dblclick();
   await expect.poll(async () => Math.round(await width(left))).toBeGreaterThan(245);
   expect(await width(left)).toBeLessThan(255);
+  await page.reload();
+  await expect(page.getByTestId("simulate")).toBeVisible();
+  expect(await width(left)).toBeCloseTo(250, -1);
 });
 
 test("an open recording's grid follows its column as the side panel widens", async ({ page, request }) => {
@@ -148,6 +158,10 @@ test("a side column folds away when dragged past its minimum, and comes back", a
   await expect(leftColumn.locator(".column-body")).toHaveAttribute("inert", "");
   await expect(leftSep).toHaveClass(/folded/);
   await expect(leftSep).toHaveAttribute("title", /folded/);
+  // and stays folded, and inert, across a reload
+  await page.reload();
+  await expect.poll(() => width(leftColumn)).toBe(0);
+  await expect(leftColumn.locator(".column-body")).toHaveAttribute("inert", "");
   await drag(page, rightSep, 300);
   await expect.poll(() => width(rightColumn)).toBe(0);
   // the grid's column has the window, but for the two splitters
