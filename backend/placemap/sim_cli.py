@@ -333,6 +333,8 @@ def _print_pair(
     print(f"baseline (no hints, default features): {m['name']} = {base['metric']['value']}: {change}")
     if (lat := base.get("latency_us")) is not None and lat["note"]:
         print(f"baseline: {lat['note']}")
+    for line in counter_lines(base["counters"]):
+        print(f"baseline: {line}")
     if (u := base.get("llc_util")) is not None and u["series"]:
         print(f"baseline: busy % per LLC over the run, {llc_util_text(u)}")
     if "recording_id" in base:

@@ -807,3 +807,20 @@ def test_sim_prints_every_counter_by_name(tmp_path: Path, capsys: pytest.Capture
         f"mean wait {c['avg_wait_us']} us"
     ) in lines
     assert not any("{" in line for line in lines)  # no Python dicts printed as they are
+    # beside a baseline, the baseline's counters too, each line as the run's with "baseline: " before it
+    f.write_text(
+        json.dumps({**SCENARIO, "workload": {"kind": "tbench", "clients": 8}, "hints": ["fork_affine"]})
+    )
+    pair = json.loads(run(["sim", str(f), "--json", "--deterministic", "--baseline"], capsys)[1])
+    text = run(["sim", str(f), "--deterministic", "--baseline"], capsys)[1].splitlines()
+    b = pair["baseline"]["counters"]
+    assert b != pair["result"]["counters"]
+    assert (
+        f"baseline: migrations {b['migrations']['total']:,}: by level "
+        + ", ".join(f"{k} {b['migrations']['by_level'][k]:,}" for k in order)
+        + "; by cause "
+        + ", ".join(f"{k} {b['migrations']['by_cause'][k]:,}" for k in ("wakeup", "balance", "fork"))
+        in text
+    )
+    assert any(x.startswith(f"baseline: wakeups {b['wakeups']['total']:,}, ") for x in text)
+    assert any(x.startswith(f"baseline: context switches {b['context_switches']:,}; ") for x in text)
