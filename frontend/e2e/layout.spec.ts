@@ -175,4 +175,13 @@ test("a side column folds away when dragged past its minimum, and comes back", a
   await expect(leftColumn.locator(".column-body")).not.toHaveAttribute("inert", "");
   await rightSep.dblclick();
   await expect.poll(async () => Math.abs((await width(right)) - 320)).toBeLessThanOrEqual(2);
+  // Enter on the inspector's splitter folds the inspector, and that is remembered; Enter again unfolds it
+  await rightSep.focus();
+  await page.keyboard.press("Enter");
+  await expect.poll(() => width(rightColumn)).toBe(0);
+  await page.reload();
+  await expect.poll(() => width(rightColumn)).toBe(0);
+  await rightSep.focus();
+  await page.keyboard.press("Enter"); // unfolded, at its minimum: the width before the fold went with the page
+  await expect.poll(async () => Math.abs((await width(right)) - 240)).toBeLessThanOrEqual(2);
 });

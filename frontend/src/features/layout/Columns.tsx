@@ -2,8 +2,8 @@
  * The dashboard's three columns (the side panel, the grid and playback, the inspector) with a
  * splitter between each two: drag it, or focus it and use the arrow keys (Home/End to the limits);
  * a double click puts the default width back. A side column dragged below half its minimum (or
- * sent Home) folds away, giving the grid the window; dragging its splitter back out, a double
- * click, or Enter on the side panel's splitter brings it back. A folded column is inert: nothing
+ * sent Home, or Enter on its splitter) folds away, giving the grid the window; dragging its
+ * splitter back out, a double click, or Enter again brings it back. A folded column is inert: nothing
  * in it takes the keyboard's focus. The side columns keep their width in pixels when the window
  * resizes, the middle one takes the rest; the widths are remembered in the browser
  * (layoutStorage), and are no part of a shared link: the link opens the same view at the reader's
@@ -24,21 +24,24 @@ export function Columns({ left, center, right }: { left: ReactNode; center: Reac
   const [rightFolded, setRightFolded] = useState(false);
   const leftPanel = usePanelRef();
   const rightPanel = usePanelRef();
-  // What is kept is what the reader chose: a drag, a key, a fold, and a double click's reset (which
-  // the library makes through the panel's API, no "user interaction" to it, so it is made here),
-  // never the layout a mount or a window's resize gives, which would pin the default widths as
-  // shares of the first window.
-  const resetting = useRef(false);
+  // What is kept is what the reader chose: a drag, a key, a fold, a double click's reset and the
+  // inspector's Enter (these two made here through the panel's API, which the library does not count
+  // as user input), never the layout a mount or a window's resize gives, which would pin the
+  // default widths as shares of the first window.
+  const byHand = useRef(false);
   const onLayoutChanged = (layout: Layout, meta: LayoutChangedMeta) => {
-    if (meta.isUserInteraction || resetting.current) save(layout, meta);
+    if (meta.isUserInteraction || byHand.current) save(layout, meta);
+  };
+  const chosen = (change: () => void) => {
+    byHand.current = true;
+    try {
+      change();
+    } finally {
+      byHand.current = false;
+    }
   };
   const reset = (panel: RefObject<PanelImperativeHandle | null>, px: number) => {
-    resetting.current = true;
-    try {
-      panel.current?.resize(px);
-    } finally {
-      resetting.current = false;
-    }
+    chosen(() => panel.current?.resize(px));
   };
   return (
     <Group id={LAYOUT_ID} className="columns" orientation="horizontal" defaultLayout={defaultLayout} onLayoutChanged={onLayoutChanged}>
@@ -73,7 +76,14 @@ export function Columns({ left, center, right }: { left: ReactNode; center: Reac
         aria-label="width of the inspector"
         disableDoubleClick
         onDoubleClick={() => { reset(rightPanel, RIGHT_DEFAULT_PX); }}
-        title={rightFolded ? "the inspector, folded: drag left or double click to unfold it" : "drag to resize (or arrow keys); double click: default width"}
+        // the library's Enter folds the column before a splitter (here the grid's, which cannot fold):
+        // the inspector's splitter folds the inspector, as the side panel's folds the side panel
+        onKeyDown={(e) => {
+          if (e.key !== "Enter") return;
+          const p = rightPanel.current;
+          if (p) chosen(() => { if (p.isCollapsed()) p.expand(); else p.collapse(); });
+        }}
+        title={rightFolded ? "the inspector, folded: drag left, double click or Enter to unfold it" : "drag to resize (or arrow keys); double click: default width; Enter: fold"}
       />
       <Panel
         id="column-right"
