@@ -5,18 +5,27 @@
  * sent Home, or Enter on its splitter) folds away, giving the grid the window; dragging its
  * splitter back out, a double click, or Enter again brings it back. A folded column is inert: nothing
  * in it takes the keyboard's focus. The side columns keep their width in pixels when the window
- * resizes, the middle one takes the rest; the widths are remembered in the browser
+ * resizes, the middle one takes the rest; the widths are remembered in the browser, in pixels too
  * (layoutStorage), and are no part of a shared link: the link opens the same view at the reader's
  * own widths. react-resizable-panels does the resizing and the separators' ARIA.
  */
 import { useRef, useState, type ReactNode, type RefObject } from "react";
 import { Group, Panel, Separator, useDefaultLayout, usePanelRef, type Layout, type LayoutChangedMeta, type PanelImperativeHandle } from "react-resizable-panels";
-import { browserStorage, guardedStorage } from "./layoutStorage";
+import { browserStorage, pixelStorage } from "./layoutStorage";
 
 export const LAYOUT_ID = "placemap-columns";
 export const LEFT_DEFAULT_PX = 250;
 export const RIGHT_DEFAULT_PX = 320;
-const storage = guardedStorage(browserStorage);
+const SPLITTERS = ["left-splitter", "right-splitter"];
+const SPLITTERS_PX = 10; // their width before they are laid out (5 px each; 9 folded)
+/** What the library's percentages are of: the window's width (the columns span it) without the splitters. */
+function panelsWidth(): number {
+  const seps = SPLITTERS.map((id) => document.getElementById(id)).filter((e) => e !== null);
+  const px = seps.length === SPLITTERS.length ? seps.reduce((a, e) => a + e.offsetWidth, 0) : SPLITTERS_PX;
+  return document.documentElement.clientWidth - px;
+}
+// the side columns kept in pixels
+const storage = pixelStorage(browserStorage, ["column-left", "column-right"], "column-center", panelsWidth);
 
 export function Columns({ left, center, right }: { left: ReactNode; center: ReactNode; right: ReactNode }) {
   const { defaultLayout, onLayoutChanged: save } = useDefaultLayout({ id: LAYOUT_ID, storage });

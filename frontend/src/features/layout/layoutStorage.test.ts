@@ -1,46 +1,64 @@
 import { describe, expect, it } from "vitest";
-import { guardedStorage, validLayout } from "./layoutStorage";
+import { pixelStorage, toLayout, toPixels } from "./layoutStorage";
 
-describe("validLayout", () => {
-  it("passes an object of percentages through as it was stored", () => {
-    const raw = '{"left":19.5,"center":55.5,"right":25}';
-    expect(validLayout(raw)).toBe(raw);
+const SIDES = ["column-left", "column-right"] as const;
+const CENTER = "column-center";
+
+describe("toPixels / toLayout", () => {
+  it("keeps the side columns' pixels: at the same window the layout comes back, at a wider one the sides keep their width", () => {
+    const px = toPixels('{"column-left":37.5,"column-center":37.5,"column-right":25}', SIDES, 1280);
+    expect(px).toBe('{"column-left":480,"column-right":320}');
+    expect(JSON.parse(toLayout(px, SIDES, CENTER, 1280) ?? "null")).toEqual({ "column-left": 37.5, "column-right": 25, "column-center": 37.5 });
+    // 480 and 320 px of a 1600 px window: 30% and 20%, the middle the other half
+    expect(JSON.parse(toLayout(px, SIDES, CENTER, 1600) ?? "null")).toEqual({ "column-left": 30, "column-right": 20, "column-center": 50 });
+  });
+  it("scales the sides down together when a narrower window cannot hold them", () => {
+    const got = JSON.parse(toLayout('{"column-left":600,"column-right":600}', SIDES, CENTER, 1000) ?? "null") as Record<string, number>;
+    expect(got).toEqual({ "column-left": 50, "column-right": 50, "column-center": 0 });
   });
   it.each([
     ["nothing stored", null],
     ["not JSON", "{not json"],
     ["JSON null", "null"],
-    ["an array", "[40, 40, 20]"],
+    ["an array", "[480, 320]"],
     ["an empty object", "{}"],
-    ["a width that is a string", '{"left":"wide","center":50}'],
-    ["an infinite width", '{"left":1e999}'],
-    ["a negative width", '{"left":-5,"center":105}'],
-    ["a width beyond 100%", '{"left":120}'],
-  ])("refuses %s", (_what, raw) => {
-    expect(validLayout(raw)).toBeNull();
+    ["a side missing", '{"column-left":480}'],
+    ["a width that is a string", '{"column-left":"wide","column-right":320}'],
+    ["an infinite width", '{"column-left":1e999,"column-right":320}'],
+    ["a negative width", '{"column-left":-5,"column-right":320}'],
+    ["an absurd width", '{"column-left":1e9,"column-right":320}'],
+  ])("reads %s as no layout", (_what, raw) => {
+    expect(toLayout(raw, SIDES, CENTER, 1280)).toBeNull();
+  });
+  it("stores nothing for a layout that is not the library's", () => {
+    expect(toPixels('{"column-left":120,"column-right":10}', SIDES, 1280)).toBeNull();
+    expect(toPixels('{"column-left":20}', SIDES, 1280)).toBeNull();
+    expect(toPixels('{"column-left":20,"column-right":20}', SIDES, 0)).toBeNull();
   });
 });
 
-describe("guardedStorage", () => {
-  it("reads and writes the backing storage, handing back only valid layouts", () => {
+describe("pixelStorage", () => {
+  it("stores pixels in the backing storage and reads them back for the window of the moment", () => {
     const backing = new Map<string, string>();
-    const s = guardedStorage(() => ({ getItem: (k) => backing.get(k) ?? null, setItem: (k, v) => void backing.set(k, v) }));
-    s.setItem("a", '{"left":30,"center":70}');
-    expect(backing.get("a")).toBe('{"left":30,"center":70}');
-    expect(s.getItem("a")).toBe('{"left":30,"center":70}');
-    backing.set("a", "garbage");
-    expect(s.getItem("a")).toBeNull();
+    let width = 1280;
+    const s = pixelStorage(() => ({ getItem: (k) => backing.get(k) ?? null, setItem: (k, v) => void backing.set(k, v) }), SIDES, CENTER, () => width);
+    s.setItem("k", '{"column-left":25,"column-center":50,"column-right":25}');
+    expect(backing.get("k")).toBe('{"column-left":320,"column-right":320}');
+    width = 640;
+    expect(JSON.parse(s.getItem("k") ?? "null")).toEqual({ "column-left": 50, "column-right": 50, "column-center": 0 });
+    backing.set("k", "garbage");
+    expect(s.getItem("k")).toBeNull();
   });
   it("keeps the layout for the visit when the browser refuses storage, and never throws", () => {
     const refuse = () => {
       throw new DOMException("denied", "SecurityError");
     };
-    const s = guardedStorage(() => ({ getItem: refuse, setItem: refuse }));
-    expect(s.getItem("a")).toBeNull();
-    s.setItem("a", '{"left":30,"center":70}');
-    expect(s.getItem("a")).toBe('{"left":30,"center":70}');
-    const none = guardedStorage(() => null);
-    none.setItem("b", '{"left":20,"center":80}');
-    expect(none.getItem("b")).toBe('{"left":20,"center":80}');
+    const s = pixelStorage(() => ({ getItem: refuse, setItem: refuse }), SIDES, CENTER, () => 1000);
+    expect(s.getItem("k")).toBeNull();
+    s.setItem("k", '{"column-left":20,"column-center":50,"column-right":30}');
+    expect(JSON.parse(s.getItem("k") ?? "null")).toEqual({ "column-left": 20, "column-right": 30, "column-center": 50 });
+    const none = pixelStorage(() => null, SIDES, CENTER, () => 1000);
+    none.setItem("k", '{"column-left":20,"column-center":80,"column-right":0}');
+    expect(JSON.parse(none.getItem("k") ?? "null")).toEqual({ "column-left": 20, "column-right": 0, "column-center": 80 });
   });
 });
