@@ -13,6 +13,14 @@ async function width(el: Locator): Promise<number> {
   return box.width;
 }
 
+/** The window resized to `width`, once the columns have been laid out again (the library does it
+ * from a ResizeObserver, after the resize). */
+async function resize(page: Page, width: number): Promise<void> {
+  await page.setViewportSize({ width, height: 800 });
+  await expect.poll(() => page.evaluate(() => Math.round(document.getElementById("placemap-columns")?.getBoundingClientRect().width ?? 0))).toBe(width);
+  await page.evaluate(() => new Promise((done) => { requestAnimationFrame(() => { requestAnimationFrame(done); }); }));
+}
+
 /** Drag the separator `sep` by `dx` pixels with the mouse. */
 async function drag(page: Page, sep: Locator, dx: number): Promise<void> {
   const box = await sep.boundingBox();
@@ -36,12 +44,12 @@ test("the side columns resize by drag and by keys, are remembered, and reset by 
   expect(await width(left)).toBeCloseTo(250, -1);
   expect(await width(right)).toBeCloseTo(320, -1);
   // untouched, nothing is kept: a wider window opens at the same default pixels, not the same shares
-  await page.setViewportSize({ width: 1600, height: 800 });
+  await resize(page, 1600);
   await page.reload();
   await expect(page.getByTestId("simulate")).toBeVisible();
   expect(await width(left)).toBeCloseTo(250, -1);
   expect(await width(right)).toBeCloseTo(320, -1);
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await resize(page, 1280);
 
   await drag(page, leftSep, 230);
   const dragged = await width(left);
@@ -73,13 +81,13 @@ test("the side columns resize by drag and by keys, are remembered, and reset by 
   expect(Math.abs((await width(left)) - saved)).toBeLessThan(3);
   expect(Math.abs((await width(right)) - savedRight)).toBeLessThan(3);
   // in pixels: a reload in a wider window opens them as wide as they were, as a resize keeps them
-  await page.setViewportSize({ width: 1600, height: 800 });
+  await resize(page, 1600);
   expect(Math.abs((await width(left)) - saved)).toBeLessThan(3);
   await page.reload();
   await expect(page.getByTestId("simulate")).toBeVisible();
   expect(Math.abs((await width(left)) - saved)).toBeLessThan(3);
   expect(Math.abs((await width(right)) - savedRight)).toBeLessThan(3);
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await resize(page, 1280);
 
   // a double click puts the default width back, and that is remembered too
   await leftSep.dblclick();
