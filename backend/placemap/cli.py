@@ -134,7 +134,11 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="placemap", description="placemap backend")
+    parser = argparse.ArgumentParser(
+        prog="placemap",
+        description="placemap: serve the dashboard, manage recordings and collector tokens, and run the "
+        "placement simulator (sim, calibrate, domains)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP server")
     serve.add_argument("--db", help="SQLite file (default data/placemap.db, env PLACEMAP_DB)")
