@@ -9,30 +9,75 @@
  * (layoutStorage), and are no part of a shared link: the link opens the same view at the reader's
  * own widths. react-resizable-panels does the resizing and the separators' ARIA.
  */
-import { useRef, useState, type ReactNode, type RefObject } from "react";
+import { useRef, useState, type KeyboardEvent, type ReactNode, type RefObject } from "react";
 import { Group, Panel, Separator, useDefaultLayout, usePanelRef, type Layout, type LayoutChangedMeta, type PanelImperativeHandle } from "react-resizable-panels";
 import { browserStorage, pixelStorage } from "./layoutStorage";
 
-export const LAYOUT_ID = "placemap-columns";
-export const LEFT_DEFAULT_PX = 250;
-export const RIGHT_DEFAULT_PX = 320;
-const SPLITTERS = ["left-splitter", "right-splitter"];
-const SPLITTERS_PX = 10; // their width before they are laid out (5 px each; 9 folded)
+const LAYOUT_ID = "placemap-columns";
+
+/** A side column: its panel's and splitter's ids, sizes and words. */
+interface SideSpec {
+  panel: string;
+  splitter: string;
+  what: string; // what the column is, for the splitter's label and title
+  defaultPx: number;
+  minPx: number;
+  maxSize: string;
+  unfold: "left" | "right"; // the way its folded splitter is dragged to unfold it
+  // whether Enter on the splitter is handled here: the library's Enter folds the column before a
+  // splitter, the side panel's for its own splitter, and the grid's (which cannot fold) for the
+  // inspector's
+  ownEnter: boolean;
+}
+const LEFT: SideSpec = { panel: "column-left", splitter: "left-splitter", what: "the side panel", defaultPx: 250, minPx: 200, maxSize: "60%", unfold: "right", ownEnter: false };
+const RIGHT: SideSpec = { panel: "column-right", splitter: "right-splitter", what: "the inspector", defaultPx: 320, minPx: 240, maxSize: "50%", unfold: "left", ownEnter: true };
+const SIDES = [LEFT, RIGHT];
+
+const SPLITTERS_PX = 10; // the splitters' width before they are laid out (5 px each; 9 folded)
 /** What the library's percentages are of: the window's width (the columns span it) without the splitters. */
 function panelsWidth(): number {
-  const seps = SPLITTERS.map((id) => document.getElementById(id)).filter((e) => e !== null);
-  const px = seps.length === SPLITTERS.length ? seps.reduce((a, e) => a + e.offsetWidth, 0) : SPLITTERS_PX;
+  const seps = SIDES.map((side) => document.getElementById(side.splitter)).filter((e) => e !== null);
+  const px = seps.length === SIDES.length ? seps.reduce((a, e) => a + e.offsetWidth, 0) : SPLITTERS_PX;
   return document.documentElement.clientWidth - px;
 }
 // the side columns kept in pixels
-const storage = pixelStorage(browserStorage, ["column-left", "column-right"], "column-center", panelsWidth);
+const storage = pixelStorage(browserStorage, SIDES.map((side) => side.panel), "column-center", panelsWidth);
+
+/** A side column's state: folded or not, and its panel's handle. */
+interface SideState {
+  folded: boolean;
+  setFolded: (v: boolean) => void;
+  ref: RefObject<PanelImperativeHandle | null>;
+}
+
+function useSide(): SideState {
+  const [folded, setFolded] = useState(false);
+  return { folded, setFolded, ref: usePanelRef() };
+}
+
+function sidePanel(side: SideSpec, st: SideState, children: ReactNode) {
+  return (
+    <Panel
+      id={side.panel}
+      panelRef={st.ref}
+      className="column"
+      defaultSize={side.defaultPx}
+      minSize={side.minPx}
+      maxSize={side.maxSize}
+      collapsible
+      collapsedSize={0}
+      groupResizeBehavior="preserve-pixel-size"
+      onResize={(size) => { st.setFolded(size.inPixels === 0); }}
+    >
+      <div className="column-body" inert={st.folded}>{children}</div>
+    </Panel>
+  );
+}
 
 export function Columns({ left, center, right }: { left: ReactNode; center: ReactNode; right: ReactNode }) {
   const { defaultLayout, onLayoutChanged: save } = useDefaultLayout({ id: LAYOUT_ID, storage });
-  const [leftFolded, setLeftFolded] = useState(false);
-  const [rightFolded, setRightFolded] = useState(false);
-  const leftPanel = usePanelRef();
-  const rightPanel = usePanelRef();
+  const leftSide = useSide();
+  const rightSide = useSide();
   // What is kept is what the reader chose: a drag, a key, a fold, a double click's reset and the
   // inspector's Enter (these two made here through the panel's API, which the library does not count
   // as user input), never the layout a mount or a window's resize gives, which would pin the
@@ -49,65 +94,33 @@ export function Columns({ left, center, right }: { left: ReactNode; center: Reac
       byHand.current = false;
     }
   };
-  const reset = (panel: RefObject<PanelImperativeHandle | null>, px: number) => {
-    chosen(() => panel.current?.resize(px));
+  const splitter = (side: SideSpec, st: SideState) => {
+    const onEnter = (e: KeyboardEvent) => {
+      const p = st.ref.current;
+      if (e.key !== "Enter" || !p) return;
+      chosen(() => { if (p.isCollapsed()) p.expand(); else p.collapse(); });
+    };
+    return (
+      <Separator
+        id={side.splitter}
+        className={st.folded ? "splitter folded" : "splitter"}
+        aria-label={`width of ${side.what}`}
+        disableDoubleClick
+        onDoubleClick={() => { chosen(() => st.ref.current?.resize(side.defaultPx)); }}
+        onKeyDown={side.ownEnter ? onEnter : undefined}
+        title={st.folded ? `${side.what}, folded: drag ${side.unfold}, double click or Enter to unfold it` : "drag to resize (or arrow keys); double click: default width; Enter: fold"}
+      />
+    );
   };
   return (
     <Group id={LAYOUT_ID} className="columns" orientation="horizontal" defaultLayout={defaultLayout} onLayoutChanged={onLayoutChanged}>
-      <Panel
-        id="column-left"
-        panelRef={leftPanel}
-        className="column"
-        defaultSize={LEFT_DEFAULT_PX}
-        minSize={200}
-        maxSize="60%"
-        collapsible
-        collapsedSize={0}
-        groupResizeBehavior="preserve-pixel-size"
-        onResize={(size) => { setLeftFolded(size.inPixels === 0); }}
-      >
-        <div className="column-body" inert={leftFolded}>{left}</div>
-      </Panel>
-      <Separator
-        id="left-splitter"
-        className={leftFolded ? "splitter folded" : "splitter"}
-        aria-label="width of the side panel"
-        disableDoubleClick
-        onDoubleClick={() => { reset(leftPanel, LEFT_DEFAULT_PX); }}
-        title={leftFolded ? "the side panel, folded: drag right, double click or Enter to unfold it" : "drag to resize (or arrow keys); double click: default width; Enter: fold"}
-      />
+      {sidePanel(LEFT, leftSide, left)}
+      {splitter(LEFT, leftSide)}
       <Panel id="column-center" className="column" minSize={320}>
         {center}
       </Panel>
-      <Separator
-        id="right-splitter"
-        className={rightFolded ? "splitter folded" : "splitter"}
-        aria-label="width of the inspector"
-        disableDoubleClick
-        onDoubleClick={() => { reset(rightPanel, RIGHT_DEFAULT_PX); }}
-        // the library's Enter folds the column before a splitter (here the grid's, which cannot fold):
-        // the inspector's splitter folds the inspector, as the side panel's folds the side panel
-        onKeyDown={(e) => {
-          if (e.key !== "Enter") return;
-          const p = rightPanel.current;
-          if (p) chosen(() => { if (p.isCollapsed()) p.expand(); else p.collapse(); });
-        }}
-        title={rightFolded ? "the inspector, folded: drag left, double click or Enter to unfold it" : "drag to resize (or arrow keys); double click: default width; Enter: fold"}
-      />
-      <Panel
-        id="column-right"
-        panelRef={rightPanel}
-        className="column"
-        defaultSize={RIGHT_DEFAULT_PX}
-        minSize={240}
-        maxSize="50%"
-        collapsible
-        collapsedSize={0}
-        groupResizeBehavior="preserve-pixel-size"
-        onResize={(size) => { setRightFolded(size.inPixels === 0); }}
-      >
-        <div className="column-body" inert={rightFolded}>{right}</div>
-      </Panel>
+      {splitter(RIGHT, rightSide)}
+      {sidePanel(RIGHT, rightSide, right)}
     </Group>
   );
 }
