@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from placemap.settings import REPO_ROOT
+from placemap.settings import DEFAULT_CALIBRATION_CSV, REPO_ROOT
 
 HEAVY = ("fastapi", "starlette", "uvicorn", "numba", "pyarrow")
 # main() as bin/placemap runs it, then the heavy top-level packages it left imported, on stderr
@@ -66,8 +66,7 @@ def test_simulator_commands_do_not_import_the_server_stack(tmp_path: Path, args:
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(SCENARIO))
     # one published row of the calibration file: schbench, Zen3, its header and first data row
-    shared = REPO_ROOT.parent / "shared" / "calibration" / "userspace-hinting-rfc.csv"
-    rows = shared.read_text().splitlines()
+    rows = DEFAULT_CALIBRATION_CSV.read_text().splitlines()
     csv = tmp_path / "one.csv"
     csv.write_text("\n".join([rows[0], next(r for r in rows[1:] if ",schbench," in r)]) + "\n")
     proc, heavy = _run(tmp_path, *(a.format(scenario=scenario, csv=csv) for a in args))
