@@ -30,11 +30,11 @@ export function toLayout(raw: string | null, sides: readonly string[], center: s
   if (raw === null || !(width > 0)) return null;
   const px = numbers(raw, sides, MAX_PX);
   if (px === null) return null;
-  let pct = sides.map((s) => ((px[s] ?? 0) * 100) / width);
+  const pct = sides.map((s) => ((px[s] ?? 0) * 100) / width);
   const total = pct.reduce((a, b) => a + b, 0);
-  if (total > 100) pct = pct.map((p) => (p * 100) / total);
-  const layout: Record<string, number> = Object.fromEntries(sides.map((s, i) => [s, pct[i] ?? 0]));
-  layout[center] = Math.max(0, 100 - pct.reduce((a, b) => a + b, 0));
+  const scale = total > 100 ? 100 / total : 1;
+  const layout: Record<string, number> = Object.fromEntries(sides.map((s, i) => [s, (pct[i] ?? 0) * scale]));
+  layout[center] = 100 - Math.min(total, 100);
   return JSON.stringify(layout);
 }
 
