@@ -198,13 +198,36 @@ test("a side column folds away when dragged past its minimum, and comes back", a
   await expect(leftColumn.locator(".column-body")).not.toHaveAttribute("inert", "");
   await rightSep.dblclick();
   await expect.poll(async () => Math.abs((await width(right)) - 320)).toBeLessThanOrEqual(2);
-  // Enter on the inspector's splitter folds the inspector, and that is remembered; Enter again unfolds it
+  // Enter on the inspector's splitter folds the inspector, and that is remembered; Enter again unfolds
+  // it at the width it had, after a reload too (neither its default nor its minimum)
+  await drag(page, rightSep, -90);
+  const open = await width(right);
+  expect(open).toBeGreaterThan(400);
   await rightSep.focus();
   await page.keyboard.press("Enter");
   await expect.poll(() => width(rightColumn)).toBe(0);
   await page.reload();
   await expect.poll(() => width(rightColumn)).toBe(0);
   await rightSep.focus();
-  await page.keyboard.press("Enter"); // unfolded, at its minimum: the width before the fold went with the page
-  await expect.poll(async () => Math.abs((await width(right)) - 240)).toBeLessThanOrEqual(2);
+  await page.keyboard.press("Enter");
+  await expect.poll(async () => Math.abs((await width(right)) - open)).toBeLessThanOrEqual(2);
+  // the side panel the same, folded by a drag
+  await drag(page, leftSep, 180);
+  const leftOpen = await width(left);
+  expect(leftOpen).toBeGreaterThan(370);
+  await drag(page, leftSep, -leftOpen);
+  await expect.poll(() => width(leftColumn)).toBe(0);
+  await page.reload();
+  await expect.poll(() => width(leftColumn)).toBe(0);
+  await leftSep.focus();
+  await page.keyboard.press("Enter");
+  await expect.poll(async () => Math.abs((await width(left)) - leftOpen)).toBeLessThanOrEqual(2);
+  // and one never set by hand unfolds at its default width
+  await page.evaluate(() => { window.localStorage.clear(); });
+  await page.reload();
+  await rightSep.focus();
+  await page.keyboard.press("Enter");
+  await expect.poll(() => width(rightColumn)).toBe(0);
+  await page.keyboard.press("Enter");
+  await expect.poll(async () => Math.abs((await width(right)) - 320)).toBeLessThanOrEqual(2);
 });

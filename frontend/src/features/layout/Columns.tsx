@@ -7,7 +7,9 @@
  * in it takes the keyboard's focus. The side columns keep their width in pixels when the window
  * resizes, the middle one takes the rest; the widths are remembered in the browser, in pixels too
  * (layoutStorage), and are no part of a shared link: the link opens the same view at the reader's
- * own widths. react-resizable-panels does the resizing and the separators' ARIA.
+ * own widths. Enter unfolds a column at the width it had before it was folded, after a reload too
+ * (the storage keeps it), or at its default width when none was chosen. react-resizable-panels
+ * does the resizing and the separators' ARIA.
  */
 import { useRef, useState, type KeyboardEvent, type ReactNode, type RefObject } from "react";
 import { Group, Panel, Separator, useDefaultLayout, usePanelRef, type Layout, type LayoutChangedMeta, type PanelImperativeHandle } from "react-resizable-panels";
@@ -24,13 +26,9 @@ interface SideSpec {
   minPx: number;
   maxSize: string;
   unfold: "left" | "right"; // the way its folded splitter is dragged to unfold it
-  // whether Enter on the splitter is handled here: the library's Enter folds the column before a
-  // splitter, the side panel's for its own splitter, and the grid's (which cannot fold) for the
-  // inspector's
-  ownEnter: boolean;
 }
-const LEFT: SideSpec = { panel: "column-left", splitter: "left-splitter", what: "the side panel", defaultPx: 250, minPx: 200, maxSize: "60%", unfold: "right", ownEnter: false };
-const RIGHT: SideSpec = { panel: "column-right", splitter: "right-splitter", what: "the inspector", defaultPx: 320, minPx: 240, maxSize: "50%", unfold: "left", ownEnter: true };
+const LEFT: SideSpec = { panel: "column-left", splitter: "left-splitter", what: "the side panel", defaultPx: 250, minPx: 200, maxSize: "60%", unfold: "right" };
+const RIGHT: SideSpec = { panel: "column-right", splitter: "right-splitter", what: "the inspector", defaultPx: 320, minPx: 240, maxSize: "50%", unfold: "left" };
 const SIDES = [LEFT, RIGHT];
 
 const SPLITTERS_PX = 10; // the splitters' width before they are laid out (5 px each; 9 folded)
@@ -95,10 +93,15 @@ export function Columns({ left, center, right }: { left: ReactNode; center: Reac
     }
   };
   const splitter = (side: SideSpec, st: SideState) => {
+    // Enter folds and unfolds the splitter's side column here, before the library's own handler
+    // (a listener on the element, which a capture at the root runs before and which yields to a
+    // handled event): the library's unfolds at the width it remembers for the visit only, or its
+    // minimum, and folds the column before the splitter, which for the inspector's is the grid.
     const onEnter = (e: KeyboardEvent) => {
       const p = st.ref.current;
       if (e.key !== "Enter" || !p) return;
-      chosen(() => { if (p.isCollapsed()) p.expand(); else p.collapse(); });
+      e.preventDefault();
+      chosen(() => { if (p.isCollapsed()) p.resize(storage.openWidth(side.panel) ?? side.defaultPx); else p.collapse(); });
     };
     return (
       <Separator
@@ -107,7 +110,7 @@ export function Columns({ left, center, right }: { left: ReactNode; center: Reac
         aria-label={`width of ${side.what}`}
         disableDoubleClick
         onDoubleClick={() => { chosen(() => st.ref.current?.resize(side.defaultPx)); }}
-        onKeyDown={side.ownEnter ? onEnter : undefined}
+        onKeyDownCapture={onEnter}
         title={st.folded ? `${side.what}, folded: drag ${side.unfold}, double click or Enter to unfold it` : "drag to resize (or arrow keys); double click: default width; Enter: fold"}
       />
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pixelStorage, toLayout, toPixels } from "./layoutStorage";
+import { openWidths, pixelStorage, toLayout, toPixels } from "./layoutStorage";
 
 const SIDES = ["column-left", "column-right"] as const;
 const CENTER = "column-center";
@@ -34,6 +34,47 @@ describe("toPixels / toLayout", () => {
     expect(toPixels('{"column-left":120,"column-right":10}', SIDES, 1280)).toBeNull();
     expect(toPixels('{"column-left":20}', SIDES, 1280)).toBeNull();
     expect(toPixels('{"column-left":20,"column-right":20}', SIDES, 0)).toBeNull();
+  });
+});
+
+describe("a folded side's open width", () => {
+  it("is kept beside the fold: its width in the record before, or the open width that record kept", () => {
+    const open = toPixels('{"column-left":37.5,"column-center":37.5,"column-right":25}', SIDES, 1280);
+    const folded = toPixels('{"column-left":0,"column-center":75,"column-right":25}', SIDES, 1280, open);
+    expect(folded).toBe('{"column-left":0,"column-right":320,"open":{"column-left":480}}');
+    // folded again (the other side this time): the first fold's open width is carried on
+    const both = toPixels('{"column-left":0,"column-center":100,"column-right":0}', SIDES, 1280, folded);
+    expect(openWidths(both, SIDES)).toEqual({ "column-left": 480, "column-right": 320 });
+    // unfolded: nothing to keep; the layout itself reads as before
+    expect(toPixels('{"column-left":30,"column-center":45,"column-right":25}', SIDES, 1280, both)).toBe('{"column-left":384,"column-right":320}');
+    expect(JSON.parse(toLayout(folded, SIDES, CENTER, 1280) ?? "null")).toEqual({ "column-left": 0, "column-right": 25, "column-center": 75 });
+  });
+  it("is none when nothing open was stored before the fold", () => {
+    expect(toPixels('{"column-left":0,"column-center":75,"column-right":25}', SIDES, 1280)).toBe('{"column-left":0,"column-right":320}');
+    expect(toPixels('{"column-left":0,"column-center":75,"column-right":25}', SIDES, 1280, "garbage")).toBe('{"column-left":0,"column-right":320}');
+  });
+  it.each([
+    ["not JSON", "{not"],
+    ["no open", '{"column-left":0,"column-right":320}'],
+    ["open not an object", '{"column-left":0,"column-right":320,"open":[480]}'],
+    ["a string", '{"column-left":0,"column-right":320,"open":{"column-left":"480"}}'],
+    ["zero", '{"column-left":0,"column-right":320,"open":{"column-left":0}}'],
+    ["an absurd width", '{"column-left":0,"column-right":320,"open":{"column-left":1e9}}'],
+  ])("reads %s as no open width", (_what, raw) => {
+    expect(openWidths(raw, SIDES)).toEqual({});
+  });
+  it("is what pixelStorage says for the library's key, from the backing or from the visit", () => {
+    const backing = new Map<string, string>();
+    const s = pixelStorage(() => ({ getItem: (k) => backing.get(k) ?? null, setItem: (k, v) => void backing.set(k, v) }), SIDES, CENTER, () => 1000);
+    expect(s.openWidth("column-left")).toBeNull();
+    backing.set("k", '{"column-left":0,"column-right":300,"open":{"column-left":420}}');
+    s.getItem("k");
+    expect(s.openWidth("column-left")).toBe(420);
+    expect(s.openWidth("column-right")).toBeNull();
+    const refused = pixelStorage(() => null, SIDES, CENTER, () => 1000);
+    refused.setItem("k", '{"column-left":40,"column-center":30,"column-right":30}');
+    refused.setItem("k", '{"column-left":0,"column-center":70,"column-right":30}');
+    expect(refused.openWidth("column-left")).toBe(400);
   });
 });
 
