@@ -31,6 +31,7 @@ import { cliCommand } from "./features/simulate/scenario";
 import { formatDuration } from "./viz/time";
 import type { Recording } from "./client/types";
 import { Columns } from "./features/layout/Columns";
+import { plural } from "./viz/words";
 
 const initialView = parseView(window.location.search);
 
@@ -117,7 +118,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
           )}
           {rec && (
             <span className="muted small">
-              {live ? `${rec.host ?? "unknown host"} · ${rec.kernel_release ?? "?"}` : `${rec.event_count.toLocaleString()} events`} · {player.topo?.cpus.length ?? "?"} CPUs · {player.topo?.llcs.length ?? "?"} LLCs · {player.topo?.numa_nodes.length ?? "?"} nodes
+              {live ? `${rec.host ?? "unknown host"} · ${rec.kernel_release ?? "?"}` : plural(rec.event_count, "event")} · {player.topo ? `${plural(player.topo.cpus.length, "CPU")} · ${plural(player.topo.llcs.length, "LLC")} · ${plural(player.topo.numa_nodes.length, "node")}` : "? CPUs · ? LLCs · ? nodes"}
               {player.topo ? ` · topology ${player.topo.source}` : ""}
             </span>
           )}

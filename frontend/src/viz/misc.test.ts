@@ -4,6 +4,7 @@ import { binOf, nextMigrationBin, rebin, stackMigrations } from "./overview";
 import { easeInOutCubic, flightPosition, flightProgress } from "./animate";
 import { formatNs, parseTime } from "./time";
 import { synthTopology } from "./synthTopology";
+import { plural } from "./words";
 import type { Overview } from "../client/types";
 
 describe("migration levels", () => {
@@ -107,5 +108,14 @@ describe("time", () => {
     expect(parseTime("+1.5s", 1000)).toBe(1_500_001_000);
     expect(parseTime("abc", 0)).toBeNull();
     expect(parseTime("99999999999999999999", 0)).toBeNull();
+  });
+});
+
+describe("plural", () => {
+  it("adds an s to every count but 1, and groups thousands", () => {
+    expect(plural(1, "LLC")).toBe("1 LLC");
+    expect(plural(0, "node")).toBe("0 nodes");
+    expect(plural(16, "LLC")).toBe("16 LLCs");
+    expect(plural(72578, "event")).toBe("72,578 events");
   });
 });

@@ -15,6 +15,7 @@ import { liveFirst } from "../live/order";
 import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 import { WhatIf } from "../whatif/WhatIf";
+import { plural } from "../../viz/words";
 
 interface Props {
   openId: string | null;
@@ -206,7 +207,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
                 {r.status === "live"
                   ? `${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))} so far`
                   : r.status === "ready"
-                  ? `${r.event_count.toLocaleString()} events · ${r.cpus_seen.length} CPUs · ${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))}${r.format ? ` · ${r.format}` : ""}`
+                  ? `${plural(r.event_count, "event")} on ${plural(r.cpus_seen.length, "CPU")} · ${formatDuration((r.t_end_ns ?? 0) - (r.t_start_ns ?? 0))}${r.format ? ` · ${r.format}` : ""}`
                   : r.status}
               </span>
             </button>

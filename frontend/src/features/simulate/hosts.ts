@@ -6,6 +6,7 @@
  * which recordings qualify, how a host reads in the list and what a sweep calls it.
  */
 import type { Recording, SimSweepSpec, Topology } from "../../client/types";
+import { plural } from "../../viz/words";
 
 /** A choice's topology value for a recorded host (presets are plain names). */
 export const HOST_PREFIX = "host:";
@@ -30,10 +31,6 @@ export function hostRecordings(recs: Recording[]): Recording[] {
     if (out.length === MAX_HOSTS) break;
   }
   return out;
-}
-
-function plural(n: number, one: string): string {
-  return `${String(n)} ${one}${n === 1 ? "" : "s"}`;
 }
 
 /** "epyc-7713 (recorded: 256 CPUs, 16 LLCs, 2 nodes)". */
