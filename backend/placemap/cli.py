@@ -82,6 +82,28 @@ def _admin(args: argparse.Namespace) -> int:
                 + (f"\t{r.error}" if r.error else "")
             )
         return 0
+    if args.action == "export":
+        from placemap.replay.ftrace_text import recording_text  # noqa: PLC0415
+
+        rec = store.get_recording(args.id)
+        if rec is None or rec.status not in ("ready", "live"):
+            print(
+                f"no recording {args.id} with events"
+                if rec is None
+                else f"recording {args.id} is {rec.status}",
+                file=sys.stderr,
+            )
+            return 1
+        out = sys.stdout.buffer if args.out in (None, "-") else open(args.out, "wb")  # noqa: SIM115
+        try:
+            for piece in recording_text(store, rec):
+                out.write(piece)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
+            else:
+                out.flush()
+        return 0
     if args.action == "delete":
         if not store.delete_recording(args.id):
             print(f"no recording {args.id}", file=sys.stderr)
@@ -163,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument("--name")
     imp.add_argument("--format", default="auto")
     imp.add_argument("--topology", help="Topology JSON (placemap-collect topology --json)")
+    export = actions.add_parser(
+        "export", help="write a recording's events as ftrace text (as `cat trace` prints them), any source"
+    )
+    export.add_argument("id", help="recording id")
+    export.add_argument("--out", help="file to write (default: standard output)")
     delete = actions.add_parser("delete", help="delete a recording")
     delete.add_argument("id", help="recording id (one made before ids avoided a leading '-' goes after '--')")
     admin.set_defaults(func=_admin)

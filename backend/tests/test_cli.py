@@ -55,6 +55,25 @@ def test_admin_import_list_delete(tmp_path: Path) -> None:
     assert dashed.returncode == 1 and "no recording" in dashed.stderr
 
 
+def test_admin_export_writes_ftrace_text(tmp_path: Path) -> None:
+    rid = _run(tmp_path, "admin", "import", str(G4), "--name", "g4").stdout.split("\t")[0]
+    out = _run(tmp_path, "admin", "export", rid)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("# tracer: nop\n")
+    assert len([ln for ln in out.stdout.splitlines() if not ln.startswith("#")]) == 72_578
+    assert (
+        "bash-13109   [000]   319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000\n"
+        in out.stdout
+    )
+    to_file = _run(tmp_path, "admin", "export", rid, "--out", "g4.txt")
+    assert to_file.returncode == 0 and (tmp_path / "g4.txt").read_text() == out.stdout
+    # imported again, it is the same recording
+    again = _run(tmp_path, "admin", "import", "g4.txt").stdout.split("\t")[1]
+    assert again == "72578 events"
+    missing = _run(tmp_path, "admin", "export", "nope")
+    assert missing.returncode == 1 and "no recording nope" in missing.stderr
+
+
 def test_admin_import_names_a_bad_topology_file_and_stores_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "topo.json"
     bad.write_text('{"cpus": "many"}')

@@ -86,6 +86,15 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
 
   await shot(page, "opened");
 
+  // the recording's events as ftrace text, downloaded from its header: the kernel's own lines
+  const download = page.waitForEvent("download");
+  await page.getByTestId("rec-trace-text").click();
+  const file = await download;
+  expect(file.suggestedFilename()).toBe("g4-dashboard.ftrace.txt");
+  const text = readFileSync(await file.path(), "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+  expect(text).toHaveLength(72_578);
+  expect(text[1]).toBe("            bash-13109   [000]   319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000");
+
   // the whole run's numbers beside the grid, as the recording's metrics give them: the real kernel's
   // run-queue delay after a wakeup among them (p99 to three significant digits)
   await expect(page).toHaveURL(/[?&]rec=/);

@@ -32,6 +32,7 @@ import { formatDuration } from "./viz/time";
 import type { Recording } from "./client/types";
 import { Columns } from "./features/layout/Columns";
 import { plural } from "./viz/words";
+import { api } from "./client/http";
 
 const initialView = parseView(window.location.search);
 
@@ -126,6 +127,11 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
             <span className={`small${rec.sim_metric.note !== null ? " few-samples" : ""}`} data-testid="rec-sim-metric" title={rec.sim_metric.note ?? rec.sim_metric.incomplete ?? undefined}>
               {simMetricText(rec.sim_metric)}
             </span>
+          )}
+          {rec && ready && !live && (
+            <a className="small" href={api.traceTextUrl(rec.id)} download data-testid="rec-trace-text" title="this recording's events as ftrace text, the lines cat trace prints (no irq-info flags; nanosecond timestamps), for grep, awk, a diff or your own scripts; bin/placemap admin export ID writes the same">
+              ftrace text
+            </a>
           )}
           {rec?.scenario && (
             <span className="small">

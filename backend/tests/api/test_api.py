@@ -96,6 +96,31 @@ def test_events_window_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_tab
     assert got.num_rows == want.num_rows > 0 and got.equals(want)
 
 
+def test_events_as_ftrace_text(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
+    r = client.get(f"/api/recordings/{g4['id']}/trace.txt")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert r.headers["content-disposition"] == 'attachment; filename="g4.ftrace.txt"'
+    lines = [ln for ln in r.text.splitlines() if not ln.startswith("#")]
+    assert len(lines) == 72_578
+    # read back by the importer, uploaded like any trace (gzipped: the test server's upload limit)
+    back = wait_done(
+        client,
+        client.post("/api/recordings", params={"name": "g4 again"}, content=gzip.compress(r.content)).json()[
+            "id"
+        ],
+    )
+    assert back["status"] == "ready", back
+    again = _read_stream(client.get(f"/api/recordings/{back['id']}/events.arrow").content)
+    assert _plain(again).equals(g4_table)
+    # a window: the events in it, line for line
+    t0, t1 = 320_000_000_000, 320_100_000_000
+    window = client.get(f"/api/recordings/{g4['id']}/trace.txt", params={"t0_ns": t0, "t1_ns": t1}).text
+    ts = g4_table.column("ts_ns")
+    want = pc.sum(pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1)).cast(pa.int64())).as_py()
+    assert len([ln for ln in window.splitlines() if not ln.startswith("#")]) == want > 0
+    assert client.get("/api/recordings/nope/trace.txt").status_code == 404
+
+
 def test_state_at_t(client: httpx.Client, g4: dict[str, Any]) -> None:
     # 319.954263 [001] sched_switch: prev_pid=13093 prev_state=R ==> next_comm=hackbench next_pid=13114
     r = client.get(f"/api/recordings/{g4['id']}/state", params={"t_ns": 319_954_263_000})

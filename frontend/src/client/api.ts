@@ -236,6 +236,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/trace.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trace Text
+         * @description The events of [t0_ns, t1_ns] (all by default) as ftrace text, as `cat trace` prints them, written
+         *     chunk by chunk, whatever the recording's source; the importer reads it back to the same events
+         *     (placemap.replay.ftrace_text says what a stored event lacks for a trace line, and how it is written).
+         */
+        get: operations["trace_text_api_recordings__rid__trace_txt_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/state": {
         parameters: {
             query?: never;
@@ -2833,6 +2855,58 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.apache.arrow.stream": string;
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    trace_text_api_recordings__rid__trace_txt_get: {
+        parameters: {
+            query?: {
+                t0_ns?: number | null;
+                t1_ns?: number | null;
+            };
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description Unknown id */

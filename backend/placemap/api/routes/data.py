@@ -25,7 +25,7 @@ from placemap.api.models import (
     TaskInfo,
     TaskPath,
 )
-from placemap.replay import queries
+from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
@@ -115,6 +115,25 @@ def events_arrow(
         yield buf.getvalue()
 
     return StreamingResponse(stream(), media_type=ARROW_STREAM)
+
+
+@router.get(
+    "/trace.txt",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def trace_text(
+    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
+) -> StreamingResponse:
+    """The events of [t0_ns, t1_ns] (all by default) as ftrace text, as `cat trace` prints them, written
+    chunk by chunk, whatever the recording's source; the importer reads it back to the same events
+    (placemap.replay.ftrace_text says what a stored event lacks for a trace line, and how it is written)."""
+    rec = recording_or_404(store, rid, ready=True)
+    return StreamingResponse(
+        ftrace_text.recording_text(store, rec, t0_ns, t1_ns),
+        media_type="text/plain",
+        headers={"Content-Disposition": f'attachment; filename="{ftrace_text.file_name(rec)}"'},
+    )
 
 
 @router.get("/state")
