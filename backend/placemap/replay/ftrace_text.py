@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -60,121 +61,209 @@ _ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 
 
-def _raw(text: str | None, cache: dict[str, str]) -> str:
-    """A stored name as the kernel's bytes (see the module's docstring), held in a str whose bytes that
-    are not UTF-8 are surrogate escapes (the file is encoded with "surrogateescape")."""
-    if text is None:
-        return ""
+def _raw(text: str, cache: dict[str, bytes]) -> bytes:
+    """A stored name as the kernel's bytes (see the module's docstring)."""
     got = cache.get(text)
     if got is None:
-        raw = _ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode("utf-8", "surrogateescape"))
-        raw = _CONTROL.sub(lambda m: b"\\x%02x" % m.group(0)[0], raw)
-        got = raw.decode("utf-8", "surrogateescape")
+        got = _ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode("utf-8", "surrogateescape"))
+        got = _CONTROL.sub(lambda m: b"\\x%02x" % m.group(0)[0], got)
         cache[text] = got
     return got
 
 
-def _lost(cpu: int, n: int | None) -> str:
+def _lost(cpu: int, n: int | None) -> bytes:
     """A lost record as the line the importers read one from: the kernel's `CPU:N [LOST N EVENTS]`,
     trace-cmd's `CPU:N [EVENTS DROPPED]` for a count not known, a bare `LOST N EVENTS` for a loss on
     no one CPU (a header's count, a collector's dropped batch)."""
-    known = n is not None and n >= 0
-    if cpu >= 0:
-        return f"CPU:{cpu} [LOST {n} EVENTS]\n" if known else f"CPU:{cpu} [EVENTS DROPPED]\n"
-    return f"LOST {n} EVENTS\n" if known else "# events lost on no one CPU, how many not known\n"
+    if n is None or n < 0:
+        return (
+            b"CPU:%d [EVENTS DROPPED]\n" % cpu
+            if cpu >= 0
+            else b"# events lost on no one CPU, how many not known\n"
+        )
+    return b"CPU:%d [LOST %d EVENTS]\n" % (cpu, n) if cpu >= 0 else b"LOST %d EVENTS\n" % n
 
 
-def _text(col: pa.Array, pad: int = 0, fill: str = " ") -> list[str]:
-    """An int column as the decimal strings the lines print (padded on the left to `pad` with
-    `fill`), -1 where it is null: made for a whole batch at once."""
+def _ints(col: pa.Array | pa.ChunkedArray, pad: int = 0, fill: str = " ") -> pa.Array:
+    """An int column as the decimal bytes the lines print (padded on the left to `pad` with `fill`),
+    -1 where it is null."""
     s = pc.cast(col, pa.string())
     if pad:
         s = pc.utf8_lpad(s, pad, fill)
-    return pc.fill_null(s, "-1").to_pylist()  # type: ignore[no-any-return]
+    return pc.cast(pc.fill_null(s, "-1"), pa.binary())
+
+
+_TP_BY_KIND = pa.array([_TRACEPOINTS.get(k, "").encode() + b": " for k in range(256)], pa.binary())
+_SPACES = pa.array([b" " * n for n in range(17)], pa.binary())
+# each event's body after `name: ` as the kernel's format prints it, by kind: {column} is a name
+# column, or an int column printed in decimal
+_FORMATS = {
+    (WAKEUP_NEW, WAKING, WAKEUP): "comm={comm} pid={pid} prio={prio} target_cpu={target_cpu}",
+    (MIGRATE,): "comm={comm} pid={pid} prio={prio} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
+    (SWITCH,): "prev_comm={comm} prev_pid={pid} prev_prio={prio} prev_state={prev_state} "
+    "==> next_comm={next_comm} next_pid={next_pid} next_prio={next_prio}",
+    (FORK,): "comm={comm} pid={pid} child_comm={child_comm} child_pid={child_pid}",
+    (EXIT,): "comm={comm} pid={pid} prio={prio}",
+    (EXEC,): "filename={filename} pid={pid} old_pid={old_pid}",
+}
+# ... split into literal bytes (even places) and column names (odd places), the tracepoint first
+_BODIES = tuple(
+    (codes, ("kind", *(p.encode() if i % 2 == 0 else p for i, p in enumerate(re.split(r"\{(\w+)\}", f)))))
+    for codes, f in _FORMATS.items()
+)
+_PADS = {"target_cpu": (3, "0")}
+
+
+def _join(*parts: pa.Array | bytes) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, b"")
 
 
 class FtraceWriter:
-    """Turns event batches into ftrace lines, keeping the names seen so far for the TASK column."""
+    """Turns event batches into ftrace lines, keeping the names seen so far for the TASK column. The
+    lines of a batch are made column by column (Arrow's compute kernels): only the names, a few
+    hundred distinct per batch, and lost records pass through Python one by one."""
 
     def __init__(self, *, with_tgid: bool) -> None:
         self.with_tgid = with_tgid
-        self.names: dict[int, str] = {0: "<idle>"}
-        self.cache: dict[str, str] = {}
+        self.names: dict[int, bytes] = {}  # the last name each pid was given, carried across batches
+        self.cache: dict[str, bytes] = {}
         self.lines = 0
 
-    def batch(self, batch: pa.RecordBatch) -> bytes:
-        """The lines of one batch, in its order."""
-        col = batch.column
-        kinds = col("kind").to_pylist()
-        pids = col("pid").to_pylist()
-        cpus = col("cpu").to_pylist()
-        curs = col("cur_pid").to_pylist()
-        comms = col("comm").to_pylist()
-        next_pids = col("next_pid").to_pylist()
-        next_comms = col("next_comm").to_pylist()
-        child_pids = col("child_pid").to_pylist()
-        child_comms = col("child_comm").to_pylist()
-        ts = col("ts_ns")
-        secs = _text(pc.divide(ts, 1_000_000_000), 5)
-        nsecs = _text(pc.subtract(ts, pc.multiply(pc.divide(ts, 1_000_000_000), 1_000_000_000)), 9, "0")
-        cpu_s = _text(col("cpu"), 3, "0")
-        prio = _text(col("prio"))
-        target = _text(col("target_cpu"), 3, "0")
-        orig, dest = _text(col("orig_cpu")), _text(col("dest_cpu"))
-        next_pid_s, next_prio = _text(col("next_pid")), _text(col("next_prio"))
-        child_pid_s, old_pid = _text(col("child_pid")), _text(col("old_pid"))
-        tgids = _text(col("tgid"), 7) if self.with_tgid else None
-        states = col("prev_state").to_pylist()
-        files = col("filename").to_pylist()
-        lost = col("lost_events").to_pylist()
-        out: list[str] = []
-        names = self.names
-        raw = self.cache
-        for i, kind in enumerate(kinds):
-            if kind == LLC_UTIL:
-                continue  # no ftrace event; counted in the header
-            if kind == LOST:
-                out.append(_lost(cpus[i], lost[i]))
-                continue
-            pid = pids[i]
-            comm = _raw(comms[i], raw)
-            if pid != 0:
-                names[pid] = comm  # the running task is often the event's subject (a switch's prev)
-            cur = curs[i]
-            task = f"{names.get(cur, '<...>'):>16}-{cur:<7}"
-            if tgids is not None:
-                tg = tgids[i]
-                task += " (-------)" if tg == "-1" else f" ({tg})"
-            if kind == SWITCH:
-                nxt = _raw(next_comms[i], raw)
-                body = (
-                    f"sched_switch: prev_comm={comm} prev_pid={pid} prev_prio={prio[i]} "
-                    f"prev_state={_raw(states[i] or 'R', raw)} ==> next_comm={nxt} next_pid={next_pid_s[i]} "
-                    f"next_prio={next_prio[i]}"
-                )
-                if next_pids[i]:
-                    names[next_pids[i]] = nxt
-            elif kind in (WAKING, WAKEUP, WAKEUP_NEW):
-                body = f"{_TRACEPOINTS[kind]}: comm={comm} pid={pid} prio={prio[i]} target_cpu={target[i]}"
-            elif kind == MIGRATE:
-                body = (
-                    f"sched_migrate_task: comm={comm} pid={pid} prio={prio[i]} "
-                    f"orig_cpu={orig[i]} dest_cpu={dest[i]}"
-                )
-            elif kind == FORK:
-                child = _raw(child_comms[i], raw)
-                body = (
-                    f"sched_process_fork: comm={comm} pid={pid} child_comm={child} child_pid={child_pid_s[i]}"
-                )
-                if child_pids[i]:
-                    names[child_pids[i]] = child
-            elif kind == EXIT:
-                body = f"sched_process_exit: comm={comm} pid={pid} prio={prio[i]}"
+    def _names(self, col: pa.Array, fill: str) -> pa.Array:
+        """A name column as the kernel's bytes: each distinct value through _raw once."""
+        d = pc.dictionary_encode(pc.fill_null(col, fill))
+        if isinstance(d, pa.ChunkedArray):
+            d = d.combine_chunks()
+        raw = pa.array([_raw(v, self.cache) for v in d.dictionary.to_pylist()], pa.binary())
+        return pc.take(raw, d.indices)
+
+    def _task_names(
+        self, k: np.ndarray, pid: np.ndarray, cur: np.ndarray, b: pa.RecordBatch, values: pa.Array
+    ) -> pa.Array:
+        """The TASK column's name of every row: the last name given to its running pid, by the row
+        itself (its subject) or a row before it (a subject, a switch's next, a fork's child), in
+        this batch or before it; `<idle>` for pid 0, `<...>` for one never named. `values` is the
+        batch's comm, next_comm and child_comm one after the other."""
+        n = len(k)
+        idx = np.arange(n, dtype=np.int64)
+        next_pid = pc.fill_null(b.column("next_pid"), 0).to_numpy()
+        child_pid = pc.fill_null(b.column("child_pid"), 0).to_numpy()
+        named = (pid != 0) & (k != LLC_UTIL) & (k != LOST)
+        by_switch = (k == SWITCH) & (next_pid != 0)
+        by_fork = (k == FORK) & (child_pid != 0)
+        keys = np.concatenate([pid[named], next_pid[by_switch], child_pid[by_fork]]).astype(np.int64)
+        # a row's own name counts for its line, a switch's next and a fork's child from the next line
+        at = np.concatenate([2 * idx[named], 2 * idx[by_switch] + 1, 2 * idx[by_fork] + 1])
+        val = np.concatenate([idx[named], n + idx[by_switch], 2 * n + idx[by_fork]])
+        order = np.lexsort((at, keys))
+        keys, at, val = keys[order], at[order], val[order]
+        span = 2 * n + 2
+        j = np.searchsorted(keys * span + at, cur.astype(np.int64) * span + 2 * idx, side="right") - 1
+        jj = np.clip(j, 0, max(len(keys) - 1, 0))
+        found = (j >= 0) & (keys[jj] == cur) if len(keys) else np.zeros(n, dtype=bool)
+        pick = np.where(found, val[jj] if len(keys) else 0, -1)
+        # the rest: named in an earlier batch, the idle task, or no name yet
+        extra: list[bytes] = [b"<idle>", b"<...>"]
+        base = 3 * n
+        unfound = ~found
+        pids, inverse = np.unique(cur[unfound], return_inverse=True)
+        where: list[int] = []
+        for p in pids.tolist():
+            if p in self.names:
+                where.append(base + len(extra))
+                extra.append(self.names[p])
             else:
-                body = f"sched_process_exec: filename={_raw(files[i], raw)} pid={pid} old_pid={old_pid[i]}"
-            out.append(f"{task} [{cpu_s[i]}] {secs[i]}.{nsecs[i]}: {body}\n")
-        self.lines += len(out)
-        return "".join(out).encode("utf-8", "surrogateescape")
+                where.append(base + 1)
+        pick[unfound] = np.asarray(where, dtype=np.int64)[inverse] if where else pick[unfound]
+        pick[cur == 0] = base
+        # carry the last name of each pid named here to the next batch
+        if len(keys):
+            last = np.r_[keys[1:] != keys[:-1], True]
+            for p, v in zip(keys[last].tolist(), val[last].tolist(), strict=True):
+                self.names[p] = values[v].as_py()
+        return pc.take(pa.concat_arrays([values, pa.array(extra, pa.binary())]), pa.array(pick))
+
+    def batch(self, b: pa.RecordBatch) -> bytes:
+        """The lines of one batch, in its order."""
+        n = b.num_rows
+        if n == 0:
+            return b""
+        col = b.column
+        kind = col("kind")
+        k = kind.to_numpy()
+        pid = col("pid").to_numpy()
+        cur = col("cur_pid").to_numpy()
+        comm = self._names(col("comm"), "")
+        next_comm = self._names(col("next_comm"), "")
+        child_comm = self._names(col("child_comm"), "")
+        name = self._task_names(k, pid, cur, b, pa.concat_arrays([comm, next_comm, child_comm]))
+        pad = pc.take(_SPACES, pc.max_element_wise(pc.subtract(16, pc.binary_length(name)), 0))
+        task = _join(
+            pad, name, b"-", pc.cast(pc.utf8_rpad(pc.cast(col("cur_pid"), pa.string()), 7), pa.binary())
+        )
+        if self.with_tgid:
+            tgid = pc.fill_null(
+                pc.cast(pc.utf8_lpad(pc.cast(col("tgid"), pa.string()), 7), pa.binary()), b"-------"
+            )
+            task = _join(task, b" (", tgid, b")")
+        ts = col("ts_ns")
+        secs = pc.divide(ts, 1_000_000_000)
+        when = _join(
+            b" [",
+            _ints(col("cpu"), 3, "0"),
+            b"] ",
+            _ints(secs, 5),
+            b".",
+            _ints(pc.subtract(ts, pc.multiply(secs, 1_000_000_000)), 9, "0"),
+            b": ",
+        )
+        # each kind's body from its own rows, then every row's put back in place
+        names = {"comm": comm, "next_comm": next_comm, "child_comm": child_comm}
+        groups: list[pa.Array] = []
+        pos = np.zeros(n, dtype=np.int64)
+        done = 0
+        for codes, template in _BODIES:
+            rows = np.flatnonzero(np.isin(k, codes))
+            if len(rows) == 0:
+                continue
+            take = pa.array(rows)
+            parts: list[pa.Array | bytes] = []
+            for part in template:
+                if isinstance(part, bytes):
+                    parts.append(part)
+                elif part in names:
+                    parts.append(pc.take(names[part], take))
+                elif part in ("prev_state", "filename"):
+                    parts.append(self._names(pc.take(col(part), take), "R" if part == "prev_state" else ""))
+                elif part == "kind":
+                    parts.append(pc.take(_TP_BY_KIND, pc.take(kind, take)))
+                else:
+                    parts.append(_ints(pc.take(col(part), take), *_PADS.get(part, (0, " "))))
+            groups.append(_join(*parts))
+            pos[rows] = done + np.arange(len(rows))
+            done += len(rows)
+        body = (
+            pc.take(pa.concat_arrays(groups), pa.array(pos)) if groups else pa.array([b""] * n, pa.binary())
+        )
+        lines = _join(task, when, body, b"\n")
+        if ((k == LOST) | (k == LLC_UTIL)).any():
+            special: list[bytes | None] = [None] * n
+            cpus, lost = col("cpu").to_pylist(), col("lost_events").to_pylist()
+            for i in np.flatnonzero(k == LOST).tolist():
+                special[i] = _lost(cpus[i], lost[i])
+            lines = pc.if_else(pc.equal(kind, LOST), pa.array(special, pa.binary()), lines)
+            lines = pc.filter(lines, pc.not_equal(kind, LLC_UTIL))
+        self.lines += len(lines)
+        return _concat(lines)
+
+
+def _concat(lines: pa.Array) -> bytes:
+    """A binary array's values one after the other: the slice of its data buffer they fill."""
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    _validity, offsets, data = lines.buffers()
+    off = np.frombuffer(offsets, dtype=np.int32, count=len(lines) + 1, offset=4 * lines.offset)
+    return data.to_pybytes()[off[0] : off[-1]] if data is not None else b""
 
 
 def header(name: str, rid: str, with_tgid: bool, left_out: int) -> bytes:

@@ -19,7 +19,7 @@ from collector import collector_binary
 from ftrace_lines import G4, TRACES
 
 from placemap.importer import import_file
-from placemap.replay.ftrace_text import FtraceWriter, file_name, recording_text
+from placemap.replay.ftrace_text import FtraceWriter, file_name, recording_text, write_ftrace
 from placemap.replay.queries import window_batches
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.settings import REPO_ROOT
@@ -139,6 +139,20 @@ def _comms_by_pid(lines: list[str]) -> dict[int, set[str]]:
         for comm, pid in pair.findall(ln):
             out.setdefault(int(pid), set()).add(comm)
     return out
+
+
+def test_batches_of_any_size_give_the_same_file(store: Store, collector: Path) -> None:
+    # a stored chunk is one batch or a few: the names a batch gives must reach the lines of the next
+    rid = _import(store, collector, G4, "g4")
+    rec = store.get_recording(rid)
+    assert rec is not None
+    whole = b"".join(recording_text(store, rec))
+    table = _events(store, rid)
+    for rows in (997, 10_000):
+        small = b"".join(
+            write_ftrace(table.to_batches(max_chunksize=rows), name=rec.name, rid=rid, left_out=0)
+        )
+        assert small == whole, rows
 
 
 def test_thread_group_ids_are_kept(store: Store, collector: Path, tmp_path: Path) -> None:
