@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urlencode
 
 from placemap.settings import DEFAULT_CALIBRATION_CSV, Settings
@@ -78,6 +78,12 @@ def _sim(args: argparse.Namespace) -> int:
         if given and args.sweep is None:
             print(f"placemap sim: {flag} is for --sweep", file=sys.stderr)
             return 2
+    if args.ftrace is not None and (args.sweep is not None or args.seeds > 1):
+        print(
+            "placemap sim: --ftrace writes one run's events; it takes neither --sweep nor --seeds",
+            file=sys.stderr,
+        )
+        return 2
     if args.sweep is not None:
         if args.decisions:
             print("placemap sim: --sweep does not take --decisions", file=sys.stderr)
@@ -111,16 +117,25 @@ def _sim(args: argparse.Namespace) -> int:
 
         store = Store(settings.db_path)
 
-    def one(sc: dict[str, Any]) -> dict[str, Any]:
-        if not args.save:
+    def one(sc: dict[str, Any], ftrace: BinaryIO | None = None) -> dict[str, Any]:
+        if not args.save and ftrace is None:
             return run_scenario(
                 sc, wall_clock=not args.deterministic, decisions=args.decisions or args.baseline
             )
-        assert store is not None
         from placemap.sim_record import run as run_and_save  # noqa: PLC0415 - the recorder
 
+        events_to = None
+        if ftrace is not None:
+            from placemap.replay.ftrace_text import FtraceFile  # noqa: PLC0415
+
+            events_to = FtraceFile(ftrace, f"placemap sim {args.scenario}").add
         return run_and_save(
-            sc, store=store, wall_clock=not args.deterministic, max_events=settings.sim_max_saved_events
+            sc,
+            store=store,
+            wall_clock=not args.deterministic,
+            max_events=settings.sim_max_saved_events,
+            decisions=args.decisions or args.baseline,
+            events_to=events_to,
         )
 
     try:
@@ -144,7 +159,17 @@ def _sim(args: argparse.Namespace) -> int:
                 parse_scenario(sc)
             published = _published(scenario, settings.calibration_csv)
             return _print_seeds(run_many(scenarios), scenarios[0]["seed"], args.json, published)
-        result = one(scenario)
+        if args.ftrace is not None:
+            parse_scenario(scenario)  # a bad field is named before the file is made
+            try:
+                fh = Path(args.ftrace).open("wb")  # noqa: SIM115 - closed below, whatever the run does
+            except OSError as exc:
+                print(f"placemap sim: --ftrace: cannot write {args.ftrace}: {exc}", file=sys.stderr)
+                return 2
+            with fh:
+                result = one(scenario, fh)
+        else:
+            result = one(scenario)
         base = one(base_sc) if base_sc is not None else None
     except ScenarioError as exc:
         print(f"placemap sim: bad scenario: {exc}", file=sys.stderr)
@@ -681,6 +706,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also store the run as a recording (source simulated) to replay; with --sweep, store the "
         "sweep's result (its runs are not saved) and print the link that opens it",
+    )
+    sim.add_argument(
+        "--ftrace",
+        metavar="FILE",
+        help="also write the run's scheduler events (not its baseline's) to FILE as ftrace text, the "
+        "lines cat trace prints, while it runs: for grep, awk, a diff against a real capture (not with "
+        "--sweep or --seeds)",
     )
     sim.add_argument(
         "--db",

@@ -13,6 +13,7 @@ untouched).
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -68,7 +69,7 @@ class _StreamingLog(EventLog):
         self.rows: list[Row] = []
         # when saving (or rerunning a saved run for them, sim_backfill): each placement's reason,
         # kept beside the recording (sim_reasons)
-        self.reasons = ReasonWriter() if sink is not None or keep_reasons else None
+        self.reasons = ReasonWriter() if keep_reasons else None
         self.total = 0
         self._next_report = 0.0
 
@@ -189,13 +190,16 @@ def run(
     on_recording: Callable[[str], None] | None = None,
     max_events: int = SIM_MAX_SAVED_EVENTS,
     decisions: bool = True,
+    events_to: Callable[[pa.RecordBatch], None] | None = None,
 ) -> dict[str, Any]:
     """Validate and run one scenario; the result JSON of `run_scenario`, plus `recording_id` when
     saved into `store`. ScenarioError (before anything is stored) names a bad field; a saved run
     past `max_events` stops with a ScenarioError on duration_ms, its recording failed with it.
     `on_recording(rid)` is told the new recording's id before its events are stored, so whoever
     may cancel the run can clean the half-stored recording up. Its decisions are counted by reason
-    (the result's `decisions`) unless `decisions` is False for an unsaved run."""
+    (the result's `decisions`) unless `decisions` is False for an unsaved run. `events_to`, when
+    given, is handed the run's events too, a batch at a time (`placemap sim --ftrace` writes them);
+    without a store, the bound on a saved run's events does not apply."""
     sc = parse_scenario(scenario)
     rid: str | None = None
     ingestor: Ingestor | None = None
@@ -215,18 +219,25 @@ def run(
 
     wants_progress = store is not None or on_progress is not None
     try:
+        sinks = [f for f in (None if ingestor is None else ingestor.add, events_to) if f is not None]
+
+        def sink(batch: pa.RecordBatch) -> None:
+            for f in sinks:
+                f(batch)
+
         log = _StreamingLog(
             sc.duration_ns,
             report if wants_progress else None,
-            None if ingestor is None else ingestor.add,
-            max_events,
+            sink if sinks else None,
+            max_events if ingestor is not None else sys.maxsize,
+            keep_reasons=ingestor is not None,
         )
         t0 = time.perf_counter()
         # a stored or job run keeps its reasons; an unsaved run that shows none (a sweep's) need not
         eng, wl = simulate(sc, log, decisions=decisions or store is not None)
         result = summarize(eng, wl, time.perf_counter() - t0 if wall_clock else 0.0)
+        log.flush()
         if ingestor is not None and store is not None and rid is not None:
-            log.flush()
             ingestor.finish(None)
             # finish() writes the ingest's own metadata; the scenario and result join it after
             LiveStore(store).merge_meta(rid, {"scenario": for_meta(scenario), "sim_result": result})

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -824,3 +825,76 @@ def test_sim_prints_every_counter_by_name(tmp_path: Path, capsys: pytest.Capture
     )
     assert any(x.startswith(f"baseline: wakeups {b['wakeups']['total']:,}, ") for x in text)
     assert any(x.startswith(f"baseline: context switches {b['context_switches']:,}; ") for x in text)
+
+
+def test_ftrace_writes_the_run_as_the_saved_recording_exports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from placemap.replay.ftrace_text import recording_text  # noqa: PLC0415
+
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    code, plain, _ = run(["sim", str(f), "--json", "--deterministic"], capsys)
+    assert code == 0
+    # unsaved: the file, and the same result as without it (writing the events changes no decision)
+    code, with_file, err = run(
+        ["sim", str(f), "--json", "--deterministic", "--ftrace", str(tmp_path / "a.txt")], capsys
+    )
+    assert code == 0, err
+    assert json.loads(with_file) == json.loads(plain)
+    lines = (tmp_path / "a.txt").read_bytes().splitlines()
+    assert lines[0] == b"# tracer: nop"
+    events = [ln for ln in lines if not ln.startswith(b"#")]
+    # every scheduler event the run counts (wakeups, switches, migrations) is a line, beside its
+    # forks, new tasks and sched_waking lines
+    counted = sum(1 for ln in events if re.search(rb": sched_(wakeup|switch|migrate_task): ", ln))
+    assert counted == json.loads(plain)["sim"]["events"] > 0
+    # saved with --baseline too: the file is the run's (not the baseline's), line for line as its
+    # stored recording exports
+    db = tmp_path / "p.db"
+    code, out, err = run(
+        [
+            "sim",
+            str(f),
+            "--json",
+            "--deterministic",
+            "--baseline",
+            "--save",
+            "--db",
+            str(db),
+            "--ftrace",
+            str(tmp_path / "b.txt"),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    rid = json.loads(out)["result"]["recording_id"]
+    store = Store(db)
+    rec = store.get_recording(rid)
+    assert rec is not None
+    exported = b"".join(recording_text(store, rec)).splitlines()
+    store.close()
+    saved = (tmp_path / "b.txt").read_bytes().splitlines()
+    assert [ln for ln in saved if not ln.startswith(b"#")] == [
+        ln for ln in exported if not ln.startswith(b"#")
+    ]
+    assert [ln for ln in saved if not ln.startswith(b"#")] == events
+
+
+def test_ftrace_is_refused_where_it_cannot_be_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    out = tmp_path / "x.txt"
+    code, _, err = run(["sim", str(f), "--baseline", "--seeds", "3", "--ftrace", str(out)], capsys)
+    assert code == 2 and "--ftrace" in err
+    code, _, err = run(["sim", str(f), "--sweep", "workers=2,4", "--ftrace", str(out)], capsys)
+    assert code == 2 and "--ftrace" in err
+    code, _, err = run(["sim", str(f), "--ftrace", str(tmp_path / "no" / "x.txt")], capsys)
+    assert code == 2 and "cannot write" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**SCENARIO, "hints": ["nope"]}))
+    code, _, err = run(["sim", str(bad), "--ftrace", str(out)], capsys)
+    assert code == 2 and "hints" in err
+    assert not out.exists(), "a bad scenario makes no file"

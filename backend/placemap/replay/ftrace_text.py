@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -266,38 +267,33 @@ def _concat(lines: pa.Array) -> bytes:
     return data.to_pybytes()[off[0] : off[-1]] if data is not None else b""
 
 
-def header(name: str, rid: str, with_tgid: bool, left_out: int) -> bytes:
-    """The comment lines `cat trace` starts with, saying what this file is and what it lacks."""
+def header(what: str, with_tgid: bool, left_out: int = 0) -> bytes:
+    """The comment lines `cat trace` starts with, saying what this file is (`what`) and what it lacks."""
     cols = (
         b"#           TASK-PID    TGID     CPU#     TIMESTAMP  FUNCTION\n"
         if with_tgid
         else (b"#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n")
     )
-    safe = _CONTROL.sub(b"?", name.encode("utf-8", "replace"))
+    safe = _CONTROL.sub(b"?", what.encode("utf-8", "replace"))
+    lost = b"# left out: the recording's %d per-LLC utilization samples (no ftrace event)\n" % left_out
     return (
         b"# tracer: nop\n#\n"
-        + b"# placemap: recording %s (%s) written as ftrace text; no irq-info flags, nanosecond "
-        b"timestamps\n"
-        % (rid.encode(), safe)
-        + (
-            b"# left out: the recording's %d per-LLC utilization samples (no ftrace event)\n" % left_out
-            if left_out
-            else b""
-        )
+        + b"# placemap: %s written as ftrace text; no irq-info flags, nanosecond timestamps\n" % safe
+        + (lost if left_out else b"")
         + b"#\n"
         + cols
         + b"#              | |         |         |         |\n"
     )
 
 
-def write_ftrace(batches: Iterable[pa.RecordBatch], *, name: str, rid: str, left_out: int) -> Iterator[bytes]:
+def write_ftrace(batches: Iterable[pa.RecordBatch], *, what: str, left_out: int) -> Iterator[bytes]:
     """The whole file, a piece per batch of events (`left_out` of them llc_util samples, said in the
     header). The TGID column is written when the first batch has thread-group ids."""
     it = iter(batches)
     first = next(it, None)
     with_tgid = first is not None and first.column("tgid").null_count < first.num_rows
     w = FtraceWriter(with_tgid=with_tgid)
-    yield header(name, rid, with_tgid, left_out)
+    yield header(what, with_tgid, left_out)
     if first is None:
         return
     for b in (first, *it):
@@ -306,15 +302,27 @@ def write_ftrace(batches: Iterable[pa.RecordBatch], *, name: str, rid: str, left
             yield piece
 
 
+class FtraceFile:
+    """ftrace text written to `out` as batches of events are handed to `add` (a simulation's, while
+    it runs): the header first, then each batch's lines. No thread-group ids (the simulator has none)."""
+
+    def __init__(self, out: BinaryIO, what: str) -> None:
+        self.out = out
+        self.writer = FtraceWriter(with_tgid=False)
+        out.write(header(what, False))
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self.out.write(self.writer.batch(batch))
+
+
 def recording_text(
     store: Store, rec: RecordingRow, t0: int | None = None, t1: int | None = None
 ) -> Iterator[bytes]:
     """A stored recording's events of [t0, t1] (all by default) as ftrace text, chunk by chunk."""
     by_kind = rec.meta.get("events_by_kind", {})
     left_out = by_kind.get("llc_util", 0) if isinstance(by_kind, dict) else 0
-    return write_ftrace(
-        window_batches(store, rec.id, t0, t1), name=rec.name, rid=rec.id, left_out=int(left_out)
-    )
+    what = f"recording {rec.id} ({rec.name})"
+    return write_ftrace(window_batches(store, rec.id, t0, t1), what=what, left_out=int(left_out))
 
 
 _SUFFIXES = re.compile(r"(\.(gz|zst|txt|dat|ftrace|trace|arrow|perf-script|tracecmd-report))+$")

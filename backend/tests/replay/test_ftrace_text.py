@@ -150,7 +150,9 @@ def test_batches_of_any_size_give_the_same_file(store: Store, collector: Path) -
     table = _events(store, rid)
     for rows in (997, 10_000):
         small = b"".join(
-            write_ftrace(table.to_batches(max_chunksize=rows), name=rec.name, rid=rid, left_out=0)
+            write_ftrace(
+                table.to_batches(max_chunksize=rows), what=f"recording {rid} ({rec.name})", left_out=0
+            )
         )
         assert small == whole, rows
 
