@@ -94,7 +94,11 @@ def _admin(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
-        out = sys.stdout.buffer if args.out in (None, "-") else open(args.out, "wb")  # noqa: SIM115
+        try:
+            out = sys.stdout.buffer if args.out in (None, "-") else open(args.out, "wb")  # noqa: SIM115
+        except OSError as exc:
+            print(f"cannot write {args.out}: {exc}", file=sys.stderr)
+            return 1
         try:
             for piece in recording_text(store, rec):
                 out.write(piece)

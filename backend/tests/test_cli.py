@@ -72,6 +72,8 @@ def test_admin_export_writes_ftrace_text(tmp_path: Path) -> None:
     assert again == "72578 events"
     missing = _run(tmp_path, "admin", "export", "nope")
     assert missing.returncode == 1 and "no recording nope" in missing.stderr
+    nowhere = _run(tmp_path, "admin", "export", rid, "--out", "no/such/dir.txt")
+    assert nowhere.returncode == 1 and "cannot write no/such/dir.txt" in nowhere.stderr
 
 
 def test_admin_import_names_a_bad_topology_file_and_stores_nothing(tmp_path: Path) -> None:
