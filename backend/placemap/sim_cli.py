@@ -166,8 +166,12 @@ def _sim(args: argparse.Namespace) -> int:
             except OSError as exc:
                 print(f"placemap sim: --ftrace: cannot write {args.ftrace}: {exc}", file=sys.stderr)
                 return 2
-            with fh:
-                result = one(scenario, fh)
+            try:
+                with fh:
+                    result = one(scenario, fh)
+            except BaseException:
+                Path(args.ftrace).unlink(missing_ok=True)  # no file that looks whole and is not
+                raise
         else:
             result = one(scenario)
         base = one(base_sc) if base_sc is not None else None

@@ -62,7 +62,7 @@ def test_admin_export_writes_ftrace_text(tmp_path: Path) -> None:
     assert out.stdout.startswith("# tracer: nop\n")
     assert len([ln for ln in out.stdout.splitlines() if not ln.startswith("#")]) == 72_578
     assert (
-        "bash-13109   [000]   319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000\n"
+        "bash-13109   [000]    319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000\n"
         in out.stdout
     )
     to_file = _run(tmp_path, "admin", "export", rid, "--out", "g4.txt")

@@ -898,3 +898,17 @@ def test_ftrace_is_refused_where_it_cannot_be_one_run(
     code, _, err = run(["sim", str(bad), "--ftrace", str(out)], capsys)
     assert code == 2 and "hints" in err
     assert not out.exists(), "a bad scenario makes no file"
+
+
+def test_ftrace_leaves_no_file_when_the_run_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(SCENARIO))
+    out = tmp_path / "x.txt"
+    monkeypatch.setenv("PLACEMAP_SIM_MAX_SAVED_EVENTS", "10")  # the saved run stops at its 11th event
+    code, _, err = run(
+        ["sim", str(f), "--save", "--db", str(tmp_path / "p.db"), "--ftrace", str(out)], capsys
+    )
+    assert code == 2 and "duration_ms" in err
+    assert not out.exists(), "no file that looks whole and is not"

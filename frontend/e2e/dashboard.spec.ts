@@ -93,7 +93,7 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   expect(file.suggestedFilename()).toBe("g4-dashboard.ftrace.txt");
   const text = readFileSync(await file.path(), "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
   expect(text).toHaveLength(72_578);
-  expect(text[1]).toBe("            bash-13109   [000]   319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000");
+  expect(text[1]).toBe("            bash-13109   [000]    319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000");
 
   // the whole run's numbers beside the grid, as the recording's metrics give them: the real kernel's
   // run-queue delay after a wakeup among them (p99 to three significant digits)

@@ -9,10 +9,14 @@ traces). What the store does not keep is not invented:
 - no irq-info flags column (`d..2.`): the lines are those of `options/irq-info` off;
 - timestamps with nine decimals (nanoseconds, as stored; the kernel prints six);
 - the TASK column's name is the last one the recording gave that pid (`<idle>` for pid 0, `<...>`
-  when none was seen yet, as the kernel prints a pid whose comm it no longer has);
+  when none was seen yet, as the kernel prints a pid whose comm it no longer has), a window's
+  counting the names before it;
 - the TGID column only when the recording has thread-group ids (`(-------)` where one is unknown);
 - a lost record as the line an importer reads one from (the kernel's `CPU:N [LOST N EVENTS]`);
-  read back, it takes the time of the line before it, as a real trace's does;
+  read back, it takes the time of the line before it, as a real trace's does; a loss on no one CPU
+  whose count is not known has no such line and is written as a comment;
+- a field the store holds no value for (none does, for the fields these lines print, from any
+  importer or the simulator) is written as -1, a prev_state as R;
 - the per-LLC utilization samples of a live collector, which have no ftrace event, are left out,
   and the header says how many the recording holds;
 - sched_process_fork has no prio field: a fork's prio (the simulator stores one) is not written;
@@ -34,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from placemap.replay.queries import window_batches
+from placemap.replay.seek import state_at
 from placemap.schema.events import Kind
 from placemap.store import RecordingRow, Store
 
@@ -58,7 +63,7 @@ _TRACEPOINTS = {
     EXIT: "sched_process_exit",
     EXEC: "sched_process_exec",
 }
-_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+_ESCAPE = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")  # the importer escapes bytes that are not UTF-8
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 
 
@@ -209,10 +214,11 @@ class FtraceWriter:
             task = _join(task, b" (", tgid, b")")
         ts = col("ts_ns")
         secs = pc.divide(ts, 1_000_000_000)
+        # "[%03d] ", the irq-info flags when on (never here), then " %5lu.%06lu" (trace_print_context)
         when = _join(
             b" [",
             _ints(col("cpu"), 3, "0"),
-            b"] ",
+            b"]  ",
             _ints(secs, 5),
             b".",
             _ints(pc.subtract(ts, pc.multiply(secs, 1_000_000_000)), 9, "0"),
@@ -269,10 +275,13 @@ def _concat(lines: pa.Array) -> bytes:
 
 def header(what: str, with_tgid: bool, left_out: int = 0) -> bytes:
     """The comment lines `cat trace` starts with, saying what this file is (`what`) and what it lacks."""
+    # print_func_help_header's two lines
     cols = (
-        b"#           TASK-PID    TGID     CPU#     TIMESTAMP  FUNCTION\n"
+        b"#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"
+        b"#              | |           |       |         |         |\n"
         if with_tgid
-        else (b"#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n")
+        else b"#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
+        b"#              | |         |         |         |\n"
     )
     safe = _CONTROL.sub(b"?", what.encode("utf-8", "replace"))
     lost = b"# left out: the recording's %d per-LLC utilization samples (no ftrace event)\n" % left_out
@@ -282,21 +291,29 @@ def header(what: str, with_tgid: bool, left_out: int = 0) -> bytes:
         + (lost if left_out else b"")
         + b"#\n"
         + cols
-        + b"#              | |         |         |         |\n"
     )
 
 
-def write_ftrace(batches: Iterable[pa.RecordBatch], *, what: str, left_out: int) -> Iterator[bytes]:
+def write_ftrace(
+    batches: Iterable[pa.RecordBatch], *, what: str, left_out: int, names: dict[int, str] | None = None
+) -> Iterator[bytes]:
     """The whole file, a piece per batch of events (`left_out` of them llc_util samples, said in the
-    header). The TGID column is written when the first batch has thread-group ids."""
+    header). The TGID column is written when the first batch with a trace event has thread-group ids.
+    `names`: the pids named before the first batch (a window's), for the TASK column."""
     it = iter(batches)
-    first = next(it, None)
-    with_tgid = first is not None and first.column("tgid").null_count < first.num_rows
+    held: list[pa.RecordBatch] = []
+    with_tgid = False
+    for b in it:
+        held.append(b)
+        events = pc.sum(pc.less(b.column("kind"), LLC_UTIL).cast(pa.int64())).as_py() or 0
+        if events:
+            with_tgid = b.column("tgid").null_count < b.num_rows
+            break
     w = FtraceWriter(with_tgid=with_tgid)
+    for pid, name in (names or {}).items():
+        w.names[pid] = _raw(name, w.cache)
     yield header(what, with_tgid, left_out)
-    if first is None:
-        return
-    for b in (first, *it):
+    for b in (*held, *it):
         piece = w.batch(b)
         if piece:
             yield piece
@@ -322,7 +339,12 @@ def recording_text(
     by_kind = rec.meta.get("events_by_kind", {})
     left_out = by_kind.get("llc_util", 0) if isinstance(by_kind, dict) else 0
     what = f"recording {rec.id} ({rec.name})"
-    return write_ftrace(window_batches(store, rec.id, t0, t1), what=what, left_out=int(left_out))
+    names = None
+    if t0 is not None:
+        # a window's TASK column names the tasks the events before it named, as the whole file does
+        before = state_at(store, rec.id, t0 - 1).state
+        names = {int(p): str(c) for p, c in zip(before.pids.tolist(), before.comm.tolist(), strict=True) if c}
+    return write_ftrace(window_batches(store, rec.id, t0, t1), what=what, left_out=int(left_out), names=names)
 
 
 _SUFFIXES = re.compile(r"(\.(gz|zst|txt|dat|ftrace|trace|arrow|perf-script|tracecmd-report))+$")

@@ -119,6 +119,10 @@ def test_events_as_ftrace_text(client: httpx.Client, g4: dict[str, Any], g4_tabl
     want = pc.sum(pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1)).cast(pa.int64())).as_py()
     assert len([ln for ln in window.splitlines() if not ln.startswith("#")]) == want > 0
     assert client.get("/api/recordings/nope/trace.txt").status_code == 404
+    # a bound beyond the store's int64 is a named 422, not a 500
+    for route in ("trace.txt", "events.arrow", "chunks"):
+        r = client.get(f"/api/recordings/{g4['id']}/{route}", params={"t0_ns": 10**30})
+        assert r.status_code == 422, (route, r.status_code)
 
 
 def test_state_at_t(client: httpx.Client, g4: dict[str, Any]) -> None:

@@ -127,7 +127,7 @@ def test_the_lines_are_the_kernels_own_but_for_the_flags_and_the_nanoseconds(
         # the kernel's line without its irq-info column, its microseconds written as nanoseconds
         # (and an exit's group_dead, which the store does not keep)
         body = m.group(3).removesuffix(" group_dead=true").removesuffix(" group_dead=false")
-        assert mine == f"{m.group(1)} {m.group(2)}000{body}", (mine, kernel)
+        assert mine == f"{m.group(1)}  {m.group(2)}000{body}", (mine, kernel)
     assert differ < 10
 
 
@@ -139,6 +139,28 @@ def _comms_by_pid(lines: list[str]) -> dict[int, set[str]]:
         for comm, pid in pair.findall(ln):
             out.setdefault(int(pid), set()).add(comm)
     return out
+
+
+def test_a_window_is_the_whole_files_lines_in_it(store: Store, collector: Path) -> None:
+    # the TASK column of a window's first lines names tasks the events before the window named
+    rid = _import(store, collector, G4, "g4")
+    rec = store.get_recording(rid)
+    assert rec is not None
+    whole = [ln for ln in b"".join(recording_text(store, rec)).splitlines() if not ln.startswith(b"#")]
+    stamp = re.compile(rb"\] +(\d+)\.(\d{9}): ")
+
+    def ns(line: bytes) -> int:
+        m = stamp.search(line)
+        assert m is not None, line
+        return int(m.group(1)) * 1_000_000_000 + int(m.group(2))
+
+    for t0, t1 in ((320_100_000_000, 320_105_000_000), (320_500_000_000, 320_600_000_000)):
+        part = [
+            ln for ln in b"".join(recording_text(store, rec, t0, t1)).splitlines() if not ln.startswith(b"#")
+        ]
+        assert len(part) > 10
+        assert part == [ln for ln in whole if t0 <= ns(ln) <= t1]
+        assert not any(b"<...>" in ln for ln in part)
 
 
 def test_batches_of_any_size_give_the_same_file(store: Store, collector: Path) -> None:
@@ -174,7 +196,7 @@ def test_thread_group_ids_are_kept(store: Store, collector: Path, tmp_path: Path
     assert _differences(before, _events(store, back)) == {}
     first = next(ln for ln in text.decode().splitlines() if not ln.startswith("#"))
     assert first == (
-        "            bash-13109   (  13109) [000]   319.952333000: sched_process_fork: "
+        "            bash-13109   (  13109) [000]    319.952333000: sched_process_fork: "
         "comm=bash pid=13109 child_comm=bash child_pid=13113"
     )
 
@@ -256,7 +278,9 @@ def test_hostile_names_are_written_as_the_kernels_bytes(
     store: Store, collector: Path, tmp_path: Path
 ) -> None:
     lines = gzip.decompress(G4.read_bytes()).splitlines()[:400]
-    hostile = [b"<script>", b"a b-1 [000]", b"\xff\xfeok", b"x pid=1"]
+    # markup, a name that looks like a line's prefix, bytes that are not UTF-8, a name that looks
+    # like a field, and a literal backslash-x (which the importer keeps as text)
+    hostile = [b"<script>", b"a b-1 [000]", b"\xff\xfeok", b"x pid=1", b"rc\\x41u"]
     text = b"\n".join(lines) + b"\n"
     for i, name in enumerate(hostile):  # rename four real tasks wherever a body names them
         pid = 13114 + i
@@ -293,7 +317,7 @@ def test_a_control_character_in_a_name_is_written_as_text() -> None:
         )
     )
     line = (
-        b"          a\\x0ab-7       [002]     1.500000123: sched_process_exit: comm=a\\x0ab pid=7 prio=120\n"
+        b"          a\\x0ab-7       [002]      1.500000123: sched_process_exit: comm=a\\x0ab pid=7 prio=120\n"
     )
     assert text == line
 

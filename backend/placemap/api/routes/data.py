@@ -45,10 +45,12 @@ def _topology(store: Store, rec: RecordingRow) -> Topology | None:
     return None if body is None else Topology.model_validate(body)
 
 
+# a time bound: within the store's int64 (SQLite's integers; a larger one is a 422, not a 500)
+TsNs = Annotated[int | None, Query(ge=-(2**63), le=2**63 - 1)]
+
+
 @router.get("/chunks")
-def list_chunks(
-    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
-) -> list[ChunkInfo]:
+def list_chunks(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = None) -> list[ChunkInfo]:
     recording_or_404(store, rid, ready=True)
     return [
         ChunkInfo(
@@ -98,9 +100,7 @@ def get_chunk(request: Request, store: StoreDep, rid: str, seq: int) -> Response
     response_class=StreamingResponse,
     responses={200: {"content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
 )
-def events_arrow(
-    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
-) -> StreamingResponse:
+def events_arrow(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = None) -> StreamingResponse:
     """The events of [t0_ns, t1_ns] as one Arrow IPC stream (plain strings), written chunk by chunk."""
     recording_or_404(store, rid, ready=True)
 
@@ -122,9 +122,7 @@ def events_arrow(
     response_class=StreamingResponse,
     responses={200: {"content": {"text/plain": {"schema": {"type": "string", "format": "binary"}}}}},
 )
-def trace_text(
-    store: StoreDep, rid: str, t0_ns: int | None = None, t1_ns: int | None = None
-) -> StreamingResponse:
+def trace_text(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = None) -> StreamingResponse:
     """The events of [t0_ns, t1_ns] (all by default) as ftrace text, as `cat trace` prints them, written
     chunk by chunk, whatever the recording's source; the importer reads it back to the same events
     (placemap.replay.ftrace_text says what a stored event lacks for a trace line, and how it is written)."""
