@@ -95,6 +95,41 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   expect(text).toHaveLength(72_578);
   expect(text[1]).toBe("            bash-13109   [000]    319.952374000: sched_wakeup_new: comm=bash pid=13113 prio=120 target_cpu=000");
 
+  // zoomed by a brush on the timeline: the window's lines, as many as the kernel's own file has there
+  const brush = page.getByTestId("timeline-brush");
+  const box = await brush.boundingBox();
+  if (!box) throw new Error("no timeline");
+  await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.43, box.y + box.height / 2, { steps: 4 });
+  await page.mouse.up();
+  const windowLink = page.getByTestId("zoom-trace-text");
+  await expect(windowLink).toBeVisible();
+  await shot(page, "zoomed-trace-text");
+  const href = new URL((await windowLink.getAttribute("href")) ?? "", "http://x");
+  const t0 = Number(href.searchParams.get("t0_ns"));
+  const t1 = Number(href.searchParams.get("t1_ns"));
+  expect(t1 - t0).toBeGreaterThan(0);
+  const zoomed = page.waitForEvent("download");
+  await windowLink.click();
+  const part = readFileSync(await (await zoomed).path(), "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+  const nsOf = (l: string, re: RegExp): number => {
+    const m = re.exec(l);
+    if (!m) throw new Error(`no timestamp: ${l}`);
+    return Number(m[1]) * 1e9 + Number(m[2]) * (m[2]?.length === 6 ? 1e3 : 1);
+  };
+  const kernel = gunzipSync(readFileSync(G4)).toString("utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+  const inWindow = kernel.filter((l) => {
+    const t = nsOf(l, /\s(\d+)\.(\d{6}): /);
+    return t >= t0 && t <= t1;
+  });
+  expect(inWindow.length).toBeGreaterThan(100);
+  expect(part).toHaveLength(inWindow.length);
+  for (const l of part) {
+    const t = nsOf(l, /\s(\d+)\.(\d{9}): /);
+    expect(t >= t0 && t <= t1, l).toBe(true);
+  }
+
   // the whole run's numbers beside the grid, as the recording's metrics give them: the real kernel's
   // run-queue delay after a wakeup among them (p99 to three significant digits)
   await expect(page).toHaveURL(/[?&]rec=/);

@@ -72,8 +72,10 @@ export const api = {
   metrics: (id: string, signal?: AbortSignal) => getJson<Metrics>(`/recordings/${enc(id)}/metrics`, signal),
   /** where a simulated recording's whole scenario downloads from (scenario.json) */
   scenarioUrl: (id: string) => `${BASE}/recordings/${enc(id)}/scenario`,
-  /** where a recording's events download from as ftrace text (any source; the server names the file) */
-  traceTextUrl: (id: string) => `${BASE}/recordings/${enc(id)}/trace.txt`,
+  /** where a recording's events (those of [t0, t1] ns when given) download from as ftrace text (any
+   * source; the server names the file) */
+  traceTextUrl: (id: string, t0?: number, t1?: number) =>
+    `${BASE}/recordings/${enc(id)}/trace.txt${t0 === undefined || t1 === undefined ? "" : `?t0_ns=${String(t0)}&t1_ns=${String(t1)}`}`,
   /** the sched domains the simulator builds for the recording's topology, for one CPU */
   domains: (id: string, cpu: number, signal?: AbortSignal) =>
     getJson<SchedDomains>(`/recordings/${enc(id)}/domains?cpu=${Math.max(0, Math.floor(cpu))}`, signal),

@@ -11,6 +11,7 @@ import { brushX, type D3BrushEvent } from "d3-brush";
 import { pointer, select } from "d3-selection";
 import { max } from "d3-array";
 import type { Overview } from "../../client/types";
+import { api } from "../../client/http";
 import { rebin, stackMigrations } from "../../viz/overview";
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
@@ -220,6 +221,19 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
         {zoom ? (
           <>
             zoomed to {formatDuration(d1 - d0)} ·{" "}
+            {player.rec && (
+              <>
+                <a
+                  href={api.traceTextUrl(player.rec.id, Math.floor(d0), Math.ceil(d1))}
+                  download
+                  data-testid="zoom-trace-text"
+                  title="the events of the zoomed window as ftrace text, the lines cat trace prints"
+                >
+                  its ftrace text
+                </a>{" "}
+                ·{" "}
+              </>
+            )}
             <button type="button" className="linkish" onClick={() => { setZoom(null); }}>
               reset zoom
             </button>
