@@ -844,6 +844,12 @@ def test_ftrace_writes_the_run_as_the_saved_recording_exports_it(
     assert json.loads(with_file) == json.loads(plain)
     lines = (tmp_path / "a.txt").read_bytes().splitlines()
     assert lines[0] == b"# tracer: nop"
+    # deterministic, as the result is: the same scenario and seed write the same file
+    code, _, err = run(
+        ["sim", str(f), "--json", "--deterministic", "--ftrace", str(tmp_path / "a2.txt")], capsys
+    )
+    assert code == 0, err
+    assert (tmp_path / "a2.txt").read_bytes() == (tmp_path / "a.txt").read_bytes()
     events = [ln for ln in lines if not ln.startswith(b"#")]
     # every scheduler event the run counts (wakeups, switches, migrations) is a line, beside its
     # forks, new tasks and sched_waking lines
