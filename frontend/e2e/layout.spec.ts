@@ -163,6 +163,16 @@ test("a sweep across all eight presets scrolls sideways in the default side pane
   await page.screenshot({ path: "test-artifacts/columns-wide-left.png" });
 });
 
+/** A folded column (`column`, its content `body`) stays folded across a reload, and Enter on its
+ * splitter `sep` unfolds it at `px` wide. */
+async function unfoldedAfterReload(page: Page, sep: Locator, column: Locator, body: Locator, px: number): Promise<void> {
+  await page.reload();
+  await expect.poll(() => width(column)).toBe(0);
+  await sep.focus();
+  await page.keyboard.press("Enter");
+  await expect.poll(async () => Math.abs((await width(body)) - px)).toBeLessThanOrEqual(2);
+}
+
 test("a side column folds away when dragged past its minimum, and comes back", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto("/");
@@ -206,22 +216,14 @@ test("a side column folds away when dragged past its minimum, and comes back", a
   await rightSep.focus();
   await page.keyboard.press("Enter");
   await expect.poll(() => width(rightColumn)).toBe(0);
-  await page.reload();
-  await expect.poll(() => width(rightColumn)).toBe(0);
-  await rightSep.focus();
-  await page.keyboard.press("Enter");
-  await expect.poll(async () => Math.abs((await width(right)) - open)).toBeLessThanOrEqual(2);
+  await unfoldedAfterReload(page, rightSep, rightColumn, right, open);
   // the side panel the same, folded by a drag
   await drag(page, leftSep, 180);
   const leftOpen = await width(left);
   expect(leftOpen).toBeGreaterThan(370);
   await drag(page, leftSep, -leftOpen);
   await expect.poll(() => width(leftColumn)).toBe(0);
-  await page.reload();
-  await expect.poll(() => width(leftColumn)).toBe(0);
-  await leftSep.focus();
-  await page.keyboard.press("Enter");
-  await expect.poll(async () => Math.abs((await width(left)) - leftOpen)).toBeLessThanOrEqual(2);
+  await unfoldedAfterReload(page, leftSep, leftColumn, left, leftOpen);
   // and one never set by hand unfolds at its default width
   await page.evaluate(() => { window.localStorage.clear(); });
   await page.reload();
