@@ -183,6 +183,20 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(page.locator(".rec-title")).toHaveText("sim zen3-2s-nps1 schbench seed 1");
   await expect(page.getByTestId("compare-other")).toContainText("wake_affine");
   await expect(page).toHaveURL(/[?&]cmp=/);
+  // and each downloads as ftrace text from the result: as many switch lines as its recording has switches
+  const view = new URL(page.url());
+  const runRec = view.searchParams.get("cmp") ?? "";
+  const baseRec = view.searchParams.get("rec") ?? "";
+  const links = result.getByTestId("simulate-ftrace").getByRole("link");
+  await expect(links).toHaveCount(2);
+  expect(await links.nth(0).getAttribute("href")).toBe(`/api/recordings/${runRec}/trace.txt`);
+  expect(await links.nth(1).getAttribute("href")).toBe(`/api/recordings/${baseRec}/trace.txt`);
+  const got = page.waitForEvent("download");
+  await links.nth(0).click();
+  const lines = readFileSync(await (await got).path(), "utf8").split("\n");
+  const runInfo = (await (await request.get(`/api/recordings/${runRec}`)).json()) as { events_by_kind: Record<string, number> };
+  expect(lines.filter((l) => l.includes(": sched_switch: ")).length).toBe(runInfo.events_by_kind.switch);
+  expect(runInfo.events_by_kind.switch).toBeGreaterThan(0);
   await expect(page.getByTestId("compare-counts").locator('tr[data-key="migrations"] td')).toHaveCount(3);
   // where each run's work sat: the fewest of the 16 LLCs that carry 90% of its busy time, each run's own
   const carrying = page.getByTestId("compare-counts").locator('tr[data-key="llc.carrying"] td');

@@ -44,6 +44,7 @@ import { TickList } from "./TickList";
 import { useSavedSweep } from "./useSavedSweep";
 import { useSweepJob } from "./useSweepJob";
 import "../whatif/whatif.css";
+import { api } from "../../client/http";
 
 interface Props {
   /** the recordings list the dashboard keeps (RecordingsPanel's): the recorded hosts come from it */
@@ -311,6 +312,18 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
             <button type="button" className="linkish" onClick={() => { onComparePair(baseId, runId); }}>
               compare with the baseline side by side
             </button>
+          )}
+          {runId && (
+            <span data-testid="simulate-ftrace">
+              {" "}ftrace text:{" "}
+              <a href={api.traceTextUrl(runId)} download title="the run's events as the lines cat trace prints">the run</a>
+              {baseId && (
+                <>
+                  {" · "}
+                  <a href={api.traceTextUrl(baseId)} download title="its baseline's events as the lines cat trace prints">its baseline</a>
+                </>
+              )}
+            </span>
           )}
           {job && <Reproduce scenario={job.scenario} baseline={base !== null} seeds={1 + seeds.runs.length} />}
         </div>
