@@ -6,11 +6,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from collector import collector_binary
 from ftrace_lines import G4, TRACES
 
 from placemap.importer import import_file
+from placemap.replay.queries import window_batches
 from placemap.store import Store
 
 
@@ -51,6 +54,23 @@ def test_perf_script_trace(store: Store, collector: Path) -> None:
     rec = store.get_recording(rid)
     assert rec is not None and rec.status == "ready", rec.error
     assert rec.event_count == 9_903, "README: 9,903 events"
+
+
+def test_perf_data_file(store: Store, collector: Path) -> None:
+    # perf record's binary perf.data, read by its own decoder: the events its `perf script` prints
+    binary = store.create_recording("perf.data")
+    import_file(store, collector, binary, TRACES / "vm2-hackbench-g2.perf.data")
+    rec = store.get_recording(binary)
+    assert rec is not None and rec.status == "ready", rec.error
+    assert rec.format == "perfdata" and rec.event_count == 9_903 and rec.lost_events == 0
+    assert rec.meta["import_summary"]["header"]["kernel_release"] == "6.18.44-fc-v657"
+    text = store.create_recording("perf script")
+    import_file(store, collector, text, TRACES / "vm2-hackbench-g2.perf-script.txt.gz")
+    a, b = (pa.Table.from_batches(list(window_batches(store, r, None, None))) for r in (binary, text))
+    assert a.drop_columns(["ts_ns"]).equals(b.drop_columns(["ts_ns"]))
+    # perf.data holds nanoseconds where perf script prints microseconds
+    assert pc.multiply(pc.divide(a.column("ts_ns"), 1000), 1000).equals(b.column("ts_ns"))
+    assert not a.column("ts_ns").equals(b.column("ts_ns"))
 
 
 def test_missing_binary_fails_with_the_build_command(store: Store, tmp_path: Path) -> None:

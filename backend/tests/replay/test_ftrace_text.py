@@ -71,7 +71,8 @@ def _differences(a: pa.Table, b: pa.Table) -> dict[str, int]:
 
 REAL = [
     "vm2-hackbench-g4.ftrace.txt.gz",  # ftrace text, kernel 6.18
-    "vm2-hackbench-g2.perf-script.txt.gz",  # perf script, with thread-group ids
+    "vm2-hackbench-g2.perf-script.txt.gz",  # perf script
+    "vm2-hackbench-g2.perf.data",  # perf record's binary file, nanosecond times
     "vm2-hackbench-mixed.trace.dat",  # trace-cmd's binary trace.dat, two buffers
     "vm2-hackbench-mixed.tracecmd-report.txt.gz",  # trace-cmd report text
     "vm2-hackbench-threads.tracefs-raw",  # the kernel's ring-buffer pages

@@ -16,7 +16,7 @@ import (
 	"placemap/collectors/internal/tracefs/rawimport"
 )
 
-const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf|tracefs-raw|tracedat] --out X.arrow [--json] [--progress] [--instance NAME] [--chunks]
+const importUsage = `usage: placemap-collect import FILE... [--format auto|ftrace|tracecmd|perf|tracefs-raw|tracedat|perfdata] --out X.arrow [--json] [--progress] [--instance NAME] [--chunks]
 
 Reads ftrace text (cat trace / trace_pipe), trace-cmd report text or perf script text,
 plain or gzip, a raw tracefs capture directory (per_cpu/cpuN.raw + events/) or a
@@ -72,7 +72,7 @@ func runImport(args []string) error {
 	if bin == "auto" && len(files) == 1 {
 		bin = rawimport.Detect(files[0])
 	}
-	if bin == rawimport.FormatTracefsRaw || bin == rawimport.FormatTracedat {
+	if bin == rawimport.FormatTracefsRaw || bin == rawimport.FormatTracedat || bin == rawimport.FormatPerfdata {
 		if len(files) != 1 {
 			return usageError("import: --format %s takes exactly one input", bin)
 		}
@@ -110,7 +110,7 @@ func runImport(args []string) error {
 	switch f {
 	case importer.FormatAuto, importer.FormatFtrace, importer.FormatTracecmd, importer.FormatPerf:
 	default:
-		return usageError("import: --format %q: want auto, ftrace, tracecmd, perf, tracefs-raw or tracedat", *format)
+		return usageError("import: --format %q: want auto, ftrace, tracecmd, perf, tracefs-raw, tracedat or perfdata", *format)
 	}
 	opts := importer.Options{Files: files, Format: f, Out: *out, Stdout: os.Stdout, Chunks: *chunks}
 	if *progress {

@@ -58,7 +58,7 @@ func binaryKind(b []byte) string {
 	case bytes.HasPrefix(b, []byte("\x17\x08\x44tracing")):
 		return "a trace-cmd trace.dat file (convert it with `trace-cmd report -i FILE > FILE.txt`)"
 	case bytes.HasPrefix(b, []byte("PERFILE2")) || bytes.HasPrefix(b, []byte("PERFFILE")):
-		return "a perf.data file (convert it with `perf script -i FILE > FILE.txt`)"
+		return "a perf.data file (import it with --format auto or perfdata, or convert it with `perf script -i FILE > FILE.txt`)"
 	case len(b) > 262 && string(b[257:262]) == "ustar":
 		return "a tar archive (unpack it and import the text trace inside)"
 	case bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}):

@@ -187,6 +187,7 @@ type ImportSummaryFormat string
 
 const ImportSummaryFormatFtrace ImportSummaryFormat = "ftrace"
 const ImportSummaryFormatPerf ImportSummaryFormat = "perf"
+const ImportSummaryFormatPerfdata ImportSummaryFormat = "perfdata"
 const ImportSummaryFormatTracecmd ImportSummaryFormat = "tracecmd"
 const ImportSummaryFormatTracedat ImportSummaryFormat = "tracedat"
 const ImportSummaryFormatTracefsRaw ImportSummaryFormat = "tracefs-raw"

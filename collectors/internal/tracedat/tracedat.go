@@ -744,3 +744,43 @@ func (f *File) parseV7(r *rd) error {
 	}
 	return nil
 }
+
+// ParseTracingData parses the tracing data that perf.data's HEADER_TRACING_DATA section
+// holds: the start of a trace.dat (magic, a version string such as "0.6", endianness,
+// long size, page size, header_page, header_event, ftrace's and the other systems' event
+// formats). What follows there (kallsyms, printk formats, saved cmdlines) is not read.
+func ParseTracingData(b []byte) (*File, error) {
+	if !IsTraceDat(b) {
+		return nil, ErrNotTraceDat
+	}
+	r := &rd{b: b, pos: len(Magic), bo: binary.LittleEndian}
+	if _, err := r.cstr(); err != nil {
+		return nil, err
+	}
+	hb, err := r.bytes(2)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{BigEndian: hb[0] == 1, LongSize: int(hb[1])}
+	if f.BigEndian {
+		r.bo = binary.BigEndian
+	}
+	ps, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	f.PageSize = int(ps)
+	if f.PageSize < 64 || f.PageSize > 1<<26 {
+		return nil, fmt.Errorf("%w: page size %d", ErrCorrupt, f.PageSize)
+	}
+	if err := f.parseHeaders(r); err != nil {
+		return nil, err
+	}
+	if err := f.parseFtraceEvents(r); err != nil {
+		return nil, err
+	}
+	if err := f.parseEventFormats(r); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

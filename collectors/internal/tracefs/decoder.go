@@ -529,3 +529,19 @@ func (s *Stats) SortedCPUs() []int32 {
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	return cpus
 }
+
+// DecodeRecord appends the event of one record taken out of its ring-buffer page (a
+// perf.data sample's raw tracepoint payload), or counts why it was skipped.
+func (d *Decoder) DecodeRecord(rec []byte, ts int64, cpu int32, out []Event) []Event {
+	d.Stats.Records[cpu]++
+	return d.decodeRecord(rec, ts, cpu, out)
+}
+
+// NoteLost counts a loss that came as its own record (perf's PERF_RECORD_LOST).
+func (d *Decoder) NoteLost(n int64) {
+	if n < 0 {
+		d.Stats.LostUnknown++
+	} else {
+		d.Stats.LostEvents += n
+	}
+}

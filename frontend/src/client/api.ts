@@ -693,7 +693,7 @@ export interface components {
              * @description The format read (detected with --format auto).
              * @enum {string}
              */
-            format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat";
+            format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat" | "perfdata";
             /** Files */
             files: string[];
             /**
@@ -2386,7 +2386,7 @@ export interface operations {
         parameters: {
             query?: {
                 name?: string | null;
-                /** @description one of auto, ftrace, tracecmd, perf, tracefs-raw, tracedat */
+                /** @description one of auto, ftrace, tracecmd, perf, tracefs-raw, tracedat, perfdata */
                 format?: string;
                 topology_id?: string | null;
             };

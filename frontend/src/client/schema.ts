@@ -124,7 +124,7 @@ export interface ImportSummary {
   /**
    * The format read (detected with --format auto).
    */
-  format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat";
+  format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat" | "perfdata";
   files: string[];
   /**
    * Input lines read (text formats); 0 for binary formats.
@@ -296,7 +296,7 @@ export interface ImportSummary {
   /**
    * The format read (detected with --format auto).
    */
-  format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat";
+  format: "ftrace" | "tracecmd" | "perf" | "tracefs-raw" | "tracedat" | "perfdata";
   files: string[];
   /**
    * Input lines read (text formats); 0 for binary formats.

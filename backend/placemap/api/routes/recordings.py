@@ -32,7 +32,7 @@ from placemap.store import Store
 
 router = APIRouter(prefix="/api/recordings")
 
-FORMATS = ("auto", "ftrace", "tracecmd", "perf", "tracefs-raw", "tracedat")
+FORMATS = ("auto", "ftrace", "tracecmd", "perf", "tracefs-raw", "tracedat", "perfdata")
 
 
 def _too_large(limit: int) -> ApiError:

@@ -28,7 +28,7 @@ class ImportSummary(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    format: Literal["ftrace", "tracecmd", "perf", "tracefs-raw", "tracedat"] = Field(
+    format: Literal["ftrace", "tracecmd", "perf", "tracefs-raw", "tracedat", "perfdata"] = Field(
         ..., description="The format read (detected with --format auto)."
     )
     files: list[str]

@@ -1,7 +1,8 @@
 // Package rawimport is the `placemap-collect import` path for binary inputs: it
-// recognises a raw tracefs capture directory (tracefs-raw) or a trace-cmd trace.dat
-// (tracedat), decodes it with internal/tracefs or internal/tracedat, writes the Arrow
-// IPC event stream and returns the import summary.
+// recognises a raw tracefs capture directory (tracefs-raw), a trace-cmd trace.dat
+// (tracedat) or a perf.data (perfdata), decodes it with internal/tracefs,
+// internal/tracedat or internal/perfdata, writes the Arrow IPC event stream and returns
+// the import summary.
 package rawimport
 
 import (
@@ -11,6 +12,7 @@ import (
 	"os"
 	"sort"
 
+	"placemap/collectors/internal/perfdata"
 	"placemap/collectors/internal/schema"
 	"placemap/collectors/internal/tracedat"
 	"placemap/collectors/internal/tracefs"
@@ -20,6 +22,7 @@ import (
 const (
 	FormatTracefsRaw = "tracefs-raw"
 	FormatTracedat   = "tracedat"
+	FormatPerfdata   = "perfdata"
 )
 
 // Detect names the binary format at path, or "" when it is neither (text is left to
@@ -41,8 +44,13 @@ func Detect(path string) string {
 	}
 	defer func() { _ = f.Close() }()
 	head := make([]byte, len(tracedat.Magic))
-	if _, err := io.ReadFull(f, head); err == nil && tracedat.IsTraceDat(head) {
-		return FormatTracedat
+	if _, err := io.ReadFull(f, head); err == nil {
+		switch {
+		case tracedat.IsTraceDat(head):
+			return FormatTracedat
+		case perfdata.IsPerfData(head):
+			return FormatPerfdata
+		}
 	}
 	return ""
 }
@@ -50,7 +58,7 @@ func Detect(path string) string {
 // Options of one binary import.
 type Options struct {
 	Path     string
-	Format   string    // FormatTracefsRaw, FormatTracedat, or "" to detect
+	Format   string    // FormatTracefsRaw, FormatTracedat, FormatPerfdata, or "" to detect
 	Out      string    // output path, or "-" for Stdout
 	Stdout   io.Writer // where "-" writes
 	Instance string    // trace.dat: only this buffer ("top" or an instance name)
@@ -69,7 +77,7 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 		format = Detect(opts.Path)
 	}
 	if format == "" {
-		return nil, fmt.Errorf("%s: neither a raw tracefs capture directory nor a trace.dat", opts.Path)
+		return nil, fmt.Errorf("%s: neither a raw tracefs capture directory, a trace.dat nor a perf.data", opts.Path)
 	}
 	if opts.Instance != "" && format != FormatTracedat {
 		return nil, errors.New("--instance applies to trace.dat files only")
@@ -80,6 +88,8 @@ func Run(opts Options) (*schema.ImportSummary, error) {
 			return tracefs.DecodeDir(opts.Path, sink)
 		case FormatTracedat:
 			return tracedat.DecodeWith(opts.Path, sink, tracedat.DecodeOptions{Instance: opts.Instance})
+		case FormatPerfdata:
+			return perfdata.Decode(opts.Path, sink)
 		}
 		return nil, fmt.Errorf("unknown binary format %q", format)
 	}

@@ -177,7 +177,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
           <span>
             Drop a trace here or <u>choose a file</u>
           </span>
-          <span className="muted small">ftrace text, trace-cmd report / trace.dat, perf script; gzip ok</span>
+          <span className="muted small">ftrace text, trace-cmd report / trace.dat, perf script / perf.data; gzip ok</span>
         </label>
       </div>
       {uploads.map((u) => (

@@ -1,0 +1,192 @@
+package perfdata_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"placemap/collectors/internal/importer"
+	"placemap/collectors/internal/perfdata"
+	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/tracefs"
+	"placemap/collectors/internal/tracefs/rawimport"
+)
+
+func shared(t testing.TB, rel ...string) string {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	p := filepath.Join(append([]string{root, "..", "shared"}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
+	}
+	return p
+}
+
+// columns reads an Arrow IPC file into one string per cell, column by column.
+func columns(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	if !rd.Schema().Equal(schema.ArrowSchema) {
+		t.Fatalf("schema %v", rd.Schema())
+	}
+	cols := make([][]string, len(schema.ArrowSchema.Fields()))
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		for c := range cols {
+			a := rec.Column(c)
+			for r := 0; r < a.Len(); r++ {
+				v := "<null>"
+				if !a.IsNull(r) {
+					v = a.ValueStr(r)
+				}
+				cols[c] = append(cols[c], v)
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// The perf.data and the `perf script` text printed from it (../shared/traces) give the same
+// events, column by column, row by row: perf script prints microseconds, perf.data holds
+// nanoseconds, so the times agree to the microsecond and are finer in perf.data.
+func TestPerfDataIsItsPerfScript(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin.arrow")
+	sum, err := rawimport.Run(rawimport.Options{Path: shared(t, "traces", "vm2-hackbench-g2.perf.data"), Out: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Format != schema.ImportSummaryFormatPerfdata || sum.EventsTotal != 9903 || sum.SkippedTotal != 0 || sum.LostEvents != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	// the same VM and kernel as the raw tracefs capture of ../shared/traces
+	if sum.Header["kernel_release"] != "6.18.44-fc-v657" || sum.Header["hostname"] != "vm" || sum.Header["perf_version"] != "6.1.187" || sum.NrCpus == nil || *sum.NrCpus != 2 {
+		t.Errorf("header %v, nr_cpus %v", sum.Header, sum.NrCpus)
+	}
+	text := filepath.Join(dir, "text.arrow")
+	if _, err := importer.Run(importer.Options{Files: []string{shared(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")}, Format: importer.FormatPerf, Out: text}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := columns(t, bin), columns(t, text)
+	if len(got[0]) != 9903 || len(want[0]) != 9903 {
+		t.Fatalf("rows: %d from perf.data, %d from perf script", len(got[0]), len(want[0]))
+	}
+	finer := 0
+	for c, f := range schema.ArrowSchema.Fields() {
+		for r := range want[c] {
+			g := got[c][r]
+			if f.Name == "ts_ns" {
+				// 329561715739 ns in perf.data is 329561715000 in perf script's microseconds
+				if g[len(g)-3:] != "000" {
+					finer++
+				}
+				g = g[:len(g)-3] + "000"
+			}
+			if g != want[c][r] {
+				t.Fatalf("row %d, %s: %q from perf.data, %q from perf script", r, f.Name, got[c][r], want[c][r])
+			}
+		}
+	}
+	if finer < 9000 {
+		t.Errorf("only %d of 9903 timestamps finer than a microsecond: not perf.data's own clock?", finer)
+	}
+}
+
+func TestDetectedByMagic(t *testing.T) {
+	if got := rawimport.Detect(shared(t, "traces", "vm2-hackbench-g2.perf.data")); got != rawimport.FormatPerfdata {
+		t.Fatalf("detected %q", got)
+	}
+	if got := rawimport.Detect(shared(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")); got != "" {
+		t.Fatalf("text detected as %q", got)
+	}
+}
+
+// A cut-short or corrupted file is a named error or a counted skip, never a panic, and what
+// decoded before the damage is kept.
+func TestHostilePerfData(t *testing.T) {
+	b, err := os.ReadFile(shared(t, "traces", "vm2-hackbench-g2.perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(img []byte) (int, *tracefs.Result, error) {
+		f, err := perfdata.Parse(img)
+		if err != nil {
+			return 0, nil, err
+		}
+		n := 0
+		res, err := f.Decode(tracefs.SinkFunc(func(*tracefs.Event) error { n++; return nil }))
+		return n, res, err
+	}
+	if _, _, err := decode([]byte("PERFFILE")); !errors.Is(err, perfdata.ErrNotPerfData) {
+		t.Errorf("wrong magic: %v", err)
+	}
+	if _, _, err := decode(b[:100]); !errors.Is(err, perfdata.ErrCorrupt) {
+		t.Errorf("header cut short: %v", err)
+	}
+	// the feature sections sit after the data: a file cut inside its data has lost them
+	if _, _, err := decode(b[:len(b)/2]); !errors.Is(err, perfdata.ErrCorrupt) {
+		t.Errorf("cut in the data: %v", err)
+	}
+	// no tracing data feature: a perf.data of hardware events
+	noTracing := bytes.Clone(b)
+	noTracing[72] &^= 1 << 1
+	if _, _, err := decode(noTracing); err == nil {
+		t.Errorf("no tracing data: no error")
+	}
+	// a record whose size runs past the data: what came before it is kept, the rest counted
+	data := int(leU64(b[40:]))
+	bad := bytes.Clone(b)
+	p := data
+	for i := 0; i < 5000; i++ {
+		p += int(leU16(bad[p+6:]))
+	}
+	bad[p+6], bad[p+7] = 0xff, 0xff
+	n, res, err := decode(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || n >= 9903 || res.Stats.Skipped[tracefs.SkipMalformed] != 1 || len(res.Stats.Warnings) == 0 {
+		t.Errorf("damaged record: %d events, skipped %v, warnings %v", n, res.Stats.Skipped, res.Stats.Warnings)
+	}
+	// every cut of the header and attribute area: an error, no panic
+	for cut := 0; cut < 1200; cut += 7 {
+		_, _, _ = decode(b[:cut])
+	}
+}
+
+func leU64(b []byte) uint64 {
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+func leU16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+
+// FuzzParse: any bytes after the magic parse or fail with an error, never a panic.
+func FuzzParse(f *testing.F) {
+	b, err := os.ReadFile(shared(f, "traces", "vm2-hackbench-g2.perf.data"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b[:4096])
+	f.Fuzz(func(t *testing.T, img []byte) {
+		pf, err := perfdata.Parse(append([]byte(perfdata.Magic), img...))
+		if err == nil {
+			_, _ = pf.Decode(tracefs.SinkFunc(func(*tracefs.Event) error { return nil }))
+		}
+	})
+}
