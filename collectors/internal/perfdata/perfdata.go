@@ -415,11 +415,23 @@ func (f *File) Decode(sink tracefs.Sink) (*tracefs.Result, error) {
 	if s := f.features[featNrCPUs]; len(s) >= 8 {
 		res.NrCPUs = int(le.Uint32(s[4:])) // nr_cpus_available
 	}
-	var events []tracefs.Event
-	other := 0
-	lastTime := uint64(0)
 	b := f.b
 	end := f.data[0] + f.data[1]
+	// the events are held for the sort: counted first, so the slice is made once
+	n := 0
+	for p := f.data[0]; p+8 <= end; {
+		size := uint64(le.Uint16(b[p+6:]))
+		if size < 8 {
+			break
+		}
+		if t := le.Uint32(b[p:]); t == recordSample || t == recordLost {
+			n++
+		}
+		p += size
+	}
+	events := make([]tracefs.Event, 0, n)
+	other := 0
+	lastTime := uint64(0)
 	for p := f.data[0]; p < end; {
 		if p+8 > end {
 			d.Stats.Skipped[tracefs.SkipMalformed]++

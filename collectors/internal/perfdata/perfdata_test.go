@@ -190,3 +190,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The perf.data decoder beside the text importer on the same 9,903 events (its perf script
+// text, gzipped as shared): `scripts/bench perfdata`.
+func BenchmarkPerfData(b *testing.B) {
+	path := shared(b, "traces", "vm2-hackbench-g2.perf.data")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		if _, err := perfdata.Decode(path, tracefs.SinkFunc(func(*tracefs.Event) error { n++; return nil })); err != nil || n != 9903 {
+			b.Fatal(err, n)
+		}
+	}
+	b.ReportMetric(float64(9903*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkPerfScriptText(b *testing.B) {
+	path := shared(b, "traces", "vm2-hackbench-g2.perf-script.txt.gz")
+	out := filepath.Join(b.TempDir(), "x.arrow")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := importer.Run(importer.Options{Files: []string{path}, Format: importer.FormatPerf, Out: out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(9903*b.N)/b.Elapsed().Seconds(), "events/s")
+}
