@@ -212,6 +212,16 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   await expect.poll(() => stats(page).then((s) => s?.playheadNs ?? 0)).toBeGreaterThan(before);
 });
 
+test("a perf.data uploads as it is", async ({ page }) => {
+  const name = "vm2-hackbench-g2.perf.data";
+  await uploadViaUi(page, name, readFileSync(join(TRACES, name)));
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  // the events its own perf script text holds, read from the binary file
+  await expect(item).toContainText("9,903 events on 2 CPUs");
+  await expect(item).toContainText("perfdata");
+  await expect(item).toContainText("lost 0 · skipped 0");
+});
+
 test("hostile comms render as text", async ({ page }) => {
   // a real trace excerpt with one task renamed to markup, as a kernel could print it
   const text = gunzipSync(readFileSync(G4)).toString("utf8").split("\n").slice(0, 3000).join("\n");
