@@ -31,12 +31,17 @@ var (
 	ErrCorrupt = errors.New("perfdata: corrupt file")
 	// ErrNoTracingData: the file has no tracepoint formats (recorded without tracepoints).
 	ErrNoTracingData = errors.New("perfdata: no tracing data section: record sched tracepoints (perf record -e 'sched:*')")
+	// ErrPipeMode: written to a pipe (perf record -o -), its attributes and formats are records.
+	ErrPipeMode = errors.New("perfdata: a perf.data written to a pipe (perf record -o -) is not read: record to a file, or convert it with `perf script -i FILE > FILE.txt`")
+	// ErrCompressed: its records are zstd-compressed (perf record -z).
+	ErrCompressed = errors.New("perfdata: compressed records (perf record -z) are not read: record without -z, or convert it with `perf script -i FILE > FILE.txt`")
 )
 
 // record types and sample_type bits (include/uapi/linux/perf_event.h)
 const (
-	recordLost   = 2
-	recordSample = 9
+	recordLost       = 2
+	recordSample     = 9
+	recordCompressed = 81
 
 	typeTracepoint = 2
 
@@ -105,6 +110,9 @@ func section(b []byte, off int) ([2]uint64, error) {
 func Parse(b []byte) (*File, error) {
 	if !IsPerfData(b) {
 		return nil, ErrNotPerfData
+	}
+	if len(b) >= 16 && le.Uint64(b[8:]) == 16 {
+		return nil, ErrPipeMode // a pipe's header is the magic and its own size only
 	}
 	if len(b) < 104 {
 		return nil, fmt.Errorf("%w: header cut short (%d bytes)", ErrCorrupt, len(b))
@@ -424,8 +432,11 @@ func (f *File) Decode(sink tracefs.Sink) (*tracefs.Result, error) {
 		if size < 8 {
 			break
 		}
-		if t := le.Uint32(b[p:]); t == recordSample || t == recordLost {
+		switch le.Uint32(b[p:]) {
+		case recordSample, recordLost:
 			n++
+		case recordCompressed:
+			return nil, ErrCompressed
 		}
 		p += size
 	}

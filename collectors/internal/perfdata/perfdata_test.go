@@ -164,6 +164,16 @@ func TestHostilePerfData(t *testing.T) {
 	if n == 0 || n >= 9903 || res.Stats.Skipped[tracefs.SkipMalformed] != 1 || len(res.Stats.Warnings) == 0 {
 		t.Errorf("damaged record: %d events, skipped %v, warnings %v", n, res.Stats.Skipped, res.Stats.Warnings)
 	}
+	// written to a pipe, or compressed: named, not read as nothing
+	pipe := append([]byte(perfdata.Magic), 16, 0, 0, 0, 0, 0, 0, 0)
+	if _, _, err := decode(append(pipe, b[16:200]...)); !errors.Is(err, perfdata.ErrPipeMode) {
+		t.Errorf("pipe mode: %v", err)
+	}
+	zipped := bytes.Clone(b)
+	zipped[data], zipped[data+1] = 81, 0 // the first record's type: PERF_RECORD_COMPRESSED
+	if _, _, err := decode(zipped); !errors.Is(err, perfdata.ErrCompressed) {
+		t.Errorf("compressed: %v", err)
+	}
 	// every cut of the header and attribute area: an error, no panic
 	for cut := 0; cut < 1200; cut += 7 {
 		_, _, _ = decode(b[:cut])
