@@ -343,48 +343,40 @@ func (f *File) parseSample(rec []byte) (sample, bool) {
 	return s, true
 }
 
-// lostAt reads the cpu and time of a PERF_RECORD_LOST's sample_id trailer (TID, TIME,
-// ID, STREAM_ID, CPU, IDENTIFIER, those the attribute samples), after its id and count.
+// lostAt reads the cpu and time of a record's sample_id trailer (TID, TIME, ID,
+// STREAM_ID, CPU, IDENTIFIER: those the attribute samples), from the record's end, as
+// perf parses it.
 func (f *File) lostAt(rec []byte) (cpu int32, ts uint64, hasCPU, hasTime bool) {
-	ai, ok := f.attrOf(rec[16:], true)
+	ai, ok := f.attrOf(rec, true)
 	if !ok || !f.attrs[ai].sampleIDAll {
 		return -1, 0, false, false
 	}
 	st := f.attrs[ai].sampleType
-	off := 16
-	take := func() (uint64, bool) {
-		if off+8 > len(rec) {
+	end := len(rec)
+	back := func() (uint64, bool) {
+		if end-8 < 16 { // the trailer follows the record's id and count
 			return 0, false
 		}
-		v := le.Uint64(rec[off:])
-		off += 8
-		return v, true
+		end -= 8
+		return le.Uint64(rec[end:]), true
 	}
-	if st&sampleTID != 0 {
-		if _, ok := take(); !ok {
-			return -1, 0, false, false
+	cpu = -1
+	for _, bit := range []uint64{sampleIdentifier, sampleCPU, sampleStreamID, sampleID, sampleTime} {
+		if st&bit == 0 {
+			continue
 		}
-	}
-	if st&sampleTime != 0 {
-		v, ok := take()
+		v, ok := back()
 		if !ok {
-			return -1, 0, false, false
+			return cpu, ts, hasCPU, hasTime
 		}
-		ts, hasTime = v, true
-	}
-	for _, bit := range []uint64{sampleID, sampleStreamID} {
-		if st&bit != 0 {
-			if _, ok := take(); !ok {
-				return -1, ts, false, hasTime
-			}
+		switch bit {
+		case sampleCPU:
+			cpu, hasCPU = int32(uint32(v)), true
+		case sampleTime:
+			ts, hasTime = v, true
 		}
 	}
-	if st&sampleCPU != 0 {
-		if v, ok := take(); ok {
-			return int32(uint32(v)), ts, true, hasTime
-		}
-	}
-	return -1, ts, false, hasTime
+	return cpu, ts, hasCPU, hasTime
 }
 
 // Decode reads the perf.data at path and hands its sched events to sink in timestamp order.

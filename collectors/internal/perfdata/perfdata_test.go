@@ -164,6 +164,47 @@ func TestHostilePerfData(t *testing.T) {
 	if n == 0 || n >= 9903 || res.Stats.Skipped[tracefs.SkipMalformed] != 1 || len(res.Stats.Warnings) == 0 {
 		t.Errorf("damaged record: %d events, skipped %v, warnings %v", n, res.Stats.Skipped, res.Stats.Warnings)
 	}
+	// a PERF_RECORD_LOST becomes a lost row at its trailer's CPU and time: a COMM record the
+	// kernel wrote during the run (after a sample; perf's synthesized ones at the start have
+	// zeroed trailers) turned into a loss of 17 events
+	lossy := bytes.Clone(b)
+	q, at, sampled := data, -1, false
+	for q < len(lossy) {
+		switch leU32(lossy[q:]) {
+		case 9: // PERF_RECORD_SAMPLE
+			sampled = true
+		case 3: // PERF_RECORD_COMM
+			if sampled {
+				at = q
+			}
+		}
+		if at >= 0 {
+			break
+		}
+		q += int(leU16(lossy[q+6:]))
+	}
+	if at < 0 {
+		t.Fatal("no COMM record")
+	}
+	lossy[at] = 2
+	copy(lossy[at+16:at+24], []byte{17, 0, 0, 0, 0, 0, 0, 0})
+	f, err := perfdata.Parse(lossy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []tracefs.Event
+	res, err = f.Decode(tracefs.SinkFunc(func(ev *tracefs.Event) error {
+		if ev.Kind == schema.KindLost {
+			lost = append(lost, *ev)
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lost) != 1 || lost[0].LostEvents != 17 || lost[0].CPU < 0 || lost[0].CPU > 1 || lost[0].TsNs < 329_000_000_000 || res.Stats.LostEvents != 17 {
+		t.Errorf("lost rows %+v, stats lost %d", lost, res.Stats.LostEvents)
+	}
 	// written to a pipe, or compressed: named, not read as nothing
 	pipe := append([]byte(perfdata.Magic), 16, 0, 0, 0, 0, 0, 0, 0)
 	if _, _, err := decode(append(pipe, b[16:200]...)); !errors.Is(err, perfdata.ErrPipeMode) {
@@ -185,6 +226,8 @@ func leU64(b []byte) uint64 {
 }
 
 func leU16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+
+func leU32(b []byte) uint32 { return uint32(leU16(b)) | uint32(leU16(b[2:]))<<16 }
 
 // FuzzParse: any bytes after the magic parse or fail with an error, never a panic.
 func FuzzParse(f *testing.F) {
