@@ -77,7 +77,6 @@ func IsPerfData(head []byte) bool { return strings.HasPrefix(string(head), Magic
 
 type attr struct {
 	typ         uint32
-	config      uint64
 	sampleType  uint64
 	readFormat  uint64
 	sampleIDAll bool
@@ -133,7 +132,6 @@ func Parse(b []byte) (*File, error) {
 		a := b[off : off+attrSize]
 		at := attr{
 			typ:         le.Uint32(a[0:]),
-			config:      le.Uint64(a[8:]),
 			sampleType:  le.Uint64(a[24:]),
 			readFormat:  le.Uint64(a[32:]),
 			sampleIDAll: le.Uint64(a[40:])&(1<<18) != 0,
