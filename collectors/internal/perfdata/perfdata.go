@@ -33,15 +33,18 @@ var (
 	ErrNoTracingData = errors.New("perfdata: no tracing data section: record sched tracepoints (perf record -e 'sched:*')")
 	// ErrPipeMode: written to a pipe (perf record -o -), its attributes and formats are records.
 	ErrPipeMode = errors.New("perfdata: a perf.data written to a pipe (perf record -o -) is not read: record to a file, or convert it with `perf script -i FILE > FILE.txt`")
+	// ErrDirFormat: a directory's data file (perf record --threads), whose samples are in its data.N files.
+	ErrDirFormat = errors.New("perfdata: a perf.data directory's file (perf record --threads) is not read: record without --threads, or convert it with `perf script -i DIR > FILE.txt`")
 	// ErrCompressed: its records are zstd-compressed (perf record -z).
 	ErrCompressed = errors.New("perfdata: compressed records (perf record -z) are not read: record without -z, or convert it with `perf script -i FILE > FILE.txt`")
 )
 
 // record types and sample_type bits (include/uapi/linux/perf_event.h)
 const (
-	recordLost       = 2
-	recordSample     = 9
-	recordCompressed = 81
+	recordLost        = 2
+	recordSample      = 9
+	recordCompressed  = 81
+	recordCompressed2 = 83
 
 	typeTracepoint = 2
 
@@ -70,6 +73,8 @@ const (
 	featVersion     = 5
 	featArch        = 6
 	featNrCPUs      = 7
+	featDirFormat   = 24
+	featCompressed  = 27
 )
 
 // IsPerfData tells whether the first bytes are the perf.data magic.
@@ -90,6 +95,7 @@ type File struct {
 	data     [2]uint64 // offset, size
 	features map[int][]byte
 	tracing  *tracedat.File
+	warnings []string
 }
 
 var le = binary.LittleEndian
@@ -128,6 +134,7 @@ func Parse(b []byte) (*File, error) {
 	if attrSize < 16+64 || attrSize > 1<<16 {
 		return nil, fmt.Errorf("%w: attribute size %d", ErrCorrupt, attrSize)
 	}
+	idBytes := uint64(0)
 	for off := attrs[0]; off+attrSize <= attrs[0]+attrs[1]; off += attrSize {
 		a := b[off : off+attrSize]
 		at := attr{
@@ -139,6 +146,12 @@ func Parse(b []byte) (*File, error) {
 		ids, err := section(b, int(off+attrSize-16))
 		if err != nil {
 			return nil, err
+		}
+		// every id section within the file, and all of them together no bigger than it (a crafted
+		// file pointing many attributes at one large region would take minutes to walk)
+		idBytes += ids[1]
+		if idBytes > uint64(len(b)) {
+			return nil, fmt.Errorf("%w: the attributes' id sections add up to more than the file", ErrCorrupt)
 		}
 		for i := ids[0]; i+8 <= ids[0]+ids[1]; i += 8 {
 			f.byID[le.Uint64(b[i:])] = len(f.attrs)
@@ -155,11 +168,22 @@ func Parse(b []byte) (*File, error) {
 			continue
 		}
 		s, err := section(b, next)
+		next += 16
 		if err != nil {
-			return nil, err
+			if bit == featTracingData {
+				return nil, err
+			}
+			// a feature this reader does not need (perf skips a bad one too)
+			f.warnings = append(f.warnings, fmt.Sprintf("header feature %d not read: %v", bit, err))
+			continue
 		}
 		f.features[bit] = b[s[0] : s[0]+s[1]]
-		next += 16
+	}
+	if _, dir := f.features[featDirFormat]; dir {
+		return nil, ErrDirFormat
+	}
+	if _, z := f.features[featCompressed]; z {
+		return nil, ErrCompressed
 	}
 	td, ok := f.features[featTracingData]
 	if !ok {
@@ -211,14 +235,24 @@ func (f *File) attrOf(rec []byte, trailer bool) (int, bool) {
 		}
 		i, ok := f.byID[le.Uint64(rec[off:])]
 		return i, ok
-	case !trailer && st&sampleID != 0:
+	case st&sampleID != 0:
+		// a sample's ID follows IP, TID, TIME and ADDR; a trailer's ID precedes STREAM_ID and CPU
+		// at its end (perf requires the same layout of every event's id, so the first's serves)
 		off := 0
 		for _, bit := range []uint64{sampleIP, sampleTID, sampleTime, sampleAddr} {
-			if st&bit != 0 {
+			if !trailer && st&bit != 0 {
 				off += 8
 			}
 		}
-		if off+8 > len(rec) {
+		if trailer {
+			off = len(rec) - 8
+			for _, bit := range []uint64{sampleStreamID, sampleCPU} {
+				if st&bit != 0 {
+					off -= 8
+				}
+			}
+		}
+		if off < 0 || off+8 > len(rec) {
 			return 0, false
 		}
 		i, ok := f.byID[le.Uint64(rec[off:])]
@@ -331,11 +365,12 @@ func (f *File) parseSample(rec []byte) (sample, bool) {
 		if off+4 > len(rec) {
 			return s, false
 		}
-		n := int(le.Uint32(rec[off:]))
+		n32 := uint64(le.Uint32(rec[off:]))
 		off += 4
-		if n > len(rec)-off {
+		if n32 > uint64(len(rec)-off) {
 			return s, false
 		}
+		n := int(n32)
 		s.raw, s.hasRawOff = rec[off:off+n], true
 	}
 	return s, true
@@ -411,7 +446,7 @@ func (f *File) Decode(sink tracefs.Sink) (*tracefs.Result, error) {
 		}
 	}
 	if s := f.features[featNrCPUs]; len(s) >= 8 {
-		res.NrCPUs = int(le.Uint32(s[4:])) // nr_cpus_available
+		res.NrCPUs = int(le.Uint32(s[0:])) // nr_cpus_avail (the highest present CPU + 1), then nr_cpus_online
 	}
 	b := f.b
 	end := f.data[0] + f.data[1]
@@ -425,7 +460,7 @@ func (f *File) Decode(sink tracefs.Sink) (*tracefs.Result, error) {
 		switch le.Uint32(b[p:]) {
 		case recordSample, recordLost:
 			n++
-		case recordCompressed:
+		case recordCompressed, recordCompressed2:
 			return nil, ErrCompressed
 		}
 		p += size
@@ -485,6 +520,6 @@ func (f *File) Decode(sink tracefs.Sink) (*tracefs.Result, error) {
 		}
 	}
 	res.Finish(d)
-	res.Stats.Warnings = append(append([]string(nil), f.tracing.Warnings...), res.Stats.Warnings...)
+	res.Stats.Warnings = append(append(append([]string(nil), f.warnings...), f.tracing.Warnings...), res.Stats.Warnings...)
 	return res, nil
 }

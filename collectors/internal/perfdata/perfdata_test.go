@@ -146,8 +146,8 @@ func TestHostilePerfData(t *testing.T) {
 	// no tracing data feature: a perf.data of hardware events
 	noTracing := bytes.Clone(b)
 	noTracing[72] &^= 1 << 1
-	if _, _, err := decode(noTracing); err == nil {
-		t.Errorf("no tracing data: no error")
+	if _, _, err := decode(noTracing); !errors.Is(err, perfdata.ErrNoTracingData) {
+		t.Errorf("no tracing data: %v", err)
 	}
 	// a record whose size runs past the data: what came before it is kept, the rest counted
 	data := int(leU64(b[40:]))
@@ -202,18 +202,64 @@ func TestHostilePerfData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lost) != 1 || lost[0].LostEvents != 17 || lost[0].CPU < 0 || lost[0].CPU > 1 || lost[0].TsNs < 329_000_000_000 || res.Stats.LostEvents != 17 {
-		t.Errorf("lost rows %+v, stats lost %d", lost, res.Stats.LostEvents)
+	// the record's sample_id trailer: TID, TIME, CPU, IDENTIFIER (its attribute samples those)
+	end := at + int(leU16(lossy[at+6:]))
+	wantTime, wantCPU := int64(leU64(lossy[end-24:])), int32(leU32(lossy[end-16:]))
+	if len(lost) != 1 || lost[0].LostEvents != 17 || lost[0].CPU != wantCPU || lost[0].TsNs != wantTime || res.Stats.LostEvents != 17 {
+		t.Errorf("lost rows %+v (want cpu %d at %d), stats lost %d", lost, wantCPU, wantTime, res.Stats.LostEvents)
+	}
+	// the same file as perf writes it when every event samples alike (no IDENTIFIER: the id
+	// among the fields, SAMPLE_ID): the same events and the same loss
+	idLayout := toIDLayout(t, lossy)
+	got, gotRes := decodeAll(t, idLayout)
+	want, _ := decodeAll(t, lossy)
+	if len(got) != 9904 || len(want) != 9904 || gotRes.Stats.LostEvents != 17 {
+		t.Fatalf("ID layout: %d events, %d in the IDENTIFIER layout, lost %d", len(got), len(want), gotRes.Stats.LostEvents)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ID layout, event %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// the CPUs: nr_cpus_avail (the highest present CPU + 1) comes first, nr_cpus_online second
+	f2, err := perfdata.Parse(withNrCPUs(t, b, 4, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f2.Decode(tracefs.SinkFunc(func(*tracefs.Event) error { return nil })); err != nil || r.NrCPUs != 4 {
+		t.Errorf("nr_cpus: %v, %v", r, err)
+	}
+	// a common_type declared 8 bytes wide whose value reads negative: counted, no panic
+	wide := bytes.ReplaceAll(b, []byte("field:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;"),
+		[]byte("field:unsigned long  common_type;\toffset:0;\tsize:8;\tsigned:0;"))
+	q = data
+	for leU32(wide[q:]) != 9 { // the first sample
+		q += int(leU16(wide[q+6:]))
+	}
+	wide[q+8+6*8+4+7] = 0xff // its raw record's 8th byte: after IDENTIFIER IP TID TIME CPU PERIOD and the size
+	if _, r, err := decode(wide); err != nil || r.Stats.Skipped[tracefs.SkipUnknownEvent] == 0 {
+		t.Errorf("negative event id: %v, %v", r, err)
+	}
+	// attributes whose id sections add up to more than the file: refused at once
+	many := bytes.Clone(b)
+	attrs, attrSize := int(leU64(b[24:])), int(leU64(b[16:]))
+	for a := attrs; a < attrs+int(leU64(b[32:])); a += attrSize {
+		copy(many[a+attrSize-16:], b[40:56]) // every ids section: the whole data section
+	}
+	if _, _, err := decode(many); !errors.Is(err, perfdata.ErrCorrupt) {
+		t.Errorf("id sections bigger than the file: %v", err)
 	}
 	// written to a pipe, or compressed: named, not read as nothing
 	pipe := append([]byte(perfdata.Magic), 16, 0, 0, 0, 0, 0, 0, 0)
 	if _, _, err := decode(append(pipe, b[16:200]...)); !errors.Is(err, perfdata.ErrPipeMode) {
 		t.Errorf("pipe mode: %v", err)
 	}
-	zipped := bytes.Clone(b)
-	zipped[data], zipped[data+1] = 81, 0 // the first record's type: PERF_RECORD_COMPRESSED
-	if _, _, err := decode(zipped); !errors.Is(err, perfdata.ErrCompressed) {
-		t.Errorf("compressed: %v", err)
+	for _, typ := range []byte{81, 83} { // PERF_RECORD_COMPRESSED, and COMPRESSED2 since 6.15
+		zipped := bytes.Clone(b)
+		zipped[data], zipped[data+1] = typ, 0
+		if _, _, err := decode(zipped); !errors.Is(err, perfdata.ErrCompressed) {
+			t.Errorf("compressed (%d): %v", typ, err)
+		}
 	}
 	// every cut of the header and attribute area: an error, no panic
 	for cut := 0; cut < 1200; cut += 7 {
@@ -229,15 +275,15 @@ func leU16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
 
 func leU32(b []byte) uint32 { return uint32(leU16(b)) | uint32(leU16(b[2:]))<<16 }
 
-// FuzzParse: any bytes after the magic parse or fail with an error, never a panic.
+// FuzzParse: any image parses and decodes or fails with an error, never a panic.
 func FuzzParse(f *testing.F) {
 	b, err := os.ReadFile(shared(f, "traces", "vm2-hackbench-g2.perf.data"))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(b[:4096])
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, img []byte) {
-		pf, err := perfdata.Parse(append([]byte(perfdata.Magic), img...))
+		pf, err := perfdata.Parse(img)
 		if err == nil {
 			_, _ = pf.Decode(tracefs.SinkFunc(func(*tracefs.Event) error { return nil }))
 		}
@@ -268,4 +314,70 @@ func BenchmarkPerfScriptText(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(9903*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func decodeAll(t *testing.T, img []byte) ([]tracefs.Event, *tracefs.Result) {
+	t.Helper()
+	f, err := perfdata.Parse(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []tracefs.Event
+	res, err := f.Decode(tracefs.SinkFunc(func(ev *tracefs.Event) error { evs = append(evs, *ev); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, res
+}
+
+// toIDLayout rewrites the shared file's records as perf writes them without IDENTIFIER: each
+// attribute samples ID instead, a sample's id moved after IP, TID and TIME, a trailer's from
+// last to before CPU; the sizes stay.
+func toIDLayout(t *testing.T, b []byte) []byte {
+	t.Helper()
+	n := bytes.Clone(b)
+	attrs, attrSize := int(leU64(b[24:])), int(leU64(b[16:]))
+	for a := attrs; a < attrs+int(leU64(b[32:])); a += attrSize {
+		st := leU64(n[a+24:])&^(1<<16) | 1<<6
+		putU64(n[a+24:], st)
+	}
+	data, end := int(leU64(b[40:])), int(leU64(b[40:])+leU64(b[48:]))
+	for p := data; p < end; p += int(leU16(b[p+6:])) {
+		typ, size := leU32(b[p:]), int(leU16(b[p+6:]))
+		switch {
+		case typ == 9: // IDENTIFIER IP TID TIME ... -> IP TID TIME ID ...
+			copy(n[p+8:], b[p+16:p+40])
+			copy(n[p+32:], b[p+8:p+16])
+		case typ < 64 && typ != 68: // a kernel record's trailer: ... CPU IDENTIFIER -> ... ID CPU
+			copy(n[p+size-16:], b[p+size-8:p+size])
+			copy(n[p+size-8:], b[p+size-16:p+size-8])
+		}
+	}
+	return n
+}
+
+func putU64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+// withNrCPUs sets the HEADER_NRCPUS feature's two counts.
+func withNrCPUs(t *testing.T, b []byte, avail, online uint32) []byte {
+	t.Helper()
+	n := bytes.Clone(b)
+	next := int(leU64(b[40:]) + leU64(b[48:]))
+	for bit := 0; bit < 8; bit++ { // the sections of bits 0..7, in order
+		if b[72]&(1<<bit) == 0 {
+			continue
+		}
+		if bit == 7 {
+			off := int(leU64(b[next:]))
+			n[off], n[off+4] = byte(avail), byte(online)
+			return n
+		}
+		next += 16
+	}
+	t.Fatal("no HEADER_NRCPUS")
+	return nil
 }

@@ -437,9 +437,9 @@ func (d *Decoder) decodeRecord(rec []byte, ts int64, cpu int32, out []Event) []E
 		d.Stats.Skipped[SkipMalformed]++
 		return out
 	}
-	id := int(d.num(rec, d.typeLoc))
+	id := d.num(rec, d.typeLoc)
 	var c *compiled
-	if id < len(d.byID) {
+	if id >= 0 && id < int64(len(d.byID)) { // an 8-byte common_type may read negative
 		c = d.byID[id]
 	}
 	switch {
