@@ -193,21 +193,8 @@ func Parse(b []byte) (*File, error) {
 	if f.Version < 6 || f.Version > 7 {
 		return nil, fmt.Errorf("%w: %d (6 and 7 are read)", ErrVersion, f.Version)
 	}
-	hb, err := r.bytes(2)
-	if err != nil {
+	if err := f.parseLayout(r); err != nil {
 		return nil, err
-	}
-	f.BigEndian, f.LongSize = hb[0] == 1, int(hb[1])
-	if f.BigEndian {
-		r.bo = binary.BigEndian
-	}
-	ps, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	f.PageSize = int(ps)
-	if f.PageSize < 64 || f.PageSize > 1<<26 {
-		return nil, fmt.Errorf("%w: page size %d", ErrCorrupt, f.PageSize)
 	}
 	if f.Version == 6 {
 		err = f.parseV6(r)
@@ -218,6 +205,40 @@ func Parse(b []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// parseLayout reads what follows the version string: the endianness (r reads in it from
+// then on), the size of a long and the page size.
+func (f *File) parseLayout(r *rd) error {
+	hb, err := r.bytes(2)
+	if err != nil {
+		return err
+	}
+	f.BigEndian, f.LongSize = hb[0] == 1, int(hb[1])
+	if f.BigEndian {
+		r.bo = binary.BigEndian
+	}
+	ps, err := r.u32()
+	if err != nil {
+		return err
+	}
+	f.PageSize = int(ps)
+	if f.PageSize < 64 || f.PageSize > 1<<26 {
+		return fmt.Errorf("%w: page size %d", ErrCorrupt, f.PageSize)
+	}
+	return nil
+}
+
+// parseFormats reads the header_page and header_event formats, ftrace's own event formats
+// and the other systems' (a v6 file and perf's tracing data hold them in this order).
+func (f *File) parseFormats(r *rd) error {
+	if err := f.parseHeaders(r); err != nil {
+		return err
+	}
+	if err := f.parseFtraceEvents(r); err != nil {
+		return err
+	}
+	return f.parseEventFormats(r)
 }
 
 func (f *File) parseHeaders(r *rd) error {
@@ -295,13 +316,7 @@ func (f *File) parseEventFormats(r *rd) error {
 }
 
 func (f *File) parseV6(r *rd) error {
-	if err := f.parseHeaders(r); err != nil {
-		return err
-	}
-	if err := f.parseFtraceEvents(r); err != nil {
-		return err
-	}
-	if err := f.parseEventFormats(r); err != nil {
+	if err := f.parseFormats(r); err != nil {
 		return err
 	}
 	if _, err := r.sized(4); err != nil { // kallsyms
@@ -757,29 +772,11 @@ func ParseTracingData(b []byte) (*File, error) {
 	if _, err := r.cstr(); err != nil {
 		return nil, err
 	}
-	hb, err := r.bytes(2)
-	if err != nil {
+	f := &File{}
+	if err := f.parseLayout(r); err != nil {
 		return nil, err
 	}
-	f := &File{BigEndian: hb[0] == 1, LongSize: int(hb[1])}
-	if f.BigEndian {
-		r.bo = binary.BigEndian
-	}
-	ps, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	f.PageSize = int(ps)
-	if f.PageSize < 64 || f.PageSize > 1<<26 {
-		return nil, fmt.Errorf("%w: page size %d", ErrCorrupt, f.PageSize)
-	}
-	if err := f.parseHeaders(r); err != nil {
-		return nil, err
-	}
-	if err := f.parseFtraceEvents(r); err != nil {
-		return nil, err
-	}
-	if err := f.parseEventFormats(r); err != nil {
+	if err := f.parseFormats(r); err != nil {
 		return nil, err
 	}
 	return f, nil
