@@ -4,26 +4,18 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-func sharedTrace(t *testing.T, rel string) string {
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "traces", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"placemap/collectors/internal/shareddata"
+)
 
 // Exit codes: 0 ok, 1 runtime/format error, 2 usage.
 func TestImportExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "o.arrow")
 	var stderr bytes.Buffer
-	if code := run([]string{"import", sharedTrace(t, "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt"), "--out", out}, &stderr); code != 0 {
+	if code := run([]string{"import", shareddata.Path(t, "traces", "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt"), "--out", out}, &stderr); code != 0 {
 		t.Fatalf("ok import: code %d: %s", code, stderr.String())
 	}
 	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
@@ -32,8 +24,8 @@ func TestImportExitCodes(t *testing.T) {
 	for _, args := range [][]string{
 		{"import"},
 		{"import", "--out", out},
-		{"import", sharedTrace(t, "vm2-hackbench-g4.ftrace.txt.gz")},
-		{"import", sharedTrace(t, "vm2-hackbench-g4.ftrace.txt.gz"), "--out", out, "--format", "xml"},
+		{"import", shareddata.Path(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz")},
+		{"import", shareddata.Path(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz"), "--out", out, "--format", "xml"},
 		{"import", "--bogus"},
 	} {
 		stderr.Reset()
@@ -43,11 +35,11 @@ func TestImportExitCodes(t *testing.T) {
 	}
 	stderr.Reset()
 	// a perf.data is read by its own decoder; forced through the text importer it is named
-	if code := run([]string{"import", sharedTrace(t, "vm2-hackbench-g2.perf.data"), "--out", out}, &stderr); code != 0 {
+	if code := run([]string{"import", shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data"), "--out", out}, &stderr); code != 0 {
 		t.Errorf("perf.data: code %d: %s", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := run([]string{"import", sharedTrace(t, "vm2-hackbench-g2.perf.data"), "--out", out, "--format", "perf"}, &stderr); code != 1 ||
+	if code := run([]string{"import", shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data"), "--out", out, "--format", "perf"}, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "binary format not supported by text import") {
 		t.Errorf("perf.data as perf script text: code %d: %s", code, stderr.String())
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"placemap/collectors/internal/shareddata"
 )
 
 // cpuNow is the process's user+system CPU time: the machine is shared, so the
@@ -20,7 +22,7 @@ func cpuNow(b *testing.B) int64 {
 
 // g4Text is the real vm2-hackbench-g4 ftrace text, uncompressed, as one parse chunk.
 func g4Text(b *testing.B) *chunk {
-	f, err := os.Open(sharedPath(b, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
+	f, err := os.Open(shareddata.Path(b, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}

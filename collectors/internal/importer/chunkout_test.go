@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 )
 
 // chunkRows imports files with Chunks on and reads the frames back: rows per chunk,
@@ -89,7 +90,7 @@ func plainRecord(t *testing.T, r arrow.RecordBatch) arrow.RecordBatch {
 
 func TestChunkOutputHoldsTheStreamsRowsInFullChunks(t *testing.T) {
 	for _, f := range []string{"traces/vm2-hackbench-g4.ftrace.txt.gz", "traces/vm2-hackbench-g2.perf-script.txt.gz"} {
-		path := sharedPath(t, f)
+		path := shareddata.Path(t, f)
 		_, want := importRows(t, FormatAuto, path)
 		sizes, got, schemas := chunkRows(t, path)
 		if len(got) != len(want) {
@@ -154,7 +155,7 @@ func TestChunkDictionaryOnlyWhereValuesRepeat(t *testing.T) {
 }
 
 func TestChunksNeedTheStreamOutput(t *testing.T) {
-	if _, err := Run(Options{Files: []string{sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz")}, Out: t.TempDir() + "/x.arrow", Chunks: true}); err == nil {
+	if _, err := Run(Options{Files: []string{shareddata.Path(t, "traces/vm2-hackbench-g4.ftrace.txt.gz")}, Out: t.TempDir() + "/x.arrow", Chunks: true}); err == nil {
 		t.Fatal("Chunks with a file output accepted")
 	}
 }

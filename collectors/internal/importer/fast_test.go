@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"placemap/collectors/internal/shareddata"
 )
 
 // colsDiff describes the first difference between two finished cols, "" if none.
@@ -164,7 +166,7 @@ func TestFastLineMatchesGeneral(t *testing.T) {
 func TestFastParseEqualsGeneral(t *testing.T) {
 	defer func(v bool) { useFast = v }(useFast)
 	for _, tr := range textTraces {
-		data := readText(t, sharedPath(t, tr.path))
+		data := readText(t, shareddata.Path(t, tr.path))
 		format := tr.format
 		ck := &chunk{data: data, format: format, lastOfFile: true, headerLost: 3}
 		get := func(rows int) *cols { c := newCols(); c.reset(rows); return c }
@@ -227,7 +229,7 @@ func FuzzFastLineMatchesGeneral(f *testing.F) {
 // same whether a file is one chunk or hundreds (with a line longer than a chunk, and
 // text and gzip input).
 func TestLineNumbersAcrossChunks(t *testing.T) {
-	lines := strings.Split(string(readText(t, sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))), "\n")
+	lines := strings.Split(string(readText(t, shareddata.Path(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))), "\n")
 	var b strings.Builder
 	for i, l := range lines[:20000] {
 		b.WriteString(l)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 )
 
 // textTraces are every text trace in ../shared/traces and traces/external, with the
@@ -72,7 +73,7 @@ func countByToken(data []byte, perf bool) map[string]int {
 func TestGoldenCountsEveryTextTrace(t *testing.T) {
 	for _, tc := range textTraces {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
-			path := sharedPath(t, tc.path)
+			path := shareddata.Path(t, tc.path)
 			want := countByToken(readText(t, path), tc.perf)
 			out := filepath.Join(t.TempDir(), "out.arrow")
 			s, err := Run(Options{Files: []string{path}, Out: out})
@@ -117,7 +118,7 @@ func TestGoldenCountsEveryTextTrace(t *testing.T) {
 
 // The kernel's own per-CPU counters for the g4 capture: entries 36,557 + 36,021.
 func TestGoldenG4AgainstKernelStats(t *testing.T) {
-	stats := readText(t, sharedPath(t, "traces/vm2-hackbench-g4.percpu-stats.txt"))
+	stats := readText(t, shareddata.Path(t, "traces/vm2-hackbench-g4.percpu-stats.txt"))
 	entries, overrun := 0, 0
 	for _, l := range strings.Split(string(stats), "\n") {
 		if v, ok := strings.CutPrefix(l, "entries: "); ok {
@@ -132,7 +133,7 @@ func TestGoldenG4AgainstKernelStats(t *testing.T) {
 	if entries != 72578 {
 		t.Fatalf("stats file entries %d", entries)
 	}
-	s, rows := importRows(t, FormatAuto, sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
+	s, rows := importRows(t, FormatAuto, shareddata.Path(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
 	if s.EventsTotal != entries || s.LostEvents != overrun || s.EventsByKind["migrate"] != 629 || s.EventsByKind["lost"] != 0 {
 		t.Errorf("events %d lost %d migrate %d; kernel says %d entries, %d overrun, README 629 migrations", s.EventsTotal, s.LostEvents, s.EventsByKind["migrate"], entries, overrun)
 	}
@@ -235,7 +236,7 @@ func fmtRow(r row) string {
 
 // The tracefs-raw capture's text: 16,396 events with the README's per-kind counts.
 func TestGoldenTracefsRawText(t *testing.T) {
-	s, _ := importRows(t, FormatAuto, sharedPath(t, "traces/vm2-hackbench-threads.tracefs-raw/trace.txt.gz"))
+	s, _ := importRows(t, FormatAuto, shareddata.Path(t, "traces/vm2-hackbench-threads.tracefs-raw/trace.txt.gz"))
 	want := map[string]int{"switch": 6514, "waking": 4739, "wakeup": 4739, "migrate": 161, "wakeup_new": 81, "fork": 81, "exit": 81, "exec": 0, "lost": 0}
 	for k, n := range want {
 		if s.EventsByKind[k] != n {
@@ -251,7 +252,7 @@ func TestGoldenTracefsRawText(t *testing.T) {
 // (`*LLC: 9 -> 3`, `<--- ...`) are tolerated and reported.
 func TestGoldenZen3Shortrun(t *testing.T) {
 	for _, p := range []string{"traces/zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt", "traces/external/lkml-snippets/zen3-2s-256cpu_nps4_stream_shortrun-patch_kprateek-2022-09-26.txt"} {
-		s, rows := importRows(t, FormatAuto, sharedPath(t, p))
+		s, rows := importRows(t, FormatAuto, shareddata.Path(t, p))
 		var moves [][2]int32
 		for _, r := range rows {
 			if r.kind == schema.KindMigrate && r.pid == 4392 {
@@ -283,7 +284,7 @@ func TestGoldenZen3Shortrun(t *testing.T) {
 
 // trace-cmd report's own sched formatting, incl. the `capture:` instance prefix.
 func TestGoldenTracecmdReport(t *testing.T) {
-	s, rows := importRows(t, FormatAuto, sharedPath(t, "traces/vm2-hackbench-mixed.tracecmd-report.txt.gz"))
+	s, rows := importRows(t, FormatAuto, shareddata.Path(t, "traces/vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	// line 1: cpus=2; line 2: bash-2599 [000] 103.223185: sched_wakeup_new: bash:2601 [120] CPU:000
 	w := row{ts: 103223185000, cpu: 0, kind: schema.KindWakeupNew, curPid: 2599, pid: 2601, comm: "bash", prio: p32(120), target: p32(0)}
 	if d := diffRow(rows[0], w); d != "" {
@@ -311,13 +312,13 @@ func TestGoldenTracecmdReport(t *testing.T) {
 		t.Errorf("nr_cpus %v", s.NrCpus)
 	}
 	// trappy's report has numeric prev_state and no `==>`: prev_state=1024 next_comm=...
-	_, rows = importRows(t, FormatAuto, sharedPath(t, "traces/external/trappy/raw_trace.txt"))
+	_, rows = importRows(t, FormatAuto, shareddata.Path(t, "traces/external/trappy/raw_trace.txt"))
 	w = row{ts: 106439675591000, cpu: 2, kind: schema.KindSwitch, curPid: 4734, pid: 4734, comm: "trace-cmd", prio: p32(120), prevState: pstr("1024"), nextPid: p32(18), nextComm: pstr("migration/2"), nextPrio: p32(0)}
 	if d := diffRow(rows[0], w); d != "" {
 		t.Error(d)
 	}
 	// old-kernel success=1 and padded event names
-	_, rows = importRows(t, FormatAuto, sharedPath(t, "traces/external/trappy/trace_sched.txt"))
+	_, rows = importRows(t, FormatAuto, shareddata.Path(t, "traces/external/trappy/trace_sched.txt"))
 	w = row{ts: 6550018664000, cpu: 0, kind: schema.KindWakeupNew, curPid: 19427, pid: 19428, comm: "shutils", prio: p32(120), target: p32(2)}
 	if d := diffRow(rows[0], w); d != "" {
 		t.Error(d)
@@ -326,7 +327,7 @@ func TestGoldenTracecmdReport(t *testing.T) {
 
 // perf script: the powerpc excerpt's migrate 9 -> 10 and the vm2 capture.
 func TestGoldenPerfScript(t *testing.T) {
-	s, rows := importRows(t, FormatAuto, sharedPath(t, "traces/external/lkml-snippets/powerpc-splpar_perf-script_sched+vpa-dtl_atrajeev-2025-09-15.txt"))
+	s, rows := importRows(t, FormatAuto, shareddata.Path(t, "traces/external/lkml-snippets/powerpc-splpar_perf-script_sched+vpa-dtl_atrajeev-2025-09-15.txt"))
 	// migration/9 67 [009] 105373.359904: sched:sched_migrate_task: comm=perf pid=13418 prio=120 orig_cpu=9 dest_cpu=10
 	w := row{ts: 105373359904000, cpu: 9, kind: schema.KindMigrate, curPid: 67, pid: 13418, comm: "perf", prio: p32(120), orig: p32(9), dest: p32(10)}
 	if d := diffRow(rows[1], w); d != "" {
@@ -339,7 +340,7 @@ func TestGoldenPerfScript(t *testing.T) {
 	if got := s.CpusSeen; len(got) != 2 || got[0] != 9 || got[1] != 10 {
 		t.Errorf("cpus_seen %v", got)
 	}
-	_, rows = importRows(t, FormatAuto, sharedPath(t, "traces/vm2-hackbench-g2.perf-script.txt.gz"))
+	_, rows = importRows(t, FormatAuto, shareddata.Path(t, "traces/vm2-hackbench-g2.perf-script.txt.gz"))
 	// perf 13481 [000] 329.561728: sched:sched_switch: prev_comm=perf prev_pid=13481 prev_prio=120 prev_state=D ==> next_comm=migration/0 next_pid=18 next_prio=0
 	w = row{ts: 329561728000, cpu: 0, kind: schema.KindSwitch, curPid: 13481, pid: 13481, comm: "perf", prio: p32(120), prevState: pstr("D"), nextPid: p32(18), nextComm: pstr("migration/0"), nextPrio: p32(0)}
 	if d := diffRow(rows[2], w); d != "" {
@@ -359,7 +360,7 @@ func TestBinaryInputsRejected(t *testing.T) {
 		"traces/external/schedviz/test.tar.gz",
 	} {
 		out := filepath.Join(t.TempDir(), "x.arrow")
-		_, err := Run(Options{Files: []string{sharedPath(t, p)}, Out: out})
+		_, err := Run(Options{Files: []string{shareddata.Path(t, p)}, Out: out})
 		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "binary format not supported by text import") {
 			t.Errorf("%s: err %v", p, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,18 +14,6 @@ import (
 
 	"placemap/collectors/internal/schema"
 )
-
-// sharedPath resolves rel under ../shared beside the repository root (computed from
-// this file's location, as in CI).
-func sharedPath(tb testing.TB, rel string) string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
-	p := filepath.Join(root, rel)
-	if _, err := os.Stat(p); err != nil {
-		tb.Fatalf("shared test data missing: %v", err)
-	}
-	return p
-}
 
 // readText returns a file's bytes, gunzipped when it is gzip.
 func readText(tb testing.TB, path string) []byte {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 )
 
 func writeFile(t *testing.T, name string, data []byte) string {
@@ -108,7 +109,7 @@ func TestHostileTracecmdAndPerfForms(t *testing.T) {
 }
 
 func TestTruncatedGzip(t *testing.T) {
-	full := readText(t, sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
+	full := readText(t, shareddata.Path(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
 	var b bytes.Buffer
 	z := gzip.NewWriter(&b)
 	z.Write(full)
@@ -122,7 +123,7 @@ func TestTruncatedGzip(t *testing.T) {
 		t.Errorf("warnings %q", s.Warnings)
 	}
 	// what was kept is exactly the start of the full import
-	_, all := importRows(t, FormatAuto, sharedPath(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
+	_, all := importRows(t, FormatAuto, shareddata.Path(t, "traces/vm2-hackbench-g4.ftrace.txt.gz"))
 	for i, r := range rows {
 		if d := diffRow(r, all[i]); d != "" {
 			t.Fatalf("row %d: %s", i, d)
@@ -186,7 +187,7 @@ func TestRejectedFormats(t *testing.T) {
 		}
 	}
 	// --format perf on ftrace text is refused too
-	_, err := Run(Options{Files: []string{sharedPath(t, "traces/zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt")}, Format: FormatPerf, Out: filepath.Join(t.TempDir(), "o.arrow")})
+	_, err := Run(Options{Files: []string{shareddata.Path(t, "traces/zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt")}, Format: FormatPerf, Out: filepath.Join(t.TempDir(), "o.arrow")})
 	if err == nil || !strings.Contains(err.Error(), "--format perf") {
 		t.Errorf("forced perf: %v", err)
 	}
@@ -221,7 +222,7 @@ func TestUnsortedAndMultipleFiles(t *testing.T) {
 		t.Errorf("order %v, want %v", pids, want)
 	}
 	// trappy's unsorted file: its sched_switch events are in order (only cpu_idle is not)
-	s, _ = importRows(t, FormatAuto, sharedPath(t, "traces/external/trappy/trace_idle_unsorted.txt"))
+	s, _ = importRows(t, FormatAuto, shareddata.Path(t, "traces/external/trappy/trace_idle_unsorted.txt"))
 	if s.OutOfOrder != 0 {
 		t.Errorf("trappy out_of_order %d", s.OutOfOrder)
 	}
@@ -269,7 +270,7 @@ func TestLostAndClocks(t *testing.T) {
 
 func TestStdoutAndProgress(t *testing.T) {
 	var out, prog bytes.Buffer
-	s, err := Run(Options{Files: []string{sharedPath(t, "traces/vm2-hackbench-g2.perf-script.txt.gz")}, Out: "-", Stdout: &out, Progress: &prog})
+	s, err := Run(Options{Files: []string{shareddata.Path(t, "traces/vm2-hackbench-g2.perf-script.txt.gz")}, Out: "-", Stdout: &out, Progress: &prog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +369,7 @@ func TestMappedEqualsRead(t *testing.T) {
 		"long": []byte("      x-1 [000] .... 0.500000: sched_waking: comm=a pid=3 prio=120 target_cpu=000\n" + long + long[:60]),
 	}
 	for _, tr := range textTraces {
-		inputs[filepath.Base(tr.path)] = readText(t, sharedPath(t, tr.path))
+		inputs[filepath.Base(tr.path)] = readText(t, shareddata.Path(t, tr.path))
 	}
 	for name, text := range inputs {
 		plain := filepath.Join(dir, name+".plain")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -13,19 +12,10 @@ import (
 	"placemap/collectors/internal/importer"
 	"placemap/collectors/internal/perfdata"
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracefs"
 	"placemap/collectors/internal/tracefs/rawimport"
 )
-
-func shared(t testing.TB, rel ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	p := filepath.Join(append([]string{root, "..", "shared"}, rel...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
-	}
-	return p
-}
 
 // columns reads an Arrow IPC file into one string per cell, column by column.
 func columns(t *testing.T, path string) [][]string {
@@ -68,7 +58,7 @@ func columns(t *testing.T, path string) [][]string {
 func TestPerfDataIsItsPerfScript(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin.arrow")
-	sum, err := rawimport.Run(rawimport.Options{Path: shared(t, "traces", "vm2-hackbench-g2.perf.data"), Out: bin})
+	sum, err := rawimport.Run(rawimport.Options{Path: shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data"), Out: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +70,7 @@ func TestPerfDataIsItsPerfScript(t *testing.T) {
 		t.Errorf("header %v, nr_cpus %v", sum.Header, sum.NrCpus)
 	}
 	text := filepath.Join(dir, "text.arrow")
-	if _, err := importer.Run(importer.Options{Files: []string{shared(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")}, Format: importer.FormatPerf, Out: text}); err != nil {
+	if _, err := importer.Run(importer.Options{Files: []string{shareddata.Path(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")}, Format: importer.FormatPerf, Out: text}); err != nil {
 		t.Fatal(err)
 	}
 	got, want := columns(t, bin), columns(t, text)
@@ -109,10 +99,10 @@ func TestPerfDataIsItsPerfScript(t *testing.T) {
 }
 
 func TestDetectedByMagic(t *testing.T) {
-	if got := rawimport.Detect(shared(t, "traces", "vm2-hackbench-g2.perf.data")); got != rawimport.FormatPerfdata {
+	if got := rawimport.Detect(shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data")); got != rawimport.FormatPerfdata {
 		t.Fatalf("detected %q", got)
 	}
-	if got := rawimport.Detect(shared(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")); got != "" {
+	if got := rawimport.Detect(shareddata.Path(t, "traces", "vm2-hackbench-g2.perf-script.txt.gz")); got != "" {
 		t.Fatalf("text detected as %q", got)
 	}
 }
@@ -120,7 +110,7 @@ func TestDetectedByMagic(t *testing.T) {
 // A cut-short or corrupted file is a named error or a counted skip, never a panic, and what
 // decoded before the damage is kept.
 func TestHostilePerfData(t *testing.T) {
-	b, err := os.ReadFile(shared(t, "traces", "vm2-hackbench-g2.perf.data"))
+	b, err := os.ReadFile(shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +267,7 @@ func leU32(b []byte) uint32 { return uint32(leU16(b)) | uint32(leU16(b[2:]))<<16
 
 // FuzzParse: any image parses and decodes or fails with an error, never a panic.
 func FuzzParse(f *testing.F) {
-	b, err := os.ReadFile(shared(f, "traces", "vm2-hackbench-g2.perf.data"))
+	b, err := os.ReadFile(shareddata.Path(f, "traces", "vm2-hackbench-g2.perf.data"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -293,7 +283,7 @@ func FuzzParse(f *testing.F) {
 // The perf.data decoder beside the text importer on the same 9,903 events (its perf script
 // text, gzipped as shared): `scripts/bench perfdata`.
 func BenchmarkPerfData(b *testing.B) {
-	path := shared(b, "traces", "vm2-hackbench-g2.perf.data")
+	path := shareddata.Path(b, "traces", "vm2-hackbench-g2.perf.data")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		n := 0
@@ -305,7 +295,7 @@ func BenchmarkPerfData(b *testing.B) {
 }
 
 func BenchmarkPerfScriptText(b *testing.B) {
-	path := shared(b, "traces", "vm2-hackbench-g2.perf-script.txt.gz")
+	path := shareddata.Path(b, "traces", "vm2-hackbench-g2.perf-script.txt.gz")
 	out := filepath.Join(b.TempDir(), "x.arrow")
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -24,22 +24,13 @@ import (
 	"testing/fstest"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 )
 
 // sharedDir is ../shared beside the repository root, computed from this file's location
 // (the CI clone has shared/ there too).
 func sharedDir(t testing.TB) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(file)
-	if !filepath.IsAbs(dir) { // -trimpath: go test runs in the package directory anyway
-		dir, _ = os.Getwd()
-	}
-	d := filepath.Join(dir, "../../../../shared")
-	if _, err := os.Stat(filepath.Join(d, "topologies/extract.sh")); err != nil {
-		t.Fatalf("shared test data missing: %v", err)
-	}
-	return d
+	return filepath.Dir(filepath.Dir(shareddata.Path(t, "topologies", "extract.sh")))
 }
 
 // dump is one tarball of ../shared/topologies (or the dev VM's), loaded into memory.

@@ -1,27 +1,15 @@
 package tracedat_test
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracedat"
 	"placemap/collectors/internal/tracefs"
 	"placemap/collectors/internal/tracefs/fttext"
 )
-
-func shared(t testing.TB, rel ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	p := filepath.Join(append([]string{root, "..", "shared"}, rel...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
-	}
-	return p
-}
 
 var (
 	textMu    sync.Mutex
@@ -125,7 +113,7 @@ func filterBuffer(lines []fttext.Line, buffer string) []fttext.Line {
 }
 
 func TestMixedV7TopBufferMatchesReport(t *testing.T) {
-	f, err := tracedat.Open(shared(t, "traces", "vm2-hackbench-mixed.trace.dat"))
+	f, err := tracedat.Open(shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +126,7 @@ func TestMixedV7TopBufferMatchesReport(t *testing.T) {
 	if f.Buffers[0].PageSize != 4096 || f.Buffers[1].Clock != "local" {
 		t.Errorf("buffer facts: %+v", f.Buffers[1])
 	}
-	lines := readText(t, shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
+	lines := readText(t, shareddata.Path(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	evs, res := decode(t, f, "top")
 	compareReport(t, evs, res, filterBuffer(lines, ""), fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 0)
 }
@@ -146,12 +134,12 @@ func TestMixedV7TopBufferMatchesReport(t *testing.T) {
 // The capture instance is the buffer `cat instances/capture/trace` printed as
 // vm2-hackbench-g4.ftrace.txt.gz: compare with the kernel's own text.
 func TestMixedV7CaptureInstanceMatchesKernelText(t *testing.T) {
-	f, err := tracedat.Open(shared(t, "traces", "vm2-hackbench-mixed.trace.dat"))
+	f, err := tracedat.Open(shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	evs, res := decode(t, f, "capture")
-	kernel := readText(t, shared(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz"))
+	kernel := readText(t, shareddata.Path(t, "traces", "vm2-hackbench-g4.ftrace.txt.gz"))
 	if len(kernel) != 72578 {
 		t.Fatalf("kernel text: %d lines", len(kernel))
 	}
@@ -160,12 +148,12 @@ func TestMixedV7CaptureInstanceMatchesKernelText(t *testing.T) {
 		t.Errorf("%d migrations, README says 629", res.Stats.EventsByKind[schema.KindMigrate])
 	}
 	// ... and with trace-cmd's report of the same instance.
-	lines := readText(t, shared(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
+	lines := readText(t, shareddata.Path(t, "traces", "vm2-hackbench-mixed.tracecmd-report.txt.gz"))
 	compareReport(t, evs, res, filterBuffer(lines, "capture"), fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 0)
 }
 
 func TestMixedAllBuffersMerged(t *testing.T) {
-	f, err := tracedat.Open(shared(t, "traces", "vm2-hackbench-mixed.trace.dat"))
+	f, err := tracedat.Open(shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,25 +172,25 @@ func TestMixedAllBuffersMerged(t *testing.T) {
 }
 
 func TestLisaV6MatchesReport(t *testing.T) {
-	f, err := tracedat.Open(shared(t, "traces", "external", "lisa", "sched_load", "trace.dat"))
+	f, err := tracedat.Open(shareddata.Path(t, "traces", "external", "lisa", "sched_load", "trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Version != 6 || f.NrCPUs != 6 {
 		t.Errorf("version %d cpus %d", f.Version, f.NrCPUs)
 	}
-	lines := readText(t, shared(t, "traces", "external", "lisa", "sched_load", "trace.dat.trace-cmd-report.txt"))
+	lines := readText(t, shareddata.Path(t, "traces", "external", "lisa", "sched_load", "trace.dat.trace-cmd-report.txt"))
 	evs, res := decode(t, f, "")
 	// 2437 sched_load_cfs_rq + 474 cpu_idle + 364 sched_load_se + 16 cpu_frequency + 6 print
 	compareReport(t, evs, res, lines, fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 3297)
 }
 
 func TestTrappyV6MatchesReport(t *testing.T) {
-	f, err := tracedat.Open(shared(t, "traces", "external", "trappy", "raw_trace.dat"))
+	f, err := tracedat.Open(shareddata.Path(t, "traces", "external", "trappy", "raw_trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := readText(t, shared(t, "traces", "external", "trappy", "raw_trace.dat.trace-cmd-report.txt"))
+	lines := readText(t, shareddata.Path(t, "traces", "external", "trappy", "raw_trace.dat.trace-cmd-report.txt"))
 	evs, res := decode(t, f, "")
 	compareReport(t, evs, res, lines, fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 2)
 	if res.Stats.EventsByKind[schema.KindSwitch] != 755 {

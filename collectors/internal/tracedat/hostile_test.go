@@ -5,16 +5,17 @@ import (
 	"os"
 	"testing"
 
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracedat"
 	"placemap/collectors/internal/tracefs"
 )
 
 func TestHostileTraceDat(t *testing.T) {
-	lisa, err := os.ReadFile(shared(t, "traces", "external", "lisa", "sched_load", "trace.dat"))
+	lisa, err := os.ReadFile(shareddata.Path(t, "traces", "external", "lisa", "sched_load", "trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := os.ReadFile(shared(t, "traces", "vm2-hackbench-mixed.trace.dat"))
+	mixed, err := os.ReadFile(shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestHostileTraceDat(t *testing.T) {
 
 // FuzzParse: any bytes give a File or a named error, never a panic.
 func FuzzParse(f *testing.F) {
-	lisa, err := os.ReadFile(shared(f, "traces", "external", "lisa", "sched_load", "trace.dat"))
+	lisa, err := os.ReadFile(shareddata.Path(f, "traces", "external", "lisa", "sched_load", "trace.dat"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracedat"
 	"placemap/collectors/internal/tracefs"
 )
@@ -16,7 +17,7 @@ import (
 // "capture" (a v6 BUFFER option pointing at its own flyrecord table) holds the same
 // pages again, and an OFFSET option shifts every timestamp by -1 s.
 func buildV6(t *testing.T) []byte {
-	dir := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	dir := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	read := func(p ...string) []byte {
 		b, err := os.ReadFile(filepath.Join(append([]string{dir}, p...)...))
 		if err != nil {

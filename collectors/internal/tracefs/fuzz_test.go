@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracefs"
 )
 
 // realPages returns the raw capture's pages per CPU.
 func realPages(t testing.TB) [][][]byte {
-	dir := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw", "per_cpu")
+	dir := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw", "per_cpu")
 	var cpus [][][]byte
 	for _, name := range []string{"cpu0.raw", "cpu1.raw"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))

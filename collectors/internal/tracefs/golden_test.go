@@ -7,26 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracefs"
 	"placemap/collectors/internal/tracefs/fttext"
 )
-
-// shared returns ../shared beside the repo root, computed from this file's location.
-func shared(t testing.TB, rel ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	p := filepath.Join(append([]string{root, "..", "shared"}, rel...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
-	}
-	return p
-}
 
 // collect decodes into a slice (events are copied: the sink's *Event is reused).
 func collect(t testing.TB, dec func(tracefs.Sink) (*tracefs.Result, error)) ([]tracefs.Event, *tracefs.Result) {
@@ -89,7 +78,7 @@ func switchChains(evs []tracefs.Event) (links, broken int) {
 }
 
 func TestRawCaptureMatchesKernelText(t *testing.T) {
-	dir := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	dir := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	evs, res := collect(t, func(s tracefs.Sink) (*tracefs.Result, error) { return tracefs.DecodeDir(dir, s) })
 	lines, err := fttext.ReadFile(filepath.Join(dir, "trace.txt.gz"))
 	if err != nil {
@@ -206,7 +195,7 @@ func untar(t *testing.T, src, dir string) {
 
 func TestSchedVizCapture(t *testing.T) {
 	dir := t.TempDir()
-	untar(t, shared(t, "traces", "external", "schedviz", "test.tar.gz"), dir)
+	untar(t, shareddata.Path(t, "traces", "external", "schedviz", "test.tar.gz"), dir)
 	if !tracefs.IsCaptureDir(dir) {
 		t.Fatal("SchedViz layout (traces/cpuN + formats/) not recognised")
 	}

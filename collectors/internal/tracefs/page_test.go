@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracefs"
 )
 
 // rawFormats loads the raw capture's real format files.
 func rawFormats(t testing.TB) (tracefs.PageHeader, tracefs.EventHeader, []*tracefs.EventFormat) {
 	t.Helper()
-	ph, eh, fmts, warns, err := tracefs.LoadFormats(shared(t, "traces", "vm2-hackbench-threads.tracefs-raw", "events"))
+	ph, eh, fmts, warns, err := tracefs.LoadFormats(shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw", "events"))
 	if err != nil || len(warns) != 0 || len(fmts) != 7 {
 		t.Fatalf("formats: %v %v %d", err, warns, len(fmts))
 	}
@@ -279,7 +280,7 @@ print fmt: "x"
 
 // A capture whose last page is cut short: a counted bad page, the rest kept.
 func TestTruncatedCaptureFile(t *testing.T) {
-	src := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	src := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "events"), os.DirFS(filepath.Join(src, "events"))); err != nil {
 		t.Fatal(err)
@@ -374,7 +375,7 @@ func TestHostileCommsThroughPages(t *testing.T) {
 
 // per_cpu/cpuN/trace_pipe_raw (a tree copied straight from tracefs) is read too.
 func TestTracefsTreeLayout(t *testing.T) {
-	src := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	src := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "events"), os.DirFS(filepath.Join(src, "events"))); err != nil {
 		t.Fatal(err)

@@ -4,25 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"placemap/collectors/internal/schema"
+	"placemap/collectors/internal/shareddata"
 	"placemap/collectors/internal/tracefs/rawimport"
 )
-
-func shared(t *testing.T, rel ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
-	p := filepath.Join(append([]string{root, "..", "shared"}, rel...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data missing (shared/ must sit beside the repo root): %v", err)
-	}
-	return p
-}
 
 // readArrow reads an IPC stream back: rows, and per kind the columns that were null.
 func readArrow(t *testing.T, b []byte) (int, map[schema.Kind]map[int]bool, []int64) {
@@ -61,7 +51,7 @@ func readArrow(t *testing.T, b []byte) (int, map[schema.Kind]map[int]bool, []int
 }
 
 func TestImportRawCaptureToArrow(t *testing.T) {
-	dir := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	dir := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	if got := rawimport.Detect(dir); got != rawimport.FormatTracefsRaw {
 		t.Fatalf("detect %q", got)
 	}
@@ -111,7 +101,7 @@ func TestImportRawCaptureToArrow(t *testing.T) {
 }
 
 func TestImportTraceDatInstanceToStdout(t *testing.T) {
-	p := shared(t, "traces", "vm2-hackbench-mixed.trace.dat")
+	p := shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat")
 	if got := rawimport.Detect(p); got != rawimport.FormatTracedat {
 		t.Fatalf("detect %q", got)
 	}
@@ -127,7 +117,7 @@ func TestImportTraceDatInstanceToStdout(t *testing.T) {
 	if _, err := rawimport.Run(rawimport.Options{Path: p, Out: filepath.Join(t.TempDir(), "y"), Instance: "nope"}); err == nil {
 		t.Error("unknown instance accepted")
 	}
-	if rawimport.Detect(shared(t, "traces", "README.md")) != "" {
+	if rawimport.Detect(shareddata.Path(t, "traces", "README.md")) != "" {
 		t.Error("text detected as binary")
 	}
 }
@@ -135,7 +125,7 @@ func TestImportTraceDatInstanceToStdout(t *testing.T) {
 // A capture whose CPU 0 pages are out of order (its clock "went back"): the output is
 // still sorted, nothing is lost, and the summary says so.
 func TestOutOfOrderCaptureIsSorted(t *testing.T) {
-	src := shared(t, "traces", "vm2-hackbench-threads.tracefs-raw")
+	src := shareddata.Path(t, "traces", "vm2-hackbench-threads.tracefs-raw")
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "events"), os.DirFS(filepath.Join(src, "events"))); err != nil {
 		t.Fatal(err)
