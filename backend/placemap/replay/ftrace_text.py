@@ -133,7 +133,6 @@ class FtraceWriter:
         self.with_tgid = with_tgid
         self.names: dict[int, bytes] = {}  # the last name each pid was given, carried across batches
         self.cache: dict[str, bytes] = {}
-        self.lines = 0
 
     def _names(self, col: pa.Array, fill: str) -> pa.Array:
         """A name column as the kernel's bytes: each distinct value through _raw once."""
@@ -260,7 +259,6 @@ class FtraceWriter:
                 special[i] = _lost(cpus[i], lost[i])
             lines = pc.if_else(pc.equal(kind, LOST), pa.array(special, pa.binary()), lines)
             lines = pc.filter(lines, pc.not_equal(kind, LLC_UTIL))
-        self.lines += len(lines)
         return _concat(lines)
 
 
