@@ -220,6 +220,7 @@ test("a perf.data uploads as it is", async ({ page }) => {
   await expect(item).toContainText("9,903 events on 2 CPUs");
   await expect(item).toContainText("perfdata");
   await expect(item).toContainText("lost 0 · skipped 0");
+  await shot(page, "perfdata-uploaded");
 });
 
 test("hostile comms render as text", async ({ page }) => {
