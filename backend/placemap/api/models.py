@@ -123,10 +123,39 @@ class MigrationMetrics(BaseModel):
     by_level_cause: LevelCauseCounts
 
 
+class WakerCounts(BaseModel):
+    """Wakeups by where their waker ran: sched_waking's CPU, the one select_task_rq_fair() runs on
+    (an interrupt's CPU for a wakeup from an interrupt), against the wakee's prev CPU (waking's
+    target_cpu) and the CPU it woke on (wakeup's target_cpu). shared_llc + cross_llc +
+    still_running + unknown = the wakeups' total."""
+
+    shared_llc: int = Field(description="The waker's CPU shares an LLC with the wakee's prev CPU.")
+    cross_llc: int = Field(
+        description="It does not: the wakeups where wake_affine() chooses between the waker's LLC and "
+        "prev's (the ones the wake_affine and wake_hold hints change)."
+    )
+    to_waker_llc: int = Field(description="Of cross_llc: woke in the waker's LLC (pulled to the waker).")
+    to_prev_llc: int = Field(description="Of cross_llc: woke in prev's LLC (kept by the wakee's cache).")
+    elsewhere: int = Field(description="Of cross_llc: woke in neither LLC.")
+    on_waker_cpu: int = Field(description="Of shared_llc and cross_llc: woke on the waker's own CPU.")
+    still_running: int = Field(
+        description="Woken while it ran (the switch that took it off its CPU came later) and woke on "
+        "that CPU: the kernel found it still queued and chose nothing (ttwu_runnable())."
+    )
+    unknown: int = Field(
+        description="No sched_waking before the wakeup (the trace did not record it), or a CPU the "
+        "topology does not describe."
+    )
+
+
 class WakeupMetrics(BaseModel):
     total: int
     same_cpu: int = Field(description="Woke on the CPU it last ran on (waking's target_cpu).")
     by_level: LevelCounts
+    by_waker: WakerCounts | None = Field(
+        default=None,
+        description="By where the waker ran; null for a recording stored before they were counted.",
+    )
 
 
 class SchedDomain(BaseModel):

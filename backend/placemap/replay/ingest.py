@@ -78,6 +78,7 @@ class Ingestor:
         self.kind_counts = np.zeros(len(KIND_NAMES), dtype=np.int64)
         self.mig = np.zeros((5, 3), dtype=np.int64)  # level (incl. unknown) x cause
         self.wake = np.zeros(6, dtype=np.int64)  # level (incl. unknown), same_cpu
+        self.by_waker = np.zeros(kn.WK_COUNTS, dtype=np.int64)  # wakeups by their waker's CPU (WK_*)
         self.lost = 0
         self.cpus_seen: set[int] = set()
         self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
@@ -143,7 +144,13 @@ class Ingestor:
         self.t_end = int(cols.ts[-1])
         keyframe = self.state.keyframe_table()
         pl = self.state.apply(
-            table, cols, n, classify=True, matrix=self.levels.matrix, default_level=self.levels.default_level
+            table,
+            cols,
+            n,
+            classify=True,
+            matrix=self.levels.matrix,
+            default_level=self.levels.default_level,
+            waker_counts=self.by_waker,
         )
         assert pl is not None
         self._accumulate(cols, pl)
@@ -343,6 +350,7 @@ class Ingestor:
                 "total": int(self.wake.sum()),
                 "same_cpu": int(self.wake[5]),
                 "by_level": {name: int(self.wake[i]) for i, name in enumerate(LEVELS)},
+                "by_waker": waker_counts(self.by_waker),
             },
             "lost_events": self.lost
             if summary is None
@@ -391,6 +399,20 @@ class Ingestor:
         self._extras = table
 
     _extras: pa.Table | None = None
+
+
+def waker_counts(wk: I64) -> dict[str, int]:
+    """Metrics.wakeups.by_waker from kernel.apply_events' WK_* counts."""
+    return {
+        "shared_llc": int(wk[kn.WK_SHARED_LLC]),
+        "cross_llc": int(wk[kn.WK_CROSS_LLC]),
+        "to_waker_llc": int(wk[kn.WK_TO_WAKER_LLC]),
+        "to_prev_llc": int(wk[kn.WK_TO_PREV_LLC]),
+        "elsewhere": int(wk[kn.WK_ELSEWHERE]),
+        "on_waker_cpu": int(wk[kn.WK_ON_WAKER_CPU]),
+        "still_running": int(wk[kn.WK_STILL_RUNNING]),
+        "unknown": int(wk[kn.WK_UNKNOWN]),
+    }
 
 
 def _filled(column: pa.ChunkedArray, null: int, dtype: type[np.generic]) -> npt.NDArray[Any]:

@@ -58,6 +58,18 @@ C_BALANCE = 2
 UNKNOWN_LEVEL = 4
 SAME_CPU = 5
 
+# wakeups by where the waker ran (sched_waking's CPU, the CPU select_task_rq_fair() ran on), the
+# counts apply_events adds to `wk` (Metrics.wakeups.by_waker):
+WK_SHARED_LLC = 0  # the waker's CPU shares an LLC with the wakee's prev CPU (waking's target_cpu)
+WK_CROSS_LLC = 1  # it does not: the wakeups where wake_affine() chooses between the two LLCs
+WK_TO_WAKER_LLC = 2  # of WK_CROSS_LLC: woke in the waker's LLC
+WK_TO_PREV_LLC = 3  # of WK_CROSS_LLC: woke in prev's LLC
+WK_ELSEWHERE = 4  # of WK_CROSS_LLC: woke in neither
+WK_ON_WAKER_CPU = 5  # of WK_SHARED_LLC and WK_CROSS_LLC: woke on the waker's own CPU
+WK_STILL_RUNNING = 6  # woken while it ran (its switch-out not traced yet), on that CPU: no choice shows
+WK_UNKNOWN = 7  # no sched_waking before it, or a CPU the topology does not describe
+WK_COUNTS = 8
+
 
 @njit(cache=True, inline="always")
 def _level(a: int, b: int, matrix: Arr, default_level: int) -> int:
@@ -69,6 +81,43 @@ def _level(a: int, b: int, matrix: Arr, default_level: int) -> int:
     if a >= n or b >= n:
         return default_level
     return int(matrix[a, b])
+
+
+@njit(cache=True, inline="always")
+def _shares_llc(level: int) -> bool:
+    return level == SAME_CPU or level <= 1
+
+
+@njit(cache=True, inline="always")
+def _count_waker(  # noqa: PLR0917 - numba helper
+    wk: Arr, waker: int, prev: int, woke: int, still_ran: bool, matrix: Arr, default_level: int
+) -> None:
+    """Add one wakeup to `wk` (WK_*): the waker ran on `waker`, the wakee last ran on `prev` and
+    woke on `woke`. A task woken while it ran (the switch that takes it off its CPU comes later in
+    the trace) that wakes on that CPU took no placement the trace can show: the kernel finds it
+    still queued (ttwu_runnable()) and chooses nothing. A trace without switches never says a task
+    runs, so there every wakeup counts by its CPUs."""
+    if still_ran and woke == prev:
+        wk[WK_STILL_RUNNING] += 1
+        return
+    w_p = _level(waker, prev, matrix, default_level)
+    w_t = _level(waker, woke, matrix, default_level)
+    p_t = _level(prev, woke, matrix, default_level)
+    if w_p == UNKNOWN_LEVEL or w_t == UNKNOWN_LEVEL or p_t == UNKNOWN_LEVEL:  # noqa: PLR1714 - numba, plain ints
+        wk[WK_UNKNOWN] += 1
+        return
+    if w_t == SAME_CPU:
+        wk[WK_ON_WAKER_CPU] += 1
+    if _shares_llc(w_p):
+        wk[WK_SHARED_LLC] += 1
+        return
+    wk[WK_CROSS_LLC] += 1
+    if _shares_llc(w_t):
+        wk[WK_TO_WAKER_LLC] += 1
+    elif _shares_llc(p_t):
+        wk[WK_TO_PREV_LLC] += 1
+    else:
+        wk[WK_ELSEWHERE] += 1
 
 
 @njit(cache=True)
@@ -133,6 +182,9 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     classify: bool,
     t_waking: Arr,
     t_wprev: Arr,
+    t_wcpu: Arr,
+    t_wrun: Arr,
+    wk: Arr,
     t_forkp: Arr,
     t_events: Arr,
     t_migs: Arr,
@@ -153,6 +205,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     slot maps a pid to its task index (every pid of the rows has one; slot[0] = -1: idle is no
     task). cpu_run holds the pid running on each CPU (0 idle, -1 unknown). t_crow/t_csrc get the
     last row naming each task and which column named it (0 comm, 1 next_comm, 2 child_comm).
+    With classify, each sched_waking keeps its CPU, the waker's (t_wcpu), and whether the task still
+    ran (t_wrun), and each sched_wakeup adds to `wk` (WK_*).
     """
     n_pl = 0
     for i in range(n_apply):
@@ -217,12 +271,18 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
             if classify:
                 t_waking[t] = 1
                 t_wprev[t] = target[i]
+                t_wcpu[t] = cpu[i]
+                t_wrun[t] = 1 if t_state[t] == S_RUNNING else 0
         elif k == K_WAKEUP:
             tc = target[i]
             if classify:
                 prev = t_wprev[t] if t_waking[t] else t_cpu[t]
                 lvl = _level(prev, tc, matrix, default_level)
                 ev_level[i] = lvl
+                if t_waking[t]:
+                    _count_waker(wk, t_wcpu[t], prev, tc, t_wrun[t] != 0, matrix, default_level)
+                else:
+                    wk[WK_UNKNOWN] += 1
                 t_waking[t] = 0
                 pl_row[n_pl] = i
                 pl_task[n_pl] = t

@@ -32,6 +32,7 @@ _EMPTY_MATRIX = np.zeros((0, 0), dtype=np.int8)
 _NONE_U8 = np.zeros(0, dtype=np.uint8)
 _NONE_I32 = np.zeros(0, dtype=np.int32)
 _NONE_I64 = np.zeros(0, dtype=np.int64)
+_NO_WAKER_COUNTS = np.zeros(kn.WK_COUNTS, dtype=np.int64)
 
 
 def _one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -273,6 +274,8 @@ def _empty(dtype: type[np.generic]) -> npt.NDArray[Any]:
 EXTRA_FIELDS: dict[str, tuple[type[np.generic], int]] = {
     "waking": (np.uint8, 0),
     "wprev": (np.int32, -1),
+    "wcpu": (np.int32, -1),  # the CPU of the task's last sched_waking: its waker's
+    "wrun": (np.uint8, 0),  # whether it still ran at that sched_waking
     "forkp": (np.uint8, 0),
     "events": (np.int64, 0),
     "migs": (np.int64, 0),
@@ -348,8 +351,10 @@ class PlacementState:
         classify: bool = False,
         matrix: npt.NDArray[np.int8] = _EMPTY_MATRIX,
         default_level: int = kn.UNKNOWN_LEVEL,
+        waker_counts: I64 | None = None,
     ) -> Placements | None:
-        """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups."""
+        """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups, and
+        add each wakeup to `waker_counts` (kernel.WK_*: where it woke against its waker's CPU)."""
         # only tasks the applied rows name: a task appears in the state once an event has named it
         if classify:
             self.start_classifying()
@@ -366,7 +371,9 @@ class PlacementState:
         n_pl = kn.apply_events(
             n_apply, cols.kind, cols.cpu, cols.ts, cols.pid, cols.target, cols.orig, cols.dest, cols.pstate,
             cols.npid, cols.cpid, cols.opid, self.slot, self.cpu, self.state, self.cpu_run, t_crow, t_csrc,
-            classify, ex.get("waking", _NONE_U8), ex.get("wprev", _NONE_I32), ex.get("forkp", _NONE_U8),
+            classify, ex.get("waking", _NONE_U8), ex.get("wprev", _NONE_I32), ex.get("wcpu", _NONE_I32),
+            ex.get("wrun", _NONE_U8), _NO_WAKER_COUNTS.copy() if waker_counts is None else waker_counts,
+            ex.get("forkp", _NONE_U8),
             ex.get("events", _NONE_I64), ex.get("migs", _NONE_I64), ex.get("first_ts", _NONE_I64),
             ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, pl_row, pl_task, pl_cpu,
             pl_level, pl_cause,

@@ -103,5 +103,8 @@ def test_fork_cause_until_wakeup_new(store: Store) -> None:
     rid = ingest(store, pa.Table.from_pylist(rows, schema=EVENT_SCHEMA), topology=two_cpus("cross_node"))
     m = _metrics(store, rid)
     assert m["migrations"]["by_cause"] == {"wakeup": 1, "fork": 1, "balance": 1}
-    assert m["wakeups"] == {"total": 1, "same_cpu": 0, "by_level": {"smt": 0, "llc": 0, "node": 0,
-                                                                      "cross_node": 1}}  # fmt: skip
+    # the waker ran on CPU 1, the other node's LLC, and the task woke there: on the waker's CPU
+    by_waker = {"shared_llc": 0, "cross_llc": 1, "to_waker_llc": 1, "to_prev_llc": 0, "elsewhere": 0,
+                "on_waker_cpu": 1, "still_running": 0, "unknown": 0}  # fmt: skip
+    by_level = {"smt": 0, "llc": 0, "node": 0, "cross_node": 1}
+    assert m["wakeups"] == {"total": 1, "same_cpu": 0, "by_level": by_level, "by_waker": by_waker}

@@ -2110,6 +2110,55 @@ export interface components {
             notes?: string[] | null;
         };
         /**
+         * WakerCounts
+         * @description Wakeups by where their waker ran: sched_waking's CPU, the one select_task_rq_fair() runs on
+         *     (an interrupt's CPU for a wakeup from an interrupt), against the wakee's prev CPU (waking's
+         *     target_cpu) and the CPU it woke on (wakeup's target_cpu). shared_llc + cross_llc +
+         *     still_running + unknown = the wakeups' total.
+         */
+        WakerCounts: {
+            /**
+             * Shared Llc
+             * @description The waker's CPU shares an LLC with the wakee's prev CPU.
+             */
+            shared_llc: number;
+            /**
+             * Cross Llc
+             * @description It does not: the wakeups where wake_affine() chooses between the waker's LLC and prev's (the ones the wake_affine and wake_hold hints change).
+             */
+            cross_llc: number;
+            /**
+             * To Waker Llc
+             * @description Of cross_llc: woke in the waker's LLC (pulled to the waker).
+             */
+            to_waker_llc: number;
+            /**
+             * To Prev Llc
+             * @description Of cross_llc: woke in prev's LLC (kept by the wakee's cache).
+             */
+            to_prev_llc: number;
+            /**
+             * Elsewhere
+             * @description Of cross_llc: woke in neither LLC.
+             */
+            elsewhere: number;
+            /**
+             * On Waker Cpu
+             * @description Of shared_llc and cross_llc: woke on the waker's own CPU.
+             */
+            on_waker_cpu: number;
+            /**
+             * Still Running
+             * @description Woken while it ran (the switch that took it off its CPU came later) and woke on that CPU: the kernel found it still queued and chose nothing (ttwu_runnable()).
+             */
+            still_running: number;
+            /**
+             * Unknown
+             * @description No sched_waking before the wakeup (the trace did not record it), or a CPU the topology does not describe.
+             */
+            unknown: number;
+        };
+        /**
          * WakeupLatency
          * @description Run-queue delay after a wakeup: from a task's sched_wakeup (or sched_wakeup_new) to the switch
          *     that next runs it, over every such pair of the recording (a wakeup of a task still running is
@@ -2140,6 +2189,8 @@ export interface components {
              */
             same_cpu: number;
             by_level: components["schemas"]["LevelCounts"];
+            /** @description By where the waker ran; null for a recording stored before they were counted. */
+            by_waker?: components["schemas"]["WakerCounts"] | null;
         };
         /** WakeupReason */
         WakeupReason: {
