@@ -181,18 +181,24 @@ def test_overview_and_metrics(client: httpx.Client, g4: dict[str, Any]) -> None:
 def test_metrics_stored_before_the_delays_were_measured_gain_them_when_read(
     server: Server, client: httpx.Client
 ) -> None:
-    """A database an older version wrote: the recording's metrics lack wakeup_latency. The server
-    reads it from the stored chunks the first time the metrics are asked for, and keeps it."""
+    """A database an older version wrote: the recording's metrics lack wakeup_latency and the
+    wakeups by their waker. The server reads them from the stored chunks the first time the
+    metrics are asked for, and keeps them."""
     rec = wait_done(client, client.post("/api/recordings", content=G4.read_bytes()).json()["id"])
     rid = str(rec["id"])
-    measured = client.get(f"/api/recordings/{rid}/metrics").json()["wakeup_latency"]
+    first = client.get(f"/api/recordings/{rid}/metrics").json()
+    measured, by_waker = first["wakeup_latency"], first["wakeups"]["by_waker"]
     assert measured["samples"] > 1000 and measured["max_ns"] > measured["p99_ns"] > 0
+    assert by_waker["shared_llc"] > 1000 and by_waker["on_waker_cpu"] > 1000
     db = Store(server.settings.db_path)
     body = json.loads(db.derived(rid, "metrics.json") or b"{}")
     del body["wakeup_latency"]
+    del body["wakeups"]["by_waker"]
     assert db.put_derived(rid, "metrics.json", json.dumps(body).encode())
-    assert client.get(f"/api/recordings/{rid}/metrics").json()["wakeup_latency"] == measured
-    assert json.loads(db.derived(rid, "metrics.json") or b"{}")["wakeup_latency"] == measured
+    again = client.get(f"/api/recordings/{rid}/metrics").json()
+    assert again["wakeup_latency"] == measured and again["wakeups"]["by_waker"] == by_waker
+    stored = json.loads(db.derived(rid, "metrics.json") or b"{}")
+    assert stored["wakeup_latency"] == measured and stored["wakeups"]["by_waker"] == by_waker
     db.close()
 
 

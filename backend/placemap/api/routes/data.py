@@ -29,6 +29,7 @@ from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
+from placemap.replay.waker_refill import fill_by_waker
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim_reasons import annotate
@@ -163,13 +164,16 @@ def get_overview(store: StoreDep, rid: str, bins: Annotated[int, Query(ge=1, le=
 
 @router.get("/metrics")
 def get_metrics(store: StoreDep, rid: str) -> Metrics:
-    recording_or_404(store, rid, ready=True)
+    rec = recording_or_404(store, rid, ready=True)
     blob = store.derived(rid, METRICS)
     if blob is None:
         raise ApiError(409, "metrics_missing", "this recording has no metrics; import it again")
     body: dict[str, Any] = json.loads(blob)
-    # stored before the run-queue delays were measured: read them from its chunks, once
-    return Metrics.model_validate(fill_wakeup_latency(store, rid, body))
+    # stored before the run-queue delays or the wakeups by their waker were counted: read them
+    # from its chunks, once
+    body = fill_wakeup_latency(store, rid, body)
+    body = fill_by_waker(store, rid, body, lambda: _topology(store, rec))
+    return Metrics.model_validate(body)
 
 
 @router.get("/decisions")

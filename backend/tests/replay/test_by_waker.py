@@ -1,0 +1,401 @@
+"""Wakeups by where their waker ran (Metrics.wakeups.by_waker): sched_waking's CPU is the one
+select_task_rq_fair() runs on, its target_cpu the wakee's prev CPU, and sched_wakeup's target_cpu
+where the wakee woke. Checked on real kernels' traces: a Zen3 in NPS4 mode running Stream on tip and
+with the short-task patch (LKML, Sep 2022; the poster marked each CPU's LLC by hand), the same
+thread's wake_affine_idle example, and the real g4 hackbench laid on topologies built here against
+the plain-Python oracle; on rows built here for the cases real traces lack; and on a simulated run
+against the simulator's own reason for every wakeup."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from collector import collector_binary
+from ftrace_lines import TRACES
+from reference import RefState
+from test_classify import two_cpus
+from test_helpers import ingest
+
+from placemap.importer import import_file
+from placemap.replay.delays import METRICS, StoredChunkError
+from placemap.replay.queries import window_batches
+from placemap.replay.waker_refill import by_waker_from_store, fill_by_waker
+from placemap.schema.events import EVENT_SCHEMA, Kind
+from placemap.schema.models.topology_schema import Topology
+from placemap.sim.policy.wakeup import (
+    R_HINT_AFFINE,
+    R_WA_SHORT,
+    R_WA_SYNC,
+    R_WA_THIS_IDLE,
+    R_WA_WEIGHT_THIS,
+    R_WIDE_PARENT,
+)
+from placemap.sim.topology import preset
+from placemap.sim_reasons import task_reasons
+from placemap.sim_record import run
+from placemap.store import Store
+
+LKML = TRACES / "external" / "lkml-snippets"
+CLASSES = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "still_running", "unknown")
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return collector_binary(tmp_path_factory.mktemp("bin"))
+
+
+def _topology(name: str) -> Topology:
+    return Topology.model_validate(preset(name).to_dict())
+
+
+def _by_waker(store: Store, rid: str) -> dict[str, int]:
+    blob = store.derived(rid, "metrics.json")
+    assert blob is not None
+    wakeups = json.loads(blob)["wakeups"]
+    got: dict[str, int] = wakeups["by_waker"]
+    # every wakeup is counted once: by its LLCs, or as still running, or as unknown
+    assert got["shared_llc"] + got["cross_llc"] + got["still_running"] + got["unknown"] == wakeups["total"]
+    assert got["to_waker_llc"] + got["to_prev_llc"] + got["elsewhere"] == got["cross_llc"]
+    return got
+
+
+def _import(store: Store, collector: Path, path: Path, topology: Topology | None) -> str:
+    rid = store.create_recording(path.name)
+    import_file(store, collector, rid, path, topology=topology)
+    rec = store.get_recording(rid)
+    assert rec is not None and rec.status == "ready", rec
+    return rid
+
+
+def _llc(topology: Topology | None) -> dict[int, int]:
+    return {} if topology is None else {c.cpu: c.llc for c in topology.cpus if c.llc is not None}
+
+
+def _class(
+    seen: tuple[int, int, bool] | None, woke: int, topology: Topology | None, llc: dict[int, int]
+) -> str:
+    """One wakeup's class: `seen` is its sched_waking's (waker's CPU, prev CPU, whether it still ran)."""
+    if seen is None:
+        return "unknown"
+    w, prev, still = seen
+    if still and woke == prev:
+        return "still_running"
+    if topology is not None and not {w, prev, woke} <= llc.keys():
+        return "unknown"
+
+    def share(a: int, b: int) -> bool:
+        return topology is None or a == b or llc[a] == llc[b]
+
+    if share(w, prev):
+        return "shared_llc"
+    if share(w, woke):
+        return "to_waker_llc"
+    return "to_prev_llc" if share(prev, woke) else "elsewhere"
+
+
+def reference_classes(
+    rows: list[dict[str, Any]], topology: Topology | None
+) -> list[tuple[dict[str, Any], str]]:
+    """Each sched_wakeup row with its class, event by event (RefState for whether the wakee ran):
+    the rule of Metrics.wakeups.by_waker stated plainly."""
+    llc = _llc(topology)
+    ref = RefState()
+    waking: dict[int, tuple[int, int, bool]] = {}  # pid -> (waker's CPU, prev, still ran)
+    out = []
+
+    for r in rows:
+        k, pid = r["kind"], r["pid"]
+        if k == Kind.WAKING and pid:
+            waking[pid] = (r["cpu"], r["target_cpu"], ref.state.get(pid) == "running")
+        elif k == Kind.FORK:
+            waking.pop(r["child_pid"], None)
+        elif k == Kind.WAKEUP and pid:
+            woke, seen = r["target_cpu"], waking.pop(pid, None)
+            out.append(
+                ({**r, "waker_cpu": None if seen is None else seen[0]}, _class(seen, woke, topology, llc))
+            )
+        ref.apply(r)
+    return out
+
+
+def _expected(rows: list[dict[str, Any]], topology: Topology | None) -> dict[str, int]:
+    classes = reference_classes(rows, topology)
+    counts = {c: sum(1 for _, k in classes if k == c) for c in CLASSES}
+    cross = counts["to_waker_llc"] + counts["to_prev_llc"] + counts["elsewhere"]
+    on_waker = sum(
+        1 for r, k in classes if k not in ("still_running", "unknown") and r["waker_cpu"] == r["target_cpu"]
+    )
+    return {**counts, "cross_llc": cross, "on_waker_cpu": on_waker}
+
+
+def _rows(store: Store, rid: str) -> list[dict[str, Any]]:
+    table = pa.Table.from_batches(list(window_batches(store, rid, None, None)), schema=EVENT_SCHEMA)
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def test_zen3_nps4_stream_tip_keeps_every_cross_llc_wakeup_on_prev_s_llc(
+    store: Store, collector: Path
+) -> None:
+    """Tip (the baseline excerpt): stream's main thread (prev CPU 50, LLC 6) is woken eight times;
+    twice from CPU 182, which shares LLC 6 (cores 48-55, CPU 182 being core 54's second thread),
+    and six times from CPUs of other LLCs (45, 8, 130, 160, 255), waking each time on CPU 50; two
+    workers (prev 113 and 255) are woken from CPUs 50 and 194, other LLCs, and wake on their prev.
+    So 10 wakeups: 2 shared, 8 across LLCs, all 8 kept on prev's LLC, none on the waker's CPU. The
+    five wakings at the end have no sched_wakeup in the excerpt and count nowhere."""
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-baseline.ftrace.txt", topo)
+    got = _by_waker(store, rid)
+    assert got == {
+        "shared_llc": 2,
+        "cross_llc": 8,
+        "to_waker_llc": 0,
+        "to_prev_llc": 8,
+        "elsewhere": 0,
+        "on_waker_cpu": 0,
+        "still_running": 0,
+        "unknown": 0,
+    }
+    assert got == _expected(_rows(store, rid), topo)
+
+
+def test_zen3_nps4_stream_short_task_patch_pulls_the_main_thread_to_its_wakers_llcs(
+    store: Store, collector: Path
+) -> None:
+    """With the short-task patch (the shortrun excerpt; the poster's own `*LLC: a -> b` marks):
+    stream's main thread is woken from CPU 31 (LLC 3) while its prev is CPU 206 (LLC 9) and wakes on
+    152 (LLC 3), then from CPU 15 (LLC 1) onto 136 (LLC 1), then from 119 (LLC 14) onto 240 (LLC 14):
+    three wakeups pulled to the waker's LLC. Three others stay on prev (a worker from 206 onto
+    its prev 111, and at the end two wakeups from CPU 60, LLC 7, onto 119 and 240, LLC 14, where the
+    poster marks the two threads sharing one LLC). 6 wakeups, all across LLCs, 3 pulled, 3 kept."""
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt", topo)
+    got = _by_waker(store, rid)
+    assert got["cross_llc"] == 6 and got["shared_llc"] == 0
+    assert (got["to_waker_llc"], got["to_prev_llc"], got["elsewhere"]) == (3, 3, 0)
+    assert got["on_waker_cpu"] == 0
+    assert got == _expected(_rows(store, rid), topo)
+
+
+def test_the_kernel_s_own_wake_affine_idle_example_is_a_pull_to_the_waker_s_llc(
+    store: Store, collector: Path
+) -> None:
+    """The thread's wake_affine_idle example on a 2-socket Zen3 (NPS1): the waker on CPU 29 (LLC 3)
+    wakes a task whose prev is CPU 82 (socket 1, LLC 10); the kernel's own select_task_rq_fair line
+    says "Select this_cpu", and the task wakes on CPU 30, LLC 3: pulled, not on the waker's CPU."""
+    topo = _topology("zen3-2s-nps1")
+    rid = _import(
+        store, collector, LKML / "zen3-2s-256cpu_wake_affine_idle_example_kprateek-2022-09-26.txt", topo
+    )
+    got = _by_waker(store, rid)
+    assert (got["cross_llc"], got["to_waker_llc"], got["on_waker_cpu"], got["unknown"]) == (1, 1, 0, 0)
+
+
+@pytest.mark.parametrize("relation", ["llc", "node"])
+def test_real_g4_matches_the_oracle(store: Store, g4_table: pa.Table, relation: str) -> None:
+    """The real g4 hackbench (2 CPUs) with its CPUs in one LLC or in two: across two LLCs, every
+    wakeup whose waker ran on the other CPU is a cross-LLC one, and the oracle's count of each
+    class is the ingest's."""
+    topo = two_cpus(relation)
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=4096)  # classes carried across chunks
+    got = _by_waker(store, rid)
+    assert got == _expected(g4_table.to_pylist(), topo)
+    if relation == "llc":
+        assert got["cross_llc"] == 0 and got["shared_llc"] > 0
+    else:
+        # both ways show in a real run: woken onto the waker's CPU and kept on prev
+        assert got["to_waker_llc"] > 0 and got["to_prev_llc"] > 0 and got["elsewhere"] == 0
+    # hackbench's sync wakeups: some land on the waker's own CPU; some tasks are woken while they
+    # still run (the wait loop's race), which the trace shows before their switch-out
+    assert got["on_waker_cpu"] > 0
+    assert got["still_running"] > 0
+
+
+def test_g4_without_a_topology_counts_every_wakeup_in_one_llc(store: Store, g4_table: pa.Table) -> None:
+    """A trace alone (inferred topology: one LLC) has no cross-LLC wakeup to classify."""
+    rid = ingest(store, g4_table)
+    got = _by_waker(store, rid)
+    assert got["cross_llc"] == 0
+    assert got == _expected(g4_table.to_pylist(), None)
+
+
+def _row(ts: int, cpu: int, kind: Kind, pid: int, **fields: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(EVENT_SCHEMA.names)
+    row.update(ts_ns=ts, cpu=cpu, kind=int(kind), cur_pid=0, pid=pid, comm=f"t{pid}", **fields)
+    return row
+
+
+def _three_llcs() -> Topology:
+    """12 CPUs, one core each, in three LLCs of 4 (0-3, 4-7, 8-11) on one node."""
+    return Topology.model_validate(
+        {
+            "machine": "three-llcs",
+            "source": "manual",
+            "cpus": [
+                {
+                    "cpu": c,
+                    "online": True,
+                    "core": c,
+                    "llc": c // 4,
+                    "numa_node": 0,
+                    "package": 0,
+                    "smt_siblings": [c],
+                }
+                for c in range(12)
+            ],
+            "llcs": [{"id": i, "cpus": list(range(4 * i, 4 * i + 4)), "numa_nodes": [0]} for i in range(3)],
+            "numa_nodes": [{"id": 0, "cpus": list(range(12))}],
+            "node_distances": [[10]],
+        }
+    )
+
+
+def test_built_rows_name_each_class(store: Store) -> None:
+    """One wakeup of each kind, on three LLCs of 4 CPUs:
+    - pid 11, last on CPU 0, woken from CPU 5 onto CPU 6: pulled to the waker's LLC;
+    - pid 12, last on CPU 0, woken from CPU 5 onto CPU 1: kept on prev's LLC;
+    - pid 13, last on CPU 0, woken from CPU 5 onto CPU 9: in neither;
+    - pid 14, last on CPU 2, woken from CPU 3 onto CPU 3: one LLC, on the waker's CPU;
+    - pid 15, switched in on CPU 2 and woken from CPU 7 before it switched out, waking on CPU 2:
+      still running, no choice shows; woken again after its switch-out, the same way: kept;
+    - pid 18, switched in on CPU 8 and woken from CPU 1 before it switched out, waking on CPU 1:
+      a task still on its CPU but off its runqueue (p->on_cpu) is placed like any other, so the
+      wakeup counts by its LLCs: pulled to the waker's LLC, onto the waker's own CPU;
+    - pid 16, a sched_wakeup with no sched_waking before it: unknown;
+    - pid 17, woken from CPU 40, which the topology does not describe: unknown."""
+    rows = [
+        _row(1, 5, Kind.WAKING, 11, target_cpu=0),
+        _row(2, 6, Kind.WAKEUP, 11, target_cpu=6),
+        _row(3, 5, Kind.WAKING, 12, target_cpu=0),
+        _row(4, 1, Kind.WAKEUP, 12, target_cpu=1),
+        _row(5, 5, Kind.WAKING, 13, target_cpu=0),
+        _row(6, 9, Kind.WAKEUP, 13, target_cpu=9),
+        _row(7, 3, Kind.WAKING, 14, target_cpu=2),
+        _row(8, 3, Kind.WAKEUP, 14, target_cpu=3),
+        _row(9, 2, Kind.SWITCH, 0, prev_state="R", next_pid=15, next_comm="t15", next_prio=120),
+        _row(10, 7, Kind.WAKING, 15, target_cpu=2),
+        _row(11, 2, Kind.WAKEUP, 15, target_cpu=2),
+        _row(12, 2, Kind.SWITCH, 15, prev_state="S", next_pid=0, next_comm="swapper/2", next_prio=120),
+        _row(13, 7, Kind.WAKING, 15, target_cpu=2),
+        _row(14, 2, Kind.WAKEUP, 15, target_cpu=2),
+        _row(15, 1, Kind.WAKEUP, 16, target_cpu=1),
+        _row(15, 8, Kind.SWITCH, 0, prev_state="R", next_pid=18, next_comm="t18", next_prio=120),
+        _row(15, 1, Kind.WAKING, 18, target_cpu=8),
+        _row(15, 1, Kind.WAKEUP, 18, target_cpu=1),
+        _row(15, 8, Kind.SWITCH, 18, prev_state="S", next_pid=0, next_comm="swapper/8", next_prio=120),
+        _row(16, 40, Kind.WAKING, 17, target_cpu=0),
+        _row(17, 0, Kind.WAKEUP, 17, target_cpu=0),
+    ]
+    table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
+    topo = _three_llcs()
+    got = _by_waker(store, ingest(store, table, topology=topo))
+    assert got == {
+        "shared_llc": 1,
+        "cross_llc": 5,
+        "to_waker_llc": 2,
+        "to_prev_llc": 2,
+        "elsewhere": 1,
+        "on_waker_cpu": 2,
+        "still_running": 1,
+        "unknown": 2,
+    }
+    assert got == _expected(rows, topo)
+
+
+# the wake_affine steps (and the hint) that send a wakeup to the waker's CPU: select_idle_sibling()
+# then searches the waker's LLC, so a cross-LLC wakeup they decide wakes there
+TO_WAKER = {R_WA_SYNC, R_WA_SHORT, R_WA_WEIGHT_THIS, R_WA_THIS_IDLE, R_HINT_AFFINE}
+
+
+@pytest.mark.parametrize("hint", ["wake_affine", "wake_hold", "wake_wide"])
+def test_a_simulated_run_s_classes_are_the_simulator_s_own_choices(store: Store, hint: str) -> None:
+    """A simulated hackbench on zen3-2s-nps1 (16 LLCs), saved: each cross-LLC wakeup the ingest
+    counts as pulled is one the simulator's wake_affine step (or the wake_affine hint) sent to the
+    waker's CPU, and each it counts as kept on prev's LLC is one it left on prev, read from the
+    reason the simulator stored for that very wakeup. The model never wakes a running task."""
+    scenario = {"topology": "zen3-2s-nps1", "workload": {"kind": "hackbench", "groups": 2, "loops": 20},
+                "hints": [hint], "seed": 2, "duration_ms": 2000}  # fmt: skip
+    rid = run(scenario, store=store, wall_clock=False)["recording_id"]
+    got = _by_waker(store, rid)
+    topo = _topology("zen3-2s-nps1")
+    classes = reference_classes(_rows(store, rid), topo)
+    assert got == _expected(_rows(store, rid), topo)
+    assert got["still_running"] == got["unknown"] == 0
+    assert got["to_waker_llc"] > 0 and got["to_prev_llc"] > 0
+    reasons: dict[int, Any] = {}
+    checked = 0
+    for r, cls in classes:
+        if cls not in ("to_waker_llc", "to_prev_llc", "elsewhere"):
+            continue
+        pid = r["pid"]
+        if pid not in reasons:
+            reasons[pid] = task_reasons(store, rid, pid)
+        via, pick = reasons[pid][(r["ts_ns"], int(Kind.WAKEUP))].popleft()
+        chosen = "to_waker_llc" if via in TO_WAKER else "to_prev_llc"
+        if pick == R_WIDE_PARENT:
+            # the wake_wide hint's search beyond the chosen LLC, none of whose CPUs was idle
+            assert cls != chosen, (r, via, pick)
+        else:
+            assert cls == chosen, (r, via, pick)
+        checked += 1
+    assert checked == got["cross_llc"]
+
+
+# --- recordings stored before the wakeups were counted by their waker (replay.waker_refill) -----
+
+
+def _as_older_version_stored(store: Store, rid: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """Drop wakeups.by_waker from the stored metrics, as versions before it stored them; returns the
+    document so stored and what the ingest had counted."""
+    body = json.loads(store.derived(rid, METRICS) or b"{}")
+    counted: dict[str, int] = body["wakeups"].pop("by_waker")
+    assert store.put_derived(rid, METRICS, json.dumps(body).encode())
+    return body, counted
+
+
+def test_an_older_recording_gets_the_counts_the_ingest_makes_from_its_chunks(
+    store: Store, g4_table: pa.Table
+) -> None:
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)  # tasks' wakings across chunks
+    older, counted = _as_older_version_stored(store, rid)
+    assert counted["cross_llc"] > 1000
+    asked: list[bool] = []
+
+    def topology() -> Topology:
+        asked.append(True)
+        return topo
+
+    filled = fill_by_waker(store, rid, older, topology)
+    assert filled["wakeups"]["by_waker"] == counted
+    assert {**filled, "wakeups": older["wakeups"]} == older and "by_waker" not in older["wakeups"], (
+        "nothing else"
+    )
+    # kept with the document: the next read finds it and neither counts again nor asks the topology
+    stored = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert stored["wakeups"]["by_waker"] == counted
+    assert fill_by_waker(store, rid, stored, topology) is stored
+    assert asked == [True]
+
+
+def test_a_damaged_chunk_leaves_the_counts_out_and_the_other_metrics_readable(
+    store: Store, g4_table: pa.Table
+) -> None:
+    rid = ingest(store, g4_table, chunk_rows=3_000)
+    older, _ = _as_older_version_stored(store, rid)
+    seq = store.list_chunks(rid)[5].seq
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute(
+            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
+        )
+    conn.close()
+    with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
+        by_waker_from_store(store, rid, None)
+    assert fill_by_waker(store, rid, older, lambda: None) == older
+    assert "by_waker" not in json.loads(store.derived(rid, METRICS) or b"{}")["wakeups"], "nothing stored"
