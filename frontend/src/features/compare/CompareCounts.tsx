@@ -8,7 +8,7 @@
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
-import { compareRows, formatChange, formatValue, rowsUpTo, type CountRow } from "./counts";
+import { compareRows, formatChange, formatValue, rowClass, rowsUpTo, type CountRow } from "./counts";
 import { simMetricRow, type SimMetricRow } from "./simMetric";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
@@ -79,8 +79,10 @@ function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle, metric = null 
           </tr>
         )}
         {rows.map((r) => (
-          <tr key={r.key} data-key={r.key} className={r.part ? "part" : undefined}>
-            <th scope="row">{r.label}</th>
+          <tr key={r.key} data-key={r.key} className={rowClass(r)}>
+            <th scope="row" title={r.hint}>
+              {r.label}
+            </th>
             <td>{formatValue(r.a, r.unit)}</td>
             <td>{formatValue(r.b, r.unit)}</td>
             <td>{formatChange(r.a, r.b, r.unit)}</td>

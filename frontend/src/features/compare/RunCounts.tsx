@@ -5,7 +5,7 @@
  * simulated run's own metric is in the recording's header). In a panel above the inspector that can
  * be closed. Every value is text.
  */
-import { compareRows, formatValue } from "./counts";
+import { compareRows, formatValue, rowClass } from "./counts";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 import type { Player } from "../engine/player";
 
@@ -19,8 +19,10 @@ export function RunCounts({ player }: { player: Player }) {
       <table className="llc-table compare-counts">
         <tbody>
           {compareRows(m, m, player.topo, player.topo).map((r) => (
-            <tr key={r.key} data-key={r.key} className={r.part ? "part" : undefined}>
-              <th scope="row">{r.label}</th>
+            <tr key={r.key} data-key={r.key} className={rowClass(r)}>
+              <th scope="row" title={r.hint}>
+                {r.label}
+              </th>
               <td>{formatValue(r.a, r.unit)}</td>
             </tr>
           ))}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Metrics, Overview, Topology } from "../../client/types";
-import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowsUpTo } from "./counts";
+import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo } from "./counts";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
 const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
@@ -56,6 +56,47 @@ describe("compareRows", () => {
     expect(row(rows, "wakeups.same_cpu").a).toBeNull();
     expect(row(rows, "busy").a).toBeNull();
     expect(row(rows, "switches").a).toBe(0);
+  });
+});
+
+describe("wakeups by where the waker ran", () => {
+  const byWaker = (cross: number, toWaker: number, toPrev: number, elsewhere: number) => ({
+    shared_llc: 400 - cross - 12,
+    cross_llc: cross,
+    to_waker_llc: toWaker,
+    to_prev_llc: toPrev,
+    elsewhere,
+    on_waker_cpu: 100,
+    still_running: 5,
+    unknown: 7,
+  });
+  const withWaker = (w: ReturnType<typeof byWaker> | null) => metrics({ wakeups: { ...metrics().wakeups, by_waker: w } });
+
+  it("gives the cross-LLC wakeups' destinations as shares of them, each run its own", () => {
+    const rows = compareRows(withWaker(byWaker(80, 60, 20, 0)), withWaker(byWaker(50, 10, 30, 10)));
+    expect(row(rows, "wakeups.waker.cross_llc")).toMatchObject({ a: 80, b: 50, unit: "count", part: true, sub: false });
+    expect(row(rows, "wakeups.waker.to_waker_llc")).toMatchObject({ a: 0.75, b: 0.2, unit: "fraction", sub: true });
+    expect(row(rows, "wakeups.waker.to_prev_llc")).toMatchObject({ a: 0.25, b: 0.6, sub: true });
+    expect(row(rows, "wakeups.waker.elsewhere")).toMatchObject({ a: 0, b: 0.2, sub: true });
+    // on the waker's CPU: a share of every wakeup, not of the cross-LLC ones
+    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 0.25, b: 0.25, unit: "fraction" });
+    expect(row(rows, "wakeups.waker.still_running")).toMatchObject({ a: 5, b: 5 });
+    expect(row(rows, "wakeups.waker.unknown")).toMatchObject({ a: 7, b: 7 });
+    // the rows sit under "wakeups", after its levels, and say what they count
+    const keys = rows.map((r) => r.key);
+    expect(keys.indexOf("wakeups.waker.cross_llc")).toBe(keys.indexOf("wakeups.cross_node") + 1);
+    expect(row(rows, "wakeups.waker.cross_llc").hint).toMatch(/sched_waking/);
+    expect(rowClass(row(rows, "wakeups.waker.to_waker_llc"))).toBe("part sub");
+    expect(rowClass(row(rows, "wakeups.waker.cross_llc"))).toBe("part");
+    expect(rowClass(row(rows, "wakeups"))).toBeUndefined();
+  });
+
+  it("has no share without cross-LLC wakeups, and nothing for a recording stored before they were counted", () => {
+    const rows = compareRows(withWaker(byWaker(0, 0, 0, 0)), withWaker(null));
+    expect(row(rows, "wakeups.waker.cross_llc")).toMatchObject({ a: 0, b: null });
+    expect(row(rows, "wakeups.waker.to_waker_llc")).toMatchObject({ a: null, b: null });
+    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 0.25, b: null });
+    expect(row(rows, "wakeups.waker.unknown")).toMatchObject({ a: 7, b: null });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The comparison's numbers: what each recording's kernel (or model) decided over the whole run,
- * row by row (migrations by level and cause, wakeups by level, the run-queue delay after a wakeup,
- * CPU busy and how it sits on the LLCs, what was lost), with the right one's change against the left
+ * row by row (migrations by level and cause, wakeups by level and by where their waker ran, the
+ * run-queue delay after a wakeup, CPU busy and how it sits on the LLCs, what was lost), with the
+ * right one's change against the left
  * one. Pure; the rows come from each recording's GET metrics (and its topology).
  */
 import type { Metrics, Overview, Topology } from "../../client/types";
@@ -13,6 +14,10 @@ export interface CountRow {
   label: string;
   /** indented under the row before it (a part of a total) */
   part: boolean;
+  /** indented once more: a part of the part above it */
+  sub?: boolean;
+  /** what the row counts, where its label cannot say it all (the row header's title) */
+  hint?: string;
   a: number | null;
   b: number | null;
   /** how the value reads: a count, a fraction shown as a percentage, or a time in ns */
@@ -41,6 +46,54 @@ function meanBusy(m: Metrics): number | null {
 function sameCpuShare(m: Metrics): number | null {
   return m.wakeups.total > 0 ? m.wakeups.same_cpu / m.wakeups.total : null;
 }
+
+type WakerKey = "to_waker_llc" | "to_prev_llc" | "elsewhere";
+
+/** Of the wakeups whose waker ran in another LLC than the wakee's prev CPU, the share that woke
+ * where `k` says (null without such wakeups, or for a recording stored before they were counted). */
+function crossShare(m: Metrics, k: WakerKey): number | null {
+  const w = m.wakeups.by_waker;
+  return w && w.cross_llc > 0 ? w[k] / w.cross_llc : null;
+}
+
+/** The wakeups by where their waker ran (sched_waking's CPU): the rows under "wakeups". */
+const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["unit"]; hint: string; f: (m: Metrics) => number | null }[] = [
+  {
+    key: "cross_llc",
+    label: "waker in another LLC",
+    sub: false,
+    unit: "count",
+    hint: "woken from a CPU (sched_waking's) outside the LLC of the CPU the task last ran on: where wake_affine() chooses between the two LLCs",
+    f: (m) => m.wakeups.by_waker?.cross_llc ?? null,
+  },
+  { key: "to_waker_llc", label: "pulled to the waker's LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the waker's LLC", f: (m) => crossShare(m, "to_waker_llc") },
+  { key: "to_prev_llc", label: "kept in its own LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the LLC it last ran in", f: (m) => crossShare(m, "to_prev_llc") },
+  { key: "elsewhere", label: "in neither", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in a third LLC", f: (m) => crossShare(m, "elsewhere") },
+  {
+    key: "on_waker_cpu",
+    label: "on the waker's CPU",
+    sub: false,
+    unit: "fraction",
+    hint: "of all wakeups, the share that woke on the very CPU of its waker",
+    f: (m) => (m.wakeups.by_waker && m.wakeups.total > 0 ? m.wakeups.by_waker.on_waker_cpu / m.wakeups.total : null),
+  },
+  {
+    key: "still_running",
+    label: "woken while it ran",
+    sub: false,
+    unit: "count",
+    hint: "woken before the switch that took it off its CPU, and woke on that CPU: the kernel found it still queued and chose nothing",
+    f: (m) => m.wakeups.by_waker?.still_running ?? null,
+  },
+  {
+    key: "unknown",
+    label: "waker unknown",
+    sub: false,
+    unit: "count",
+    hint: "no sched_waking before the wakeup (the trace did not record it), or a CPU the topology does not describe",
+    f: (m) => m.wakeups.by_waker?.unknown ?? null,
+  },
+];
 
 /** Where the run's work sat: its CPUs' busy time summed per LLC of its topology (null without the
  * per-CPU busy time, which needs switches, or without LLCs in the topology). */
@@ -71,6 +124,7 @@ export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, top
   add("wakeups", "wakeups", false, (m) => m.wakeups.total);
   add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
   for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
+  for (const w of WAKER_ROWS) rows.push({ key: `wakeups.waker.${w.key}`, label: w.label, part: true, sub: w.sub, hint: w.hint, a: w.f(a), b: w.f(b), unit: w.unit });
   // run-queue delay after a wakeup (null: no wakeup was followed by its switch-in)
   add("delay.p50", "wakeup → run, p50", false, (m) => m.wakeup_latency?.p50_ns ?? null, "ns");
   add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
@@ -84,6 +138,11 @@ export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, top
   add("lost", "events lost", false, (m) => m.lost_events);
   add("skipped", "lines skipped", false, (m) => m.skipped_lines);
   return rows;
+}
+
+/** A row's class: indented as a part of the row above ("part"), or of the part above ("part sub"). */
+export function rowClass(r: CountRow): string | undefined {
+  return r.sub ? "part sub" : r.part ? "part" : undefined;
 }
 
 /** A row's value as text. */
