@@ -268,8 +268,28 @@ def counter_lines(c: dict[str, Any]) -> list[str]:
         f"by cause {_named_counts(mig['by_cause'])}",
         f"wakeups {wk['total']:,}, {wk['affine']:,} affine; by level from the waker's CPU: same CPU "
         f"{same_cpu:,}, {_named_counts(wk['by_level'])}",
+        *waker_lines(wk.get("by_waker")),
         f"context switches {c['context_switches']:,}; CPU utilization {100 * c['cpu_utilization']:.1f}%; "
         f"mean wait {c['avg_wait_us']} us",
+    ]
+
+
+def waker_lines(bw: dict[str, int] | None) -> list[str]:
+    """The wakeups by where their waker ran (counters.wakeups.by_waker), as a line: the ones from
+    another LLC than the wakee's prev CPU, where wake_affine() chooses, and which LLC they woke in
+    (none for a result saved before they were counted)."""
+    if bw is None:
+        return []
+    cross = bw["cross_llc"]
+
+    def share(n: int) -> str:
+        return f" ({100 * n / cross:.1f}%)" if cross else ""
+
+    return [
+        f"wakeups whose waker ran in another LLC than the task's prev CPU {cross:,}: woke in the "
+        f"waker's LLC {bw['to_waker_llc']:,}{share(bw['to_waker_llc'])}, in prev's "
+        f"{bw['to_prev_llc']:,}{share(bw['to_prev_llc'])}, in neither {bw['elsewhere']:,}; waker in "
+        f"prev's LLC {bw['shared_llc']:,}; on the waker's CPU {bw['on_waker_cpu']:,}"
     ]
 
 

@@ -803,6 +803,15 @@ def test_sim_prints_every_counter_by_name(tmp_path: Path, capsys: pytest.Capture
         f"wakeups {wk['total']:,}, {wk['affine']:,} affine; by level from the waker's CPU: "
         f"same CPU {same:,}, {wlevels}"
     ) in lines
+    bw = wk["by_waker"]
+    assert bw["cross_llc"] > 0 and bw["to_waker_llc"] > 0
+    pct = {k: f"{100 * bw[k] / bw['cross_llc']:.1f}%" for k in ("to_waker_llc", "to_prev_llc")}
+    assert (
+        f"wakeups whose waker ran in another LLC than the task's prev CPU {bw['cross_llc']:,}: woke in the "
+        f"waker's LLC {bw['to_waker_llc']:,} ({pct['to_waker_llc']}), in prev's {bw['to_prev_llc']:,} "
+        f"({pct['to_prev_llc']}), in neither {bw['elsewhere']:,}; waker in prev's LLC {bw['shared_llc']:,}; "
+        f"on the waker's CPU {bw['on_waker_cpu']:,}"
+    ) in lines
     assert (
         f"context switches {c['context_switches']:,}; CPU utilization {100 * c['cpu_utilization']:.1f}%; "
         f"mean wait {c['avg_wait_us']} us"

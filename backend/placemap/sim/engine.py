@@ -151,6 +151,13 @@ class Engine(Handler):
         self._wake_level = Tally()
         self.wakeups = 0
         self.wakeups_affine = 0
+        # the wakeups by where the waker ran, as a recording's metrics count them from its events
+        # (wakeups.by_waker): the waker's CPU in another LLC than prev (of those, the ones that
+        # woke in the waker's LLC and in prev's), and the ones that woke on the waker's CPU
+        self.wakeups_cross_llc = 0
+        self.wakeups_to_waker_llc = 0
+        self.wakeups_to_prev_llc = 0
+        self.wakeups_on_waker_cpu = 0
         self.switches = 0
         self.llc_util = LlcSampler(st)  # per-LLC utilization over time; the CPUs' busy time
         self.wait_ns = 0
@@ -343,7 +350,18 @@ class Engine(Handler):
         li = st.sd.level_index(this_cpu, target)
         if li:
             self._wake_level.add(li)
+        else:
+            self.wakeups_on_waker_cpu += 1
         prev = p.cpu
+        llc_of = st.topo.llc_of  # the machine's LLCs (NO_MC changes the domains, not the caches)
+        waker_llc = llc_of[this_cpu]
+        if waker_llc != llc_of[prev]:
+            self.wakeups_cross_llc += 1
+            woke_llc = llc_of[target]
+            if woke_llc == waker_llc:
+                self.wakeups_to_waker_llc += 1
+            elif woke_llc == llc_of[prev]:
+                self.wakeups_to_prev_llc += 1
         rq = st.rqs[target]
         log = self.log
         if log is not None:
@@ -829,10 +847,27 @@ class Engine(Handler):
                 "total": self.wakeups,
                 "affine": self.wakeups_affine,
                 "by_level": dict(self.wakeups_by_level),
+                "by_waker": self.wakeups_by_waker(),
             },
             "context_switches": self.switches,
             "cpu_utilization": round(busy / (ncpu * duration_ns), 6) if duration_ns > 0 else 0.0,
             "avg_wait_us": round(self.wait_ns / self.nr_waits / 1000, 3) if self.nr_waits else 0.0,
+        }
+
+    def wakeups_by_waker(self) -> dict[str, int]:
+        """The wakeups by where the waker ran, in the shape of a recording's metrics
+        (wakeups.by_waker): every wakeup of the model has its waker's CPU, and none finds its task
+        still queued (wake() returns early for those)."""
+        cross = self.wakeups_cross_llc
+        return {
+            "shared_llc": self.wakeups - cross,
+            "cross_llc": cross,
+            "to_waker_llc": self.wakeups_to_waker_llc,
+            "to_prev_llc": self.wakeups_to_prev_llc,
+            "elsewhere": cross - self.wakeups_to_waker_llc - self.wakeups_to_prev_llc,
+            "on_waker_cpu": self.wakeups_on_waker_cpu,
+            "still_running": 0,
+            "unknown": 0,
         }
 
     def cpu_time(self) -> dict[str, float]:

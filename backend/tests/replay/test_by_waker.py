@@ -317,11 +317,15 @@ def test_a_simulated_run_s_classes_are_the_simulator_s_own_choices(store: Store,
     """A simulated hackbench on zen3-2s-nps1 (16 LLCs), saved: each cross-LLC wakeup the ingest
     counts as pulled is one the simulator's wake_affine step (or the wake_affine hint) sent to the
     waker's CPU, and each it counts as kept on prev's LLC is one it left on prev, read from the
-    reason the simulator stored for that very wakeup. The model never wakes a running task."""
+    reason the simulator stored for that very wakeup; and the simulator's own counts agree. The
+    model never wakes a running task."""
     scenario = {"topology": "zen3-2s-nps1", "workload": {"kind": "hackbench", "groups": 2, "loops": 20},
                 "hints": [hint], "seed": 2, "duration_ms": 2000}  # fmt: skip
-    rid = run(scenario, store=store, wall_clock=False)["recording_id"]
+    result = run(scenario, store=store, wall_clock=False)
+    rid = result["recording_id"]
     got = _by_waker(store, rid)
+    # the simulator's own count, made as it decides, is the one the ingest makes of its events
+    assert result["counters"]["wakeups"]["by_waker"] == got
     topo = _topology("zen3-2s-nps1")
     classes = reference_classes(_rows(store, rid), topo)
     assert got == _expected(_rows(store, rid), topo)

@@ -170,6 +170,11 @@ def test_any_scenario_runs_deterministically_and_its_counters_add_up(  # noqa: P
     mig, wake = c["migrations"], c["wakeups"]
     assert sum(mig["by_level"].values()) == mig["total"] == sum(mig["by_cause"].values())
     assert sum(wake["by_level"].values()) <= wake["total"] and 0 <= wake["affine"] <= wake["total"]
+    bw = wake["by_waker"]
+    assert bw["shared_llc"] + bw["cross_llc"] == wake["total"] and min(bw.values()) >= 0
+    assert bw["to_waker_llc"] + bw["to_prev_llc"] + bw["elsewhere"] == bw["cross_llc"]
+    # a wakeup on the waker's own CPU is one the waker's CPU and the chosen one share (level 0)
+    assert bw["on_waker_cpu"] == wake["total"] - sum(wake["by_level"].values())
     assert 0.0 <= c["cpu_utilization"] <= 1.0 and c["avg_wait_us"] >= 0 and c["context_switches"] >= 0
     assert r["sim"]["simulated_ms"] <= duration_ms
     assert (r["sim"]["incomplete"] is None) == r["sim"]["complete"]

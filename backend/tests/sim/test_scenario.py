@@ -39,7 +39,7 @@ def test_result_has_the_issue_shape() -> None:
     assert set(c) == {"migrations", "wakeups", "context_switches", "cpu_utilization", "avg_wait_us"}
     assert set(c["migrations"]["by_level"]) == {"smt", "llc", "pkg", "numa"}
     assert set(c["migrations"]["by_cause"]) == {"wakeup", "balance", "fork"}
-    assert set(c["wakeups"]) == {"total", "affine", "by_level"}
+    assert set(c["wakeups"]) == {"total", "affine", "by_level", "by_waker"}
     assert r["sim"]["complete"] and r["sim"]["events"] > 0 and r["sim"]["wall_s"] >= 0
     assert sum(c["migrations"]["by_level"].values()) == c["migrations"]["total"]
 
