@@ -210,6 +210,32 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   const before = (await stats(page))?.playheadNs ?? 0;
   await page.getByTestId("next-migration").click();
   await expect.poll(() => stats(page).then((s) => s?.playheadNs ?? 0)).toBeGreaterThan(before);
+
+  // who woke it: at the selected task's first wakeup, the inspector names the CPU of its
+  // sched_waking and the task running there, as the kernel's own last sched_waking line for it
+  // before that wakeup says; the name selects that task in turn
+  type Pl = { ts_ns: number; kind: string; cpu: number };
+  const placements = ((await (await request.get(`/api/recordings/${id}/tasks/${task.pid}/path`)).json()) as { placements: Pl[] }).placements;
+  const woke = placements.find((p) => p.kind === "wakeup");
+  if (!woke) throw new Error(`task ${task.pid} has no wakeup`);
+  let waking: RegExpExecArray | null = null;
+  for (const l of kernel) {
+    const m = /^\s*(.+)-(\d+)\s+\[(\d+)\] \S+\s+(\d+)\.(\d{6}): sched_waking: comm=\S+ pid=(\d+) /.exec(l);
+    if (m && Number(m[6]) === task.pid && Number(m[4]) * 1e9 + Number(m[5]) * 1e3 <= woke.ts_ns) waking = m;
+  }
+  if (!waking) throw new Error(`no sched_waking of ${task.pid} before its wakeup`);
+  const [, wComm = "", wPid = "", wCpu = ""] = waking;
+  await page.getByTestId("seek-input").fill(String(woke.ts_ns));
+  await page.getByTestId("seek-button").click();
+  const wakerText = Number(wPid) === 0 ? `by an interrupt on idle CPU ${String(Number(wCpu))} (the same LLC)` : `from CPU ${String(Number(wCpu))} (the same LLC), where ${wComm} ${wPid} ran`;
+  await expect(page.getByTestId("why-now")).toContainText(`at the playhead: on CPU ${String(woke.cpu)}, woken there at +`);
+  await expect(page.getByTestId("waker")).toContainText(wakerText);
+  await page.getByTestId("task-detail").screenshot({ path: join(ARTIFACTS, "e2e-waker.png") });
+  if (Number(wPid) !== 0) {
+    await page.getByTestId("waker-select").click();
+    await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${wPid} `);
+    await expect(page).toHaveURL(new RegExp(`sel=${wPid}`));
+  }
 });
 
 test("a perf.data uploads as it is", async ({ page }) => {

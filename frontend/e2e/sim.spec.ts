@@ -524,9 +524,10 @@ test("simulate form: a workload on a recorded host, its real topology sent inlin
   await page.getByTestId("seek-input").fill("+1s");
   await page.getByTestId("seek-input").press("Enter");
   const last = path[path.length - 1];
-  await expect(why.getByTestId("why-now")).toContainText(`on CPU ${String(last?.cpu)}, `);
-  if (last?.reason) await expect(why.getByTestId("why-now")).toContainText(`because ${last.reason.path} -> ${last.reason.pick}`);
-  else await expect(why.getByTestId("why-now")).toContainText("moved there by balance");
+  const now = page.getByTestId("why-now");
+  await expect(now).toContainText(`on CPU ${String(last?.cpu)}, `);
+  if (last?.reason) await expect(now).toContainText(`because ${last.reason.path} -> ${last.reason.pick}`);
+  else await expect(now).toContainText("moved there by balance");
   await page.getByTestId("task-detail").screenshot({ path: join(ARTIFACTS, "task-why.png") });
 
   // a run saved before runs kept their reasons (session 26) lacks the two blobs: dropped here from

@@ -250,6 +250,20 @@ class PathPlacement(BaseModel):
     kind: KindName
     level: LevelName | None = Field(description="Level of the move; null when the CPU did not change.")
     cause: CauseName | None
+    waker_cpu: int | None = Field(
+        default=None,
+        description="A wakeup's (and its migrate's): the CPU its sched_waking ran on, the waker's; "
+        "null for other placements, a wakeup without sched_waking, and recordings stored before it "
+        "was kept.",
+    )
+    waker_pid: int | None = Field(
+        default=None,
+        description="The task that ran on waker_cpu at the sched_waking (the waker, or the task an "
+        "interrupt found running; 0: an interrupt on an idle CPU).",
+    )
+    waker_comm: str | None = Field(
+        default=None, description="waker_pid's name in the recording (null for 0)."
+    )
     reason: PlacementReason | None = Field(
         default=None,
         description="why the simulator put the task there (a simulated run's wakeups, forks and "

@@ -40,6 +40,10 @@ PLACEMENT_SCHEMA = pa.schema(
         pa.field("kind", pa.uint8(), nullable=False),
         pa.field("level", pa.int8(), nullable=False),
         pa.field("cause", pa.int8(), nullable=False),
+        # a wakeup's waker (its sched_waking's CPU and cur_pid; -1: none); absent in placements
+        # stored before they were kept
+        pa.field("waker_cpu", pa.int32(), nullable=False),
+        pa.field("waker_pid", pa.int32(), nullable=False),
     ]
 )
 
@@ -192,6 +196,8 @@ class Ingestor:
                 pa.array(cols.kind[pl.row]),
                 pa.array(pl.level),
                 pa.array(pl.cause),
+                pa.array(pl.waker_cpu),
+                pa.array(pl.waker_pid),
             ],
             schema=PLACEMENT_SCHEMA,
         )

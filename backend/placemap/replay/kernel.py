@@ -185,6 +185,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     t_wcpu: Arr,
     t_wrun: Arr,
     wk: Arr,
+    cur: Arr,
+    t_wpid: Arr,
     t_forkp: Arr,
     t_events: Arr,
     t_migs: Arr,
@@ -199,14 +201,18 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     pl_cpu: Arr,
     pl_level: Arr,
     pl_cause: Arr,
+    pl_wcpu: Arr,
+    pl_wpid: Arr,
 ) -> int:
     """Apply rows [0, n_apply) to the state arrays in place; returns the number of placements listed.
 
     slot maps a pid to its task index (every pid of the rows has one; slot[0] = -1: idle is no
     task). cpu_run holds the pid running on each CPU (0 idle, -1 unknown). t_crow/t_csrc get the
     last row naming each task and which column named it (0 comm, 1 next_comm, 2 child_comm).
-    With classify, each sched_waking keeps its CPU, the waker's (t_wcpu), and whether the task still
-    ran (t_wrun), and each sched_wakeup adds to `wk` (WK_*).
+    With classify, each sched_waking keeps its CPU, the waker's (t_wcpu), the waker's pid (its
+    cur_pid: 0 for an interrupt on an idle CPU, t_wpid) and whether the task still ran (t_wrun); each
+    sched_wakeup adds to `wk` (WK_*), and a wakeup's placements (its sched_wakeup and its migrate)
+    name that waker (pl_wcpu, pl_wpid; -1 for other placements and a wakeup without sched_waking).
     """
     n_pl = 0
     for i in range(n_apply):
@@ -259,6 +265,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                     pl_cpu[n_pl] = c
                     pl_level[n_pl] = _level(old, c, matrix, default_level) if old >= 0 else -1
                     pl_cause[n_pl] = -1
+                    pl_wcpu[n_pl] = -1
+                    pl_wpid[n_pl] = -1
                     n_pl += 1
                 t_cpu[nt] = c
                 t_state[nt] = S_RUNNING
@@ -272,6 +280,7 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 t_waking[t] = 1
                 t_wprev[t] = target[i]
                 t_wcpu[t] = cpu[i]
+                t_wpid[t] = cur[i]
                 t_wrun[t] = 1 if t_state[t] == S_RUNNING else 0
         elif k == K_WAKEUP:
             tc = target[i]
@@ -283,13 +292,15 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                     _count_waker(wk, t_wcpu[t], prev, tc, t_wrun[t] != 0, matrix, default_level)
                 else:
                     wk[WK_UNKNOWN] += 1
-                t_waking[t] = 0
                 pl_row[n_pl] = i
                 pl_task[n_pl] = t
                 pl_cpu[n_pl] = tc
                 pl_level[n_pl] = -1 if lvl == SAME_CPU else lvl
                 pl_cause[n_pl] = C_WAKEUP
+                pl_wcpu[n_pl] = t_wcpu[t] if t_waking[t] else -1
+                pl_wpid[n_pl] = t_wpid[t] if t_waking[t] else -1
                 n_pl += 1
+                t_waking[t] = 0
             running_here = t_state[t] == S_RUNNING and t_cpu[t] >= 0 and cpu_run[t_cpu[t]] == pid[i]
             if not running_here:
                 # a task woken before it switched out stays running where it is
@@ -306,6 +317,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 pl_cpu[n_pl] = target[i]
                 pl_level[n_pl] = -1
                 pl_cause[n_pl] = C_FORK
+                pl_wcpu[n_pl] = -1
+                pl_wpid[n_pl] = -1
                 n_pl += 1
         elif k == K_MIGRATE:
             d = dest[i]
@@ -327,6 +340,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 pl_cpu[n_pl] = d
                 pl_level[n_pl] = lvl
                 pl_cause[n_pl] = cause
+                pl_wcpu[n_pl] = t_wcpu[t] if cause == C_WAKEUP else -1
+                pl_wpid[n_pl] = t_wpid[t] if cause == C_WAKEUP else -1
                 n_pl += 1
             t_cpu[t] = d
         elif k == K_FORK:

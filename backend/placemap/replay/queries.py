@@ -63,6 +63,11 @@ class Placement:
     kind: str
     level: str | None
     cause: str | None
+    # a wakeup's waker: the CPU its sched_waking ran on and the pid running there (0: an interrupt
+    # on an idle CPU); None for other placements, a wakeup without sched_waking, and placements
+    # stored before they were kept
+    waker_cpu: int | None = None
+    waker_pid: int | None = None
 
 
 def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placement]:
@@ -74,12 +79,18 @@ def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placem
             continue
         table = decode_blob(*blob)
         table = table.filter(pc.equal(table.column("pid"), pid))
-        for ts, cpu, kind, level, cause in zip(
+        n = table.num_rows
+        kept = "waker_cpu" in table.column_names
+        wcpus = table.column("waker_cpu").to_pylist() if kept else [-1] * n
+        wpids = table.column("waker_pid").to_pylist() if kept else [-1] * n
+        for ts, cpu, kind, level, cause, wcpu, wpid in zip(
             table.column("ts_ns").to_pylist(),
             table.column("cpu").to_pylist(),
             table.column("kind").to_pylist(),
             table.column("level").to_pylist(),
             table.column("cause").to_pylist(),
+            wcpus,
+            wpids,
             strict=True,
         ):
             out.append(
@@ -91,6 +102,8 @@ def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placem
                     kind=KIND_NAMES[kind],
                     level=LEVELS[level] if 0 <= level < len(LEVELS) else None,
                     cause=CAUSES[cause] if 0 <= cause < len(CAUSES) else None,
+                    waker_cpu=wcpu if wcpu >= 0 else None,
+                    waker_pid=wpid if wpid >= 0 and wcpu >= 0 else None,
                 )
             )
     return out

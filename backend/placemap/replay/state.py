@@ -255,7 +255,8 @@ class ChunkColumns:
 @dataclass
 class Placements:
     """What the kernel tagged in a chunk: per row migration/wakeup level and migration cause, and
-    the placement list (row, task index, cpu, level, cause) for task paths."""
+    the placement list (row, task index, cpu, level, cause, and a wakeup's waker: its CPU and pid,
+    -1 for none) for task paths."""
 
     ev_level: I8
     ev_cause: I8
@@ -264,6 +265,8 @@ class Placements:
     cpu: I32
     level: I8
     cause: I8
+    waker_cpu: I32
+    waker_pid: I32
 
 
 def _empty(dtype: type[np.generic]) -> npt.NDArray[Any]:
@@ -276,6 +279,7 @@ EXTRA_FIELDS: dict[str, tuple[type[np.generic], int]] = {
     "wprev": (np.int32, -1),
     "wcpu": (np.int32, -1),  # the CPU of the task's last sched_waking: its waker's
     "wrun": (np.uint8, 0),  # whether it still ran at that sched_waking
+    "wpid": (np.int32, -1),  # the pid that ran on the waker's CPU then (0: an interrupt on an idle CPU)
     "forkp": (np.uint8, 0),
     "events": (np.int64, 0),
     "migs": (np.int64, 0),
@@ -353,8 +357,10 @@ class PlacementState:
         default_level: int = kn.UNKNOWN_LEVEL,
         waker_counts: I64 | None = None,
     ) -> Placements | None:
-        """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups, and
-        add each wakeup to `waker_counts` (kernel.WK_*: where it woke against its waker's CPU)."""
+        """Apply the first n_apply rows of a chunk; with classify, tag migrations and wakeups, name
+        each wakeup's waker in its placements (from the table's cur_pid, when it has the column),
+        and add each wakeup to `waker_counts` (kernel.WK_*: where it woke against its waker's
+        CPU)."""
         # only tasks the applied rows name: a task appears in the state once an event has named it
         if classify:
             self.start_classifying()
@@ -363,7 +369,13 @@ class PlacementState:
         n = len(cols.kind) if classify else 0
         ev_level = np.full(n, -1, dtype=np.int8)
         ev_cause = np.full(n, -1, dtype=np.int8)
-        pl_row, pl_task, pl_cpu = (np.zeros(n, dtype=np.int32) for _ in range(3))
+        pl_row, pl_task, pl_cpu, pl_wcpu, pl_wpid = (np.zeros(n, dtype=np.int32) for _ in range(5))
+        # writable either way: one kernel signature
+        cur = (
+            np.array(_ints(table.column("cur_pid"), 0), dtype=np.int32)
+            if classify and "cur_pid" in table.column_names
+            else np.full(n, -1, dtype=np.int32)
+        )
         pl_level, pl_cause = (np.zeros(n, dtype=np.int8) for _ in range(2))
         t_crow = np.full(len(self.pids), -1, dtype=np.int32)
         t_csrc = np.zeros(len(self.pids), dtype=np.uint8)
@@ -373,16 +385,24 @@ class PlacementState:
             cols.npid, cols.cpid, cols.opid, self.slot, self.cpu, self.state, self.cpu_run, t_crow, t_csrc,
             classify, ex.get("waking", _NONE_U8), ex.get("wprev", _NONE_I32), ex.get("wcpu", _NONE_I32),
             ex.get("wrun", _NONE_U8), _NO_WAKER_COUNTS.copy() if waker_counts is None else waker_counts,
-            ex.get("forkp", _NONE_U8),
+            cur, ex.get("wpid", _NONE_I32), ex.get("forkp", _NONE_U8),
             ex.get("events", _NONE_I64), ex.get("migs", _NONE_I64), ex.get("first_ts", _NONE_I64),
             ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, pl_row, pl_task, pl_cpu,
-            pl_level, pl_cause,
+            pl_level, pl_cause, pl_wcpu, pl_wpid,
         )  # fmt: skip
         self._update_comms(table, t_crow, t_csrc)
         if not classify:
             return None
         return Placements(
-            ev_level, ev_cause, pl_row[:n_pl], pl_task[:n_pl], pl_cpu[:n_pl], pl_level[:n_pl], pl_cause[:n_pl]
+            ev_level,
+            ev_cause,
+            pl_row[:n_pl],
+            pl_task[:n_pl],
+            pl_cpu[:n_pl],
+            pl_level[:n_pl],
+            pl_cause[:n_pl],
+            pl_wcpu[:n_pl],
+            pl_wpid[:n_pl],
         )
 
     def _update_comms(self, table: pa.Table, t_crow: I32, t_csrc: U8) -> None:

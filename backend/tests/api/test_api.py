@@ -239,6 +239,15 @@ def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
     migrations = [p for p in path["placements"] if p["kind"] == "migrate"]
     assert len(migrations) == by_pid[0]["migrations"] == 9
     assert all(p["level"] == "llc" for p in migrations)
+    # its first wakeup names its waker as the kernel's own line does: the task running on the CPU of
+    # the sched_waking before it ("hackbench-13113 [000] ...: sched_waking: ... pid=13114")
+    with gzip.open(G4, "rt") as f:
+        line = next(x for x in f if "sched_waking: comm=hackbench pid=13114 " in x)
+    m = re.match(r"\s*(.+)-(\d+)\s+\[(\d+)\]", line)
+    assert m is not None
+    woken = next(p for p in path["placements"] if p["kind"] == "wakeup")
+    assert (woken["waker_cpu"], woken["waker_pid"], woken["waker_comm"]) == (int(m[3]), int(m[2]), m[1])
+    assert first["waker_cpu"] is None and first["waker_comm"] is None
 
 
 def test_oversized_upload_is_413_before_and_during_the_stream(server: Server, client: httpx.Client) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
@@ -23,7 +24,8 @@ from test_helpers import ingest
 
 from placemap.importer import import_file
 from placemap.replay.delays import METRICS, StoredChunkError
-from placemap.replay.queries import window_batches
+from placemap.replay.queries import task_path, window_batches
+from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import by_waker_from_store, fill_by_waker
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.schema.models.topology_schema import Topology
@@ -39,6 +41,7 @@ from placemap.sim.topology import preset
 from placemap.sim_reasons import task_reasons
 from placemap.sim_record import run
 from placemap.store import Store
+from placemap.store.codec import decode_blob, encode_table
 
 LKML = TRACES / "external" / "lkml-snippets"
 CLASSES = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "still_running", "unknown")
@@ -403,3 +406,87 @@ def test_a_damaged_chunk_leaves_the_counts_out_and_the_other_metrics_readable(
         by_waker_from_store(store, rid, None)
     assert fill_by_waker(store, rid, older, lambda: None) == older
     assert "by_waker" not in json.loads(store.derived(rid, METRICS) or b"{}")["wakeups"], "nothing stored"
+
+
+# --- each wakeup's waker in the task's path (PathPlacement.waker_cpu / waker_pid) ---------------
+
+
+def _wakers(
+    store: Store, rid: str, pid: int, topology: Topology | None
+) -> list[tuple[int, str, int | None, int | None]]:
+    """(ts, kind, waker_cpu, waker_pid) of each of the task's placements, as the path gives them."""
+    return [
+        (p.ts_ns, p.kind, p.waker_cpu, p.waker_pid) for p in task_path(store, rid, pid, LevelMap(topology))
+    ]
+
+
+def test_the_kernel_s_wakeup_names_its_waker_in_the_path(store: Store, collector: Path) -> None:
+    """The wake_affine_idle example: `stream-4135 [029] ... sched_waking: ... pid=4129`: the task's
+    move at its wakeup (sched_migrate_task to CPU 30) and its sched_wakeup both name CPU 29 and pid
+    4135, the task running there."""
+    topo = _topology("zen3-2s-nps1")
+    rid = _import(
+        store, collector, LKML / "zen3-2s-256cpu_wake_affine_idle_example_kprateek-2022-09-26.txt", topo
+    )
+    got = _wakers(store, rid, 4129, topo)
+    assert [(k, c, p) for _, k, c, p in got] == [("migrate", 29, 4135), ("wakeup", 29, 4135)]
+
+
+def test_real_g4_paths_name_each_wakeup_s_waking(store: Store, g4_table: pa.Table) -> None:
+    """Every task of the real g4 capture: each wakeup in its path names the CPU and the running pid
+    of the task's sched_waking before it, as the trace's rows say; its other placements none."""
+    rid = ingest(store, g4_table, chunk_rows=4096)  # wakings and their wakeups across chunks
+    last: dict[int, tuple[int, int]] = {}
+    want: dict[int, list[tuple[int, int | None, int | None]]] = {}
+    for r in g4_table.to_pylist():
+        if r["kind"] == Kind.WAKING and r["pid"]:
+            last[r["pid"]] = (r["cpu"], r["cur_pid"])
+        elif r["kind"] == Kind.WAKEUP and r["pid"]:
+            w = last.pop(r["pid"], None)
+            want.setdefault(r["pid"], []).append((r["ts_ns"], *(w if w else (None, None))))
+    assert sum(len(v) for v in want.values()) == 21_441
+    named = 0
+    for pid, wakeups in want.items():
+        got = _wakers(store, rid, pid, None)
+        assert [(ts, c, p) for ts, k, c, p in got if k == "wakeup"] == wakeups
+        assert all(c is None and p is None for _, k, c, p in got if k in ("wakeup_new", "switch"))
+        named += sum(1 for _, c, p in wakeups if c is not None and p)
+    assert named > 10_000  # most of hackbench's wakeups come from a running task
+
+
+def test_placements_stored_before_wakers_were_kept_read_as_none(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table)
+    pid = int(g4_table.filter(pc.equal(g4_table.column("kind"), int(Kind.WAKEUP))).column("pid")[0].as_py())
+    assert any(c is not None for _, _, c, _ in _wakers(store, rid, pid, None))
+    conn = sqlite3.connect(store.path)
+    with conn:
+        for seq, data, raw in conn.execute(
+            "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
+        ).fetchall():
+            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(["waker_cpu", "waker_pid"]))
+            conn.execute(
+                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
+                (older.data, older.raw_bytes, rid, seq),
+            )
+    conn.close()
+    got = _wakers(store, rid, pid, None)
+    assert got and all(c is None and p is None for _, _, c, p in got)
+
+
+def test_a_wakeup_without_its_own_waking_names_no_waker(store: Store) -> None:
+    """Task 21 is woken from CPU 5 while pid 99 runs there, then woken again with no sched_waking
+    before it (a capture that lost it): the second wakeup names no waker, not the first's; the
+    wakeup from an idle CPU (pid 0 running: an interrupt) names CPU 6 and pid 0."""
+    rows = [
+        {**_row(1, 5, Kind.WAKING, 21, target_cpu=0), "cur_pid": 99},
+        _row(2, 0, Kind.WAKEUP, 21, target_cpu=0),
+        _row(3, 0, Kind.WAKEUP, 21, target_cpu=0),
+        _row(4, 6, Kind.WAKING, 21, target_cpu=0),
+        _row(5, 0, Kind.WAKEUP, 21, target_cpu=0),
+    ]
+    rid = ingest(store, pa.Table.from_pylist(rows, schema=EVENT_SCHEMA), topology=_three_llcs())
+    assert _wakers(store, rid, 21, _three_llcs()) == [
+        (2, "wakeup", 5, 99),
+        (3, "wakeup", None, None),
+        (5, "wakeup", 6, 0),
+    ]

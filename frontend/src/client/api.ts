@@ -958,6 +958,21 @@ export interface components {
             level: ("smt" | "llc" | "node" | "cross_node") | null;
             /** Cause */
             cause: ("wakeup" | "fork" | "balance") | null;
+            /**
+             * Waker Cpu
+             * @description A wakeup's (and its migrate's): the CPU its sched_waking ran on, the waker's; null for other placements, a wakeup without sched_waking, and recordings stored before it was kept.
+             */
+            waker_cpu?: number | null;
+            /**
+             * Waker Pid
+             * @description The task that ran on waker_cpu at the sched_waking (the waker, or the task an interrupt found running; 0: an interrupt on an idle CPU).
+             */
+            waker_pid?: number | null;
+            /**
+             * Waker Comm
+             * @description waker_pid's name in the recording (null for 0).
+             */
+            waker_comm?: string | null;
             /** @description why the simulator put the task there (a simulated run's wakeups, forks and balancing moves; a wakeup's or fork's own migrate has it on the wakeup); null for a captured trace, whose kernel does not say why */
             reason?: components["schemas"]["PlacementReason"] | null;
         };
@@ -1976,6 +1991,8 @@ export interface components {
             by_level: {
                 [key: string]: number;
             };
+            /** @description by where the waker ran, counted as the model decides, as a recording's metrics count them from its events; null in a result stored before they were counted */
+            by_waker?: components["schemas"]["WakerCounts"] | null;
         };
         /** SkipCount */
         SkipCount: {

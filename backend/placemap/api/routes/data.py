@@ -207,6 +207,14 @@ def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
         )
     levels = LevelMap(_topology(store, rec))
     rows = [dict(p.__dict__) for p in queries.task_path(store, rid, pid, levels)]
+    names: dict[int, str | None] = {}  # the wakers' names, each looked up once
+    for r in rows:
+        wpid = r["waker_pid"]
+        if wpid:
+            if wpid not in names:
+                waker = store.task(rid, wpid)
+                names[wpid] = None if waker is None else waker.comm
+            r["waker_comm"] = names[wpid]
     annotate(store, rid, pid, rows)  # a simulated run's reasons (sim_reasons)
     placements = [PathPlacement.model_validate(p) for p in rows]
     return TaskPath(pid=pid, comm=task.comm, placements=placements)

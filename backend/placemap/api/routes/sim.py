@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from placemap.api.deps import SettingsDep, StoreDep
 from placemap.api.errors import ApiError, not_found
-from placemap.api.models import SimDecisions, WakeupLatency
+from placemap.api.models import SimDecisions, WakerCounts, WakeupLatency
 from placemap.api.sweep_models import SavedSweep, SimSweepResult, SimSweepSpec, SweepList, SweepSummary
 from placemap.sim.calibration import BENCHMARKS, CsvError
 from placemap.sim.errors import ScenarioError
@@ -71,6 +71,11 @@ class SimWakeups(BaseModel):
     total: int
     affine: int
     by_level: dict[str, int]
+    by_waker: WakerCounts | None = Field(
+        default=None,
+        description="by where the waker ran, counted as the model decides, as a recording's metrics "
+        "count them from its events; null in a result stored before they were counted",
+    )
 
 
 class SimCounters(BaseModel):

@@ -1,8 +1,10 @@
 /**
  * Task inspector: search tasks by comm substring or exact pid (GET tasks), select one, and see its
  * path across CPUs and LLCs over time (GET tasks/{pid}/path) as a small D3 chart with the playhead.
- * The selected task is highlighted in the grid by the Player. A simulated run's placements say why
- * (PlacementWhy); one saved before runs kept their reasons offers to work them out (ReasonsBackfill).
+ * The selected task is highlighted in the grid by the Player. The placement at the playhead says how
+ * the task got there, a wakeup's waker with it, whose task can be selected in turn (PlacementNow); a
+ * simulated run's placements say why (PlacementWhy), and one saved before runs kept their reasons
+ * offers to work them out (ReasonsBackfill).
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import { scaleLinear } from "d3-scale";
@@ -12,7 +14,7 @@ import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerField } from "../engine/usePlayer";
-import { placementAt, reasonCounts, reasonText } from "./reasons";
+import { placementAt, reasonCounts, reasonText, wakerOf } from "./reasons";
 import { ReasonsBackfill } from "./ReasonsBackfill";
 
 interface Props {
@@ -208,7 +210,8 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
                 {shownPath.placements.length} placements · {LEVELS.map((l) => `${l} ${byLevel.get(l) ?? 0}`).join(" · ")}
               </div>
               <PathChart path={shownPath} topo={topo} tStart={tStart} tEnd={tEnd} player={player} />
-              <PlacementWhy placements={shownPath.placements} player={player} tStart={tStart} />
+              <PlacementNow placements={shownPath.placements} player={player} tStart={tStart} topo={topo} onSelect={onSelect} />
+              <PlacementWhy placements={shownPath.placements} />
               {simulated && shownPath.placements.length > 0 && shownPath.placements.every((p) => p.reason == null) && (
                 <ReasonsBackfill recId={recId} onKept={() => { setReasonsKept((n) => n + 1); }} />
               )}
@@ -228,29 +231,83 @@ function placedBy(p: TaskPlacement): string {
 }
 
 /**
- * Why the simulator put the task where it is (a simulated run's path carries its reasons; a
- * captured trace's none, and then nothing shows): the placement at the playhead with its reason,
- * and the task's reasons by count.
+ * How the task got where it is at the playhead: its placement then, a wakeup's waker with it (the
+ * CPU of its sched_waking and the task running there, a button that selects that task), and the
+ * simulator's reason where the recording keeps one.
  */
-function PlacementWhy({ placements, player, tStart }: { placements: TaskPlacement[]; player: Player; tStart: number }) {
-  const counts = useMemo(() => reasonCounts(placements), [placements]);
+function PlacementNow({
+  placements,
+  player,
+  tStart,
+  topo,
+  onSelect,
+}: {
+  placements: TaskPlacement[];
+  player: Player;
+  tStart: number;
+  topo: Topology | null;
+  onSelect: (pid: number | null) => void;
+}) {
   const playhead = usePlayerField(player, "playhead");
-  if (counts.length === 0) return null;
+  // a simulated run's path: a placement without its reason says so (a captured trace has none)
+  const hasReasons = useMemo(() => placements.some((p) => p.reason != null), [placements]);
+  if (placements.length === 0) return null;
   const at = placementAt(placements, playhead);
-  const total = counts.reduce((n, c) => n + c.count, 0);
   const why = at ? reasonText(at) : null;
+  const waker = at ? wakerOf(at, topo) : null;
+  const where = waker?.sameLlc == null ? "" : waker.sameLlc ? " (the same LLC)" : " (another LLC)";
   return (
-    <div className="placement-why small" data-testid="placement-why">
+    <div className="placement-why small" data-testid="placement-now">
       <div data-testid="why-now">
         {at === null ? (
           "at the playhead: not placed yet"
         ) : (
           <>
             at the playhead: on CPU {at.cpu}, {placedBy(at)} at +{formatDuration(at.ts_ns - tStart)}
-            {why !== null ? <>, because <span className="mono">{why}</span></> : " (no reason kept for this move)"}
+            {waker !== null && (
+              <span data-testid="waker">
+                {waker.pid === 0 ? (
+                  ` by an interrupt on idle CPU ${String(waker.cpu)}${where}`
+                ) : (
+                  <>
+                    {` from CPU ${String(waker.cpu)}${where}`}
+                    {waker.pid !== null && (
+                      <>
+                        , where{" "}
+                        <button type="button" className="linkish" data-testid="waker-select" title="select the task that ran on the waker's CPU" onClick={() => { onSelect(waker.pid); }}>
+                          {waker.comm ?? "pid"} {waker.pid}
+                        </button>{" "}
+                        ran
+                      </>
+                    )}
+                  </>
+                )}
+              </span>
+            )}
+            {why !== null ? (
+              <>
+                , because <span className="mono">{why}</span>
+              </>
+            ) : hasReasons ? (
+              " (no reason kept for this move)"
+            ) : null}
           </>
         )}
       </div>
+    </div>
+  );
+}
+
+/**
+ * Why the simulator put the task where it is (a simulated run's path carries its reasons; a
+ * captured trace's none, and then nothing shows): the task's reasons by count.
+ */
+function PlacementWhy({ placements }: { placements: TaskPlacement[] }) {
+  const counts = useMemo(() => reasonCounts(placements), [placements]);
+  if (counts.length === 0) return null;
+  const total = counts.reduce((n, c) => n + c.count, 0);
+  return (
+    <div className="placement-why small" data-testid="placement-why">
       <div className="muted">the simulator's reasons, {total.toLocaleString()} placements:</div>
       <ol className="why-counts" data-testid="why-counts">
         {counts.slice(0, 4).map((c) => (

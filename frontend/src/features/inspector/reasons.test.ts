@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TaskPlacement } from "../../client/types";
-import { placementAt, reasonCounts, reasonText } from "./reasons";
+import type { Topology } from "../../client/types";
+import { placementAt, reasonCounts, reasonText, wakerOf } from "./reasons";
 
 function pl(ts: number, kind: string, cpu: number, why?: [string, string]): TaskPlacement {
   return { ts_ns: ts, cpu, llc: 0, numa_node: 0, kind, level: null, cause: null, reason: why ? { path: why[0], pick: why[1] } : null } as TaskPlacement;
@@ -42,5 +43,24 @@ describe("placement reasons", () => {
     // a moving wakeup: its migrate, then its wakeup at the same instant; the wakeup explains it
     const moving = [pl(10, "wakeup_new", 3, IDLE), pl(20, "migrate", 7), pl(20, "wakeup", 7, IDLE)];
     expect(placementAt(moving, 20)?.kind).toBe("wakeup");
+  });
+});
+
+describe("a wakeup's waker", () => {
+  // two LLCs: CPUs 0-1 in LLC 0, CPUs 2-3 in LLC 1
+  const topo = { cpus: [0, 1, 2, 3].map((cpu) => ({ cpu, llc: cpu < 2 ? 0 : 1 })) } as unknown as Topology;
+  const woken = (cpu: number, llc: number | null, waker: [number, number | null, string | null] | null) =>
+    ({ ...pl(10, "wakeup", cpu), llc, waker_cpu: waker?.[0] ?? null, waker_pid: waker?.[1] ?? null, waker_comm: waker?.[2] ?? null }) as TaskPlacement;
+
+  it("names the waker's CPU, its task and whether it shares the LLC the task woke in", () => {
+    expect(wakerOf(woken(1, 0, [2, 77, "hackbench"]), topo)).toEqual({ cpu: 2, pid: 77, comm: "hackbench", sameLlc: false });
+    expect(wakerOf(woken(1, 0, [0, 0, null]), topo)).toEqual({ cpu: 0, pid: 0, comm: null, sameLlc: true });
+  });
+
+  it("has none for a placement without one, and no LLC where the topology does not say", () => {
+    expect(wakerOf(woken(1, 0, null), topo)).toBeNull();
+    expect(wakerOf(woken(1, 0, [9, 5, null]), topo)?.sameLlc).toBeNull(); // CPU 9 outside the topology
+    expect(wakerOf(woken(1, null, [2, 5, null]), topo)?.sameLlc).toBeNull();
+    expect(wakerOf(woken(1, 0, [2, 5, null]), null)?.sameLlc).toBeNull();
   });
 });

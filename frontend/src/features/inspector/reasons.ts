@@ -1,9 +1,10 @@
 /**
  * The simulator's reasons in a task's path (GET tasks/{pid}/path: a simulated run's wakeups, forks
  * and balancing moves carry `reason`, a captured trace's never): the reasons by count, and the placement that
- * put the task where it is at the playhead. Pure, for the inspector and its tests.
+ * put the task where it is at the playhead, with its waker for a wakeup (any recording's: the CPU of
+ * its sched_waking and the task running there). Pure, for the inspector and its tests.
  */
-import type { TaskPlacement } from "../../client/types";
+import type { TaskPlacement, Topology } from "../../client/types";
 
 /** "wake_affine_idle: prev idle -> target idle": path and pick as the decision counts print them. */
 export function reasonText(p: TaskPlacement): string | null {
@@ -44,4 +45,22 @@ export function placementAt(placements: TaskPlacement[], tNs: number): TaskPlace
     else hi = mid;
   }
   return lo > 0 ? (placements[lo - 1] ?? null) : null;
+}
+
+/** A wakeup's waker as the path gives it: the CPU its sched_waking ran on, the task running there
+ * (pid 0: an interrupt on an idle CPU) and whether that CPU shares the LLC the task woke in (null
+ * where the topology does not say). */
+export interface Waker {
+  cpu: number;
+  pid: number | null;
+  comm: string | null;
+  sameLlc: boolean | null;
+}
+
+/** The placement's waker; null for a placement that is not a wakeup's, or a wakeup whose
+ * sched_waking the recording does not have. */
+export function wakerOf(p: TaskPlacement, topo: Topology | null): Waker | null {
+  if (p.waker_cpu == null) return null;
+  const llc = topo?.cpus.find((c) => c.cpu === p.waker_cpu)?.llc ?? null;
+  return { cpu: p.waker_cpu, pid: p.waker_pid ?? null, comm: p.waker_comm ?? null, sameLlc: llc === null || p.llc == null ? null : llc === p.llc };
 }
