@@ -110,18 +110,21 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   const scenario = { topology: "zen3-2s-nps1", workload: { kind: "schbench", messengers: 1, workers: 8, cputime_us: 30000, sleeptime_us: 30000 }, seed: 1, duration_ms: 300 };
   type Latency = { samples: number; p50: number; p90: number; p99: number; p99_9: number; max: number; note: string | null };
   type LlcUtil = { series: { llc: number; cpus: number; mean: number; util: number[] }[] };
+  type ByWaker = { cross_llc: number; to_waker_llc: number };
   const latencies: Latency[] = [];
   const utils: LlcUtil[] = [];
+  const wakers: ByWaker[] = [];
   const value = async (hints: string[]): Promise<number> => {
     const jid = ((await (await request.post("/api/sim/jobs", { data: { scenario: { ...scenario, hints } } })).json()) as { job_id: string }).job_id;
     let v = NaN;
     await expect
       .poll(async () => {
-        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number }; latency_us: Latency; llc_util: LlcUtil } | null };
+        const j = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; result: { metric: { value: number }; latency_us: Latency; llc_util: LlcUtil; counters: { wakeups: { by_waker: ByWaker } } } | null };
         if (j.result) {
           v = j.result.metric.value;
           latencies.push(j.result.latency_us);
           utils.push(j.result.llc_util);
+          wakers.push(j.result.counters.wakeups.by_waker);
         }
         return j.status;
       }, { timeout: 120_000 })
@@ -163,6 +166,17 @@ test("simulate form: a workload under a hint beside its baseline, both saved, co
   await expect(result.getByTestId("simulate-change")).toContainText(hinted < base ? ", better (lower is better)" : hinted > base ? ", worse (lower is better)" : ", the same");
   // the decision whose share moved most between the two runs (both jobs' result.decisions)
   await expect(result.getByTestId("simulate-why")).toContainText(/The decision that moved most: [0-9.]+% of the wakeups went “wake_affine/);
+  // of the wakeups woken from another LLC than the wakee's prev CPU, the share that woke in the
+  // waker's LLC, each run's as the API counts it: the hint pulls more of them to the messenger's
+  const [bw, baseBw] = [wakers[0], wakers[wakers.length - 1]];
+  if (bw === undefined || baseBw === undefined) throw new Error("the jobs gave no by_waker");
+  expect(bw.cross_llc).toBeGreaterThan(0);
+  expect(baseBw.cross_llc).toBeGreaterThan(0);
+  const share = (w: ByWaker) => `${((100 * w.to_waker_llc) / w.cross_llc).toFixed(1)}%`;
+  await expect(result.getByTestId("simulate-by-waker")).toContainText(
+    `Woken from another LLC: ${bw.cross_llc.toLocaleString("en-US")} wakeups, ${share(bw)} of them in the waker's LLC (${baseBw.cross_llc.toLocaleString("en-US")} and ${share(baseBw)} without).`,
+  );
+  expect(bw.to_waker_llc / bw.cross_llc).toBeGreaterThan(baseBw.to_waker_llc / baseBw.cross_llc);
   // the pair is a published cell (the RFC's Zen3 schbench table: 8 workers, tip 53 us, wake_affine
   // 31 us, "+41.50 pct"): the real kernel's effect beside the run's, and whether the run points its way
   const published = result.getByTestId("simulate-published");

@@ -55,6 +55,13 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(result.getByTestId("whatif-lacked")).toContainText("switches missing 72");
   // and the decision whose share moved most between the two replays (both jobs' result.decisions)
   await expect(result.getByTestId("whatif-why")).toContainText(/The decision that moved most: [0-9.]+% of the (wakeups|forks) went “.+” \([0-9.]+% without\)/);
+  // of the wakeups woken from another LLC, the share in the waker's LLC: the hint pulls most of them
+  // there, the replay without it almost none (checked against the twin's own metrics below)
+  const byWaker = /Woken from another LLC: ([\d,]+) wakeups, ([\d.]+)% of them in the waker's LLC \(([\d,]+) and ([\d.]+)% without\)\./.exec(await result.getByTestId("whatif-by-waker").innerText());
+  if (!byWaker) throw new Error("no wakeups by their waker under the what-if result");
+  const [, crossText = "", pulledText = "", baseCrossText = "", basePulledText = ""] = byWaker;
+  expect(Number(pulledText)).toBeGreaterThan(Number(basePulledText) + 50);
+  expect(Number(baseCrossText.replace(/,/g, ""))).toBeGreaterThan(0);
   // the what-if run's whole scenario as a file: the command line reruns the pair from it, with no
   // database (the recording's profile and the machine are in the file)
   await expect(result.getByTestId("whatif-cli-command")).toHaveText("bin/placemap sim scenario.json --baseline");
@@ -141,6 +148,9 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   if (wA.by_waker === null || wB.by_waker === null) throw new Error("wakeups not counted by their waker");
   expect(wA.by_waker.cross_llc).toBe(0);
   expect(wB.by_waker.cross_llc).toBeGreaterThan(0);
+  // the twin's recording counts from its events what its run counted as it decided (the result's line)
+  expect(wB.by_waker.cross_llc.toLocaleString("en-US")).toBe(crossText);
+  expect(((100 * wB.by_waker.to_waker_llc) / wB.by_waker.cross_llc).toFixed(1)).toBe(pulledText);
   const pct = (x: number, of: number) => `${((x / of) * 100).toFixed(1)}%`;
   await expect(cells("wakeups.waker.cross_llc")).toHaveText(["0", n(wB.by_waker.cross_llc), `+${n(wB.by_waker.cross_llc)}`]);
   await expect(cells("wakeups.waker.to_waker_llc")).toHaveText(["–", pct(wB.by_waker.to_waker_llc, wB.by_waker.cross_llc), ""]);

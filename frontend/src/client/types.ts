@@ -44,6 +44,7 @@ export type SimMetric = S["SimMetric"];
 export type SimLatency = S["SimLatency"];
 export type SimLlcUtil = S["SimLlcUtil"];
 export type SimDecisions = S["SimDecisions"];
+export type WakerCounts = S["WakerCounts"];
 export type SimPublished = S["SimPublished"];
 export type PublishedCell = S["PublishedCell"];
 export type SchedDomains = S["SchedDomains"];

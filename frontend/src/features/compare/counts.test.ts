@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Metrics, Overview, Topology } from "../../client/types";
-import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo } from "./counts";
+import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo, shareOfCross } from "./counts";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
 const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
@@ -185,5 +185,14 @@ describe("where the work ran", () => {
     noLlc.cpus = noLlc.cpus.map((c) => ({ ...c, llc: null }));
     expect(llcWorkSpread(m, noLlc)).toBeNull();
     expect(row(compareRows(m, m), "llc.carrying")).toMatchObject({ a: null, b: null });
+  });
+});
+
+describe("shareOfCross", () => {
+  const w = (cross: number, toWaker: number) => ({ shared_llc: 5, cross_llc: cross, to_waker_llc: toWaker, to_prev_llc: cross - toWaker, elsewhere: 0, on_waker_cpu: 1, still_running: 0, unknown: 0 });
+  it("is the share of the cross-LLC wakeups that woke in the waker's LLC, none without any", () => {
+    expect(shareOfCross(w(40, 30), "to_waker_llc")).toBe(0.75);
+    expect(shareOfCross(w(40, 30), "to_prev_llc")).toBe(0.25);
+    expect(shareOfCross(w(0, 0), "to_waker_llc")).toBeNull();
   });
 });

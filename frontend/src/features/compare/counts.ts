@@ -5,7 +5,7 @@
  * right one's change against the left
  * one. Pure; the rows come from each recording's GET metrics (and its topology).
  */
-import type { Metrics, Overview, Topology } from "../../client/types";
+import type { Metrics, Overview, Topology, WakerCounts } from "../../client/types";
 import { formatDuration } from "../../viz/time";
 import { spreadOf, type LlcSpread } from "../simulate/llcUtil";
 
@@ -50,10 +50,14 @@ function sameCpuShare(m: Metrics): number | null {
 type WakerKey = "to_waker_llc" | "to_prev_llc" | "elsewhere";
 
 /** Of the wakeups whose waker ran in another LLC than the wakee's prev CPU, the share that woke
- * where `k` says (null without such wakeups, or for a recording stored before they were counted). */
+ * where `k` says (null without such wakeups). */
+export function shareOfCross(w: WakerCounts, k: WakerKey): number | null {
+  return w.cross_llc > 0 ? w[k] / w.cross_llc : null;
+}
+
+/** shareOfCross of a recording's metrics (null for one stored before they were counted). */
 function crossShare(m: Metrics, k: WakerKey): number | null {
-  const w = m.wakeups.by_waker;
-  return w && w.cross_llc > 0 ? w[k] / w.cross_llc : null;
+  return m.wakeups.by_waker ? shareOfCross(m.wakeups.by_waker, k) : null;
 }
 
 /** The wakeups by where their waker ran (sched_waking's CPU): the rows under "wakeups". */
