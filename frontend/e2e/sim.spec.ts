@@ -338,6 +338,31 @@ test("simulate form: a schbench run that ends within its warmup says it has no s
   await shot(sim, "simulate-no-samples.png");
 });
 
+test("simulate form: wake hints with no wakeup from another LLC say they had nothing to choose (hackbench, 1 group, ICX)", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const { sim, form } = await openSimulate(page);
+  await form.getByLabel("machine").selectOption("icx-2s");
+  await form.getByLabel("workload").selectOption("hackbench");
+  await form.getByLabel("groups").fill("1");
+  await form.getByLabel("loops").fill("50");
+  await form.getByRole("radio", { name: "wake_affine" }).check();
+  await form.getByRole("button", { name: "Simulate" }).click();
+  const result = sim.getByTestId("simulate-result");
+  await expect(result.getByTestId("simulate-change")).toContainText("without the hints and feature changes", { timeout: 60_000 });
+  // one group's 40 tasks all on one socket, whose LLC is the socket: no waker ran in another LLC
+  // than its wakee's last one, in either run (each saved recording counts it from its events)
+  await expect(result.getByTestId("simulate-by-waker")).toHaveText("No wakeup came from another LLC than the woken task's, in either run: wake_affine had nothing to choose.");
+  await shot(result, "simulate-nothing-to-choose.png");
+  type Rec = { id: string; name: string };
+  const recs = ((await (await request.get("/api/recordings")).json()) as Rec[]).filter((r) => r.name.startsWith("sim icx-2s hackbench"));
+  expect(recs.length).toBeGreaterThanOrEqual(2);
+  for (const r of recs) {
+    const m = (await (await request.get(`/api/recordings/${r.id}/metrics`)).json()) as { wakeups: { total: number; by_waker: { cross_llc: number; shared_llc: number } } };
+    expect(m.wakeups.by_waker.cross_llc).toBe(0);
+    expect(m.wakeups.by_waker.shared_llc).toBeGreaterThan(0);
+  }
+});
+
 test("simulate form: a tbench run whose window has not opened measured nothing and is not compared with its baseline", async ({ page }) => {
   test.setTimeout(120_000);
   const { sim, form } = await openSimulate(page);

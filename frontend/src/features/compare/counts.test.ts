@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Metrics, Overview, Topology } from "../../client/types";
 import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo, shareOfCross } from "./counts";
+import { wakeHints } from "./WakerShift";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
 const cause = (wakeup: number, fork: number, balance: number) => ({ wakeup, fork, balance });
@@ -185,6 +186,16 @@ describe("where the work ran", () => {
     noLlc.cpus = noLlc.cpus.map((c) => ({ ...c, llc: null }));
     expect(llcWorkSpread(m, noLlc)).toBeNull();
     expect(row(compareRows(m, m), "llc.carrying")).toMatchObject({ a: null, b: null });
+  });
+});
+
+describe("wakeHints", () => {
+  it("keeps the hints that act on a wakeup from another LLC", () => {
+    expect(wakeHints({ hints: ["fork_affine", "wake_hold"] })).toEqual(["wake_hold"]);
+    expect(wakeHints({ hints: ["wake_affine"] })).toEqual(["wake_affine"]);
+    expect(wakeHints({ hints: ["wake_wide"] })).toEqual([]);
+    expect(wakeHints({})).toEqual([]);
+    expect(wakeHints(null)).toEqual([]);
   });
 });
 

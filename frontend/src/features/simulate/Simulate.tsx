@@ -21,7 +21,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "react";
 import { DecisionShift } from "../compare/DecisionShift";
-import { WakerShift } from "../compare/WakerShift";
+import { WakerShift, wakeHints } from "../compare/WakerShift";
 import { MachineSelect, SimForm, Toggle, showSubmit, useSimChoice } from "../whatif/SimFormParts";
 import { ToggleFields } from "../whatif/ToggleFields";
 import { baselineOf, changePct, changesSomething, pctText } from "../whatif/scenario";
@@ -292,7 +292,7 @@ export function Simulate({ recordings, onOpen, onComparePair, sweepId = null, on
             <Published scenario={job.scenario} jobId={job.id} changes={changes} seeds={seedsDone} onUseModelRun={(c) => { set((ch) => withModelRun(ch, c)); }} />
           )}
           <DecisionShift without={baseResult?.decisions} withChanges={result.decisions} testId="simulate-why" />
-          <WakerShift without={baseResult?.counters.wakeups.by_waker} withChanges={result.counters.wakeups.by_waker} testId="simulate-by-waker" />
+          <WakerShift without={baseResult?.counters.wakeups.by_waker} withChanges={result.counters.wakeups.by_waker} testId="simulate-by-waker" hints={wakeHints(job?.scenario)} />
           <LlcUtil run={result.llc_util} base={baseResult?.llc_util} />
           {base !== null && baseResult === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {baseResult && !comparable(result, baseResult) && (

@@ -44,7 +44,7 @@ import { comparable, metricText, toggleChoice } from "../simulate/scenario";
 import { MachineSelect, SimForm, Toggle, showSubmit, useSimChoice } from "./SimFormParts";
 import { ToggleFields } from "./ToggleFields";
 import { DecisionShift } from "../compare/DecisionShift";
-import { WakerShift } from "../compare/WakerShift";
+import { WakerShift, wakeHints } from "../compare/WakerShift";
 import { Reproduce } from "../simulate/Reproduce";
 import { useJobPair } from "./useJobPair";
 import "./whatif.css";
@@ -165,7 +165,7 @@ export function WhatIf({ rec, onOpen, onSaved, onCompare, recordings }: Props) {
             </span>
           )}
           <DecisionShift without={base?.status === "done" ? base.result?.decisions : null} withChanges={job.result.decisions} testId="whatif-why" />
-          <WakerShift without={base?.status === "done" ? base.result?.counters.wakeups.by_waker : null} withChanges={job.result.counters.wakeups.by_waker} testId="whatif-by-waker" />
+          <WakerShift without={base?.status === "done" ? base.result?.counters.wakeups.by_waker : null} withChanges={job.result.counters.wakeups.by_waker} testId="whatif-by-waker" hints={wakeHints(job.scenario)} />
           {base !== null && baseValue === null && base.status !== "failed" && <span className="muted"> (its baseline is running)</span>}
           {" "}
           (recorded {formatDuration(spanNs)} on its host
