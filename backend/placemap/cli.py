@@ -70,7 +70,9 @@ def _openapi(_: argparse.Namespace) -> int:
 
 def _admin(args: argparse.Namespace) -> int:
     from placemap.importer import import_file  # noqa: PLC0415
+    from placemap.importer.machine import preset_topology  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
+    from placemap.sim.topology import PRESETS  # noqa: PLC0415
     from placemap.store import Store  # noqa: PLC0415
 
     settings = Settings.from_env(db_path=args.db)
@@ -121,9 +123,15 @@ def _admin(args: argparse.Namespace) -> int:
     topology_id = None
     if args.topology:
         try:
-            topology = Topology.model_validate_json(Path(args.topology).read_text())
+            if args.topology in PRESETS:  # a preset's name (a file of that name: ./NAME)
+                topology = Topology.model_validate(preset_topology(args.topology))
+            else:
+                topology = Topology.model_validate_json(Path(args.topology).read_text())
         except (OSError, UnicodeDecodeError, ValidationError) as exc:
-            print(f"topology {args.topology}: {exc}", file=sys.stderr)
+            print(
+                f"topology {args.topology}: {exc} (a topology JSON file, or a preset: {', '.join(PRESETS)})",
+                file=sys.stderr,
+            )
             return 1
         topology_id = store.put_topology(topology.model_dump(mode="json", exclude_none=True))
     name = args.name or path.name
@@ -188,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument("file")
     imp.add_argument("--name")
     imp.add_argument("--format", default="auto")
-    imp.add_argument("--topology", help="Topology JSON (placemap-collect topology --json)")
+    imp.add_argument(
+        "--topology",
+        help="the machine it was recorded on: a Topology JSON file (placemap-collect topology --json) or a "
+        "simulator preset (zen3-2s-nps1, ...); every CPU the trace names must be one of its CPUs",
+    )
     export = actions.add_parser(
         "export", help="write a recording's events as ftrace text (as `cat trace` prints them), any source"
     )

@@ -12,10 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 from collector import collector_binary
-from ftrace_lines import G4
+from ftrace_lines import G4, TRACES
 
 from placemap.realtime import POOL_THREAD_NAME
 from placemap.settings import REPO_ROOT
+from placemap.store import Store
 from placemap.store.store import new_id
 
 BIN = REPO_ROOT / "bin" / "placemap"
@@ -84,6 +85,31 @@ def test_admin_import_names_a_bad_topology_file_and_stores_nothing(tmp_path: Pat
         assert p.returncode == 1 and f"topology {topo}" in p.stderr and says in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
     assert _run(tmp_path, "admin", "list").stdout == "", "no recording made"
+
+
+def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
+    """A real Zen3 NPS4 excerpt imported on the preset of its machine: its CPUs sit in their LLCs,
+    so its wakeups count by their waker's LLC (3 of 6 pulled to the waker's, as the poster marks);
+    on a 20-CPU machine it names the CPUs that machine lacks and is not stored."""
+    shortrun = TRACES / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt"
+    p = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "zen3-2s-nps4")
+    assert p.returncode == 0, p.stderr
+    rid = p.stdout.split("\t")[0]
+    store = Store(tmp_path / "cli.db")
+    rec = store.get_recording(rid)
+    assert rec is not None and rec.topology_id is not None
+    assert (store.get_topology(rec.topology_id) or {})["machine"] == "zen3-2s-nps4"
+    by_waker = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]["by_waker"]
+    assert (by_waker["cross_llc"], by_waker["to_waker_llc"], by_waker["to_prev_llc"]) == (6, 3, 3)
+    store.close()
+    small = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "bdw-1s-20")
+    assert small.returncode == 1
+    assert (
+        "the trace names CPU 23, 31, 38, 60, 70, 84, 95, 97 and 10 more, which the machine bdw-1s-20"
+        in small.stderr
+    )
+    unknown = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "zen9")
+    assert unknown.returncode == 1 and "a topology JSON file, or a preset: zen3-2s-nps1" in unknown.stderr
 
 
 def test_new_ids_never_start_with_a_dash() -> None:

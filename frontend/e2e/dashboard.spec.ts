@@ -249,6 +249,36 @@ test("a perf.data uploads as it is", async ({ page }) => {
   await shot(page, "perfdata-uploaded");
 });
 
+test("a trace uploaded on the machine it was recorded on: its CPUs in their LLCs, its wakeups by their waker's", async ({ page, request }) => {
+  // the real Zen3 NPS4 excerpt with the short-task patch (LKML): on its preset, 16 LLCs; its six
+  // wakeups all come from another LLC than the woken thread's, and the poster's own marks
+  // ("*LLC: 9 -> 3", "1 -> 14"...) show three of them pulled to the waker's LLC
+  const name = "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt";
+  const body = readFileSync(join(TRACES, name));
+  const marks = body.toString("utf8").split("\n").filter((l) => /sched_migrate_task: .*\*LLC: \d+ -> \d+/.test(l));
+  expect(marks).toHaveLength(3);
+  await page.goto("/");
+  await page.getByTestId("upload-machine").selectOption("preset:zen3-2s-nps4");
+  await page.getByTestId("upload-input").setInputFiles({ name, mimeType: "application/octet-stream", buffer: body });
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  await expect(item).toHaveAttribute("data-status", "ready", { timeout: 60_000 });
+  await item.locator("button.rec-open").click();
+  await expect(page.getByText(/256 CPUs · 16 LLCs · 8 nodes · topology preset/)).toBeVisible();
+  const runCounts = page.getByTestId("run-counts");
+  await expect(runCounts.locator('tr[data-key="wakeups.waker.cross_llc"] td')).toHaveText("6");
+  await expect(runCounts.locator('tr[data-key="wakeups.waker.to_waker_llc"] td')).toHaveText(`${((100 * marks.length) / 6).toFixed(1)}%`);
+  await shot(page, "uploaded-on-its-machine");
+  // on a machine without its CPUs (20 of them) the import fails, naming the CPUs it lacks
+  await page.getByTestId("upload-machine").selectOption("preset:bdw-1s-20");
+  await page.getByTestId("upload-input").setInputFiles({ name: "on-bdw.txt", mimeType: "application/octet-stream", buffer: body });
+  const bad = page.getByTestId("recording-item").filter({ hasText: "on-bdw.txt" });
+  await expect(bad).toHaveAttribute("data-status", "failed", { timeout: 60_000 });
+  await expect(bad).toContainText("the trace names CPU 23, 31, 38, 60, 70, 84, 95, 97 and 10 more, which the machine bdw-1s-20 given for it does not have");
+  const rid = await recId(request, name);
+  const topo = (await (await request.get(`/api/recordings/${rid}/topology`)).json()) as { machine: string };
+  expect(topo.machine).toBe("zen3-2s-nps4");
+});
+
 test("hostile comms render as text", async ({ page }) => {
   // a real trace excerpt with one task renamed to markup, as a kernel could print it
   const text = gunzipSync(readFileSync(G4)).toString("utf8").split("\n").slice(0, 3000).join("\n");

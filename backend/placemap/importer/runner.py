@@ -27,6 +27,7 @@ from typing import IO, Any
 import pyarrow as pa
 from pydantic import ValidationError
 
+from placemap.importer.machine import machine_mismatch
 from placemap.replay.ingest import IngestError, Ingestor
 from placemap.replay.topo import inferred_topology
 from placemap.schema.models.import_summary_schema import ImportSummary
@@ -212,6 +213,10 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
             cpus = set(ingestor.cpus_seen) | set((summary or {}).get("cpus_seen", []))
             inferred = inferred_topology(cpus, machine)
             store.set_topology(rid, store.put_topology(inferred.model_dump(mode="json")))
+        else:
+            mismatch = machine_mismatch(set(ingestor.cpus_seen), topology)
+            if mismatch is not None:
+                raise ImportFailedError(mismatch)
         ingestor.finish(summary)
     except BaseException:
         # stop the chunk writer before the caller drops the recording's chunks

@@ -250,6 +250,43 @@ def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
     assert first["waker_cpu"] is None and first["waker_comm"] is None
 
 
+def test_upload_on_the_machine_it_was_recorded_on(client: httpx.Client) -> None:
+    """A real Zen3 NPS4 excerpt uploaded with its machine's preset: the recording has the preset's
+    topology, and its wakeups count by their waker's LLC (the poster's marks: 3 of 6 pulled). On a
+    machine without its CPUs the import fails naming them; an unknown preset, or two machines, are
+    refused before anything is stored."""
+    body = (G4.parent / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt").read_bytes()
+    rec = wait_done(
+        client, client.post("/api/recordings", params={"preset": "zen3-2s-nps4"}, content=body).json()["id"]
+    )
+    assert rec["status"] == "ready", rec
+    rid = str(rec["id"])
+    topo = client.get(f"/api/recordings/{rid}/topology").json()
+    assert (topo["machine"], topo["source"], len(topo["llcs"])) == ("zen3-2s-nps4", "preset", 16)
+    by_waker = client.get(f"/api/recordings/{rid}/metrics").json()["wakeups"]["by_waker"]
+    assert (by_waker["cross_llc"], by_waker["to_waker_llc"], by_waker["to_prev_llc"]) == (6, 3, 3)
+    small = wait_done(
+        client, client.post("/api/recordings", params={"preset": "bdw-1s-20"}, content=body).json()["id"]
+    )
+    assert small["status"] == "failed"
+    assert "the trace names CPU 23, 31, 38" in str(small["error"]) and "bdw-1s-20" in str(small["error"])
+    before = len(client.get("/api/recordings").json())
+    r = client.post("/api/recordings", params={"preset": "zen9"}, content=body)
+    assert r.status_code == 422 and r.json()["detail"]["code"] == "unknown_preset"
+    assert "zen3-2s-nps4" in r.json()["detail"]["message"]
+    r = client.post(
+        "/api/recordings",
+        params={"preset": "zen3-2s-nps4", "topology_id": topo_id(client, rid)},
+        content=body,
+    )
+    assert r.status_code == 422 and r.json()["detail"]["code"] == "two_machines"
+    assert len(client.get("/api/recordings").json()) == before, "nothing stored for a refused upload"
+
+
+def topo_id(client: httpx.Client, rid: str) -> str:
+    return str(client.get(f"/api/recordings/{rid}").json()["topology_id"])
+
+
 def test_oversized_upload_is_413_before_and_during_the_stream(server: Server, client: httpx.Client) -> None:
     before = len(client.get("/api/recordings").json())
     big = b"x" * (UPLOAD_LIMIT + 500_000)

@@ -68,6 +68,8 @@ export interface paths {
         /**
          * Upload
          * @description Upload a trace file as the raw request body (gzip ok); the import runs in the background.
+         *     Without a machine its topology is inferred from the trace (one LLC); with one, every CPU the
+         *     trace names must be one of the machine's, or the import fails naming them.
          */
         post: operations["upload_api_recordings_post"];
         delete?: never;
@@ -2456,7 +2458,10 @@ export interface operations {
                 name?: string | null;
                 /** @description one of auto, ftrace, tracecmd, perf, tracefs-raw, tracedat, perfdata */
                 format?: string;
+                /** @description the machine it was recorded on: a stored topology (POST /api/topologies) */
                 topology_id?: string | null;
+                /** @description the machine it was recorded on: a simulator preset (GET /api/sim/options) */
+                preset?: string | null;
             };
             header?: never;
             path?: never;

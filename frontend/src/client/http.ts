@@ -151,11 +151,12 @@ export function uploadRecording(
   file: Blob,
   name: string,
   onProgress: (fraction: number) => void,
-  opts: { topologyId?: string; format?: string } = {},
+  opts: { topologyId?: string; preset?: string; format?: string } = {},
 ): UploadHandle {
   const xhr = new XMLHttpRequest();
   const params = new URLSearchParams({ name, format: opts.format ?? "auto" });
   if (opts.topologyId) params.set("topology_id", opts.topologyId);
+  if (opts.preset) params.set("preset", opts.preset);
   const promise = new Promise<Recording>((resolve, reject) => {
     xhr.open("POST", `${BASE}/recordings?${params.toString()}`);
     xhr.setRequestHeader("Content-Type", "application/octet-stream");

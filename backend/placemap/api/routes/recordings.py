@@ -18,10 +18,12 @@ from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SchedDomain, SchedDomains
 from placemap.api.routes.sim import JobsDep, SimJobCreated
 from placemap.domains_text import dmesg_text, domain_params, params_text
+from placemap.importer.machine import preset_topology
 from placemap.schema.models.recording_schema import Recording
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim.domains import SchedDomains as BuiltDomains
 from placemap.sim.errors import ScenarioError
+from placemap.sim.topology import PRESETS
 from placemap.sim.topology import load as load_topology
 from placemap.sim_backfill import ReasonsUnavailableError
 from placemap.sim_backfill import check as reasons_check
@@ -61,15 +63,30 @@ async def upload(  # noqa: PLR0917 - FastAPI injects each parameter by name
     imports: ImportsDep,
     name: str | None = None,
     format: Annotated[str, Query(description=f"one of {', '.join(FORMATS)}")] = "auto",
-    topology_id: str | None = None,
+    topology_id: Annotated[
+        str | None,
+        Query(description="the machine it was recorded on: a stored topology (POST /api/topologies)"),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        Query(description="the machine it was recorded on: a simulator preset (GET /api/sim/options)"),
+    ] = None,
 ) -> Recording:
-    """Upload a trace file as the raw request body (gzip ok); the import runs in the background."""
+    """Upload a trace file as the raw request body (gzip ok); the import runs in the background.
+    Without a machine its topology is inferred from the trace (one LLC); with one, every CPU the
+    trace names must be one of the machine's, or the import fails naming them."""
     limit = settings.max_upload_bytes
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise _too_large(limit)
     if format not in FORMATS:
         raise ApiError(422, "unknown_format", f"format must be one of {', '.join(FORMATS)}")
+    if preset is not None and topology_id is not None:
+        raise ApiError(422, "two_machines", "give the machine as preset or as topology_id, not both")
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ApiError(422, "unknown_preset", f"preset must be one of {', '.join(PRESETS)}")
+        topology_id = store.put_topology(preset_topology(preset))
     topology: Topology | None = None
     if topology_id is not None:
         body: dict[str, Any] | None = store.get_topology(topology_id)

@@ -1,6 +1,7 @@
 /**
  * Recording list and upload: drag-and-drop or a file picker posts the raw file (XMLHttpRequest
- * upload progress), then the recording's import progress is polled until ready or failed.
+ * upload progress), on the machine chosen beside it (inferred, a preset, or a machine recorded
+ * here), then the recording's import progress is polled until ready or failed.
  * Failed imports show their error; every recording shows its lost-events and skipped-lines counts.
  * Live recordings come first with their host and counts so far (the list is polled while any is
  * live, slowly otherwise, so new runs appear); any recording but a running one can be deleted.
@@ -16,6 +17,7 @@ import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 import { WhatIf } from "../whatif/WhatIf";
 import { plural } from "../../viz/words";
+import { INFERRED, machineChoices, uploadMachine } from "./machine";
 
 interface Props {
   openId: string | null;
@@ -65,6 +67,17 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
   const [listErr, setListErr] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadRow[]>([]);
   const [dragOver, setDragOver] = useState(false);
+  // the machine the next uploads were recorded on, and the presets to offer (GET /api/sim/options)
+  const [machine, setMachine] = useState(INFERRED);
+  const [presets, setPresets] = useState<string[]>([]);
+  useEffect(() => {
+    const ctl = new AbortController();
+    api.simOptions(ctl.signal).then(
+      (o) => { setPresets(o.presets); },
+      () => { /* no presets offered; uploads still go, inferred or on a recorded machine */ },
+    );
+    return () => { ctl.abort(); };
+  }, []);
   const keyRef = useRef(0);
   const listSeq = useRef(0);
 
@@ -129,9 +142,14 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
     for (const file of Array.from(files)) {
       const key = ++keyRef.current;
       setUploads((u) => [...u, { key, name: file.name, fraction: 0, error: null }]);
-      const h = uploadRecording(file, file.name, (fraction) => {
-        setUploads((u) => u.map((x) => (x.key === key ? { ...x, fraction } : x)));
-      });
+      const h = uploadRecording(
+        file,
+        file.name,
+        (fraction) => {
+          setUploads((u) => u.map((x) => (x.key === key ? { ...x, fraction } : x)));
+        },
+        uploadMachine(machine),
+      );
       h.promise.then(
         (rec) => {
           setUploads((u) => u.filter((x) => x.key !== key));
@@ -178,6 +196,25 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
             Drop a trace here or <u>choose a file</u>
           </span>
           <span className="muted small">ftrace text, trace-cmd report / trace.dat, perf script / perf.data; gzip ok</span>
+        </label>
+        <label className="small upload-machine" title="the machine the trace was recorded on: its CPUs' LLCs and nodes give every figure by LLC (every CPU the trace names must be one of its CPUs)">
+          recorded on{" "}
+          <select data-testid="upload-machine" value={machine} onChange={(e) => { setMachine(e.target.value); }}>
+            {(["inferred", "presets", "recorded"] as const).map((g) => {
+              const opts = machineChoices(presets, recs).filter((c) => c.group === g);
+              if (opts.length === 0) return null;
+              const options = opts.map((c) => (
+                <option key={c.value} value={c.value}>
+                  {c.label}
+                </option>
+              ));
+              return g === "inferred" ? options : (
+                <optgroup key={g} label={g === "presets" ? "presets" : "machines recorded here"}>
+                  {options}
+                </optgroup>
+              );
+            })}
+          </select>
         </label>
       </div>
       {uploads.map((u) => (

@@ -1,0 +1,36 @@
+"""The machine a trace was recorded on, when the person importing it names one: a simulator preset
+by name, or a topology file (`placemap-collect topology --json` of the host), as a topology body in
+the project's schema; and the check that the machine has every CPU the trace names (a CPU it lacks
+would sit in no LLC and no node, and every figure by LLC would be wrong)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placemap.schema.models.topology_schema import Topology
+from placemap.sim.topology import PRESETS, preset
+
+
+def preset_topology(name: str) -> dict[str, Any]:
+    """The preset `name`'s topology, validated, in the schema's JSON form (source "preset");
+    KeyError for a name that is no preset."""
+    if name not in PRESETS:
+        raise KeyError(name)
+    return Topology.model_validate(preset(name).to_dict()).model_dump(mode="json", exclude_none=True)
+
+
+def machine_mismatch(cpus: set[int], topology: Topology) -> str | None:
+    """Why the trace whose events name `cpus` cannot be read on `topology` (the CPUs the machine
+    does not have online, named), or None when it has them all."""
+    online = {c.cpu for c in topology.cpus if c.online}
+    missing = sorted(cpus - online)
+    if not missing:
+        return None
+    shown = ", ".join(str(c) for c in missing[:8]) + (
+        f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+    )
+    return (
+        f"the trace names CPU {shown}, which the machine {topology.machine} given for it does not have "
+        f"({len(online)} online CPUs, {min(online, default=0)}-{max(online, default=-1)}): import it with "
+        "the machine it was recorded on, or with none (its topology then inferred from the trace)"
+    )

@@ -1,0 +1,33 @@
+/**
+ * The machine a trace was recorded on, chosen as it is uploaded: none (its topology inferred from the
+ * trace: the CPUs it names, one LLC), a simulator preset, or a machine recorded here (a stored
+ * recording's real topology). Pure: the choices the upload offers, and what the upload sends for one
+ * (POST /api/recordings?preset= or ?topology_id=).
+ */
+import type { Recording } from "../../client/types";
+import { hostRecordings } from "../simulate/hosts";
+
+export interface MachineChoice {
+  /** "" (inferred), "preset:NAME" or "topology:ID" */
+  value: string;
+  label: string;
+  group: "inferred" | "presets" | "recorded";
+}
+
+export const INFERRED = "";
+
+/** The choices, inferred first, then the presets, then the machines recorded here (one per topology). */
+export function machineChoices(presets: readonly string[], recs: Recording[]): MachineChoice[] {
+  return [
+    { value: INFERRED, label: "inferred from the trace (one LLC)", group: "inferred" },
+    ...presets.map((p) => ({ value: `preset:${p}`, label: p, group: "presets" as const })),
+    ...hostRecordings(recs).map((r) => ({ value: `topology:${String(r.topology_id)}`, label: `the machine of ${r.name}`, group: "recorded" as const })),
+  ];
+}
+
+/** What the upload sends for a choice. */
+export function uploadMachine(value: string): { preset?: string; topologyId?: string } {
+  if (value.startsWith("preset:")) return { preset: value.slice("preset:".length) };
+  if (value.startsWith("topology:")) return { topologyId: value.slice("topology:".length) };
+  return {};
+}
