@@ -131,20 +131,21 @@ class WakerCounts(BaseModel):
 
     shared_llc: int = Field(description="The waker's CPU shares an LLC with the wakee's prev CPU.")
     cross_llc: int = Field(
-        description="It does not: the wakeups where wake_affine() chooses between the waker's LLC and "
-        "prev's (the ones the wake_affine and wake_hold hints change)."
+        description="It does not: the wakeups where the wakeup path chooses between the waker's LLC and "
+        "prev's (wake_affine() for a fair task; the ones the wake_affine and wake_hold hints change)."
     )
     to_waker_llc: int = Field(description="Of cross_llc: woke in the waker's LLC (pulled to the waker).")
     to_prev_llc: int = Field(description="Of cross_llc: woke in prev's LLC (kept by the wakee's cache).")
     elsewhere: int = Field(description="Of cross_llc: woke in neither LLC.")
     on_waker_cpu: int = Field(description="Of shared_llc and cross_llc: woke on the waker's own CPU.")
     still_running: int = Field(
-        description="Woken while it ran (the switch that took it off its CPU came later) and woke on "
-        "that CPU: the kernel found it still queued and chose nothing (ttwu_runnable())."
+        description="Woken while still on its CPU (the switch that took it off came later) or "
+        "preempted on its runqueue, and woke there: no choice the trace can show (the kernel found it "
+        "still queued, ttwu_runnable(), or queued the wakeup on the CPU it was leaving)."
     )
     unknown: int = Field(
-        description="No sched_waking before the wakeup (the trace did not record it), or a CPU the "
-        "topology does not describe."
+        description="No sched_waking before the wakeup (the trace did not record it, or a ring-buffer "
+        "loss came between them), or a CPU the topology does not describe."
     )
 
 

@@ -66,7 +66,7 @@ WK_TO_WAKER_LLC = 2  # of WK_CROSS_LLC: woke in the waker's LLC
 WK_TO_PREV_LLC = 3  # of WK_CROSS_LLC: woke in prev's LLC
 WK_ELSEWHERE = 4  # of WK_CROSS_LLC: woke in neither
 WK_ON_WAKER_CPU = 5  # of WK_SHARED_LLC and WK_CROSS_LLC: woke on the waker's own CPU
-WK_STILL_RUNNING = 6  # woken while it ran (its switch-out not traced yet), on that CPU: no choice shows
+WK_STILL_RUNNING = 6  # woken on its CPU or preempted on its runqueue, and woke there: no choice shows
 WK_UNKNOWN = 7  # no sched_waking before it, or a CPU the topology does not describe
 WK_COUNTS = 8
 
@@ -93,10 +93,11 @@ def _count_waker(  # noqa: PLR0917 - numba helper
     wk: Arr, waker: int, prev: int, woke: int, still_ran: bool, matrix: Arr, default_level: int
 ) -> None:
     """Add one wakeup to `wk` (WK_*): the waker ran on `waker`, the wakee last ran on `prev` and
-    woke on `woke`. A task woken while it ran (the switch that takes it off its CPU comes later in
-    the trace) that wakes on that CPU took no placement the trace can show: the kernel finds it
-    still queued (ttwu_runnable()) and chooses nothing. A trace without switches never says a task
-    runs, so there every wakeup counts by its CPUs."""
+    woke on `woke`. A task woken while still on its CPU (the switch that takes it off comes later
+    in the trace) or on its runqueue (preempted there) that wakes on that CPU took no placement the
+    trace can show: the kernel finds it still queued and chooses nothing (ttwu_runnable()), or, as
+    it leaves the CPU, queues the wakeup there (the wakelist of a task still on_cpu). A trace
+    without switches never says a task runs, so there every wakeup counts by its CPUs."""
     if still_ran and woke == prev:
         wk[WK_STILL_RUNNING] += 1
         return
@@ -187,6 +188,7 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     wk: Arr,
     cur: Arr,
     t_wpid: Arr,
+    t_qpre: Arr,
     t_forkp: Arr,
     t_events: Arr,
     t_migs: Arr,
@@ -210,7 +212,9 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     task). cpu_run holds the pid running on each CPU (0 idle, -1 unknown). t_crow/t_csrc get the
     last row naming each task and which column named it (0 comm, 1 next_comm, 2 child_comm).
     With classify, each sched_waking keeps its CPU, the waker's (t_wcpu), the waker's pid (its
-    cur_pid: 0 for an interrupt on an idle CPU, t_wpid) and whether the task still ran (t_wrun); each
+    cur_pid: 0 for an interrupt on an idle CPU, t_wpid) and whether the task was still on its CPU
+    or queued by a preemption (t_wrun; t_qpre: the last switch that took it off was a preemption);
+    a lost-events row forgets every pending waking; each
     sched_wakeup adds to `wk` (WK_*), and a wakeup's placements (its sched_wakeup and its migrate)
     name that waker (pl_wcpu, pl_wpid; -1 for other placements and a wakeup without sched_waking).
     """
@@ -219,6 +223,10 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
         k = kind[i]
         t = slot[pid[i]]
         if k >= 8:
+            if k == K_LOST and classify:
+                # the events lost may hold any task's wakeup or switch: no waking before the loss
+                # names the waker of a wakeup after it
+                t_waking[:] = 0
             continue
         if t >= 0:
             t_crow[t] = i
@@ -239,6 +247,8 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                     t_state[ot] = S_SLEEPING
             if t >= 0:
                 ps = pstate[i]
+                if classify:
+                    t_qpre[t] = 1 if ps == P_PREEMPTED else 0
                 if ps == P_PREEMPTED:
                     t_state[t] = S_RUNNABLE
                 elif ps == P_DEAD:
@@ -255,6 +265,7 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                     if t_first[nt] < 0:
                         t_first[nt] = ts[i]
                     t_last[nt] = ts[i]
+                    t_qpre[nt] = 0
                 old = t_cpu[nt]
                 if old >= 0 and old != c and cpu_run[old] == npid[i]:
                     # we missed the switch that took it off `old`: that CPU's occupant is unknown
@@ -281,7 +292,10 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 t_wprev[t] = target[i]
                 t_wcpu[t] = cpu[i]
                 t_wpid[t] = cur[i]
-                t_wrun[t] = 1 if t_state[t] == S_RUNNING else 0
+                # on its CPU still (its switch-out not traced yet), or preempted onto its
+                # runqueue by the last switch that took it off (prev_state R/R+)
+                st_now = t_state[t]
+                t_wrun[t] = 1 if st_now == S_RUNNING or (st_now == S_RUNNABLE and t_qpre[t] != 0) else 0
         elif k == K_WAKEUP:
             tc = target[i]
             if classify:

@@ -280,6 +280,7 @@ EXTRA_FIELDS: dict[str, tuple[type[np.generic], int]] = {
     "wcpu": (np.int32, -1),  # the CPU of the task's last sched_waking: its waker's
     "wrun": (np.uint8, 0),  # whether it still ran at that sched_waking
     "wpid": (np.int32, -1),  # the pid that ran on the waker's CPU then (0: an interrupt on an idle CPU)
+    "qpre": (np.uint8, 0),  # whether the last switch that took it off was a preemption (R/R+)
     "forkp": (np.uint8, 0),
     "events": (np.int64, 0),
     "migs": (np.int64, 0),
@@ -372,7 +373,7 @@ class PlacementState:
         pl_row, pl_task, pl_cpu, pl_wcpu, pl_wpid = (np.zeros(n, dtype=np.int32) for _ in range(5))
         # writable either way: one kernel signature
         cur = (
-            np.array(_ints(table.column("cur_pid"), 0), dtype=np.int32)
+            np.array(_ints(table.column("cur_pid"), -1), dtype=np.int32)  # null: not known
             if classify and "cur_pid" in table.column_names
             else np.full(n, -1, dtype=np.int32)
         )
@@ -385,7 +386,7 @@ class PlacementState:
             cols.npid, cols.cpid, cols.opid, self.slot, self.cpu, self.state, self.cpu_run, t_crow, t_csrc,
             classify, ex.get("waking", _NONE_U8), ex.get("wprev", _NONE_I32), ex.get("wcpu", _NONE_I32),
             ex.get("wrun", _NONE_U8), _NO_WAKER_COUNTS.copy() if waker_counts is None else waker_counts,
-            cur, ex.get("wpid", _NONE_I32), ex.get("forkp", _NONE_U8),
+            cur, ex.get("wpid", _NONE_I32), ex.get("qpre", _NONE_U8), ex.get("forkp", _NONE_U8),
             ex.get("events", _NONE_I64), ex.get("migs", _NONE_I64), ex.get("first_ts", _NONE_I64),
             ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, pl_row, pl_task, pl_cpu,
             pl_level, pl_cause, pl_wcpu, pl_wpid,

@@ -2,8 +2,8 @@
 were counted: its stored chunks, in order, go through the ingest's own state machine
 (PlacementState.apply, which counts them as the ingest does: kernel.WK_*), once, the first time its
 metrics are read, and the counts are kept with its metrics document, so nobody has to import it
-again. A stored chunk that cannot be read leaves the field null, as before, and the rest of the
-metrics are served. Memory: one chunk and the per-task state."""
+again. A stored chunk that cannot be read leaves the field null, kept so (not scanned for again),
+and the rest of the metrics are served. Memory: one chunk and the per-task state."""
 
 from __future__ import annotations
 
@@ -58,16 +58,18 @@ def fill_by_waker(
 ) -> dict[str, Any]:
     """`metrics` (a recording's stored Metrics document) with wakeups.by_waker: as stored when the
     document has it, else counted from the stored chunks on the recording's `topology()` (asked
-    only then) and stored with the document, once (left out, and nothing stored, when a chunk
-    cannot be read)."""
+    only then) and stored with the document, once (null, stored so, when a chunk cannot be
+    read)."""
     wakeups = metrics.get("wakeups")
     if not isinstance(wakeups, dict) or "by_waker" in wakeups:
         return metrics
+    counts: dict[str, int] | None
     try:
         counts = by_waker_from_store(store, rid, topology())
     except StoredChunkError as exc:
+        # kept as null: a damaged chunk stays damaged, and the next read need not scan again
         log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
-        return metrics
+        counts = None
     filled = {**metrics, "wakeups": {**wakeups, "by_waker": counts}}
     store.put_derived(rid, METRICS, json.dumps(filled).encode())
     return filled

@@ -108,13 +108,23 @@ def reference_classes(
     the rule of Metrics.wakeups.by_waker stated plainly."""
     llc = _llc(topology)
     ref = RefState()
-    waking: dict[int, tuple[int, int, bool]] = {}  # pid -> (waker's CPU, prev, still ran)
+    waking: dict[int, tuple[int, int, bool]] = {}  # pid -> (waker's CPU, prev, still on its CPU or queued)
+    preempted: dict[int, bool] = {}  # pid -> whether the last switch that took it off was a preemption
     out = []
 
     for r in rows:
         k, pid = r["kind"], r["pid"]
-        if k == Kind.WAKING and pid:
-            waking[pid] = (r["cpu"], r["target_cpu"], ref.state.get(pid) == "running")
+        if k == Kind.SWITCH:
+            if pid:
+                ps = r["prev_state"] or ""
+                preempted[pid] = ps.startswith("R") or ps == "0"
+            preempted[r["next_pid"]] = False
+        if k == Kind.LOST:
+            waking.clear()  # a wakeup after a loss may have lost its waking
+        elif k == Kind.WAKING and pid:
+            state = ref.state.get(pid)
+            queued = state == "running" or (state == "runnable" and preempted.get(pid, False))
+            waking[pid] = (r["cpu"], r["target_cpu"], queued)
         elif k == Kind.FORK:
             waking.pop(r["child_pid"], None)
         elif k == Kind.WAKEUP and pid:
@@ -270,7 +280,13 @@ def test_built_rows_name_each_class(store: Store) -> None:
       a task still on its CPU but off its runqueue (p->on_cpu) is placed like any other, so the
       wakeup counts by its LLCs: pulled to the waker's LLC, onto the waker's own CPU;
     - pid 16, a sched_wakeup with no sched_waking before it: unknown;
-    - pid 17, woken from CPU 40, which the topology does not describe: unknown."""
+    - pid 17, woken from CPU 40, which the topology does not describe: unknown;
+    - pid 19, woken from CPU 9 while it ran on CPU 4, switched out asleep, then woken on CPU 4:
+      the wakeup the kernel queues on a task still leaving its CPU (the wakelist): no choice shows;
+    - pid 20, preempted off CPU 10 (prev_state R+), then woken from CPU 1 onto CPU 10: still on its
+      runqueue (ttwu_runnable()), no choice;
+    - pid 22, woken from CPU 5, then a ring-buffer loss, then its sched_wakeup: the loss may hold a
+      later waking, so the waker is unknown."""
     rows = [
         _row(1, 5, Kind.WAKING, 11, target_cpu=0),
         _row(2, 6, Kind.WAKEUP, 11, target_cpu=6),
@@ -293,6 +309,17 @@ def test_built_rows_name_each_class(store: Store) -> None:
         _row(15, 8, Kind.SWITCH, 18, prev_state="S", next_pid=0, next_comm="swapper/8", next_prio=120),
         _row(16, 40, Kind.WAKING, 17, target_cpu=0),
         _row(17, 0, Kind.WAKEUP, 17, target_cpu=0),
+        _row(18, 4, Kind.SWITCH, 0, prev_state="R", next_pid=19, next_comm="t19", next_prio=120),
+        _row(19, 9, Kind.WAKING, 19, target_cpu=4),
+        _row(20, 4, Kind.SWITCH, 19, prev_state="S", next_pid=0, next_comm="swapper/4", next_prio=120),
+        _row(21, 4, Kind.WAKEUP, 19, target_cpu=4),
+        _row(22, 10, Kind.SWITCH, 0, prev_state="R", next_pid=20, next_comm="t20", next_prio=120),
+        _row(23, 10, Kind.SWITCH, 20, prev_state="R+", next_pid=30, next_comm="t30", next_prio=120),
+        _row(24, 1, Kind.WAKING, 20, target_cpu=10),
+        _row(25, 10, Kind.WAKEUP, 20, target_cpu=10),
+        _row(26, 5, Kind.WAKING, 22, target_cpu=0),
+        {**_row(27, 3, Kind.LOST, 0), "comm": "", "lost_events": 5},
+        _row(28, 1, Kind.WAKEUP, 22, target_cpu=1),
     ]
     table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
     topo = _three_llcs()
@@ -304,8 +331,8 @@ def test_built_rows_name_each_class(store: Store) -> None:
         "to_prev_llc": 2,
         "elsewhere": 1,
         "on_waker_cpu": 2,
-        "still_running": 1,
-        "unknown": 2,
+        "still_running": 3,
+        "unknown": 3,
     }
     assert got == _expected(rows, topo)
 
@@ -404,8 +431,16 @@ def test_a_damaged_chunk_leaves_the_counts_out_and_the_other_metrics_readable(
     conn.close()
     with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
         by_waker_from_store(store, rid, None)
-    assert fill_by_waker(store, rid, older, lambda: None) == older
-    assert "by_waker" not in json.loads(store.derived(rid, METRICS) or b"{}")["wakeups"], "nothing stored"
+    got = fill_by_waker(store, rid, older, lambda: None)
+    assert got["wakeups"]["by_waker"] is None and {**got, "wakeups": older["wakeups"]} == older
+    # kept as null: the damaged chunk is not scanned for again at the next read
+    stored = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert "by_waker" in stored["wakeups"] and stored["wakeups"]["by_waker"] is None
+
+    def never() -> Topology:
+        raise AssertionError("counted again")
+
+    assert fill_by_waker(store, rid, stored, never) is stored
 
 
 # --- each wakeup's waker in the task's path (PathPlacement.waker_cpu / waker_pid) ---------------

@@ -2143,7 +2143,7 @@ export interface components {
             shared_llc: number;
             /**
              * Cross Llc
-             * @description It does not: the wakeups where wake_affine() chooses between the waker's LLC and prev's (the ones the wake_affine and wake_hold hints change).
+             * @description It does not: the wakeups where the wakeup path chooses between the waker's LLC and prev's (wake_affine() for a fair task; the ones the wake_affine and wake_hold hints change).
              */
             cross_llc: number;
             /**
@@ -2168,12 +2168,12 @@ export interface components {
             on_waker_cpu: number;
             /**
              * Still Running
-             * @description Woken while it ran (the switch that took it off its CPU came later) and woke on that CPU: the kernel found it still queued and chose nothing (ttwu_runnable()).
+             * @description Woken while still on its CPU (the switch that took it off came later) or preempted on its runqueue, and woke there: no choice the trace can show (the kernel found it still queued, ttwu_runnable(), or queued the wakeup on the CPU it was leaving).
              */
             still_running: number;
             /**
              * Unknown
-             * @description No sched_waking before the wakeup (the trace did not record it), or a CPU the topology does not describe.
+             * @description No sched_waking before the wakeup (the trace did not record it, or a ring-buffer loss came between them), or a CPU the topology does not describe.
              */
             unknown: number;
         };
