@@ -365,7 +365,10 @@ class Engine(Handler):
         rq = st.rqs[target]
         log = self.log
         if log is not None:
-            wpid = waker.pid if waker is not None else 0
+            # the task running on the waker's CPU: the waker, or the one a timer or interrupt found
+            # there (0: the CPU was idle), as the kernel's sched_waking names its current task
+            cur = waker if waker is not None else st.rqs[this_cpu].curr
+            wpid = cur.pid if cur is not None else 0
             log.waking(now, this_cpu, wpid, p, prev=prev)
             if target != prev:
                 log.migrate(now, this_cpu, wpid, p, orig=prev, dest=target)

@@ -9,6 +9,7 @@ from placemap.sim import cost
 from placemap.sim.engine import EXIT, SLEEP, Engine, Program, Tally
 from placemap.sim.state import QUIET_IDLE_US, Task, governor_kept_ticks
 from placemap.sim.topology import preset
+from placemap.sim.trace import WAKING, EventLog
 from placemap.sim.workloads.hackbench import Hackbench
 
 
@@ -236,3 +237,27 @@ def test_the_waker_pays_for_the_cpus_its_wakeups_idle_scan_checked() -> None:
     assert eng.wake(sleeper, waker, sync=True)
     assert st.scan_checked == 16, "all 16 CPUs of the busy LLC checked (the wrap ends on target), none idle"
     assert waker.wake_penalty_ns - before == 16 * cost.SIS_SCAN_COST_PER_CPU_NS
+
+
+def test_a_timer_wakeup_names_the_task_its_cpu_runs_as_the_waking_s_current() -> None:
+    """sched_waking names the current task of the CPU it runs on: for a wakeup without a waker (a
+    timer), the task the timer found running there, not the idle task. A burner holds CPU 17; a
+    napper beside it runs 1 us and sleeps 1 ms: its timer fires while the burner runs, and its
+    waking names the burner; one napping alone on CPU 200 is woken on an idle CPU: pid 0."""
+    log = EventLog()
+    eng = Engine(preset("zen3-2s-nps1"), log=log)
+    burner = eng.spawn("burner", Burn(50_000_000), 17)
+    burner.cpus_allowed = frozenset({17})
+    sleeper = eng.spawn("nap", NapOnce(1_000_000), 17)
+    sleeper.cpus_allowed = frozenset({17})
+    idle_napper = eng.spawn("far", NapOnce(1_000_000), 200)
+    idle_napper.cpus_allowed = frozenset({200})
+    eng.run(20_000_000)
+    cols = log.columns()
+    wakings = [
+        (pid, cpu, cur)
+        for kind, pid, cpu, cur in zip(cols["kind"], cols["pid"], cols["cpu"], cols["cur_pid"], strict=True)
+        if kind == WAKING
+    ]
+    assert (sleeper.pid, 17, burner.pid) in wakings
+    assert (idle_napper.pid, 200, 0) in wakings
