@@ -37,10 +37,17 @@ export function WakerShift({
     );
   }
   const n = (w: WakerCounts) => w.cross_llc.toLocaleString("en-US");
+  const pct = (w: WakerCounts) => formatValue(shareOfCross(w, "to_waker_llc"), "fraction");
+  const text =
+    withChanges.cross_llc === 0
+      ? `none (${n(without)} wakeups without, ${pct(without)} of them in the waker's LLC)`
+      : without.cross_llc === 0
+        ? `${n(withChanges)} wakeups, ${pct(withChanges)} of them in the waker's LLC (none without)`
+        : `${n(withChanges)} wakeups, ${pct(withChanges)} of them in the waker's LLC (${n(without)} and ${pct(without)} without)`;
   return (
     <span data-testid={testId} title="wakeups whose waker (sched_waking's CPU) ran outside the LLC of the CPU the task last ran on, and the share of them that woke in the waker's LLC">
       {" "}
-      Woken from another LLC: {n(withChanges)} wakeups, {formatValue(shareOfCross(withChanges, "to_waker_llc"), "fraction")} of them in the waker's LLC ({n(without)} and {formatValue(shareOfCross(without, "to_waker_llc"), "fraction")} without).
+      Woken from another LLC: {text}.
     </span>
   );
 }

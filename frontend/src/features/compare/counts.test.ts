@@ -79,8 +79,9 @@ describe("wakeups by where the waker ran", () => {
     expect(row(rows, "wakeups.waker.to_waker_llc")).toMatchObject({ a: 0.75, b: 0.2, unit: "fraction", sub: true });
     expect(row(rows, "wakeups.waker.to_prev_llc")).toMatchObject({ a: 0.25, b: 0.6, sub: true });
     expect(row(rows, "wakeups.waker.elsewhere")).toMatchObject({ a: 0, b: 0.2, sub: true });
-    // on the waker's CPU: a share of every wakeup, not of the cross-LLC ones
-    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 0.25, b: 0.25, unit: "fraction" });
+    // on the waker's CPU: a share of the wakeups whose waker is known (400 less 5 still running and
+    // 7 unknown), not of the cross-LLC ones
+    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 100 / 388, b: 100 / 388, unit: "fraction" });
     expect(row(rows, "wakeups.waker.still_running")).toMatchObject({ a: 5, b: 5 });
     expect(row(rows, "wakeups.waker.unknown")).toMatchObject({ a: 7, b: 7 });
     // the rows sit under "wakeups", after its levels, and say what they count
@@ -96,7 +97,10 @@ describe("wakeups by where the waker ran", () => {
     const rows = compareRows(withWaker(byWaker(0, 0, 0, 0)), withWaker(null));
     expect(row(rows, "wakeups.waker.cross_llc")).toMatchObject({ a: 0, b: null });
     expect(row(rows, "wakeups.waker.to_waker_llc")).toMatchObject({ a: null, b: null });
-    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 0.25, b: null });
+    expect(row(rows, "wakeups.waker.on_waker_cpu")).toMatchObject({ a: 100 / 388, b: null });
+    // a capture without sched_waking: no waker known, so no share on the waker's CPU either
+    const unknown = { shared_llc: 0, cross_llc: 0, to_waker_llc: 0, to_prev_llc: 0, elsewhere: 0, on_waker_cpu: 0, still_running: 0, unknown: 400 };
+    expect(row(compareRows(withWaker(unknown), withWaker(null)), "wakeups.waker.on_waker_cpu").a).toBeNull();
     expect(row(rows, "wakeups.waker.unknown")).toMatchObject({ a: 7, b: null });
   });
 });

@@ -60,6 +60,14 @@ function crossShare(m: Metrics, k: WakerKey): number | null {
   return m.wakeups.by_waker ? shareOfCross(m.wakeups.by_waker, k) : null;
 }
 
+/** Of the wakeups whose waker is known (shared_llc + cross_llc), the share on the waker's own CPU;
+ * null without any (a capture without sched_waking) or for a recording stored before they were counted. */
+function onWakerShare(m: Metrics): number | null {
+  const w = m.wakeups.by_waker;
+  const known = w ? w.shared_llc + w.cross_llc : 0;
+  return w && known > 0 ? w.on_waker_cpu / known : null;
+}
+
 /** The wakeups by where their waker ran (sched_waking's CPU): the rows under "wakeups". */
 const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["unit"]; hint: string; f: (m: Metrics) => number | null }[] = [
   {
@@ -67,7 +75,7 @@ const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["un
     label: "waker in another LLC",
     sub: false,
     unit: "count",
-    hint: "woken from a CPU (sched_waking's) outside the LLC of the CPU the task last ran on: where wake_affine() chooses between the two LLCs",
+    hint: "woken from a CPU (sched_waking's) outside the LLC of the CPU the task last ran on: where the wakeup path (wake_affine() for a fair task) chooses between the two LLCs",
     f: (m) => m.wakeups.by_waker?.cross_llc ?? null,
   },
   { key: "to_waker_llc", label: "pulled to the waker's LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the waker's LLC", f: (m) => crossShare(m, "to_waker_llc") },
@@ -78,15 +86,15 @@ const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["un
     label: "on the waker's CPU",
     sub: false,
     unit: "fraction",
-    hint: "of all wakeups, the share that woke on the very CPU of its waker",
-    f: (m) => (m.wakeups.by_waker && m.wakeups.total > 0 ? m.wakeups.by_waker.on_waker_cpu / m.wakeups.total : null),
+    hint: "of the wakeups whose waker is known (from its LLC or another), the share that woke on the very CPU of its waker",
+    f: (m) => onWakerShare(m),
   },
   {
     key: "still_running",
     label: "woken while it ran",
     sub: false,
     unit: "count",
-    hint: "woken before the switch that took it off its CPU, and woke on that CPU: the kernel found it still queued and chose nothing",
+    hint: "woken while still on its CPU (before the switch that took it off) or preempted on its runqueue, and woke there: no choice shows (the kernel found it still queued, or queued the wakeup on the CPU it was leaving)",
     f: (m) => m.wakeups.by_waker?.still_running ?? null,
   },
   {
@@ -94,7 +102,7 @@ const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["un
     label: "waker unknown",
     sub: false,
     unit: "count",
-    hint: "no sched_waking before the wakeup (the trace did not record it), or a CPU the topology does not describe",
+    hint: "no sched_waking before the wakeup (the trace did not record it, or a ring-buffer loss came between them), or a CPU the topology does not describe",
     f: (m) => m.wakeups.by_waker?.unknown ?? null,
   },
 ];

@@ -271,15 +271,19 @@ function PlacementNow({
                 ) : (
                   <>
                     {` from CPU ${String(waker.cpu)}${where}`}
-                    {waker.pid !== null && (
-                      <>
-                        , where{" "}
-                        <button type="button" className="linkish" data-testid="waker-select" title="select the task that ran on the waker's CPU" onClick={() => { onSelect(waker.pid); }}>
-                          {waker.comm ?? "pid"} {waker.pid}
-                        </button>{" "}
-                        ran
-                      </>
-                    )}
+                    {waker.pid !== null &&
+                      (waker.comm !== null ? (
+                        <>
+                          , where{" "}
+                          <button type="button" className="linkish" data-testid="waker-select" title="select the task that ran on the waker's CPU" onClick={() => { onSelect(waker.pid); }}>
+                            {waker.comm} {waker.pid}
+                          </button>{" "}
+                          ran
+                        </>
+                      ) : (
+                        // a pid no event of the recording names (running since before the capture): no task to select
+                        `, where pid ${String(waker.pid)} ran`
+                      ))}
                   </>
                 )}
               </span>
