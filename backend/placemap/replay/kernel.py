@@ -96,8 +96,10 @@ def _count_waker(  # noqa: PLR0917 - numba helper
     woke on `woke`. A task woken while still on its CPU (the switch that takes it off comes later
     in the trace) or on its runqueue (preempted there) that wakes on that CPU took no placement the
     trace can show: the kernel finds it still queued and chooses nothing (ttwu_runnable()), or, as
-    it leaves the CPU, queues the wakeup there (the wakelist of a task still on_cpu). A trace
-    without switches never says a task runs, so there every wakeup counts by its CPUs."""
+    it leaves the CPU, queues the wakeup there (the wakelist of a task still on_cpu, for a waker in
+    another LLC or an idle CPU), or waits for it to leave and then chooses, keeping that CPU: an
+    approximation of "no choice", which the trace cannot tell apart. A trace without switches never
+    says a task runs, so there every wakeup counts by its CPUs."""
     if still_ran and woke == prev:
         wk[WK_STILL_RUNNING] += 1
         return
@@ -225,8 +227,10 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
         if k >= 8:
             if k == K_LOST and classify:
                 # the events lost may hold any task's wakeup or switch: no waking before the loss
-                # names the waker of a wakeup after it
+                # names the waker of a wakeup after it, and no switch before it says a task is
+                # still preempted on its runqueue
                 t_waking[:] = 0
+                t_qpre[:] = 0
             continue
         if t >= 0:
             t_crow[t] = i

@@ -121,6 +121,7 @@ def reference_classes(
             preempted[r["next_pid"]] = False
         if k == Kind.LOST:
             waking.clear()  # a wakeup after a loss may have lost its waking
+            preempted.clear()  # and a task preempted before it may have run and slept since
         elif k == Kind.WAKING and pid:
             state = ref.state.get(pid)
             queued = state == "running" or (state == "runnable" and preempted.get(pid, False))
@@ -525,3 +526,21 @@ def test_a_wakeup_without_its_own_waking_names_no_waker(store: Store) -> None:
         (3, "wakeup", None, None),
         (5, "wakeup", 6, 0),
     ]
+
+
+def test_a_loss_forgets_that_a_task_was_preempted(store: Store) -> None:
+    """Task 24 is preempted off CPU 10 (R+), then a ring-buffer loss, then it is woken from CPU 1
+    onto CPU 10: the loss may hold its run and its sleep, so the wakeup counts by its LLCs (kept in
+    prev's), not as a task still queued."""
+    rows = [
+        _row(1, 10, Kind.SWITCH, 0, prev_state="R", next_pid=24, next_comm="t24", next_prio=120),
+        _row(2, 10, Kind.SWITCH, 24, prev_state="R+", next_pid=31, next_comm="t31", next_prio=120),
+        {**_row(3, 3, Kind.LOST, 0), "comm": "", "lost_events": 40},
+        _row(4, 1, Kind.WAKING, 24, target_cpu=10),
+        _row(5, 10, Kind.WAKEUP, 24, target_cpu=10),
+    ]
+    got = _by_waker(
+        store, ingest(store, pa.Table.from_pylist(rows, schema=EVENT_SCHEMA), topology=_three_llcs())
+    )
+    assert (got["cross_llc"], got["to_prev_llc"], got["still_running"]) == (1, 1, 0)
+    assert got == _expected(rows, _three_llcs())
