@@ -199,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument(
         "--topology",
         help="the machine it was recorded on: a Topology JSON file (placemap-collect topology --json) or a "
-        "simulator preset (zen3-2s-nps1, ...); every CPU the trace names must be one of its CPUs",
+        "simulator preset (zen3-2s-nps1, ...; a file named like a preset: ./NAME); every CPU the trace "
+        "names must be one of its online CPUs",
     )
     export = actions.add_parser(
         "export", help="write a recording's events as ftrace text (as `cat trace` prints them), any source"

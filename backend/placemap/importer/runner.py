@@ -180,6 +180,11 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
             try:
                 for table, ipc in read_chunks(proc.stdout):
                     ingestor.add_stored(table, ipc)
+                    if topology is not None:
+                        # a CPU the given machine lacks ends the import at the chunk naming it
+                        mismatch = machine_mismatch(set(ingestor.cpus_seen), topology)
+                        if mismatch is not None:
+                            raise ImportFailedError(mismatch)
             except (ChunkStreamError, OSError) as exc:
                 stream_error = str(exc)
             rc = proc.wait()
