@@ -17,7 +17,7 @@ import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 import { WhatIf } from "../whatif/WhatIf";
 import { plural } from "../../viz/words";
-import { INFERRED, machineChoices, uploadMachine } from "./machine";
+import { chosenMachine, INFERRED, machineChoices, uploadMachine } from "./machine";
 
 interface Props {
   openId: string | null;
@@ -38,6 +38,8 @@ const IDLE_POLL_MS = 5000;
 interface UploadRow {
   key: number;
   name: string;
+  /** the machine it was sent as recorded on (null: inferred from the trace) */
+  on: string | null;
   fraction: number;
   error: string | null;
 }
@@ -138,17 +140,22 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
     [onDeleted, refresh],
   );
 
+  // the machine as offered now: a recorded machine no longer listed (its recordings deleted, or
+  // past the newest few) falls back to inferred, so that what the select shows is what is sent
+  const choices = machineChoices(presets, recs);
+  const chosen = chosenMachine(choices, machine);
   const upload = (files: FileList | File[]) => {
     for (const file of Array.from(files)) {
       const key = ++keyRef.current;
-      setUploads((u) => [...u, { key, name: file.name, fraction: 0, error: null }]);
+      const on = chosen.value !== INFERRED ? chosen.label : null;
+      setUploads((u) => [...u, { key, name: file.name, on, fraction: 0, error: null }]);
       const h = uploadRecording(
         file,
         file.name,
         (fraction) => {
           setUploads((u) => u.map((x) => (x.key === key ? { ...x, fraction } : x)));
         },
-        uploadMachine(machine),
+        uploadMachine(chosen.value),
       );
       h.promise.then(
         (rec) => {
@@ -199,9 +206,9 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
         </label>
         <label className="small upload-machine" title="the machine the trace was recorded on: its CPUs' LLCs and nodes give every figure by LLC (every CPU the trace names must be one of its CPUs)">
           recorded on{" "}
-          <select data-testid="upload-machine" value={machine} onChange={(e) => { setMachine(e.target.value); }}>
+          <select data-testid="upload-machine" value={chosen.value} onChange={(e) => { setMachine(e.target.value); }}>
             {(["inferred", "presets", "recorded"] as const).map((g) => {
-              const opts = machineChoices(presets, recs).filter((c) => c.group === g);
+              const opts = choices.filter((c) => c.group === g);
               if (opts.length === 0) return null;
               const options = opts.map((c) => (
                 <option key={c.value} value={c.value}>
@@ -219,7 +226,10 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
       </div>
       {uploads.map((u) => (
         <div key={u.key} className="upload-row" data-testid="upload-progress">
-          <div className="rec-name">{u.name}</div>
+          <div className="rec-name">
+            {u.name}
+            {u.on !== null && <span className="muted small"> on {u.on}</span>}
+          </div>
           {u.error ? (
             <div className="error small">
               upload failed: {u.error}{" "}

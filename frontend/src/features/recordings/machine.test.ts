@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Recording } from "../../client/types";
-import { machineChoices, uploadMachine } from "./machine";
+import { chosenMachine, machineChoices, uploadMachine } from "./machine";
 
 const rec = (id: string, over: Partial<Recording> = {}) => ({ id, name: `rec ${id}`, status: "ready", source: "imported", topology_id: `t-${id}`, topology_source: "sysfs", ...over }) as Recording;
 
@@ -20,5 +20,17 @@ describe("the machine of an upload", () => {
     expect(uploadMachine("preset:zen3-2s-nps4")).toEqual({ preset: "zen3-2s-nps4" });
     expect(uploadMachine("topology:abc")).toEqual({ topologyId: "abc" });
     expect(uploadMachine("")).toEqual({});
+  });
+});
+
+describe("the machine chosen", () => {
+  it("is the choice offered, or inferred once a recorded machine is no longer offered", () => {
+    const choices = machineChoices(["icx-2s"], [rec("a")]);
+    expect(chosenMachine(choices, "preset:icx-2s").label).toBe("icx-2s");
+    expect(chosenMachine(choices, "topology:t-a").label).toBe("the machine of rec a");
+    // its recording deleted: no longer listed, so neither shown nor sent
+    const after = machineChoices(["icx-2s"], []);
+    expect(chosenMachine(after, "topology:t-a").value).toBe("");
+    expect(uploadMachine(chosenMachine(after, "topology:t-a").value)).toEqual({});
   });
 });

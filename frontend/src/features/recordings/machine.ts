@@ -31,3 +31,10 @@ export function uploadMachine(value: string): { preset?: string; topologyId?: st
   if (value.startsWith("topology:")) return { topologyId: value.slice("topology:".length) };
   return {};
 }
+
+/** The choice for `value` among `choices`, or the first (inferred) when it is no longer offered (a
+ * recorded machine whose recordings were deleted, or past the newest few): what the select shows is
+ * then what the upload sends. */
+export function chosenMachine(choices: MachineChoice[], value: string): MachineChoice {
+  return choices.find((c) => c.value === value) ?? choices[0] ?? { value: INFERRED, label: "", group: "inferred" };
+}
