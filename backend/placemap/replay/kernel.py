@@ -61,13 +61,13 @@ SAME_CPU = 5
 # wakeups by where the waker ran (sched_waking's CPU, the CPU select_task_rq_fair() ran on), the
 # counts apply_events adds to `wk` (Metrics.wakeups.by_waker):
 WK_SHARED_LLC = 0  # the waker's CPU shares an LLC with the wakee's prev CPU (waking's target_cpu)
-WK_CROSS_LLC = 1  # it does not: the wakeups where wake_affine() chooses between the two LLCs
+WK_CROSS_LLC = 1  # it does not: where the wakeup path (wake_affine()) chooses between the two LLCs
 WK_TO_WAKER_LLC = 2  # of WK_CROSS_LLC: woke in the waker's LLC
 WK_TO_PREV_LLC = 3  # of WK_CROSS_LLC: woke in prev's LLC
 WK_ELSEWHERE = 4  # of WK_CROSS_LLC: woke in neither
 WK_ON_WAKER_CPU = 5  # of WK_SHARED_LLC and WK_CROSS_LLC: woke on the waker's own CPU
 WK_STILL_RUNNING = 6  # woken on its CPU or preempted on its runqueue, and woke there: no choice shows
-WK_UNKNOWN = 7  # no sched_waking before it, or a CPU the topology does not describe
+WK_UNKNOWN = 7  # no sched_waking before it (or a loss since), or a CPU the topology does not describe
 WK_COUNTS = 8
 
 
@@ -215,10 +215,10 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     last row naming each task and which column named it (0 comm, 1 next_comm, 2 child_comm).
     With classify, each sched_waking keeps its CPU, the waker's (t_wcpu), the waker's pid (its
     cur_pid: 0 for an interrupt on an idle CPU, t_wpid) and whether the task was still on its CPU
-    or queued by a preemption (t_wrun; t_qpre: the last switch that took it off was a preemption);
-    a lost-events row forgets every pending waking; each
-    sched_wakeup adds to `wk` (WK_*), and a wakeup's placements (its sched_wakeup and its migrate)
-    name that waker (pl_wcpu, pl_wpid; -1 for other placements and a wakeup without sched_waking).
+    or queued by a preemption (t_wrun; t_qpre: the last switch that took it off was a preemption),
+    and a lost-events row forgets every pending waking and preemption; each sched_wakeup adds to
+    `wk` (WK_*), and a wakeup's placements (its sched_wakeup and its migrate) name that waker
+    (pl_wcpu, pl_wpid; -1 for other placements and a wakeup without sched_waking).
     """
     n_pl = 0
     for i in range(n_apply):

@@ -278,7 +278,7 @@ EXTRA_FIELDS: dict[str, tuple[type[np.generic], int]] = {
     "waking": (np.uint8, 0),
     "wprev": (np.int32, -1),
     "wcpu": (np.int32, -1),  # the CPU of the task's last sched_waking: its waker's
-    "wrun": (np.uint8, 0),  # whether it still ran at that sched_waking
+    "wrun": (np.uint8, 0),  # whether it was on its CPU, or preempted on its runqueue, then
     "wpid": (np.int32, -1),  # the pid that ran on the waker's CPU then (0: an interrupt on an idle CPU)
     "qpre": (np.uint8, 0),  # whether the last switch that took it off was a preemption (R/R+)
     "forkp": (np.uint8, 0),
