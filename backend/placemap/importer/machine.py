@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from placemap.domains_text import cpulist
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim.topology import PRESETS, preset
 
@@ -19,24 +20,6 @@ def preset_topology(name: str) -> dict[str, Any]:
     return Topology.model_validate(preset(name).to_dict()).model_dump(mode="json", exclude_none=True)
 
 
-def cpu_ranges(cpus: set[int], most: int = 8) -> str:
-    """CPUs as the kernel's cpulist format reads them ("0-63,128-191"), at most `most` ranges shown."""
-    ranges: list[str] = []
-    run: list[int] = []
-    for c in sorted(cpus):
-        if run and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            ranges.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [c]
-    if run:
-        ranges.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(ranges[:most]) + (
-        f",... ({len(ranges) - most} more ranges)" if len(ranges) > most else ""
-    )
-
-
 def machine_mismatch(cpus: set[int], topology: Topology) -> str | None:
     """Why the trace whose events name `cpus` cannot be read on `topology` (the CPUs the machine
     does not have online, named), or None when it has them all."""
@@ -47,7 +30,9 @@ def machine_mismatch(cpus: set[int], topology: Topology) -> str | None:
     shown = ", ".join(str(c) for c in missing[:8]) + (
         f" and {len(missing) - 8} more" if len(missing) > 8 else ""
     )
-    has = f"CPUs {cpu_ranges(online)}" if online else "no CPU"
+    ranges = cpulist(sorted(online)).split(",") if online else []
+    listed = ",".join(ranges[:8]) + (f",... ({len(ranges) - 8} more ranges)" if len(ranges) > 8 else "")
+    has = f"CPUs {listed}" if online else "no CPU"
     return (
         f"the trace names CPU {shown}, which the machine {topology.machine} given for it does not have "
         f"online (it has {has} online): import it with the machine it was recorded on, or with none "

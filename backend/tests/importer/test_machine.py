@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from placemap.importer.machine import cpu_ranges, machine_mismatch, preset_topology
+from placemap.importer.machine import machine_mismatch, preset_topology
 from placemap.schema.models.topology_schema import Topology
 
 
@@ -26,12 +26,6 @@ def test_a_preset_s_topology_is_the_simulator_s() -> None:
     )
     with pytest.raises(KeyError):
         preset_topology("zen9")
-
-
-def test_cpu_lists_read_as_the_kernel_writes_them() -> None:
-    assert cpu_ranges({0, 1, 2, 3, 8, 10, 11}) == "0-3,8,10-11"
-    assert cpu_ranges(set(range(0, 40, 2)), most=3) == "0,2,4,... (17 more ranges)"
-    assert cpu_ranges(set()) == ""
 
 
 def _machine(online: dict[int, bool]) -> Topology:
@@ -70,3 +64,10 @@ def test_a_cpu_the_machine_lacks_or_has_offline_is_named_with_what_it_has() -> N
     assert "(it has CPUs 0-3,8-9 online)" in why
     none = machine_mismatch({0}, _machine({0: False}))
     assert none is not None and "(it has no CPU online)" in none
+
+
+def test_what_the_machine_has_is_listed_as_a_cpulist_of_at_most_eight_ranges() -> None:
+    # every other CPU online: 20 ranges of one CPU each, the first eight listed
+    topo = _machine({c: c % 2 == 0 for c in range(40)})
+    why = machine_mismatch({1}, topo)
+    assert why is not None and "(it has CPUs 0,2,4,6,8,10,12,14,... (12 more ranges) online)" in why
