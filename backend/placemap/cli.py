@@ -13,6 +13,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -68,6 +69,35 @@ def _openapi(_: argparse.Namespace) -> int:
     return 0
 
 
+def _show(store: Any, rid: str, *, as_json: bool) -> int:
+    """`admin show ID`: the recording's whole-run numbers, as the dashboard's whole-run panel shows
+    them (its metrics, filled as GET metrics fills a recording stored before a field existed)."""
+    from placemap.metrics_text import header_lines, metrics_lines  # noqa: PLC0415
+    from placemap.replay.delays import METRICS, fill_wakeup_latency  # noqa: PLC0415
+    from placemap.replay.waker_refill import fill_by_waker  # noqa: PLC0415
+    from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
+
+    rec = store.get_recording(rid)
+    blob = None if rec is None else store.derived(rid, METRICS)
+    if rec is None or blob is None:
+        print(
+            f"no recording {rid}" if rec is None else f"recording {rid} is {rec.status}: no counts yet",
+            file=sys.stderr,
+        )
+        return 1
+    topo = None if rec.topology_id is None else store.get_topology(rec.topology_id)
+    metrics = fill_wakeup_latency(store, rid, json.loads(blob))
+    metrics = fill_by_waker(
+        store, rid, metrics, lambda: None if topo is None else Topology.model_validate(topo)
+    )
+    if as_json:
+        print(json.dumps(metrics, indent=1))
+        return 0
+    for line in [*header_lines(rec, topo), *metrics_lines(metrics)]:
+        print(line)
+    return 0
+
+
 def _admin(args: argparse.Namespace) -> int:
     from placemap.importer import import_file  # noqa: PLC0415
     from placemap.importer.machine import preset_topology  # noqa: PLC0415
@@ -84,6 +114,8 @@ def _admin(args: argparse.Namespace) -> int:
                 + (f"\t{r.error}" if r.error else "")
             )
         return 0
+    if args.action == "show":
+        return _show(store, args.id, as_json=args.json)
     if args.action == "export":
         from placemap.replay.ftrace_text import recording_text  # noqa: PLC0415
 
@@ -201,6 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the machine it was recorded on: a Topology JSON file (placemap-collect topology --json) or a "
         "simulator preset (zen3-2s-nps1, ...; a file named like a preset: ./NAME); every CPU the trace "
         "names must be one of its online CPUs",
+    )
+    show = actions.add_parser(
+        "show", help="a recording's whole-run numbers, as the dashboard's whole-run panel shows them"
+    )
+    show.add_argument("id")
+    show.add_argument(
+        "--json", action="store_true", help="its metrics document (GET /api/recordings/{id}/metrics)"
     )
     export = actions.add_parser(
         "export", help="write a recording's events as ftrace text (as `cat trace` prints them), any source"

@@ -112,6 +112,43 @@ def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
     assert unknown.returncode == 1 and "a topology JSON file, or a preset: zen3-2s-nps1" in unknown.stderr
 
 
+def test_admin_show_prints_the_whole_run_numbers_the_metrics_hold(tmp_path: Path) -> None:
+    """`admin show ID`: the real g4 capture's whole-run numbers, each figure its metrics document's
+    (as the dashboard's whole-run panel reads them); --json is that document."""
+    rid = _run(tmp_path, "admin", "import", str(G4), "--name", "g4").stdout.split("\t")[0]
+    store = Store(tmp_path / "cli.db")
+    m = json.loads(store.derived(rid, "metrics.json") or b"{}")
+    store.close()
+    p = _run(tmp_path, "admin", "show", rid)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"g4 ({rid}) · ready · 72,578 events · 787.9 ms · ftrace"
+    assert lines[1] == "machine g4 (inferred): 2 CPUs, 1 LLC, 1 node"
+    mig, wk, bw = m["migrations"], m["wakeups"], m["wakeups"]["by_waker"]
+    assert (
+        f"migrations {mig['total']:,}: by level smt 0, llc {mig['by_level']['llc']:,}, node 0, cross_node 0; "
+        in lines[2]
+    )
+    assert (
+        f"by cause wakeup {mig['by_cause']['wakeup']:,}, fork 0, balance {mig['by_cause']['balance']:,}"
+        in lines[2]
+    )
+    assert lines[3].startswith(
+        f"wakeups {wk['total']:,}: on their last CPU {100 * wk['same_cpu'] / wk['total']:.1f}%"
+    )
+    known = bw["shared_llc"] + bw["cross_llc"]
+    on_waker = f"on the waker's CPU {100 * bw['on_waker_cpu'] / known:.1f}%"
+    assert f"{on_waker}; woken while it ran {bw['still_running']:,}" in lines[4]
+    lat = m["wakeup_latency"]
+    p50 = f"p50 {lat['p50_ns'] / 1000:,.1f}"
+    assert lines[5].startswith(f"run-queue delay after a wakeup over {lat['samples']:,} wakeups (us): {p50}")
+    assert lines[-1] == f"context switches {m['events_by_kind']['switch']:,}; events lost 0; lines skipped 12"
+    as_json = _run(tmp_path, "admin", "show", rid, "--json")
+    assert json.loads(as_json.stdout) == m
+    missing = _run(tmp_path, "admin", "show", "nope")
+    assert missing.returncode == 1 and "no recording nope" in missing.stderr
+
+
 def test_new_ids_never_start_with_a_dash() -> None:
     """A CLI argument starting with '-' is an option: 1 token_urlsafe draw in 64 would be unusable there."""
     ids = [new_id() for _ in range(20000)]

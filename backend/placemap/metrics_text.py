@@ -1,0 +1,93 @@
+"""A stored recording's whole-run numbers as lines of text, the rows the dashboard's "whole run"
+panel shows (migrations by level and cause, wakeups by level and by where their waker ran, the
+run-queue delay after a wakeup, CPU busy, what was lost), for `placemap admin show`. Pure: it reads
+the recording's row, topology and Metrics document (GET /api/recordings/{id}/metrics' shape)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from placemap.store.store import RecordingRow
+
+LEVELS = ("smt", "llc", "node", "cross_node")
+CAUSES = ("wakeup", "fork", "balance")
+
+
+def _n(x: int) -> str:
+    return f"{x:,}"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _named(counts: dict[str, int], names: tuple[str, ...]) -> str:
+    return ", ".join(f"{k} {_n(int(counts.get(k, 0)))}" for k in names)
+
+
+def _us(ns: int) -> str:
+    return f"{ns / 1000:,.1f}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{_n(n)} {word}{'' if n == 1 else 's'}"
+
+
+def header_lines(rec: RecordingRow, topology: dict[str, Any] | None) -> list[str]:
+    """Who the recording is: name, id, status, events, span, format, and its machine."""
+    parts = [f"{rec.name} ({rec.id})", rec.status, _plural(rec.event_count, "event")]
+    if rec.t_start_ns is not None and rec.t_end_ns is not None:
+        parts.append(f"{(rec.t_end_ns - rec.t_start_ns) / 1e6:,.1f} ms")
+    if rec.format:
+        parts.append(rec.format)
+    out = [" · ".join(parts)]
+    if topology is not None:
+        cpus = sum(1 for c in topology.get("cpus", []) if c.get("online", True))
+        llcs, nodes = len(topology.get("llcs", [])), len(topology.get("numa_nodes", []))
+        machine = f"machine {topology.get('machine', '?')} ({topology.get('source', '?')})"
+        out.append(f"{machine}: {_plural(cpus, 'CPU')}, {_plural(llcs, 'LLC')}, {_plural(nodes, 'node')}")
+    return out
+
+
+def metrics_lines(m: dict[str, Any]) -> list[str]:
+    """The whole-run numbers of a Metrics document, a line per row group."""
+    mig, wk = m["migrations"], m["wakeups"]
+    total = int(wk["total"])
+    lines = [
+        f"migrations {_n(int(mig['total']))}: by level {_named(mig['by_level'], LEVELS)}; "
+        f"by cause {_named(mig['by_cause'], CAUSES)}",
+        f"wakeups {_n(total)}: on their last CPU {_pct(int(wk['same_cpu']), total)}; moved by level "
+        f"{_named(wk['by_level'], LEVELS)}",
+    ]
+    bw = wk.get("by_waker")
+    if bw is None:
+        lines.append("wakeups by their waker: not counted (a recording stored before they were)")
+    else:
+        cross, known = int(bw["cross_llc"]), int(bw["shared_llc"]) + int(bw["cross_llc"])
+        lines.append(
+            f"wakeups by their waker: waker in another LLC {_n(cross)} (pulled to the waker's LLC "
+            f"{_pct(int(bw['to_waker_llc']), cross)}, kept in its own "
+            f"{_pct(int(bw['to_prev_llc']), cross)}, in neither {_pct(int(bw['elsewhere']), cross)}); "
+            f"waker in its LLC {_n(int(bw['shared_llc']))}; on the waker's CPU "
+            f"{_pct(int(bw['on_waker_cpu']), known)}; woken while it ran {_n(int(bw['still_running']))}; "
+            f"waker unknown {_n(int(bw['unknown']))}"
+        )
+    lat = m.get("wakeup_latency")
+    if lat:
+        lines.append(
+            f"run-queue delay after a wakeup over {_n(int(lat['samples']))} wakeups (us): "
+            f"p50 {_us(lat['p50_ns'])}, p90 {_us(lat['p90_ns'])}, p99 {_us(lat['p99_ns'])}, "
+            f"max {_us(lat['max_ns'])}"
+        )
+    else:
+        lines.append("run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in)")
+    busy = m.get("per_cpu_busy")
+    if busy:
+        lines.append(f"CPU busy {100 * sum(busy) / len(busy):.1f}% (mean of {_plural(len(busy), 'CPU')})")
+    by_kind = m.get("events_by_kind", {})
+    lines.append(
+        f"context switches {_n(int(by_kind.get('switch', 0)))}; events lost {_n(int(m['lost_events']))}; "
+        f"lines skipped {_n(int(m['skipped_lines']))}"
+    )
+    return lines
