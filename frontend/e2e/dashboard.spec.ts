@@ -279,6 +279,45 @@ test("a trace uploaded on the machine it was recorded on: its CPUs in their LLCs
   expect(topo.machine).toBe("zen3-2s-nps4");
 });
 
+test("a topology file read on the page gives the machine: g4 on two LLCs counts wakeups from the other one", async ({ page, request }) => {
+  // `placemap-collect topology --json` of a host; here the g4 VM's two CPUs laid on two LLCs
+  const two = {
+    machine: "vm2-two-llcs",
+    source: "manual",
+    cpus: [0, 1].map((c) => ({ cpu: c, online: true, core: c, llc: c, numa_node: 0, package: 0, smt_siblings: [c] })),
+    llcs: [0, 1].map((l) => ({ id: l, cpus: [l], numa_nodes: [0] })),
+    numa_nodes: [{ id: 0, cpus: [0, 1] }],
+    node_distances: [[10]],
+  };
+  await page.goto("/");
+  const file = page.getByTestId("upload-machine-file");
+  // not JSON, then JSON the server's topology schema refuses: each named, nothing chosen
+  await file.setInputFiles({ name: "broken.json", mimeType: "application/json", buffer: Buffer.from("{cpus: ") });
+  await expect(page.getByTestId("upload-machine-error")).toContainText("topology file broken.json: not JSON");
+  await file.setInputFiles({ name: "bad.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ machine: "x", cpus: "many" })) });
+  await expect(page.getByTestId("upload-machine-error")).toContainText("topology file bad.json: ");
+  await expect(page.getByTestId("upload-machine")).toHaveValue("");
+  await file.setInputFiles({ name: "two-llcs.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(two)) });
+  await expect(page.getByTestId("upload-machine-error")).toHaveCount(0);
+  await expect(page.getByTestId("upload-machine").locator("option:checked")).toHaveText("vm2-two-llcs (two-llcs.json: 2 CPUs, 2 LLCs, 1 node)");
+  const name = "g4-two-llcs.ftrace.txt.gz";
+  await page.getByTestId("upload-input").setInputFiles({ name, mimeType: "application/octet-stream", buffer: readFileSync(G4) });
+  const item = page.getByTestId("recording-item").filter({ hasText: name });
+  await expect(item).toHaveAttribute("data-status", "ready", { timeout: 60_000 });
+  await item.locator("button.rec-open").click();
+  await expect(page.getByText(/2 CPUs · 2 LLCs · 1 node · topology manual/)).toBeVisible();
+  const rid = await recId(request, name);
+  expect(((await (await request.get(`/api/recordings/${rid}/topology`)).json()) as { machine: string }).machine).toBe("vm2-two-llcs");
+  // every wakeup whose waker ran on the other CPU now comes from another LLC, as its metrics count it
+  type BW = { cross_llc: number; to_waker_llc: number };
+  const bw = ((await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as { wakeups: { by_waker: BW } }).wakeups.by_waker;
+  expect(bw.cross_llc).toBeGreaterThan(1000);
+  const runCounts = page.getByTestId("run-counts");
+  await expect(runCounts.locator('tr[data-key="wakeups.waker.cross_llc"] td')).toHaveText(bw.cross_llc.toLocaleString("en-US"));
+  await expect(runCounts.locator('tr[data-key="wakeups.waker.to_waker_llc"] td')).toHaveText(`${((100 * bw.to_waker_llc) / bw.cross_llc).toFixed(1)}%`);
+  await shot(page, "uploaded-with-topology-file");
+});
+
 test("hostile comms render as text", async ({ page }) => {
   // a real trace excerpt with one task renamed to markup, as a kernel could print it
   const text = gunzipSync(readFileSync(G4)).toString("utf8").split("\n").slice(0, 3000).join("\n");

@@ -129,6 +129,16 @@ export const api = {
     const res = await fetch(`${BASE}/sim/sweeps/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);
   },
+  /** POST a topology (a host's `placemap-collect topology --json`): its id, the same for the same machine */
+  async createTopology(topology: unknown): Promise<{ id: string }> {
+    const res = await fetch(`${BASE}/topologies`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(topology),
+    });
+    if (!res.ok) throw await errorFrom(res);
+    return (await res.json()) as { id: string };
+  },
   async deleteRecording(id: string): Promise<void> {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);

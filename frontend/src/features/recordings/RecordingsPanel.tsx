@@ -8,7 +8,7 @@
  * The open recording (a ready one that was not itself simulated) offers its what-if replay.
  */
 import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
-import type { Recording } from "../../client/types";
+import type { Recording, Topology } from "../../client/types";
 import { api, uploadRecording } from "../../client/http";
 import { formatDuration } from "../../viz/time";
 import { LiveRecordingMeta } from "../live/LiveRecordingMeta";
@@ -17,7 +17,7 @@ import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 import { WhatIf } from "../whatif/WhatIf";
 import { plural } from "../../viz/words";
-import { chosenMachine, INFERRED, machineChoices, uploadMachine } from "./machine";
+import { chosenMachine, fileChoice, INFERRED, machineChoices, PICK_FILE, uploadMachine, type MachineChoice } from "./machine";
 
 interface Props {
   openId: string | null;
@@ -72,6 +72,28 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
   // the machine the next uploads were recorded on, and the presets to offer (GET /api/sim/options)
   const [machine, setMachine] = useState(INFERRED);
   const [presets, setPresets] = useState<string[]>([]);
+  // topology files read on this page (stored by POST /api/topologies), and why the last one was not
+  const [files, setFiles] = useState<MachineChoice[]>([]);
+  const [machineErr, setMachineErr] = useState<string | null>(null);
+  const fileRef = useRef<HTMLInputElement>(null);
+  const readTopologyFile = async (file: File) => {
+    setMachineErr(null);
+    let body: unknown;
+    try {
+      body = JSON.parse(await file.text()) as unknown;
+    } catch (e) {
+      setMachineErr(`topology file ${file.name}: not JSON (${e instanceof Error ? e.message : String(e)})`);
+      return;
+    }
+    try {
+      const { id } = await api.createTopology(body);
+      const choice = fileChoice(id, file.name, body as Topology);
+      setFiles((f) => [...f.filter((x) => x.value !== choice.value), choice]);
+      setMachine(choice.value);
+    } catch (e) {
+      setMachineErr(`topology file ${file.name}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
   useEffect(() => {
     const ctl = new AbortController();
     api.simOptions(ctl.signal).then(
@@ -142,7 +164,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
 
   // the machine as offered now: a recorded machine no longer listed (its recordings deleted, or
   // past the newest few) falls back to inferred, so that what the select shows is what is sent
-  const choices = machineChoices(presets, recs);
+  const choices = machineChoices(presets, recs, files);
   const chosen = chosenMachine(choices, machine);
   const upload = (files: FileList | File[]) => {
     for (const file of Array.from(files)) {
@@ -206,8 +228,15 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
         </label>
         <label className="small upload-machine" title="the machine the trace was recorded on: its CPUs' LLCs and nodes give every figure by LLC (every CPU the trace names must be one of its CPUs)">
           recorded on{" "}
-          <select data-testid="upload-machine" value={chosen.value} onChange={(e) => { setMachine(e.target.value); }}>
-            {(["inferred", "presets", "recorded"] as const).map((g) => {
+          <select
+            data-testid="upload-machine"
+            value={chosen.value}
+            onChange={(e) => {
+              if (e.target.value === PICK_FILE) fileRef.current?.click();
+              else setMachine(e.target.value);
+            }}
+          >
+            {(["inferred", "presets", "recorded", "files", "pick"] as const).map((g) => {
               const opts = choices.filter((c) => c.group === g);
               if (opts.length === 0) return null;
               const options = opts.map((c) => (
@@ -215,14 +244,28 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
                   {c.label}
                 </option>
               ));
-              return g === "inferred" ? options : (
-                <optgroup key={g} label={g === "presets" ? "presets" : "machines recorded here"}>
+              return g === "inferred" || g === "pick" ? options : (
+                <optgroup key={g} label={g === "presets" ? "presets" : g === "recorded" ? "machines recorded here" : "topology files"}>
                   {options}
                 </optgroup>
               );
             })}
           </select>
         </label>
+        <input
+          ref={fileRef}
+          type="file"
+          accept=".json,application/json"
+          hidden
+          data-testid="upload-machine-file"
+          aria-label="a topology file (placemap-collect topology --json)"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = "";
+            if (f) void readTopologyFile(f);
+          }}
+        />
+        {machineErr && <div className="error small" data-testid="upload-machine-error">{machineErr}</div>}
       </div>
       {uploads.map((u) => (
         <div key={u.key} className="upload-row" data-testid="upload-progress">

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Recording } from "../../client/types";
-import { chosenMachine, machineChoices, uploadMachine } from "./machine";
+import type { Topology } from "../../client/types";
+import { chosenMachine, fileChoice, machineChoices, PICK_FILE, uploadMachine } from "./machine";
 
 const rec = (id: string, over: Partial<Recording> = {}) => ({ id, name: `rec ${id}`, status: "ready", source: "imported", topology_id: `t-${id}`, topology_source: "sysfs", ...over }) as Recording;
 
@@ -12,6 +13,7 @@ describe("the machine of an upload", () => {
       ["preset:zen3-2s-nps1", "presets"],
       ["preset:icx-2s", "presets"],
       ["topology:t-a", "recorded"],
+      ["pick-file", "pick"],
     ]);
     expect(got[3]?.label).toBe("the machine of rec a");
   });
@@ -32,5 +34,27 @@ describe("the machine chosen", () => {
     const after = machineChoices(["icx-2s"], []);
     expect(chosenMachine(after, "topology:t-a").value).toBe("");
     expect(uploadMachine(chosenMachine(after, "topology:t-a").value)).toEqual({});
+  });
+});
+
+describe("a topology file read on the page", () => {
+  const topo = {
+    machine: "epyc-7451",
+    cpus: [...Array(96).keys()].map((cpu) => ({ cpu, online: cpu !== 95 })),
+    llcs: Array(16).fill({}),
+    numa_nodes: Array(8).fill({}),
+  } as unknown as Topology;
+
+  it("is offered by its machine and file, as its stored topology, once", () => {
+    const file = fileChoice("t-9", "host.json", topo);
+    expect(file).toEqual({ value: "topology:t-9", label: "epyc-7451 (host.json: 95 CPUs, 16 LLCs, 8 nodes)", group: "files" });
+    // the same topology recorded here already: listed once, as the file
+    const got = machineChoices([], [rec("z", { topology_id: "t-9" })], [file]);
+    expect(got.filter((c) => c.value === "topology:t-9").map((c) => c.group)).toEqual(["files"]);
+    expect(uploadMachine(chosenMachine(got, file.value).value)).toEqual({ topologyId: "t-9" });
+  });
+
+  it("the picker's entry is never the machine chosen", () => {
+    expect(chosenMachine(machineChoices([], []), PICK_FILE).value).toBe("");
   });
 });
