@@ -290,14 +290,22 @@ test("a topology file read on the page gives the machine: g4 on two LLCs counts 
     node_distances: [[10]],
   };
   await page.goto("/");
-  const file = page.getByTestId("upload-machine-file");
-  // not JSON, then JSON the server's topology schema refuses: each named, nothing chosen
-  await file.setInputFiles({ name: "broken.json", mimeType: "application/json", buffer: Buffer.from("{cpus: ") });
+  // "a topology file…" opens the browser's file chooser
+  const pick = async (name: string, body: string) => {
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload-machine-pick").click()]);
+    await chooser.setFiles({ name, mimeType: "application/json", buffer: Buffer.from(body) });
+  };
+  // not JSON, then JSON the server's topology schema refuses: each named (an alert), nothing chosen
+  await pick("broken.json", "{cpus: ");
   await expect(page.getByTestId("upload-machine-error")).toContainText("topology file broken.json: not JSON");
-  await file.setInputFiles({ name: "bad.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ machine: "x", cpus: "many" })) });
+  await expect(page.getByRole("alert")).toContainText("broken.json");
+  await pick("bad.json", JSON.stringify({ machine: "x", cpus: "many" }));
   await expect(page.getByTestId("upload-machine-error")).toContainText("topology file bad.json: ");
   await expect(page.getByTestId("upload-machine")).toHaveValue("");
-  await file.setInputFiles({ name: "two-llcs.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(two)) });
+  // choosing a machine clears the error
+  await page.getByTestId("upload-machine").selectOption("preset:icx-2s");
+  await expect(page.getByTestId("upload-machine-error")).toHaveCount(0);
+  await pick("two-llcs.json", JSON.stringify(two));
   await expect(page.getByTestId("upload-machine-error")).toHaveCount(0);
   await expect(page.getByTestId("upload-machine").locator("option:checked")).toHaveText("vm2-two-llcs (two-llcs.json: 2 CPUs, 2 LLCs, 1 node)");
   const name = "g4-two-llcs.ftrace.txt.gz";

@@ -139,6 +139,8 @@ export const api = {
     if (!res.ok) throw await errorFrom(res);
     return (await res.json()) as { id: string };
   },
+  /** a stored topology as the server keeps it (GET /api/topologies/{id}) */
+  storedTopology: (id: string, signal?: AbortSignal) => getJson<Topology>(`/topologies/${enc(id)}`, signal),
   async deleteRecording(id: string): Promise<void> {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);

@@ -8,7 +8,7 @@
  * The open recording (a ready one that was not itself simulated) offers its what-if replay.
  */
 import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
-import type { Recording, Topology } from "../../client/types";
+import type { Recording } from "../../client/types";
 import { api, uploadRecording } from "../../client/http";
 import { formatDuration } from "../../viz/time";
 import { LiveRecordingMeta } from "../live/LiveRecordingMeta";
@@ -17,7 +17,7 @@ import { DeleteRecording } from "./DeleteRecording";
 import { SimulatedMeta } from "./SimulatedMeta";
 import { WhatIf } from "../whatif/WhatIf";
 import { plural } from "../../viz/words";
-import { chosenMachine, fileChoice, INFERRED, machineChoices, PICK_FILE, uploadMachine, type MachineChoice } from "./machine";
+import { chosenMachine, fileChoice, INFERRED, machineChoices, uploadMachine, type MachineChoice } from "./machine";
 
 interface Props {
   openId: string | null;
@@ -76,22 +76,43 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
   const [files, setFiles] = useState<MachineChoice[]>([]);
   const [machineErr, setMachineErr] = useState<string | null>(null);
   const fileRef = useRef<HTMLInputElement>(null);
-  const readTopologyFile = async (file: File) => {
+  // the latest file read or machine chosen: a file read that finishes after another read or choice
+  // is stale, and neither chooses its machine nor shows its error
+  const machineSeq = useRef(0);
+  const [readingFile, setReadingFile] = useState<string | null>(null);
+  const chooseMachine = (value: string) => {
+    machineSeq.current++;
+    setReadingFile(null);
     setMachineErr(null);
+    setMachine(value);
+  };
+  const readTopologyFile = async (file: File) => {
+    const seq = ++machineSeq.current;
+    setMachineErr(null);
+    setReadingFile(file.name);
+    const fail = (why: string) => {
+      if (seq !== machineSeq.current) return;
+      setReadingFile(null);
+      setMachineErr(`topology file ${file.name}: ${why}`);
+    };
     let body: unknown;
     try {
       body = JSON.parse(await file.text()) as unknown;
     } catch (e) {
-      setMachineErr(`topology file ${file.name}: not JSON (${e instanceof Error ? e.message : String(e)})`);
+      fail(`not JSON (${e instanceof Error ? e.message : String(e)})`);
       return;
     }
     try {
       const { id } = await api.createTopology(body);
-      const choice = fileChoice(id, file.name, body as Topology);
+      // the label from the topology as the server stored it (its own reading of the file)
+      const stored = await api.storedTopology(id);
+      if (seq !== machineSeq.current) return;
+      const choice = fileChoice(id, file.name, stored);
       setFiles((f) => [...f.filter((x) => x.value !== choice.value), choice]);
+      setReadingFile(null);
       setMachine(choice.value);
     } catch (e) {
-      setMachineErr(`topology file ${file.name}: ${e instanceof Error ? e.message : String(e)}`);
+      fail(e instanceof Error ? e.message : String(e));
     }
   };
   useEffect(() => {
@@ -231,12 +252,10 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
           <select
             data-testid="upload-machine"
             value={chosen.value}
-            onChange={(e) => {
-              if (e.target.value === PICK_FILE) fileRef.current?.click();
-              else setMachine(e.target.value);
-            }}
+            aria-describedby={machineErr ? "upload-machine-error" : undefined}
+            onChange={(e) => { chooseMachine(e.target.value); }}
           >
-            {(["inferred", "presets", "recorded", "files", "pick"] as const).map((g) => {
+            {(["inferred", "presets", "recorded", "files"] as const).map((g) => {
               const opts = choices.filter((c) => c.group === g);
               if (opts.length === 0) return null;
               const options = opts.map((c) => (
@@ -244,7 +263,7 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
                   {c.label}
                 </option>
               ));
-              return g === "inferred" || g === "pick" ? options : (
+              return g === "inferred" ? options : (
                 <optgroup key={g} label={g === "presets" ? "presets" : g === "recorded" ? "machines recorded here" : "topology files"}>
                   {options}
                 </optgroup>
@@ -252,20 +271,27 @@ export function RecordingsPanel({ openId, onOpen, onDeleted, onCompare, onList }
             })}
           </select>
         </label>
+        <button type="button" className="linkish small" data-testid="upload-machine-pick" onClick={() => { fileRef.current?.click(); }} title="a host's `placemap-collect topology --json`: read here, stored, and chosen as the machine">
+          a topology file…
+        </button>
         <input
           ref={fileRef}
           type="file"
           accept=".json,application/json"
           hidden
           data-testid="upload-machine-file"
-          aria-label="a topology file (placemap-collect topology --json)"
           onChange={(e) => {
             const f = e.target.files?.[0];
             e.target.value = "";
             if (f) void readTopologyFile(f);
           }}
         />
-        {machineErr && <div className="error small" data-testid="upload-machine-error">{machineErr}</div>}
+        {readingFile !== null && <div className="muted small">reading {readingFile}…</div>}
+        {machineErr && (
+          <div className="error small" role="alert" id="upload-machine-error" data-testid="upload-machine-error">
+            {machineErr}
+          </div>
+        )}
       </div>
       {uploads.map((u) => (
         <div key={u.key} className="upload-row" data-testid="upload-progress">

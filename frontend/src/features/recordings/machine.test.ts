@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Recording } from "../../client/types";
 import type { Topology } from "../../client/types";
-import { chosenMachine, fileChoice, machineChoices, PICK_FILE, uploadMachine } from "./machine";
+import { chosenMachine, fileChoice, machineChoices, uploadMachine } from "./machine";
 
 const rec = (id: string, over: Partial<Recording> = {}) => ({ id, name: `rec ${id}`, status: "ready", source: "imported", topology_id: `t-${id}`, topology_source: "sysfs", ...over }) as Recording;
 
@@ -13,7 +13,6 @@ describe("the machine of an upload", () => {
       ["preset:zen3-2s-nps1", "presets"],
       ["preset:icx-2s", "presets"],
       ["topology:t-a", "recorded"],
-      ["pick-file", "pick"],
     ]);
     expect(got[3]?.label).toBe("the machine of rec a");
   });
@@ -52,9 +51,5 @@ describe("a topology file read on the page", () => {
     const got = machineChoices([], [rec("z", { topology_id: "t-9" })], [file]);
     expect(got.filter((c) => c.value === "topology:t-9").map((c) => c.group)).toEqual(["files"]);
     expect(uploadMachine(chosenMachine(got, file.value).value)).toEqual({ topologyId: "t-9" });
-  });
-
-  it("the picker's entry is never the machine chosen", () => {
-    expect(chosenMachine(machineChoices([], []), PICK_FILE).value).toBe("");
   });
 });

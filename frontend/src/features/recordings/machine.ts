@@ -13,12 +13,10 @@ export interface MachineChoice {
   /** "" (inferred), "preset:NAME" or "topology:ID" */
   value: string;
   label: string;
-  group: "inferred" | "presets" | "recorded" | "files" | "pick";
+  group: "inferred" | "presets" | "recorded" | "files";
 }
 
 export const INFERRED = "";
-/** The select's entry that opens a topology file picker (never a machine itself). */
-export const PICK_FILE = "pick-file";
 
 /** A topology file read on the page and stored: the choice for it. */
 export function fileChoice(id: string, fileName: string, topo: Topology): MachineChoice {
@@ -40,7 +38,6 @@ export function machineChoices(presets: readonly string[], recs: Recording[], fi
       .map((r) => ({ value: `topology:${String(r.topology_id)}`, label: `the machine of ${r.name}`, group: "recorded" as const }))
       .filter((c) => !fromFiles.has(c.value)),
     ...files,
-    { value: PICK_FILE, label: "a topology file… (placemap-collect topology --json)", group: "pick" },
   ];
 }
 
@@ -55,5 +52,5 @@ export function uploadMachine(value: string): { preset?: string; topologyId?: st
  * recorded machine whose recordings were deleted, or past the newest few): what the select shows is
  * then what the upload sends. */
 export function chosenMachine(choices: MachineChoice[], value: string): MachineChoice {
-  return choices.find((c) => c.value === value && c.value !== PICK_FILE) ?? choices[0] ?? { value: INFERRED, label: "", group: "inferred" };
+  return choices.find((c) => c.value === value) ?? choices[0] ?? { value: INFERRED, label: "", group: "inferred" };
 }
