@@ -80,8 +80,9 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
     rec = store.get_recording(rid)
     blob = None if rec is None else store.derived(rid, METRICS)
     if rec is None or blob is None:
+        why = "" if rec is None or not rec.error else f" ({rec.error})"
         print(
-            f"no recording {rid}" if rec is None else f"recording {rid} is {rec.status}: no counts yet",
+            f"no recording {rid}" if rec is None else f"recording {rid} is {rec.status}: no counts{why}",
             file=sys.stderr,
         )
         return 1
@@ -91,7 +92,10 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
         store, rid, metrics, lambda: None if topo is None else Topology.model_validate(topo)
     )
     if as_json:
-        print(json.dumps(metrics, indent=1))
+        from placemap.api.models import Metrics  # noqa: PLC0415
+
+        # as GET /api/recordings/{id}/metrics serves it: the model's fields, nulls where absent
+        print(json.dumps(Metrics.model_validate(metrics).model_dump(mode="json"), indent=1))
         return 0
     for line in [*header_lines(rec, topo), *metrics_lines(metrics)]:
         print(line)

@@ -62,7 +62,7 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
     ]
     bw = wk.get("by_waker")
     if bw is None:
-        lines.append("wakeups by their waker: not counted (a recording stored before they were)")
+        lines.append("wakeups by their waker: not counted (a stored chunk could not be read)")
     else:
         cross, known = int(bw["cross_llc"]), int(bw["shared_llc"]) + int(bw["cross_llc"])
         lines.append(
@@ -81,10 +81,15 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
             f"max {_us(lat['max_ns'])}"
         )
     else:
-        lines.append("run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in)")
+        lines.append(
+            "run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in, or a "
+            "stored chunk could not be read)"
+        )
     busy = m.get("per_cpu_busy")
     if busy:
         lines.append(f"CPU busy {100 * sum(busy) / len(busy):.1f}% (mean of {_plural(len(busy), 'CPU')})")
+    else:
+        lines.append("CPU busy - (no switch events to measure it)")
     by_kind = m.get("events_by_kind", {})
     lines.append(
         f"context switches {_n(int(by_kind.get('switch', 0)))}; events lost {_n(int(m['lost_events']))}; "

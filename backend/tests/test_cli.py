@@ -145,8 +145,21 @@ def test_admin_show_prints_the_whole_run_numbers_the_metrics_hold(tmp_path: Path
     assert lines[-1] == f"context switches {m['events_by_kind']['switch']:,}; events lost 0; lines skipped 12"
     as_json = _run(tmp_path, "admin", "show", rid, "--json")
     assert json.loads(as_json.stdout) == m
+    # a document an older version stored, without the delays and the wakeups by their waker: show
+    # counts them from the stored chunks, as GET metrics does, to the same figures
+    store = Store(tmp_path / "cli.db")
+    older = {**m, "wakeups": {k: v for k, v in m["wakeups"].items() if k != "by_waker"}}
+    del older["wakeup_latency"]
+    assert store.put_derived(rid, "metrics.json", json.dumps(older).encode())
+    store.close()
+    again = _run(tmp_path, "admin", "show", rid)
+    assert again.returncode == 0 and again.stdout == p.stdout
     missing = _run(tmp_path, "admin", "show", "nope")
     assert missing.returncode == 1 and "no recording nope" in missing.stderr
+    (tmp_path / "junk.txt").write_text("no trace here\n")
+    failed = _run(tmp_path, "admin", "import", str(tmp_path / "junk.txt")).stderr.split("\t")[0]
+    shown = _run(tmp_path, "admin", "show", failed)
+    assert shown.returncode == 1 and f"recording {failed} is failed: no counts (" in shown.stderr
 
 
 def test_new_ids_never_start_with_a_dash() -> None:

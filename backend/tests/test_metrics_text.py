@@ -1,0 +1,48 @@
+"""A recording's whole-run numbers as text (placemap.metrics_text): what a line says where a count
+is missing or zero, without dividing by it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placemap.metrics_text import metrics_lines
+
+ZERO_LEVELS = {"smt": 0, "llc": 0, "node": 0, "cross_node": 0}
+
+
+def _metrics(**over: Any) -> dict[str, Any]:
+    m: dict[str, Any] = {
+        "events_by_kind": {},
+        "migrations": {
+            "total": 0,
+            "by_level": ZERO_LEVELS,
+            "by_cause": {"wakeup": 0, "fork": 0, "balance": 0},
+        },
+        "wakeups": {"total": 0, "same_cpu": 0, "by_level": ZERO_LEVELS, "by_waker": None},
+        "lost_events": 3,
+        "skipped_lines": 0,
+        "per_cpu_busy": None,
+        "wakeup_latency": None,
+    }
+    m.update(over)
+    return m
+
+
+def test_a_recording_without_wakeups_switches_or_counts_says_so_without_dividing() -> None:
+    lines = metrics_lines(_metrics())
+    assert lines[1] == "wakeups 0: on their last CPU -; moved by level smt 0, llc 0, node 0, cross_node 0"
+    assert lines[2] == "wakeups by their waker: not counted (a stored chunk could not be read)"
+    assert lines[3].startswith("run-queue delay after a wakeup: none measured")
+    assert lines[4] == "CPU busy - (no switch events to measure it)"
+    assert lines[5] == "context switches 0; events lost 3; lines skipped 0"
+
+
+def test_no_cross_llc_wakeup_has_no_shares_and_an_unknown_waker_no_on_waker_share() -> None:
+    by_waker = {"shared_llc": 0, "cross_llc": 0, "to_waker_llc": 0, "to_prev_llc": 0, "elsewhere": 0,
+                "on_waker_cpu": 0, "still_running": 2, "unknown": 8}  # fmt: skip
+    wakeups = {"total": 10, "same_cpu": 10, "by_level": ZERO_LEVELS, "by_waker": by_waker}
+    line = metrics_lines(_metrics(wakeups=wakeups))[2]
+    assert line == (
+        "wakeups by their waker: waker in another LLC 0 (pulled to the waker's LLC -, kept in its own -, "
+        "in neither -); waker in its LLC 0; on the waker's CPU -; woken while it ran 2; waker unknown 8"
+    )
