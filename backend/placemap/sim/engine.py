@@ -152,12 +152,12 @@ class Engine(Handler):
         self.wakeups = 0
         self.wakeups_affine = 0
         # the wakeups by where the waker ran, as a recording's metrics count them from its events
-        # (wakeups.by_waker): the waker's CPU in another LLC than prev (of those, the ones that
-        # woke in the waker's LLC and in prev's), and the ones that woke on the waker's CPU
+        # (wakeups.by_waker): the waker's CPU in another LLC than prev, and of those, the ones that
+        # woke in the waker's LLC and in prev's (the ones on the waker's CPU are the wakeups that
+        # _wake_level does not count: level 0)
         self.wakeups_cross_llc = 0
         self.wakeups_to_waker_llc = 0
         self.wakeups_to_prev_llc = 0
-        self.wakeups_on_waker_cpu = 0
         self.switches = 0
         self.llc_util = LlcSampler(st)  # per-LLC utilization over time; the CPUs' busy time
         self.wait_ns = 0
@@ -350,8 +350,6 @@ class Engine(Handler):
         li = st.sd.level_index(this_cpu, target)
         if li:
             self._wake_level.add(li)
-        else:
-            self.wakeups_on_waker_cpu += 1
         prev = p.cpu
         llc_of = st.topo.llc_of  # the machine's LLCs (NO_MC changes the domains, not the caches)
         waker_llc = llc_of[this_cpu]
@@ -868,7 +866,7 @@ class Engine(Handler):
             "to_waker_llc": self.wakeups_to_waker_llc,
             "to_prev_llc": self.wakeups_to_prev_llc,
             "elsewhere": cross - self.wakeups_to_waker_llc - self.wakeups_to_prev_llc,
-            "on_waker_cpu": self.wakeups_on_waker_cpu,
+            "on_waker_cpu": self.wakeups - self._wake_level.total(),
             "still_running": 0,
             "unknown": 0,
         }
