@@ -218,10 +218,6 @@ def _run(  # noqa: PLR0917 - private, called once with everything import_file go
             cpus = set(ingestor.cpus_seen) | set((summary or {}).get("cpus_seen", []))
             inferred = inferred_topology(cpus, machine)
             store.set_topology(rid, store.put_topology(inferred.model_dump(mode="json")))
-        else:
-            mismatch = machine_mismatch(set(ingestor.cpus_seen), topology)
-            if mismatch is not None:
-                raise ImportFailedError(mismatch)
         ingestor.finish(summary)
     except BaseException:
         # stop the chunk writer before the caller drops the recording's chunks
