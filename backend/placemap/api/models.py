@@ -85,6 +85,32 @@ class LevelSeries(BaseModel):
     cross_node: list[float]
 
 
+class WakeLevelSeries(BaseModel):
+    """Wakeups per overview bin by where they woke against the CPU the task last ran on, as
+    Metrics.wakeups counts them (its by_level, same_cpu, and wakeups at an unknown level)."""
+
+    smt: list[float]
+    llc: list[float]
+    node: list[float]
+    cross_node: list[float]
+    unknown: list[float]
+    same_cpu: list[float]
+
+
+class WakerSeries(BaseModel):
+    """Wakeups per overview bin by where their waker ran: the classes of WakerCounts, bin by bin
+    (summed over all bins, WakerCounts)."""
+
+    shared_llc: list[float]
+    cross_llc: list[float]
+    to_waker_llc: list[float]
+    to_prev_llc: list[float]
+    elsewhere: list[float]
+    on_waker_cpu: list[float]
+    still_running: list[float]
+    unknown: list[float]
+
+
 class Overview(BaseModel):
     t_start_ns: int
     t_end_ns: int
@@ -94,6 +120,12 @@ class Overview(BaseModel):
     by_kind: dict[str, list[float]]
     migrations_by_level: LevelSeries
     lost: list[float]
+    wakeups_by_level: WakeLevelSeries | None = Field(
+        default=None, description="Null only where the recording's stored events could not be read again."
+    )
+    wakeups_by_waker: WakerSeries | None = Field(
+        default=None, description="Null only where the recording's stored events could not be read again."
+    )
 
 
 class LevelCounts(BaseModel):

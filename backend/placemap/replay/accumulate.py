@@ -1,7 +1,8 @@
 """The per-chunk counts of an ingest in one numba pass (compiled once, cached on disk): events by
-kind, migrations by level x cause, wakeups by level, the overview histogram's kind and migration-level
-rows, and which CPUs the chunk names. numpy did the same in ~20 array passes per chunk; on a 2-core
-machine that was a tenth of an import's CPU."""
+kind, migrations by level x cause, wakeups by level, the overview histogram's rows (kinds, migration
+levels, wakeups by level and by where their waker ran; overview_rows), and which CPUs the chunk
+names. numpy did the same in ~20 array passes per chunk; on a 2-core machine that was a tenth of an
+import's CPU."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ Arr = npt.NDArray[Any]
 K_WAKEUP = 2
 K_MIGRATE = 3
 NO_B = -(2**63)  # busy_series: no interval to bin
+N_LEVELS = 4  # migration levels (topo.LEVELS)
+N_WAKE = 6  # wakeup buckets: topo.LEVELS, then an unknown level, then the same CPU (Ingestor.wake)
+N_WAKER = 8  # wakeups by where their waker ran (kernel.WK_*)
+
+
+def overview_rows(nk: int) -> tuple[int, int, int, int]:
+    """The overview's row layout for `nk` event kinds: its first row of migration levels comes
+    after the kinds, then (lost, first wakeup bucket, first waker class, rows in all). Overviews
+    stored before the wakeup rows end after the lost row."""
+    lost = nk + N_LEVELS
+    return lost, lost + 1, lost + 1 + N_WAKE, lost + 1 + N_WAKE + N_WAKER
 
 
 @njit(cache=True, inline="always")
@@ -32,6 +44,7 @@ def chunk_counts(  # noqa: PLR0917 - numba kernel
     ts: Arr,
     ev_level: Arr,
     ev_cause: Arr,
+    ev_waker: Arr,
     cpus: Arr,
     t0: int,
     width: int,
@@ -41,10 +54,13 @@ def chunk_counts(  # noqa: PLR0917 - numba kernel
     wake: Arr,
     cpu_present: Arr,
 ) -> None:
-    """Add one chunk to the totals. overview rows: kinds (len(kind_counts)), then migration levels;
-    its bins must already cover ts (AdaptiveBins._fit). cpus: (4, n) cpu, target, orig, dest (-1 none);
+    """Add one chunk to the totals. overview rows: overview_rows(len(kind_counts)) (the lost row is
+    added by the caller); its bins must already cover ts (AdaptiveBins._fit). ev_waker: a wakeup's
+    classes by its waker, as a bit mask of kernel.WK_*. cpus: (4, n) cpu, target, orig, dest (-1 none);
     mig counts clip level to 0..4 and cause to 0..2, wakeups level to 0..5 (as the numpy code did)."""
     nk = kind_counts.shape[0]
+    wake_row = nk + N_LEVELS + 1
+    waker_row = wake_row + N_WAKE
     # a shift instead of a 64-bit division per row: the same floor for any sign
     shift = _log2(width)
     for i in range(kind.shape[0]):
@@ -60,7 +76,13 @@ def chunk_counts(  # noqa: PLR0917 - numba kernel
             if lv < 4:
                 overview[nk + lv, b] += 1.0
         elif k == K_WAKEUP:
-            wake[min(max(ev_level[i], 0), 5)] += 1
+            wl = min(max(ev_level[i], 0), N_WAKE - 1)
+            wake[wl] += 1
+            overview[wake_row + wl, b] += 1.0
+            m = ev_waker[i]
+            for j in range(N_WAKER):
+                if m & (1 << j):
+                    overview[waker_row + j, b] += 1.0
         for r in range(cpus.shape[0]):
             c = cpus[r, i]
             if c >= 0:

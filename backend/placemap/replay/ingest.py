@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import NO_B, busy_series, chunk_counts, interval_bins
+from placemap.replay.accumulate import NO_B, busy_series, chunk_counts, interval_bins, overview_rows
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.delays import METRICS, DelayCounter
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
@@ -86,7 +86,7 @@ class Ingestor:
         self.lost = 0
         self.cpus_seen: set[int] = set()
         self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
-        self.overview: AdaptiveBins | None = None  # rows: kinds, 4 migration levels, lost
+        self.overview: AdaptiveBins | None = None  # rows: accumulate.overview_rows
         self.busy: AdaptiveBins | None = None  # rows: LLCs (switch run intervals)
         self.samples: AdaptiveBins | None = None  # rows: LLC util sums then counts (llc_util events)
         self.cpu_busy_ns = np.zeros(0, dtype=np.float64)
@@ -182,7 +182,7 @@ class Ingestor:
         return pids
 
     def _init_bins(self, t0: int) -> None:
-        self.overview = AdaptiveBins(len(KIND_NAMES) + len(LEVELS) + 1, t0)
+        self.overview = AdaptiveBins(overview_rows(len(KIND_NAMES))[3], t0)
         self.busy = AdaptiveBins(self.levels.n_llcs, t0)
         self.samples = AdaptiveBins(2 * self.levels.n_llcs, t0)
 
@@ -221,8 +221,8 @@ class Ingestor:
             ov._fit(int(ts[-1]))  # ts is sorted (checked in _chunk); the kernel needs the bins to cover it
         # events by kind, migrations by level x cause, wakeups by level, overview kind + level rows
         before = self.kind_counts.copy()
-        chunk_counts(kind, ts, pl.ev_level, pl.ev_cause, cpus, ov.t0, ov.width, ov.values, self.kind_counts,
-                     self.mig, self.wake, self._cpu_present)  # fmt: skip
+        chunk_counts(kind, ts, pl.ev_level, pl.ev_cause, pl.ev_waker, cpus, ov.t0, ov.width, ov.values,
+                     self.kind_counts, self.mig, self.wake, self._cpu_present)  # fmt: skip
         self._chunk_kinds = self.kind_counts - before
         self.cpus_seen.update(np.flatnonzero(self._cpu_present).tolist())
         if self._chunk_kinds[9]:
@@ -230,7 +230,8 @@ class Ingestor:
             assert self._extras is not None
             lost_counts = _filled(self._extras.column("lost_events"), 0, np.float64)[is_lost]
             self.lost += int(lost_counts.sum())
-            ov.add_points(np.full(int(is_lost.sum()), len(KIND_NAMES) + 4), ts[is_lost], lost_counts)
+            lost_row = overview_rows(len(KIND_NAMES))[0]
+            ov.add_points(np.full(int(is_lost.sum()), lost_row), ts[is_lost], lost_counts)
         self._accumulate_busy(cols)
 
     _chunk_kinds: I64 = np.zeros(len(KIND_NAMES), dtype=np.int64)  # this chunk's events by kind

@@ -91,36 +91,42 @@ def _shares_llc(level: int) -> bool:
 @njit(cache=True, inline="always")
 def _count_waker(  # noqa: PLR0917 - numba helper
     wk: Arr, waker: int, prev: int, woke: int, still_ran: bool, matrix: Arr, default_level: int
-) -> None:
-    """Add one wakeup to `wk` (WK_*): the waker ran on `waker`, the wakee last ran on `prev` and
-    woke on `woke`. A task woken while still on its CPU (the switch that takes it off comes later
-    in the trace) or on its runqueue (preempted there) that wakes on that CPU took no placement the
-    trace can show: the kernel finds it still queued and chooses nothing (ttwu_runnable()), or, as
-    it leaves the CPU, queues the wakeup there (the wakelist of a task still on_cpu, for a waker in
-    another LLC or an idle CPU), or waits for it to leave and then chooses, keeping that CPU: an
-    approximation of "no choice", which the trace cannot tell apart. A trace without switches never
-    says a task runs, so there every wakeup counts by its CPUs."""
+) -> int:
+    """Add one wakeup to `wk` (WK_*) and return its classes as a bit mask (bit WK_* set: counted
+    there): the waker ran on `waker`, the wakee last ran on `prev` and woke on `woke`. A task
+    woken while still on its CPU (the switch that takes it off comes later in the trace) or on its
+    runqueue (preempted there) that wakes on that CPU took no placement the trace can show: the
+    kernel finds it still queued and chooses nothing (ttwu_runnable()), or, as it leaves the CPU,
+    queues the wakeup there (the wakelist of a task still on_cpu, for a waker in another LLC or an
+    idle CPU), or waits for it to leave and then chooses, keeping that CPU: an approximation of
+    "no choice", which the trace cannot tell apart. A trace without switches never says a task
+    runs, so there every wakeup counts by its CPUs."""
     if still_ran and woke == prev:
         wk[WK_STILL_RUNNING] += 1
-        return
+        return 1 << WK_STILL_RUNNING
     w_p = _level(waker, prev, matrix, default_level)
     w_t = _level(waker, woke, matrix, default_level)
     p_t = _level(prev, woke, matrix, default_level)
     if w_p == UNKNOWN_LEVEL or w_t == UNKNOWN_LEVEL or p_t == UNKNOWN_LEVEL:  # noqa: PLR1714 - numba, plain ints
         wk[WK_UNKNOWN] += 1
-        return
+        return 1 << WK_UNKNOWN
+    mask = 0
     if w_t == SAME_CPU:
         wk[WK_ON_WAKER_CPU] += 1
+        mask = 1 << WK_ON_WAKER_CPU
     if _shares_llc(w_p):
         wk[WK_SHARED_LLC] += 1
-        return
+        return mask | (1 << WK_SHARED_LLC)
     wk[WK_CROSS_LLC] += 1
+    mask |= 1 << WK_CROSS_LLC
     if _shares_llc(w_t):
         wk[WK_TO_WAKER_LLC] += 1
-    elif _shares_llc(p_t):
+        return mask | (1 << WK_TO_WAKER_LLC)
+    if _shares_llc(p_t):
         wk[WK_TO_PREV_LLC] += 1
-    else:
-        wk[WK_ELSEWHERE] += 1
+        return mask | (1 << WK_TO_PREV_LLC)
+    wk[WK_ELSEWHERE] += 1
+    return mask | (1 << WK_ELSEWHERE)
 
 
 @njit(cache=True)
@@ -200,6 +206,7 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
     default_level: int,
     ev_level: Arr,
     ev_cause: Arr,
+    ev_waker: Arr,
     pl_row: Arr,
     pl_task: Arr,
     pl_cpu: Arr,
@@ -307,9 +314,10 @@ def apply_events(  # noqa: PLR0917 - a numba kernel takes its columns positional
                 lvl = _level(prev, tc, matrix, default_level)
                 ev_level[i] = lvl
                 if t_waking[t]:
-                    _count_waker(wk, t_wcpu[t], prev, tc, t_wrun[t] != 0, matrix, default_level)
+                    ev_waker[i] = _count_waker(wk, t_wcpu[t], prev, tc, t_wrun[t] != 0, matrix, default_level)
                 else:
                     wk[WK_UNKNOWN] += 1
+                    ev_waker[i] = 1 << WK_UNKNOWN
                 pl_row[n_pl] = i
                 pl_task[n_pl] = t
                 pl_cpu[n_pl] = tc

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from placemap.replay.accumulate import N_WAKE, N_WAKER, overview_rows
 from placemap.replay.bins import rebin
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
 from placemap.schema.events import KIND_NAMES
@@ -28,6 +29,16 @@ class OverviewData:
     by_kind: dict[str, list[float]]
     migrations_by_level: dict[str, list[float]]
     lost: list[float]
+    # None for an overview stored before the wakeup rows (waker_refill.fill_overview adds them)
+    wakeups_by_level: dict[str, list[float]] | None
+    wakeups_by_waker: dict[str, list[float]] | None
+
+
+# the overview's wakeup rows, named as Metrics.wakeups names the same counts
+WAKE_ROWS = (*LEVELS, "unknown", "same_cpu")
+WAKER_ROWS = ("shared_llc", "cross_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "on_waker_cpu",
+              "still_running", "unknown")  # fmt: skip
+assert len(WAKE_ROWS) == N_WAKE and len(WAKER_ROWS) == N_WAKER
 
 
 def overview(store: Store, rid: str, t_start: int, t_end: int, bins: int) -> OverviewData | None:
@@ -38,6 +49,8 @@ def overview(store: Store, rid: str, t_start: int, t_end: int, bins: int) -> Ove
         values, t0, width = z["values"], int(z["t0"]), int(z["width"])
     bin_ns, out = rebin(values, t0=t0, width=width, t_start=t_start, t_end=t_end, bins=bins)
     nk = len(KIND_NAMES)
+    lost, wake, waker, rows = overview_rows(nk)
+    has_wake = out.shape[0] >= rows
 
     def ints(row: np.ndarray) -> list[float]:
         return [float(x) for x in np.rint(row)]
@@ -50,7 +63,9 @@ def overview(store: Store, rid: str, t_start: int, t_end: int, bins: int) -> Ove
         events=ints(out[:nk].sum(axis=0)),
         by_kind={name: ints(out[k]) for k, name in enumerate(KIND_NAMES)},
         migrations_by_level={name: ints(out[nk + i]) for i, name in enumerate(LEVELS)},
-        lost=ints(out[nk + len(LEVELS)]),
+        lost=ints(out[lost]),
+        wakeups_by_level={n: ints(out[wake + i]) for i, n in enumerate(WAKE_ROWS)} if has_wake else None,
+        wakeups_by_waker={n: ints(out[waker + i]) for i, n in enumerate(WAKER_ROWS)} if has_wake else None,
     )
 
 

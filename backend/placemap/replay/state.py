@@ -19,6 +19,7 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 I8 = npt.NDArray[np.int8]
+I16 = npt.NDArray[np.int16]
 
 _KEYFRAME_SCHEMA = pa.schema(
     [
@@ -254,12 +255,14 @@ class ChunkColumns:
 
 @dataclass
 class Placements:
-    """What the kernel tagged in a chunk: per row migration/wakeup level and migration cause, and
-    the placement list (row, task index, cpu, level, cause, and a wakeup's waker: its CPU and pid,
+    """What the kernel tagged in a chunk: per row migration/wakeup level, migration cause and a
+    wakeup's classes by where its waker ran (bit kernel.WK_* set; 0 for other rows), and the
+    placement list (row, task index, cpu, level, cause, and a wakeup's waker: its CPU and pid,
     -1 for none) for task paths."""
 
     ev_level: I8
     ev_cause: I8
+    ev_waker: I16
     row: I32
     task: I32
     cpu: I32
@@ -370,6 +373,7 @@ class PlacementState:
         n = len(cols.kind) if classify else 0
         ev_level = np.full(n, -1, dtype=np.int8)
         ev_cause = np.full(n, -1, dtype=np.int8)
+        ev_waker = np.zeros(n, dtype=np.int16)
         pl_row, pl_task, pl_cpu, pl_wcpu, pl_wpid = (np.zeros(n, dtype=np.int32) for _ in range(5))
         # writable either way: one kernel signature
         cur = (
@@ -388,8 +392,8 @@ class PlacementState:
             ex.get("wrun", _NONE_U8), _NO_WAKER_COUNTS.copy() if waker_counts is None else waker_counts,
             cur, ex.get("wpid", _NONE_I32), ex.get("qpre", _NONE_U8), ex.get("forkp", _NONE_U8),
             ex.get("events", _NONE_I64), ex.get("migs", _NONE_I64), ex.get("first_ts", _NONE_I64),
-            ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, pl_row, pl_task, pl_cpu,
-            pl_level, pl_cause, pl_wcpu, pl_wpid,
+            ex.get("last_ts", _NONE_I64), matrix, default_level, ev_level, ev_cause, ev_waker, pl_row,
+            pl_task, pl_cpu, pl_level, pl_cause, pl_wcpu, pl_wpid,
         )  # fmt: skip
         self._update_comms(table, t_crow, t_csrc)
         if not classify:
@@ -397,6 +401,7 @@ class PlacementState:
         return Placements(
             ev_level,
             ev_cause,
+            ev_waker,
             pl_row[:n_pl],
             pl_task[:n_pl],
             pl_cpu[:n_pl],

@@ -1,26 +1,33 @@
-"""The wakeups by where their waker ran (Metrics.wakeups.by_waker) for a recording stored before they
-were counted: its stored chunks, in order, go through the ingest's own state machine
-(PlacementState.apply, which counts them as the ingest does: kernel.WK_*), once, the first time its
-metrics are read, and the counts are kept with its metrics document, so nobody has to import it
-again. A stored chunk that cannot be read leaves the field null, kept so (not scanned for again),
-and the rest of the metrics are served. Memory: one chunk and the per-task state."""
+"""The wakeups by where their waker ran (Metrics.wakeups.by_waker), and the overview's wakeup rows
+(by level and by waker, bin by bin), for a recording stored before they were counted: its stored
+chunks, in order, go through the ingest's own state machine (PlacementState.apply, which classifies
+them as the ingest does: kernel.WK_*), once, the first time its metrics or its overview are read,
+and what was missing is kept with its metrics document and its overview (both from the one scan),
+so nobody has to import it again. A stored chunk that cannot be read leaves them out (by_waker
+null, the overview marked), kept so (not scanned for again), and the rest is served. Memory: one
+chunk, the per-task state and the overview's rows."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
+from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
-from placemap.replay.ingest import waker_counts
+from placemap.replay.ingest import npz, waker_counts
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.replay.topo import LevelMap
+from placemap.schema.events import KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
 from placemap.store.codec import decode_blob
 from placemap.store.store import Store
@@ -28,12 +35,30 @@ from placemap.store.store import Store
 log = logging.getLogger(__name__)
 
 
-def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
-    """The recording's wakeups by their waker's CPU, counted again from its stored chunks on
-    `topology` (the recording's; None: inferred, one LLC)."""
+OVERVIEW = "overview.npz"
+# an overview whose wakeup rows could not be counted (a damaged chunk): not scanned for again
+NO_WAKE_ROWS = "no_wake_rows"
+
+
+@dataclass
+class _Grid:
+    """A stored overview's bins: the rows to count wakeups into."""
+
+    t0: int
+    width: int
+    bins: int
+
+
+def _scan(
+    store: Store, rid: str, topology: Topology | None, grid: _Grid | None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64] | None]:
+    """The recording's wakeups by their waker's CPU (kernel.WK_*), counted again from its stored
+    chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid` the overview's
+    wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows' order)."""
     levels = LevelMap(topology)
     state = PlacementState()
     counts = np.zeros(kn.WK_COUNTS, dtype=np.int64)
+    rows = None if grid is None else np.zeros((N_WAKE + N_WAKER, grid.bins), dtype=np.float64)
     seqs = [c.seq for c in store.list_chunks(rid)]
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
         try:
@@ -41,7 +66,7 @@ def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> di
             cols = ChunkColumns.from_table(table)
         except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
             raise StoredChunkError(seq, str(exc) or type(exc).__name__) from exc
-        state.apply(
+        pl = state.apply(
             table,
             cols,
             len(cols.kind),
@@ -50,7 +75,80 @@ def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> di
             default_level=levels.default_level,
             waker_counts=counts,
         )
-    return waker_counts(counts)
+        if rows is not None and grid is not None and pl is not None:
+            wake = cols.kind == K_WAKEUP
+            b = np.clip((cols.ts[wake] - grid.t0) // grid.width, 0, grid.bins - 1)
+            np.add.at(rows, (np.clip(pl.ev_level[wake].astype(np.int64), 0, N_WAKE - 1), b), 1.0)
+            mask = pl.ev_waker[wake].astype(np.int64)
+            for j in range(N_WAKER):
+                has = (mask >> j) & 1 == 1
+                np.add.at(rows[N_WAKE + j], b[has], 1.0)
+    return counts, rows
+
+
+def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
+    """The recording's wakeups by their waker's CPU, counted again from its stored chunks on
+    `topology` (the recording's; None: inferred, one LLC)."""
+    return waker_counts(_scan(store, rid, topology, None)[0])
+
+
+def _overview_lacking(store: Store, rid: str) -> tuple[npt.NDArray[np.float64], _Grid] | None:
+    """The stored overview's values and bins when it lacks the wakeup rows (and was not marked as
+    uncountable); None otherwise, or without an overview."""
+    blob = store.derived(rid, OVERVIEW)
+    if blob is None:
+        return None
+    with np.load(io.BytesIO(blob)) as z:
+        values, t0, width = z["values"], int(z["t0"]), int(z["width"])
+        marked = NO_WAKE_ROWS in z.files
+    if marked or values.shape[0] >= overview_rows(len(KIND_NAMES))[3]:
+        return None
+    return values, _Grid(t0, width, values.shape[1])
+
+
+def _store_overview(
+    store: Store, rid: str, values: npt.NDArray[np.float64], grid: _Grid, rows: npt.NDArray[np.float64] | None
+) -> None:
+    """The overview with its wakeup rows appended after the lost row; without rows, as it was,
+    marked so that it is not scanned again."""
+    lost = overview_rows(len(KIND_NAMES))[0]
+    extra: dict[str, npt.NDArray[Any]] = {"t0": np.array(grid.t0), "width": np.array(grid.width)}
+    if rows is None:
+        store.put_derived(rid, OVERVIEW, npz(values=values, **extra, **{NO_WAKE_ROWS: np.array(1)}))
+    else:
+        store.put_derived(rid, OVERVIEW, npz(values=np.vstack([values[: lost + 1], rows]), **extra))
+
+
+def _store_metrics(
+    store: Store, rid: str, metrics: dict[str, Any], counts: dict[str, int] | None
+) -> dict[str, Any]:
+    filled = {**metrics, "wakeups": {**metrics["wakeups"], "by_waker": counts}}
+    store.put_derived(rid, METRICS, json.dumps(filled).encode())
+    return filled
+
+
+def fill_overview(store: Store, rid: str, topology: Callable[[], Topology | None]) -> bool:
+    """The stored overview given its wakeup rows when it lacks them, counted from the stored chunks
+    on the recording's `topology()` (asked only then), once; the metrics document gets by_waker
+    from the same scan when it lacks it too. True when the overview was rewritten (with the rows,
+    or marked: a chunk could not be read)."""
+    lacking = _overview_lacking(store, rid)
+    if lacking is None:
+        return False
+    values, grid = lacking
+    try:
+        counts, rows = _scan(store, rid, topology(), grid)
+    except StoredChunkError as exc:
+        log.warning("recording %s: the overview's wakeup rows not counted again: %s", rid, exc)
+        _store_overview(store, rid, values, grid, None)
+        return True
+    _store_overview(store, rid, values, grid, rows)
+    blob = store.derived(rid, METRICS)
+    metrics = None if blob is None else json.loads(blob)
+    wakeups = metrics.get("wakeups") if isinstance(metrics, dict) else None
+    if metrics is not None and isinstance(wakeups, dict) and "by_waker" not in wakeups:
+        _store_metrics(store, rid, metrics, waker_counts(counts))
+    return True
 
 
 def fill_by_waker(
@@ -59,17 +157,20 @@ def fill_by_waker(
     """`metrics` (a recording's stored Metrics document) with wakeups.by_waker: as stored when the
     document has it, else counted from the stored chunks on the recording's `topology()` (asked
     only then) and stored with the document, once (null, stored so, when a chunk cannot be
-    read)."""
+    read); the overview gets its wakeup rows from the same scan when it lacks them too."""
     wakeups = metrics.get("wakeups")
     if not isinstance(wakeups, dict) or "by_waker" in wakeups:
         return metrics
+    lacking = _overview_lacking(store, rid)
+    grid = None if lacking is None else lacking[1]
     counts: dict[str, int] | None
     try:
-        counts = by_waker_from_store(store, rid, topology())
+        raw, rows = _scan(store, rid, topology(), grid)
+        counts = waker_counts(raw)
     except StoredChunkError as exc:
         # kept as null: a damaged chunk stays damaged, and the next read need not scan again
         log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
-        counts = None
-    filled = {**metrics, "wakeups": {**wakeups, "by_waker": counts}}
-    store.put_derived(rid, METRICS, json.dumps(filled).encode())
-    return filled
+        counts, rows = None, None
+    if lacking is not None:
+        _store_overview(store, rid, lacking[0], lacking[1], rows)
+    return _store_metrics(store, rid, metrics, counts)

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import busy_series, chunk_counts, interval_bins
+from placemap.replay.accumulate import busy_series, chunk_counts, interval_bins, overview_rows
 from placemap.replay.state import ChunkColumns, PlacementState, prev_state_codes
 from placemap.schema.events import EVENT_SCHEMA
 
@@ -73,10 +73,11 @@ def warm_kernels() -> None:
         cols.ts,
         np.zeros(n, dtype=np.int8),
         np.zeros(n, dtype=np.int8),
+        np.zeros(n, dtype=np.int16),
         np.stack([cols.cpu, cols.target, cols.orig, cols.dest]),
         0,
         1024,
-        np.zeros((14, 8), dtype=np.float64),
+        np.zeros((overview_rows(10)[3], 8), dtype=np.float64),
         np.zeros(10, dtype=np.int64),
         np.zeros((5, 3), dtype=np.int64),
         np.zeros(6, dtype=np.int64),

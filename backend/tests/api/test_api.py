@@ -4,6 +4,7 @@ Go importer, then every read route; size limit, failed imports, hostile comms, t
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import sqlite3
@@ -11,13 +12,16 @@ import time
 from typing import Any
 
 import httpx
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from conftest import UPLOAD_LIMIT, Server, wait_done
 from ftrace_lines import G4
 
-from placemap.schema.events import EVENT_SCHEMA
+from placemap.replay.accumulate import overview_rows
+from placemap.replay.ingest import npz
+from placemap.schema.events import EVENT_SCHEMA, KIND_NAMES
 from placemap.store import Store
 
 ARROW = "application/vnd.apache.arrow.stream"
@@ -199,6 +203,33 @@ def test_metrics_stored_before_the_delays_were_measured_gain_them_when_read(
     assert again["wakeup_latency"] == measured and again["wakeups"]["by_waker"] == by_waker
     stored = json.loads(db.derived(rid, "metrics.json") or b"{}")
     assert stored["wakeup_latency"] == measured and stored["wakeups"]["by_waker"] == by_waker
+    db.close()
+
+
+def test_the_overview_bins_wakeups_as_the_metrics_count_them_and_fills_an_older_one(
+    server: Server, client: httpx.Client
+) -> None:
+    """GET overview's wakeup rows add up to GET metrics' counts; an overview an older version
+    stored (no wakeup rows) gets them from the stored chunks at its first read, and keeps them."""
+    rec = wait_done(client, client.post("/api/recordings", content=G4.read_bytes()).json()["id"])
+    rid = str(rec["id"])
+    m = client.get(f"/api/recordings/{rid}/metrics").json()["wakeups"]
+    ov = client.get(f"/api/recordings/{rid}/overview", params={"bins": 50}).json()
+    assert {k: round(sum(v)) for k, v in ov["wakeups_by_waker"].items()} == m["by_waker"]
+    assert round(sum(ov["wakeups_by_level"]["same_cpu"])) == m["same_cpu"] > 20_000
+    db = Store(server.settings.db_path)
+    blob = db.derived(rid, "overview.npz")
+    assert blob is not None
+    with np.load(io.BytesIO(blob)) as z:
+        values, t0, width = z["values"], z["t0"], z["width"]
+    assert db.put_derived(
+        rid, "overview.npz", npz(values=values[: overview_rows(len(KIND_NAMES))[1]], t0=t0, width=width)
+    )
+    assert client.get(f"/api/recordings/{rid}/overview", params={"bins": 50}).json() == ov
+    blob = db.derived(rid, "overview.npz")
+    assert blob is not None
+    with np.load(io.BytesIO(blob)) as z:
+        assert np.array_equal(z["values"], values), "stored with its rows again"
     db.close()
 
 

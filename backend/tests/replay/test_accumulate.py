@@ -1,11 +1,12 @@
 """The ingest's per-chunk counting kernel against the plain numpy it replaced, on random chunks that
-include the edge values (unknown level -1 and 4, same CPU 5, no cause, no CPU, lost rows)."""
+include the edge values (unknown level -1 and 4, same CPU 5, no cause, no CPU, lost rows), and its
+wakeup rows (by level and by waker class) against numpy's own binning of the same rows."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from placemap.replay.accumulate import chunk_counts
+from placemap.replay.accumulate import N_WAKER, chunk_counts, overview_rows
 from placemap.replay.bins import AdaptiveBins
 
 
@@ -18,15 +19,18 @@ def test_chunk_counts_matches_numpy() -> None:
     cause = rng.integers(-1, 3, n).astype(np.int8)
     cpus = rng.integers(-1, 12, (4, n)).astype(np.int32)
     cpus[2:, kind != 3] = -1
+    # any mask of the 8 classes on wakeups (the kernel reads it on wakeup rows only)
+    waker = rng.integers(0, 1 << N_WAKER, n).astype(np.int16)
+    lost_row, wake_row, waker_row, rows = overview_rows(nk)
 
-    got = AdaptiveBins(nk + 5, int(ts[0]))
+    got = AdaptiveBins(rows, int(ts[0]))
     got._fit(int(ts[-1]))
     kc, mig, wake = np.zeros(nk, np.int64), np.zeros((5, 3), np.int64), np.zeros(6, np.int64)
     present = np.zeros(12, np.bool_)
-    chunk_counts(kind, ts, level, cause, cpus, got.t0, got.width, got.values, kc, mig, wake, present)
+    chunk_counts(kind, ts, level, cause, waker, cpus, got.t0, got.width, got.values, kc, mig, wake, present)
 
-    # the numpy this replaced (replay/ingest.py before the kernel)
-    want = AdaptiveBins(nk + 5, int(ts[0]))
+    # the numpy this replaced (replay/ingest.py before the kernel), and the wakeup rows
+    want = AdaptiveBins(rows, int(ts[0]))
     is_mig = kind == 3
     lvl, cs = level[is_mig].astype(np.int64), cause[is_mig].astype(np.int64)
     want_mig = np.bincount(lvl.clip(0, 4) * 3 + cs.clip(0, 2), minlength=15).reshape(5, 3)
@@ -34,6 +38,12 @@ def test_chunk_counts_matches_numpy() -> None:
     want.add_points(kind.astype(np.int64), ts)
     known = lvl < 4
     want.add_points(nk + lvl[known], ts[is_mig][known])
+    is_wake = kind == 2
+    want.add_points(wake_row + level[is_wake].astype(np.int64).clip(0, 5), ts[is_wake])
+    for j in range(N_WAKER):
+        has = is_wake & ((waker.astype(np.int64) >> j) & 1 == 1)
+        want.add_points(np.full(int(has.sum()), waker_row + j), ts[has])
+    assert lost_row == nk + 4 and rows == nk + 19
     seen = set()
     for arr in cpus:
         seen.update(np.flatnonzero(np.bincount(arr[arr >= 0])).tolist())
@@ -56,10 +66,24 @@ def test_chunk_counts_bins_any_width() -> None:
     for width in (1024, 1000, 4096, 7):
         t0 = int(ts[0])
         n_bins = int((ts[-1] - t0) // width) + 1
-        values = np.zeros((nk + 5, n_bins), dtype=np.float64)
+        values = np.zeros((overview_rows(nk)[3], n_bins), dtype=np.float64)
         kc, mig, wake = np.zeros(nk, np.int64), np.zeros((5, 3), np.int64), np.zeros(6, np.int64)
         zeros = np.zeros(n, dtype=np.int8)
-        chunk_counts(kind, ts, zeros, zeros, cpus, t0, width, values, kc, mig, wake, np.zeros(1, np.bool_))
+        chunk_counts(
+            kind,
+            ts,
+            zeros,
+            zeros,
+            np.zeros(n, np.int16),
+            cpus,
+            t0,
+            width,
+            values,
+            kc,
+            mig,
+            wake,
+            np.zeros(1, np.bool_),
+        )
         want = np.zeros((nk, n_bins))
         np.add.at(want, (kind.astype(np.int64), (ts - t0) // width), 1.0)
         assert np.array_equal(values[:nk], want), f"width {width}"

@@ -937,6 +937,10 @@ export interface components {
             migrations_by_level: components["schemas"]["LevelSeries"];
             /** Lost */
             lost: number[];
+            /** @description Null only where the recording's stored events could not be read again. */
+            wakeups_by_level?: components["schemas"]["WakeLevelSeries"] | null;
+            /** @description Null only where the recording's stored events could not be read again. */
+            wakeups_by_waker?: components["schemas"]["WakerSeries"] | null;
         };
         /** PathPlacement */
         PathPlacement: {
@@ -2129,6 +2133,25 @@ export interface components {
             notes?: string[] | null;
         };
         /**
+         * WakeLevelSeries
+         * @description Wakeups per overview bin by where they woke against the CPU the task last ran on, as
+         *     Metrics.wakeups counts them (its by_level, same_cpu, and wakeups at an unknown level).
+         */
+        WakeLevelSeries: {
+            /** Smt */
+            smt: number[];
+            /** Llc */
+            llc: number[];
+            /** Node */
+            node: number[];
+            /** Cross Node */
+            cross_node: number[];
+            /** Unknown */
+            unknown: number[];
+            /** Same Cpu */
+            same_cpu: number[];
+        };
+        /**
          * WakerCounts
          * @description Wakeups by where their waker ran: sched_waking's CPU, the one select_task_rq_fair() runs on
          *     (an interrupt's CPU for a wakeup from an interrupt), against the wakee's prev CPU (waking's
@@ -2176,6 +2199,29 @@ export interface components {
              * @description No sched_waking before the wakeup (the trace did not record it, or a ring-buffer loss came between them), or a CPU the topology does not describe.
              */
             unknown: number;
+        };
+        /**
+         * WakerSeries
+         * @description Wakeups per overview bin by where their waker ran: the classes of WakerCounts, bin by bin
+         *     (summed over all bins, WakerCounts).
+         */
+        WakerSeries: {
+            /** Shared Llc */
+            shared_llc: number[];
+            /** Cross Llc */
+            cross_llc: number[];
+            /** To Waker Llc */
+            to_waker_llc: number[];
+            /** To Prev Llc */
+            to_prev_llc: number[];
+            /** Elsewhere */
+            elsewhere: number[];
+            /** On Waker Cpu */
+            on_waker_cpu: number[];
+            /** Still Running */
+            still_running: number[];
+            /** Unknown */
+            unknown: number[];
         };
         /**
          * WakeupLatency

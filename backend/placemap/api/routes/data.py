@@ -29,7 +29,7 @@ from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
-from placemap.replay.waker_refill import fill_by_waker
+from placemap.replay.waker_refill import fill_by_waker, fill_overview
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim_reasons import annotate
@@ -156,6 +156,8 @@ def get_overview(store: StoreDep, rid: str, bins: Annotated[int, Query(ge=1, le=
     rec = recording_or_404(store, rid, ready=True)
     if rec.t_start_ns is None or rec.t_end_ns is None:
         raise ApiError(409, "recording_empty", "the recording has no events")
+    # stored before the wakeup rows were binned: read them from its chunks, once
+    fill_overview(store, rid, lambda: _topology(store, rec))
     ov = queries.overview(store, rid, rec.t_start_ns, rec.t_end_ns, bins)
     if ov is None:
         raise ApiError(409, "overview_missing", "this recording has no overview; import it again")
