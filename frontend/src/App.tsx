@@ -52,7 +52,7 @@ function UrlSync({ player, cmp, countsUpTo, sweep }: { player: Player; cmp: stri
       speed: snap.speed,
       live: liveMode !== null && liveMode !== "ended",
       ...(cmp ? { cmp } : {}),
-      ...(cmp && countsUpTo ? { counts: "playhead" as const } : {}),
+      ...(countsUpTo ? { counts: "playhead" as const } : {}),
       ...(sweep ? { sweep } : {}),
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
@@ -167,7 +167,7 @@ function WorkspaceSide({ player, cmp, countsUpTo, setCountsUpTo, onSelect }: Pic
 
   return (
     <aside className="right">
-      {ready && !cmp && !live && <RunCounts player={player} />}
+      {ready && !cmp && !live && <RunCounts player={player} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
       {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
       {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
       {/* the stored inspector asks the server for task paths, which a live recording has only once it

@@ -27,12 +27,14 @@ describe("URL view state", () => {
     expect(parseView(s)).toMatchObject({ rec: "r-1", t: 7, sweep: "s-1" });
     expect(parseView("?sweep=").sweep).toBeUndefined();
   });
-  it("carries the comparison's counts up to the playhead, only with a comparison", () => {
+  it("carries the counts up to the playhead, of a comparison or of one recording, only with a recording", () => {
     const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, cmp: "r-2", counts: "playhead" });
     expect(s).toBe("?rec=r-1&t=7&cmp=r-2&counts=playhead");
     expect(parseView(s).counts).toBe("playhead");
-    expect(formatView({ rec: "r-1", t: 7, sel: null, speed: 1, counts: "playhead" })).toBe("?rec=r-1&t=7");
-    expect(parseView("?rec=r-1&counts=playhead").counts).toBeUndefined();
+    expect(formatView({ rec: "r-1", t: 7, sel: null, speed: 1, counts: "playhead" })).toBe("?rec=r-1&t=7&counts=playhead");
+    expect(parseView("?rec=r-1&counts=playhead").counts).toBe("playhead");
+    expect(formatView({ rec: null, t: null, sel: null, speed: 1, counts: "playhead" })).toBe("");
+    expect(parseView("?counts=playhead").counts).toBeUndefined();
     expect(parseView("?rec=r-1&cmp=r-2&counts=whatever").counts).toBeUndefined();
   });
   it("ignores junk and clamps speed", () => {

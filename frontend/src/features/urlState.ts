@@ -1,7 +1,7 @@
 /**
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
- * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start, &counts=playhead
- * with its counts up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel), so a
+ * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start; &counts=playhead
+ * shows the counts (the recording's, or both of a comparison) up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel), so a
  * reload (and later a share link) opens exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
@@ -15,7 +15,8 @@ export interface ViewState {
   live?: boolean;
   /** a second recording shown beside it at the same time from its start (a what-if twin) */
   cmp?: string;
-  /** the comparison's counts up to the playhead instead of the whole run's (only with cmp) */
+  /** the counts up to the playhead instead of the whole run's (the open recording's, or both of a
+   * comparison; only with rec) */
   counts?: "playhead";
   /** a stored sweep's result shown in the Simulate panel (GET /api/sim/sweeps/{id}) */
   sweep?: string;
@@ -45,7 +46,7 @@ export function parseView(search: string): ViewState {
     speed: speedRaw === null ? 1 : clampSpeed(Number(speedRaw)),
     live: p.get("live") === "1",
     cmp: p.get("cmp") || undefined,
-    ...(p.get("cmp") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
+    ...(p.get("rec") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
     ...(p.get("sweep") ? { sweep: p.get("sweep") ?? "" } : {}),
   };
 }
@@ -58,7 +59,7 @@ export function formatView(v: ViewState): string {
   if (v.speed !== 1) p.set("speed", String(v.speed));
   if (v.live) p.set("live", "1");
   if (v.cmp) p.set("cmp", v.cmp);
-  if (v.cmp && v.counts === "playhead") p.set("counts", "playhead");
+  if (v.rec && v.counts === "playhead") p.set("counts", "playhead");
   if (v.sweep) p.set("sweep", v.sweep);
   const s = p.toString();
   return s ? `?${s}` : "";

@@ -1,33 +1,72 @@
 /**
- * The open recording's whole-run numbers when nothing is beside it: the rows the comparison's table
- * has (migrations by level and cause, wakeups, the run-queue delay after a wakeup, CPU busy and the
- * LLCs that carry it, switches, what was lost), one column, from its own GET metrics and topology (a
- * simulated run's own metric is in the recording's header). In a panel above the inspector that can
- * be closed. Every value is text.
+ * The open recording's numbers when nothing is beside it: the rows the comparison's table has
+ * (migrations by level and cause, wakeups by level and by where their waker ran, the run-queue delay
+ * after a wakeup, CPU busy and the LLCs that carry it, switches, what was lost), one column, from its
+ * own GET metrics and topology (a simulated run's own metric is in the recording's header); or,
+ * switched as the comparison's table is (&counts=playhead), the rows its overview's bins give up to
+ * the playhead, following playback. In a panel above the inspector that can be closed. Every value
+ * is text.
  */
-import { compareRows, formatValue, rowClass } from "./counts";
-import { usePlayerMetrics } from "./usePlayerMetrics";
+import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
+import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
+import { compareRows, formatValue, rowClass, rowsUpTo, type CountRow } from "./counts";
+import { usePlayerMetrics } from "./usePlayerMetrics";
 
-export function RunCounts({ player }: { player: Player }) {
+export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
   const m = usePlayerMetrics(player);
+  const ov = usePlayerOverview(player);
+  const toggle = () => { setUpTo(!upTo); };
   if (m === "error") return <p className="small warn" data-testid="run-counts-error">the recording's counts could not be loaded</p>;
   if (m === null) return <p className="small muted">counting…</p>;
+  let body;
+  if (!upTo) body = <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />;
+  else if (ov === "error")
+    body = (
+      <p className="small warn" data-testid="run-counts-error">
+        the counts up to the playhead could not be loaded (no overview){" "}
+        <button type="button" className="linkish" onClick={toggle}>whole run</button>
+      </p>
+    );
+  else if (ov === null) body = <p className="small muted">counting up to the playhead…</p>;
+  else body = <PlayheadRun player={player} toggle={toggle} />;
   return (
     <details className="panel run-counts" open data-testid="run-counts">
-      <summary>whole run</summary>
-      <table className="llc-table compare-counts">
-        <tbody>
-          {compareRows(m, m, player.topo, player.topo).map((r) => (
-            <tr key={r.key} data-key={r.key} className={rowClass(r)}>
-              <th scope="row" title={r.hint}>
-                {r.label}
-              </th>
-              <td>{formatValue(r.a, r.unit)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <summary>{upTo ? "up to the playhead" : "whole run"}</summary>
+      {body}
     </details>
+  );
+}
+
+/** Follows the player's snapshots (the whole run's table does not re-render during playback). */
+function PlayheadRun({ player, toggle }: { player: Player; toggle: () => void }) {
+  const snap = usePlayerSnapshot(player);
+  const ov = player.overview;
+  if (!ov) return null;
+  const rows = rowsUpTo(ov, snap.playhead, ov, snap.playhead);
+  const caption = `+${formatDuration(snap.playhead - player.tStart)} (to the end of its ${formatDuration(ov.bin_ns)} overview bin)`;
+  return <RunTable rows={rows} caption={caption} upTo toggle={toggle} />;
+}
+
+function RunTable({ rows, caption, upTo, toggle }: { rows: CountRow[]; caption: string; upTo: boolean; toggle: () => void }) {
+  return (
+    <table className="llc-table compare-counts" data-mode={upTo ? "playhead" : "run"}>
+      <caption className="small">
+        <span data-testid="run-counts-caption">{caption}</span>{" "}
+        <button type="button" className="linkish" aria-pressed={upTo} onClick={toggle}>
+          {upTo ? "whole run" : "up to the playhead"}
+        </button>
+      </caption>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key} data-key={r.key} className={rowClass(r)}>
+            <th scope="row" title={r.hint}>
+              {r.label}
+            </th>
+            <td>{formatValue(r.a, r.unit)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Metrics, Overview, Topology } from "../../client/types";
-import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo, shareOfCross } from "./counts";
+import { binsUpTo, compareRows, formatChange, formatValue, llcWorkSpread, rowClass, rowsUpTo, shareOfCross, wakerCountsTo } from "./counts";
 import { wakeHints } from "./WakerShift";
 
 const lv = (smt: number, llc: number, node: number, cross_node: number) => ({ smt, llc, node, cross_node });
@@ -161,6 +161,42 @@ describe("counts up to the playhead", () => {
     // what only the whole run's metrics have is not made up
     expect(r("migrations.cause.wakeup")).toBeUndefined();
     expect(r("busy")).toBeUndefined();
+    // an overview stored without wakeup rows reads as unknown, not as zero
+    expect(r("wakeups.same_cpu")).toMatchObject({ a: null, b: null });
+    expect(r("wakeups.waker.cross_llc")).toMatchObject({ a: null, b: null });
+  });
+
+  it("gives the wakeups by level and by their waker up to each playhead, as the whole run's rows", () => {
+    const zeros = [0, 0, 0, 0];
+    const a: Overview = {
+      ...ov(1000, 10, zeros, [5, 5, 5, 5]),
+      wakeups_by_level: { smt: zeros, llc: [1, 0, 0, 2], node: [0, 1, 0, 0], cross_node: zeros, unknown: zeros, same_cpu: [4, 4, 5, 3] },
+      wakeups_by_waker: {
+        shared_llc: [3, 1, 5, 1],
+        cross_llc: [2, 4, 0, 4],
+        to_waker_llc: [2, 1, 0, 4],
+        to_prev_llc: [0, 3, 0, 0],
+        elsewhere: zeros,
+        on_waker_cpu: [1, 1, 5, 4],
+        still_running: zeros,
+        unknown: zeros,
+      },
+    };
+    const b = ov(0, 20, [0, 0, 0], [1, 1, 1]); // stored before the rows: unknown
+    const rows = rowsUpTo(a, 1015, b, 25); // a's first two bins
+    const r = (k: string) => rows.find((x) => x.key === k);
+    expect(r("wakeups.same_cpu")).toMatchObject({ a: 8 / 10, b: null });
+    expect(r("wakeups.llc")).toMatchObject({ a: 1, b: null });
+    expect(r("wakeups.node")).toMatchObject({ a: 1, b: null });
+    expect(r("wakeups.waker.cross_llc")).toMatchObject({ a: 6, b: null });
+    expect(r("wakeups.waker.to_waker_llc")).toMatchObject({ a: 3 / 6, unit: "fraction" });
+    expect(r("wakeups.waker.to_prev_llc")).toMatchObject({ a: 3 / 6 });
+    expect(r("wakeups.waker.on_waker_cpu")).toMatchObject({ a: 2 / 10 });
+    expect(wakerCountsTo(a, 4)).toEqual({ shared_llc: 10, cross_llc: 10, to_waker_llc: 7, to_prev_llc: 3, elsewhere: 0, on_waker_cpu: 11, still_running: 0, unknown: 0 });
+    expect(wakerCountsTo(b, 3)).toBeNull();
+    // the same rows, in the same order, as the whole run's table has them
+    const whole = compareRows(metrics(), metrics()).map((x) => x.key).filter((k) => rows.some((y) => y.key === k));
+    expect(rows.map((x) => x.key)).toEqual(whole);
   });
 });
 

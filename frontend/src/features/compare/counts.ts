@@ -55,39 +55,34 @@ export function shareOfCross(w: WakerCounts, k: WakerKey): number | null {
   return w.cross_llc > 0 ? w[k] / w.cross_llc : null;
 }
 
-/** shareOfCross of a recording's metrics (null for one stored before they were counted). */
-function crossShare(m: Metrics, k: WakerKey): number | null {
-  return m.wakeups.by_waker ? shareOfCross(m.wakeups.by_waker, k) : null;
-}
-
 /** Of the wakeups whose waker is known (shared_llc + cross_llc), the share on the waker's own CPU;
- * null without any (a capture without sched_waking) or for a recording stored before they were counted. */
-function onWakerShare(m: Metrics): number | null {
-  const w = m.wakeups.by_waker;
-  const known = w ? w.shared_llc + w.cross_llc : 0;
-  return w && known > 0 ? w.on_waker_cpu / known : null;
+ * null without any (a capture without sched_waking). */
+function onWakerShare(w: WakerCounts): number | null {
+  const known = w.shared_llc + w.cross_llc;
+  return known > 0 ? w.on_waker_cpu / known : null;
 }
 
-/** The wakeups by where their waker ran (sched_waking's CPU): the rows under "wakeups". */
-const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["unit"]; hint: string; f: (m: Metrics) => number | null }[] = [
+/** The wakeups by where their waker ran (sched_waking's CPU): the rows under "wakeups", read from a
+ * recording's counts (its whole run's, or its overview's up to a playhead). */
+const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["unit"]; hint: string; f: (w: WakerCounts) => number | null }[] = [
   {
     key: "cross_llc",
     label: "waker in another LLC",
     sub: false,
     unit: "count",
     hint: "woken from a CPU (sched_waking's) outside the LLC of the CPU the task last ran on: where the wakeup path (wake_affine() for a fair task) chooses between the two LLCs",
-    f: (m) => m.wakeups.by_waker?.cross_llc ?? null,
+    f: (w) => w.cross_llc,
   },
-  { key: "to_waker_llc", label: "pulled to the waker's LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the waker's LLC", f: (m) => crossShare(m, "to_waker_llc") },
-  { key: "to_prev_llc", label: "kept in its own LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the LLC it last ran in", f: (m) => crossShare(m, "to_prev_llc") },
-  { key: "elsewhere", label: "in neither", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in a third LLC", f: (m) => crossShare(m, "elsewhere") },
+  { key: "to_waker_llc", label: "pulled to the waker's LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the waker's LLC", f: (w) => shareOfCross(w, "to_waker_llc") },
+  { key: "to_prev_llc", label: "kept in its own LLC", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in the LLC it last ran in", f: (w) => shareOfCross(w, "to_prev_llc") },
+  { key: "elsewhere", label: "in neither", sub: true, unit: "fraction", hint: "of the wakeups from another LLC, the share that woke in a third LLC", f: (w) => shareOfCross(w, "elsewhere") },
   {
     key: "on_waker_cpu",
     label: "on the waker's CPU",
     sub: false,
     unit: "fraction",
     hint: "of the wakeups whose waker is known (from its LLC or another), the share that woke on the very CPU of its waker",
-    f: (m) => onWakerShare(m),
+    f: onWakerShare,
   },
   {
     key: "still_running",
@@ -95,7 +90,7 @@ const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["un
     sub: false,
     unit: "count",
     hint: "woken while still on its CPU (before the switch that took it off) or preempted on its runqueue, and woke there: no choice shows (the kernel found it still queued, or queued the wakeup on the CPU it was leaving)",
-    f: (m) => m.wakeups.by_waker?.still_running ?? null,
+    f: (w) => w.still_running,
   },
   {
     key: "unknown",
@@ -103,9 +98,15 @@ const WAKER_ROWS: { key: string; label: string; sub: boolean; unit: CountRow["un
     sub: false,
     unit: "count",
     hint: "no sched_waking before the wakeup (the trace did not record it, or a ring-buffer loss came between them), or a CPU the topology does not describe",
-    f: (m) => m.wakeups.by_waker?.unknown ?? null,
+    f: (w) => w.unknown,
   },
 ];
+
+/** The waker rows for two recordings' counts (null: a recording stored before they were counted,
+ * or an overview whose stored events could not be read again). */
+function wakerRows(a: WakerCounts | null | undefined, b: WakerCounts | null | undefined): CountRow[] {
+  return WAKER_ROWS.map((w) => ({ key: `wakeups.waker.${w.key}`, label: w.label, part: true, sub: w.sub, hint: w.hint, a: a ? w.f(a) : null, b: b ? w.f(b) : null, unit: w.unit }));
+}
 
 /** Where the run's work sat: its CPUs' busy time summed per LLC of its topology (null without the
  * per-CPU busy time, which needs switches, or without LLCs in the topology). */
@@ -136,7 +137,7 @@ export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, top
   add("wakeups", "wakeups", false, (m) => m.wakeups.total);
   add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
   for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
-  for (const w of WAKER_ROWS) rows.push({ key: `wakeups.waker.${w.key}`, label: w.label, part: true, sub: w.sub, hint: w.hint, a: w.f(a), b: w.f(b), unit: w.unit });
+  rows.push(...wakerRows(a.wakeups.by_waker, b.wakeups.by_waker));
   // run-queue delay after a wakeup (null: no wakeup was followed by its switch-in)
   add("delay.p50", "wakeup → run, p50", false, (m) => m.wakeup_latency?.p50_ns ?? null, "ns");
   add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
@@ -187,18 +188,49 @@ function sumTo(series: number[] | undefined, n: number): number {
   return Math.round(s); // resampled bins may hold fractions of a stored bin's count
 }
 
+/** An overview's wakeups by their waker summed over its first `n` bins (null: the overview has no
+ * such rows). */
+export function wakerCountsTo(ov: Overview, n: number): WakerCounts | null {
+  const w = ov.wakeups_by_waker;
+  if (!w) return null;
+  return {
+    shared_llc: sumTo(w.shared_llc, n),
+    cross_llc: sumTo(w.cross_llc, n),
+    to_waker_llc: sumTo(w.to_waker_llc, n),
+    to_prev_llc: sumTo(w.to_prev_llc, n),
+    elsewhere: sumTo(w.elsewhere, n),
+    on_waker_cpu: sumTo(w.on_waker_cpu, n),
+    still_running: sumTo(w.still_running, n),
+    unknown: sumTo(w.unknown, n),
+  };
+}
+
 /** The rows the overview's bins can give up to each recording's playhead (`aT`, `bT`: absolute ns),
- * to the end of the bin holding it: migrations by level, wakeups, switches, lost events. The rows
- * only the whole run's metrics have (causes, wakeups by level, CPU busy, skipped lines) are left out. */
+ * to the end of the bin holding it: migrations by level, wakeups by level and by where their waker
+ * ran, switches, lost events; in the whole run's order, so that at the end they read as its rows.
+ * The rows only the whole run's metrics have (migrations by cause, the run-queue delay, CPU busy,
+ * skipped lines) are left out. */
 export function rowsUpTo(a: Overview, aT: number, b: Overview, bT: number): CountRow[] {
   const na = binsUpTo(a, aT);
   const nb = binsUpTo(b, bT);
   const rows: CountRow[] = [];
-  const add = (key: string, label: string, part: boolean, f: (ov: Overview, n: number) => number) =>
-    rows.push({ key, label, part, a: f(a, na), b: f(b, nb), unit: "count" });
+  const add = (key: string, label: string, part: boolean, f: (ov: Overview, n: number) => number | null, unit: CountRow["unit"] = "count") =>
+    rows.push({ key, label, part, a: f(a, na), b: f(b, nb), unit });
   add("migrations", "migrations", false, (ov, n) => LEVELS.reduce((s, [k]) => s + sumTo(ov.migrations_by_level[k], n), 0));
   for (const [k, label] of LEVELS) add(`migrations.${k}`, label, true, (ov, n) => sumTo(ov.migrations_by_level[k], n));
   add("wakeups", "wakeups", false, (ov, n) => sumTo(ov.by_kind.wakeup, n));
+  add(
+    "wakeups.same_cpu",
+    "on its last CPU",
+    true,
+    (ov, n) => {
+      const all = sumTo(ov.by_kind.wakeup, n);
+      return ov.wakeups_by_level && all > 0 ? sumTo(ov.wakeups_by_level.same_cpu, n) / all : null;
+    },
+    "fraction",
+  );
+  for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (ov, n) => (ov.wakeups_by_level ? sumTo(ov.wakeups_by_level[k], n) : null));
+  rows.push(...wakerRows(wakerCountsTo(a, na), wakerCountsTo(b, nb)));
   add("switches", "context switches", false, (ov, n) => sumTo(ov.by_kind.switch, n));
   add("lost", "events lost", false, (ov, n) => sumTo(ov.lost, n));
   return rows;
