@@ -324,6 +324,36 @@ test("a topology file read on the page gives the machine: g4 on two LLCs counts 
   await expect(runCounts.locator('tr[data-key="wakeups.waker.cross_llc"] td')).toHaveText(bw.cross_llc.toLocaleString("en-US"));
   await expect(runCounts.locator('tr[data-key="wakeups.waker.to_waker_llc"] td')).toHaveText(`${((100 * bw.to_waker_llc) / bw.cross_llc).toFixed(1)}%`);
   await shot(page, "uploaded-with-topology-file");
+  // the timeline stacks those wakeups by where they woke, all of them over the whole run
+  await expect(page.getByTestId("timeline-cross-llc")).toHaveAttribute("data-total", String(bw.cross_llc));
+  // switched to the counts up to the playhead: at +100 ms the overview's wakeup rows (the Player's
+  // 2000 bins) summed to the bin holding it; at the end, the whole run's
+  const cell = (key: string) => runCounts.locator(`tr[data-key="${key}"] td`);
+  type Ov = { bin_ns: number; bins: number; wakeups_by_waker: Record<string, number[]> };
+  const o = (await (await request.get(`/api/recordings/${rid}/overview?bins=2000`)).json()) as Ov;
+  const upTo = (key: string) => Math.round((o.wakeups_by_waker[key] ?? []).slice(0, Math.min(o.bins, Math.floor(100e6 / o.bin_ns) + 1)).reduce((x, y) => x + y, 0));
+  expect(upTo("cross_llc")).toBeGreaterThan(0);
+  expect(upTo("cross_llc")).toBeLessThan(bw.cross_llc);
+  await runCounts.getByRole("button", { name: "up to the playhead" }).click();
+  await page.getByTestId("seek-input").fill("+100ms");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(page.getByTestId("run-counts-caption")).toContainText("+100.0 ms");
+  await expect(page).toHaveURL(/[?&]counts=playhead/);
+  await expect(cell("wakeups.waker.cross_llc")).toHaveText(upTo("cross_llc").toLocaleString("en-US"));
+  await expect(cell("wakeups.waker.to_waker_llc")).toHaveText(`${((100 * upTo("to_waker_llc")) / upTo("cross_llc")).toFixed(1)}%`);
+  await expect(cell("migrations.cause.wakeup")).toHaveCount(0);
+  await shot(page, "run-counts-playhead");
+  // a link taken so opens the same counts
+  await page.reload();
+  await expect(page.getByTestId("run-counts-caption")).toContainText("+100.0 ms");
+  await expect(cell("wakeups.waker.cross_llc")).toHaveText(upTo("cross_llc").toLocaleString("en-US"));
+  await page.getByTestId("seek-input").fill("+10s");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(cell("wakeups.waker.cross_llc")).toHaveText(bw.cross_llc.toLocaleString("en-US"));
+  await expect(cell("wakeups.waker.to_waker_llc")).toHaveText(`${((100 * bw.to_waker_llc) / bw.cross_llc).toFixed(1)}%`);
+  await runCounts.getByRole("button", { name: "whole run" }).click();
+  await expect(page).not.toHaveURL(/[?&]counts=/);
+  await expect(cell("migrations.cause.wakeup")).toHaveCount(1);
   // its machine is a machine recorded here now, which the later specs' "across machines" lists count:
   // the recording goes, and with it the machine from those lists
   expect((await request.delete(`/api/recordings/${rid}`)).ok()).toBe(true);

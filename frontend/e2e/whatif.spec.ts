@@ -181,7 +181,30 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const playheadUrl = page.url();
   await expect(cells("migrations")).toHaveText([n(await upTo(rid)), n(await upTo(twinId)), /^[+\u2212=]/]);
   await expect(cells("migrations.cause.wakeup")).toHaveCount(0);
+  // the wakeups by their waker up to the playhead: the overview's wakeup rows summed to its bin
+  const wakerUpTo = async (id: string, key: string) => {
+    const o = (await (await request.get(`/api/recordings/${id}/overview?bins=2000`)).json()) as Ov & { wakeups_by_waker: Record<string, number[]> };
+    const nb = Math.min(o.bins, Math.floor(100e6 / o.bin_ns) + 1);
+    return Math.round((o.wakeups_by_waker[key] ?? []).slice(0, nb).reduce((x, y) => x + y, 0));
+  };
+  const crossAt100 = await wakerUpTo(twinId, "cross_llc");
+  expect(crossAt100).toBeGreaterThan(0);
+  expect(crossAt100).toBeLessThan(wB.by_waker.cross_llc);
+  await expect(cells("wakeups.waker.cross_llc")).toHaveText(["0", n(crossAt100), `+${n(crossAt100)}`]);
+  await expect(cells("wakeups.waker.to_waker_llc").nth(1)).toHaveText(pct(await wakerUpTo(twinId, "to_waker_llc"), crossAt100));
   await page.screenshot({ path: join(ARTIFACTS, "whatif-compare-playhead.png") });
+  // at the end of both runs (the twin is shorter; a seek past the end stops there), the counts up to
+  // the playhead are the whole runs'
+  await page.getByTestId("seek-input").fill("+10s");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(page.getByTestId("compare-counts-caption")).toContainText(/up to \+78\d\.\d ms/);
+  await expect(cells("wakeups.waker.cross_llc")).toHaveText(["0", n(wB.by_waker.cross_llc), `+${n(wB.by_waker.cross_llc)}`]);
+  await expect(cells("wakeups.waker.to_waker_llc")).toHaveText(["–", pct(wB.by_waker.to_waker_llc, wB.by_waker.cross_llc), ""]);
+  await expect(cells("wakeups.waker.on_waker_cpu").nth(0)).toHaveText(pct(wA.by_waker.on_waker_cpu, known(wA.by_waker)));
+  await expect(cells("wakeups")).toHaveText([n(mA.wakeups.total), n(mB.wakeups.total), /^[+\u2212=]/]);
+  await page.getByTestId("seek-input").fill("+100ms");
+  await page.getByTestId("seek-input").press("Enter");
+  await expect(page.getByTestId("compare-counts-caption")).toContainText("up to +100.0 ms");
   await counts.getByRole("button", { name: "whole run" }).click();
   await expect(cells("migrations")).toHaveText([n(mA.migrations.total), n(mB.migrations.total), /^[+\u2212=]/]);
   await expect(page).not.toHaveURL(/[?&]counts=/);
@@ -189,6 +212,9 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await page.getByTestId("compare-other").getByRole("button", { name: "close" }).click();
   await expect(page.getByTestId("compare")).toHaveCount(0);
   await expect(page).not.toHaveURL(/[?&]cmp=/);
+  // the capture's one LLC has no wakeup from another LLC: its timeline has no track for them
+  await expect(page.getByTestId("timeline-seek")).toHaveCount(1);
+  await expect(page.getByTestId("timeline-cross-llc")).toHaveCount(0);
 
   await result.getByRole("button", { name: "open the what-if run" }).click();
   const twin = page.getByTestId("recording-item").filter({ has: page.getByTestId("sim-badge") }).filter({ hasText: "trace of g4-whatif wake_affine" });
@@ -197,6 +223,10 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   await expect(twin.getByTestId("sim-rec-meta")).toContainText(`zen3-2s-nps1 · trace of recording ${rid}`);
   await expect(twin).toHaveClass(/open/);
   await expect(page.getByTestId("placement-state").locator("table.llc-table tbody tr")).toHaveCount(16);
+  // the twin's timeline stacks its wakeups from another LLC by where they woke: all of them over
+  // the whole run, as its metrics count them
+  await expect(page.getByTestId("timeline-cross-llc")).toHaveAttribute("data-total", String(wB.by_waker.cross_llc));
+  await expect(page.getByTestId("timeline-cross-llc").locator("rect.cross-to_waker_llc").first()).toBeVisible();
   // the opened twin's header offers the same whole scenario (its metadata's is shortened)
   const [again] = await Promise.all([page.waitForEvent("download"), page.getByTestId("rec-scenario-file").click()]);
   expect(again.url()).toBe(download.url());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyMigration, cpuIndex, levelColor, processColor, processKey, LEVELS } from "./colors";
-import { binOf, nextMigrationBin, rebin, stackMigrations } from "./overview";
+import { binOf, nextMigrationBin, rebin, stackCrossLlc, stackMigrations } from "./overview";
 import { easeInOutCubic, flightPosition, flightProgress } from "./animate";
 import { formatNs, parseTime } from "./time";
 import { synthTopology } from "./synthTopology";
@@ -66,6 +66,20 @@ describe("overview binning", () => {
     expect(nextMigrationBin(ov, 12)).toBe(12);
     expect(nextMigrationBin(ov, 20)).toBe(30);
     expect(nextMigrationBin({ ...ov, migrations_by_level: { smt: [0, 0, 0, 0], llc: [0, 0, 0, 0], node: [0, 0, 0, 0], cross_node: [0, 0, 0, 0] } }, 0)).toBeNull();
+  });
+  it("stacks the wakeups from another LLC by where they woke, only where a recording has any", () => {
+    const z = [0, 0, 0, 0];
+    const waker = { shared_llc: [5, 1, 5, 0], cross_llc: [0, 4, 0, 5], to_waker_llc: [0, 3, 0, 1], to_prev_llc: [0, 1, 0, 3], elsewhere: [0, 0, 0, 1], on_waker_cpu: z, still_running: z, unknown: z };
+    const s = stackCrossLlc({ ...ov, wakeups_by_waker: waker }, 0, 40, 2);
+    if (s === null) throw new Error("no track");
+    // two bins of two: pulled first, then kept, then neither; totals kept
+    expect(s[0]?.stack.to_waker_llc).toEqual([0, 3]);
+    expect(s[0]?.stack.to_prev_llc).toEqual([3, 4]);
+    expect(s[1]?.stack.elsewhere).toEqual([4, 5]);
+    expect(s.reduce((t, b) => t + b.total, 0)).toBe(9);
+    // none: a one-LLC recording, or an overview stored without the rows
+    expect(stackCrossLlc({ ...ov, wakeups_by_waker: { ...waker, cross_llc: z } }, 0, 40, 2)).toBeNull();
+    expect(stackCrossLlc(ov, 0, 40, 2)).toBeNull();
   });
 });
 

@@ -61,19 +61,38 @@ export interface StackedBin {
   total: number;
 }
 
-export function stackMigrations(ov: Overview, t0: number, t1: number, target: number): StackedBin[] {
-  const per = LEVELS.map((l) => rebin(ov.migrations_by_level[l], ov.t_start_ns, ov.bin_ns, t0, t1, target));
+/** Series stacked bin by bin over [t0, t1] in `target` bins, in `keys` order: each bin's
+ * cumulative [y0, y1] per key and its total. */
+export function stackSeries<K extends string>(series: Record<K, readonly number[]>, keys: readonly K[], ov: Overview, t0: number, t1: number, target: number): { t0: number; t1: number; stack: Record<K, [number, number]>; total: number }[] {
+  const per = keys.map((k) => rebin(series[k], ov.t_start_ns, ov.bin_ns, t0, t1, target));
   const first = per[0] ?? [];
   return first.map((b, i) => {
     let y = 0;
-    const stack = {} as Record<MigrationLevel, [number, number]>;
-    LEVELS.forEach((l, k) => {
-      const v = per[k]?.[i]?.value ?? 0;
-      stack[l] = [y, y + v];
+    const stack = {} as Record<K, [number, number]>;
+    keys.forEach((k, j) => {
+      const v = per[j]?.[i]?.value ?? 0;
+      stack[k] = [y, y + v];
       y += v;
     });
     return { t0: b.t0, t1: b.t1, stack, total: y };
   });
+}
+
+export function stackMigrations(ov: Overview, t0: number, t1: number, target: number): StackedBin[] {
+  return stackSeries(ov.migrations_by_level, LEVELS, ov, t0, t1, target);
+}
+
+/** Where the wakeups whose waker ran in another LLC than the wakee's prev CPU woke: pulled to the
+ * waker's LLC, kept in prev's, or in neither (the overview's wakeups_by_waker rows). */
+export const CROSS_LLC = ["to_waker_llc", "to_prev_llc", "elsewhere"] as const;
+export type CrossLlc = (typeof CROSS_LLC)[number];
+
+/** The cross-LLC wakeups stacked over [t0, t1]; null when the overview has no such rows or the
+ * whole recording has no such wakeup (one LLC, or a capture without sched_waking). */
+export function stackCrossLlc(ov: Overview, t0: number, t1: number, target: number): { t0: number; t1: number; stack: Record<CrossLlc, [number, number]>; total: number }[] | null {
+  const w = ov.wakeups_by_waker;
+  if (!w || !w.cross_llc.some((v) => v > 0)) return null;
+  return stackSeries(w, CROSS_LLC, ov, t0, t1, target);
 }
 
 /** The first bin start >= t (strictly after t's bin) holding migrations, or null. */

@@ -1,7 +1,9 @@
 /**
  * The timeline: a context strip over the whole recording (brush it with d3-brush to zoom; a click
- * without a drag seeks) and a focus track over the zoomed window showing the event rate and the
- * migrations stacked by crossing level (from GET overview). Click the focus track to seek. The
+ * without a drag seeks) and a focus track over the zoomed window showing the event rate, the
+ * migrations stacked by crossing level and, where the recording has any, the wakeups from another
+ * LLC by where they woke (pulled to the waker's LLC, kept in their own, neither; from GET
+ * overview). Click the focus track to seek. The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
 import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
@@ -12,7 +14,7 @@ import { pointer, select } from "d3-selection";
 import { max } from "d3-array";
 import type { Overview } from "../../client/types";
 import { api } from "../../client/http";
-import { rebin, stackMigrations } from "../../viz/overview";
+import { CROSS_LLC, rebin, stackCrossLlc, stackMigrations, type CrossLlc } from "../../viz/overview";
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
@@ -30,7 +32,9 @@ const RATE_H = 46;
 const MIG_H = 46;
 const AXIS_H = 16;
 const GAP = 6;
-const FOCUS_H = RATE_H + MIG_H + 4;
+const WAKE_H = 40;
+const BASE_FOCUS_H = RATE_H + MIG_H + 4;
+const CROSS_LABEL: Record<CrossLlc, string> = { to_waker_llc: "pulled to the waker's LLC", to_prev_llc: "kept in its own", elsewhere: "neither" };
 
 function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; label: string }[] {
   const span = t1 - t0;
@@ -139,8 +143,14 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
     const ym = scaleLinear().domain([0, maxM]).range([0, MIG_H - 2]);
     const lost = rebin(overview.lost, overview.t_start_ns, overview.bin_ns, d0, d1, bins).filter((b) => b.value > 0);
     const binW = width / bins;
-    return { ratePath, migs, ym, maxM, lost, binW, maxRate: max(rate, (d) => d.value) ?? 0 };
+    const cross = stackCrossLlc(overview, d0, d1, bins);
+    const maxC = (cross && max(cross, (d) => d.total)) || 1;
+    const yc = scaleLinear().domain([0, maxC]).range([0, WAKE_H - 2]);
+    const crossTotal = cross ? Math.round(cross.reduce((s, b) => s + b.total, 0)) : 0;
+    return { ratePath, migs, ym, maxM, lost, binW, maxRate: max(rate, (d) => d.value) ?? 0, cross, yc, maxC, crossTotal };
   }, [overview, d0, d1, bins, focus, width]);
+  // the cross-LLC wakeups' track, only for a recording that has any
+  const focusH = BASE_FOCUS_H + (focusData?.cross ? WAKE_H + 4 : 0);
 
   const onFocusClick = (e: MouseEvent<SVGRectElement>) => {
     const r = e.currentTarget.getBoundingClientRect();
@@ -148,7 +158,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
   };
 
   const tk = ticks(d0, d1, width, tStart);
-  const totalH = CTX_H + GAP + FOCUS_H + AXIS_H;
+  const totalH = CTX_H + GAP + focusH + AXIS_H;
   return (
     <div className="timeline" ref={wrapRef}>
       <svg width={width} height={totalH} className="timeline-svg">
@@ -159,7 +169,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
           <g ref={brushRef} data-testid="timeline-brush" />
         </g>
         <g transform={`translate(0,${CTX_H + GAP})`}>
-          <rect width={width} height={FOCUS_H} className="focus-bg" />
+          <rect width={width} height={focusH} className="focus-bg" />
           {focusData && (
             <>
               {focusData.ratePath && <path d={focusData.ratePath} className="rate-area" />}
@@ -194,6 +204,37 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
               <text x={4} y={RATE_H + 15} className="track-label">
                 migrations by level (max {Math.round(focusData.maxM)})
               </text>
+              {focusData.cross && (
+                <g transform={`translate(0,${BASE_FOCUS_H})`} data-testid="timeline-cross-llc" data-total={focusData.crossTotal}>
+                  {focusData.cross.map((b, i) =>
+                    b.total > 0
+                      ? CROSS_LLC.map((k) => {
+                          const [a, c] = b.stack[k];
+                          if (c <= a) return null;
+                          return (
+                            <rect
+                              key={`${i}-${k}`}
+                              x={focus(b.t0)}
+                              width={Math.max(1, focusData.binW - 0.5)}
+                              y={WAKE_H - focusData.yc(c)}
+                              height={Math.max(0.5, focusData.yc(c) - focusData.yc(a))}
+                              className={`cross-${k}`}
+                            />
+                          );
+                        })
+                      : null,
+                  )}
+                  <text x={4} y={11} className="track-label">
+                    wakeups from another LLC (max {Math.round(focusData.maxC)}):{" "}
+                    {CROSS_LLC.map((k, i) => (
+                      <tspan key={k} className={`cross-${k}-text`}>
+                        {i > 0 ? " · " : ""}
+                        {CROSS_LABEL[k]}
+                      </tspan>
+                    ))}
+                  </text>
+                </g>
+              )}
             </>
           )}
           {!overview && (
@@ -201,12 +242,12 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
               {ov === "error" ? "the overview could not be loaded" : "loading overview…"}
             </text>
           )}
-          <line ref={focusHeadRef} y1={0} y2={FOCUS_H} className="playhead" />
-          <rect width={width} height={FOCUS_H} className="hit" onClick={onFocusClick} data-testid="timeline-seek">
+          <line ref={focusHeadRef} y1={0} y2={focusH} className="playhead" />
+          <rect width={width} height={focusH} className="hit" onClick={onFocusClick} data-testid="timeline-seek">
             <title>click to seek</title>
           </rect>
         </g>
-        <g transform={`translate(0,${CTX_H + GAP + FOCUS_H})`} className="axis">
+        <g transform={`translate(0,${CTX_H + GAP + focusH})`} className="axis">
           {tk.map((t) => (
             <g key={t.x} transform={`translate(${t.x},0)`}>
               <line y2={4} />
