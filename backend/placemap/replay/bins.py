@@ -27,9 +27,13 @@ class AdaptiveBins:
         self.values: F64 = np.zeros((series, n_bins), dtype=np.float64)
 
     def _fit(self, t_max: int) -> None:
+        v = self.values
+        h = self.n_bins // 2
         while (t_max - self.t0) // self.width >= self.n_bins:
-            half = self.values.reshape(self.values.shape[0], self.n_bins // 2, 2).sum(axis=2)
-            self.values = np.concatenate([half, np.zeros_like(half)], axis=1)
+            # pairs summed into the first half in place (one temporary of half the bins, where a
+            # reshaped sum and a concatenation allocated the whole array again)
+            np.add(v[:, 0::2], v[:, 1::2], out=v[:, :h])
+            v[:, h:] = 0.0
             self.width *= 2
 
     def add_points(self, series: npt.NDArray[np.integer], ts: I64, weights: F64 | None = None) -> None:
