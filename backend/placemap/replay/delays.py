@@ -19,6 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
+from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns
 from placemap.sim import latency
@@ -110,11 +111,17 @@ def fill_wakeup_latency(store: Store, rid: str, metrics: dict[str, Any]) -> dict
     stored, when a chunk cannot be read: the other metrics stay readable)."""
     if "wakeup_latency" in metrics:
         return metrics
-    try:
-        delays = delays_from_store(store, rid)
-    except StoredChunkError as exc:
-        log.warning("recording %s: run-queue delays not read again: %s", rid, exc)
-        return metrics
-    filled = {**metrics, "wakeup_latency": delays}
-    store.put_derived(rid, METRICS, json.dumps(filled).encode())
-    return filled
+    with refill_lock(rid):
+        # another request may have stored it meanwhile (refill_lock)
+        stored = json.loads(store.derived(rid, METRICS) or b"{}")
+        if "wakeup_latency" in stored:
+            return {**metrics, "wakeup_latency": stored["wakeup_latency"]}
+        try:
+            delays = delays_from_store(store, rid)
+        except StoredChunkError as exc:
+            log.warning("recording %s: run-queue delays not read again: %s", rid, exc)
+            return metrics
+        # into the document as stored now: the other refills' fields kept
+        if stored:
+            store.put_derived(rid, METRICS, json.dumps({**stored, "wakeup_latency": delays}).encode())
+    return {**metrics, "wakeup_latency": delays}

@@ -304,6 +304,7 @@ class Ingestor:
                 values=self.overview.values[:, : self.overview.used_bins(self.t_end or 0)],
                 t0=np.array(self.overview.t0),
                 width=np.array(self.overview.width),
+                wake_rows=np.array(1),  # with the wakeup rows (waker_refill.WAKE_ROWS)
             )
         ex = self.state.extra
         tasks = [

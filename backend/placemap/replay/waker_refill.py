@@ -24,6 +24,7 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
 from placemap.replay.ingest import npz, waker_counts
+from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.replay.topo import LevelMap
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 
 
 OVERVIEW = "overview.npz"
+# the overview has its wakeup rows (written with them by the ingest and by a refill): a key of the
+# archive, read without decompressing its values
+WAKE_ROWS = "wake_rows"
 # an overview whose wakeup rows could not be counted (a damaged chunk): not scanned for again
 NO_WAKE_ROWS = "no_wake_rows"
 
@@ -99,9 +103,10 @@ def _overview_lacking(store: Store, rid: str) -> tuple[npt.NDArray[np.float64], 
     if blob is None:
         return None
     with np.load(io.BytesIO(blob)) as z:
+        if WAKE_ROWS in z.files or NO_WAKE_ROWS in z.files:
+            return None
         values, t0, width = z["values"], int(z["t0"]), int(z["width"])
-        marked = NO_WAKE_ROWS in z.files
-    if marked or values.shape[0] >= overview_rows(len(KIND_NAMES))[3]:
+    if values.shape[0] >= overview_rows(len(KIND_NAMES))[3]:
         return None
     return values, _Grid(t0, width, values.shape[1])
 
@@ -116,39 +121,63 @@ def _store_overview(
     if rows is None:
         store.put_derived(rid, OVERVIEW, npz(values=values, **extra, **{NO_WAKE_ROWS: np.array(1)}))
     else:
-        store.put_derived(rid, OVERVIEW, npz(values=np.vstack([values[: lost + 1], rows]), **extra))
+        store.put_derived(
+            rid,
+            OVERVIEW,
+            npz(values=np.vstack([values[: lost + 1], rows]), **extra, **{WAKE_ROWS: np.array(1)}),
+        )
 
 
-def _store_metrics(
-    store: Store, rid: str, metrics: dict[str, Any], counts: dict[str, int] | None
-) -> dict[str, Any]:
-    filled = {**metrics, "wakeups": {**metrics["wakeups"], "by_waker": counts}}
-    store.put_derived(rid, METRICS, json.dumps(filled).encode())
-    return filled
+_MISSING: Any = object()
+
+
+def _stored_by_waker(store: Store, rid: str) -> Any:
+    """The stored metrics document's wakeups.by_waker (None included); _MISSING when it has none,
+    or there is no document with wakeups to give it to."""
+    blob = store.derived(rid, METRICS)
+    doc = None if blob is None else json.loads(blob)
+    wakeups = doc.get("wakeups") if isinstance(doc, dict) else None
+    if not isinstance(wakeups, dict) or "by_waker" not in wakeups:
+        return _MISSING
+    return wakeups["by_waker"]
+
+
+def _put_by_waker(store: Store, rid: str, counts: dict[str, int] | None) -> None:
+    """wakeups.by_waker into the metrics document as stored now (under refill_lock: the other
+    refills' fields kept)."""
+    blob = store.derived(rid, METRICS)
+    doc = None if blob is None else json.loads(blob)
+    wakeups = doc.get("wakeups") if isinstance(doc, dict) else None
+    if doc is None or not isinstance(wakeups, dict):
+        return
+    store.put_derived(rid, METRICS, json.dumps({**doc, "wakeups": {**wakeups, "by_waker": counts}}).encode())
 
 
 def fill_overview(store: Store, rid: str, topology: Callable[[], Topology | None]) -> bool:
     """The stored overview given its wakeup rows when it lacks them, counted from the stored chunks
     on the recording's `topology()` (asked only then), once; the metrics document gets by_waker
     from the same scan when it lacks it too. True when the overview was rewritten (with the rows,
-    or marked: a chunk could not be read)."""
-    lacking = _overview_lacking(store, rid)
-    if lacking is None:
+    or marked: a chunk could not be read, and then by_waker, when missing, is stored as null)."""
+    if _overview_lacking(store, rid) is None:
         return False
-    values, grid = lacking
-    try:
-        counts, rows = _scan(store, rid, topology(), grid)
-    except StoredChunkError as exc:
-        log.warning("recording %s: the overview's wakeup rows not counted again: %s", rid, exc)
-        _store_overview(store, rid, values, grid, None)
+    with refill_lock(rid):
+        lacking = _overview_lacking(store, rid)  # again: another request may have filled it
+        if lacking is None:
+            return False
+        values, grid = lacking
+        by_waker_missing = _stored_by_waker(store, rid) is _MISSING
+        try:
+            counts, rows = _scan(store, rid, topology(), grid)
+        except StoredChunkError as exc:
+            log.warning("recording %s: the overview's wakeup rows not counted again: %s", rid, exc)
+            _store_overview(store, rid, values, grid, None)
+            if by_waker_missing:
+                _put_by_waker(store, rid, None)
+            return True
+        _store_overview(store, rid, values, grid, rows)
+        if by_waker_missing:
+            _put_by_waker(store, rid, waker_counts(counts))
         return True
-    _store_overview(store, rid, values, grid, rows)
-    blob = store.derived(rid, METRICS)
-    metrics = None if blob is None else json.loads(blob)
-    wakeups = metrics.get("wakeups") if isinstance(metrics, dict) else None
-    if metrics is not None and isinstance(wakeups, dict) and "by_waker" not in wakeups:
-        _store_metrics(store, rid, metrics, waker_counts(counts))
-    return True
 
 
 def fill_by_waker(
@@ -161,16 +190,21 @@ def fill_by_waker(
     wakeups = metrics.get("wakeups")
     if not isinstance(wakeups, dict) or "by_waker" in wakeups:
         return metrics
-    lacking = _overview_lacking(store, rid)
-    grid = None if lacking is None else lacking[1]
-    counts: dict[str, int] | None
-    try:
-        raw, rows = _scan(store, rid, topology(), grid)
-        counts = waker_counts(raw)
-    except StoredChunkError as exc:
-        # kept as null: a damaged chunk stays damaged, and the next read need not scan again
-        log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
-        counts, rows = None, None
-    if lacking is not None:
-        _store_overview(store, rid, lacking[0], lacking[1], rows)
-    return _store_metrics(store, rid, metrics, counts)
+    with refill_lock(rid):
+        got = _stored_by_waker(store, rid)  # another request may have stored it meanwhile
+        if got is not _MISSING:
+            return {**metrics, "wakeups": {**wakeups, "by_waker": got}}
+        lacking = _overview_lacking(store, rid)
+        grid = None if lacking is None else lacking[1]
+        counts: dict[str, int] | None
+        try:
+            raw, rows = _scan(store, rid, topology(), grid)
+            counts = waker_counts(raw)
+        except StoredChunkError as exc:
+            # kept as null: a damaged chunk stays damaged, and the next read need not scan again
+            log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
+            counts, rows = None, None
+        if lacking is not None:
+            _store_overview(store, rid, lacking[0], lacking[1], rows)
+        _put_by_waker(store, rid, counts)
+    return {**metrics, "wakeups": {**wakeups, "by_waker": counts}}

@@ -11,6 +11,8 @@ import io
 import json
 import re
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,9 @@ from test_classify import two_cpus
 from test_helpers import ingest
 
 from placemap.importer import import_file
+from placemap.replay import waker_refill
 from placemap.replay.accumulate import overview_rows
-from placemap.replay.delays import METRICS
+from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.ingest import npz
 from placemap.replay.queries import WAKER_ROWS, OverviewData, overview
 from placemap.replay.waker_refill import NO_WAKE_ROWS, OVERVIEW, fill_by_waker, fill_overview
@@ -111,6 +114,17 @@ def test_the_short_task_patch_s_pulls_are_binned_at_their_own_wakeups(store: Sto
 # --- overviews stored before the wakeup rows were binned (replay.waker_refill.fill_overview) ----
 
 
+def _damage(store: Store, rid: str) -> None:
+    """Overwrite one stored chunk with bytes that are not one."""
+    seq = store.list_chunks(rid)[5].seq
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute(
+            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
+        )
+    conn.close()
+
+
 def _as_older_version_stored(store: Store, rid: str, *, metrics_too: bool = False) -> None:
     """Store the overview as versions before the wakeup rows did (kinds, migration levels, lost);
     with metrics_too, the metrics without wakeups.by_waker as well."""
@@ -173,13 +187,7 @@ def test_a_damaged_chunk_leaves_the_rows_out_once(store: Store, g4_table: pa.Tab
     rid = ingest(store, g4_table, chunk_rows=3_000)
     fresh = _overview(store, rid, 1000)
     _as_older_version_stored(store, rid)
-    seq = store.list_chunks(rid)[5].seq
-    conn = sqlite3.connect(store.path)
-    with conn:
-        conn.execute(
-            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
-        )
-    conn.close()
+    _damage(store, rid)
     assert fill_overview(store, rid, lambda: None)
     got = _overview(store, rid, 1000)
     # the rest of the overview as it was, the wakeup rows left out
@@ -193,6 +201,89 @@ def test_a_damaged_chunk_leaves_the_rows_out_once(store: Store, g4_table: pa.Tab
         raise AssertionError("scanned again")
 
     assert not fill_overview(store, rid, never)
+
+
+def test_a_damaged_chunk_found_by_the_overview_leaves_a_missing_by_waker_null_too(
+    store: Store, g4_table: pa.Table
+) -> None:
+    rid = ingest(store, g4_table, chunk_rows=3_000)
+    _as_older_version_stored(store, rid, metrics_too=True)
+    _damage(store, rid)
+    assert fill_overview(store, rid, lambda: None)
+    assert _metrics(store, rid)["wakeups"]["by_waker"] is None
+
+    def never() -> Topology:
+        raise AssertionError("scanned again")
+
+    assert fill_by_waker(store, rid, _metrics(store, rid), never)["wakeups"]["by_waker"] is None
+
+
+def test_requests_at_once_scan_once_and_keep_each_other_s_fields(
+    store: Store, g4_table: pa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page asks for a recording's metrics and its overview at once: for one stored before the
+    run-queue delays, the wakeups by their waker and the overview's rows, the requests' refills
+    wait for each other (refill_lock), so the chunks are scanned for the wakeups once, and each
+    document ends with every field."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    fresh, counted = _overview(store, rid, 500), _metrics(store, rid)
+    _as_older_version_stored(store, rid, metrics_too=True)
+    body = _metrics(store, rid)
+    del body["wakeup_latency"]
+    assert store.put_derived(rid, METRICS, json.dumps(body).encode())
+    scans: list[int] = []
+    real = waker_refill._scan
+
+    def slow_scan(*args: Any, **kwargs: Any) -> Any:
+        scans.append(1)
+        time.sleep(0.3)  # both requests are inside their refill by now
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(waker_refill, "_scan", slow_scan)
+    barrier = threading.Barrier(3)
+    got: dict[str, Any] = {}
+
+    def metrics_request() -> None:
+        barrier.wait()
+        doc = fill_wakeup_latency(store, rid, body)
+        got["metrics"] = fill_by_waker(store, rid, doc, lambda: topo)
+
+    def overview_request() -> None:
+        barrier.wait()
+        got["overview"] = fill_overview(store, rid, lambda: topo)
+
+    def second_overview_request() -> None:
+        barrier.wait()
+        fill_overview(store, rid, lambda: topo)
+
+    threads = [
+        threading.Thread(target=f) for f in (metrics_request, overview_request, second_overview_request)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(scans) == 1
+    assert got["metrics"]["wakeups"] == counted["wakeups"]
+    assert got["metrics"]["wakeup_latency"] == counted["wakeup_latency"]
+    assert _metrics(store, rid) == counted, "every field stored, none written over"
+    assert _overview(store, rid, 500) == fresh
+
+
+def test_a_refill_writes_its_field_into_the_document_as_stored_now(store: Store, g4_table: pa.Table) -> None:
+    """A request read the metrics before another's refill stored by_waker: its own refill of the
+    run-queue delays keeps by_waker (it writes into the document as stored, not the one it read)."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    counted = _metrics(store, rid)
+    _as_older_version_stored(store, rid, metrics_too=True)
+    stale = _metrics(store, rid)
+    del stale["wakeup_latency"]
+    assert store.put_derived(rid, METRICS, json.dumps(stale).encode())
+    assert fill_overview(store, rid, lambda: topo)  # stores by_waker from its scan
+    assert fill_wakeup_latency(store, rid, stale)["wakeup_latency"] == counted["wakeup_latency"]
+    assert _metrics(store, rid) == counted
 
 
 def test_waker_rows_are_named_as_the_metrics_name_them() -> None:

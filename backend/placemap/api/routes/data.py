@@ -160,6 +160,7 @@ def get_overview(store: StoreDep, rid: str, bins: Annotated[int, Query(ge=1, le=
     fill_overview(store, rid, lambda: _topology(store, rec))
     ov = queries.overview(store, rid, rec.t_start_ns, rec.t_end_ns, bins)
     if ov is None:
+        recording_or_404(store, rid, ready=True)  # (deleted while its rows were filled: gone, not broken)
         raise ApiError(409, "overview_missing", "this recording has no overview; import it again")
     return Overview.model_validate(ov.__dict__)
 
