@@ -17,10 +17,11 @@ export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boo
   const m = usePlayerMetrics(player);
   const ov = usePlayerOverview(player);
   const toggle = () => { setUpTo(!upTo); };
-  if (m === "error") return <p className="small warn" data-testid="run-counts-error">the recording's counts could not be loaded</p>;
-  if (m === null) return <p className="small muted">counting…</p>;
+  // (the playhead mode needs only the overview: it does not wait for the metrics)
+  if (!upTo && m === "error") return <p className="small warn" data-testid="run-counts-error">the recording's counts could not be loaded</p>;
+  if (!upTo && m === null) return <p className="small muted">counting…</p>;
   let body;
-  if (!upTo) body = <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />;
+  if (!upTo) body = m !== null && m !== "error" && <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />;
   else if (ov === "error")
     body = (
       <p className="small warn" data-testid="run-counts-error">
