@@ -354,6 +354,22 @@ test("a topology file read on the page gives the machine: g4 on two LLCs counts 
   await runCounts.getByRole("button", { name: "whole run" }).click();
   await expect(page).not.toHaveURL(/[?&]counts=/);
   await expect(cell("migrations.cause.wakeup")).toHaveCount(1);
+  // a task's own wakeups by their waker (its path's classes): the busiest task's, as its path counts them
+  await page.getByTestId("task-result").first().click();
+  const pid = Number(new URL(page.url()).searchParams.get("sel"));
+  type P = { kind: string; cpu: number; waker_cpu: number | null; waker_class: string | null };
+  const path = ((await (await request.get(`/api/recordings/${rid}/tasks/${pid}/path`)).json()) as { placements: P[] }).placements;
+  const woken = path.filter((p) => p.kind === "wakeup");
+  const crossed = woken.filter((p) => ["to_waker_llc", "to_prev_llc", "elsewhere"].includes(p.waker_class ?? ""));
+  const pulled = woken.filter((p) => p.waker_class === "to_waker_llc").length;
+  expect(woken.length).toBeGreaterThan(10);
+  expect(woken.every((p) => p.waker_class !== null)).toBe(true);
+  expect(crossed.length).toBeGreaterThan(0);
+  const line = page.getByTestId("task-wakers");
+  await expect(line).toHaveAttribute("data-cross", String(crossed.length));
+  await expect(line).toHaveAttribute("data-pulled", String(pulled));
+  await expect(line).toContainText(`${woken.length.toLocaleString("en-US")} wakeups: ${crossed.length.toLocaleString("en-US")} from another LLC (${pulled.toLocaleString("en-US")} pulled to the waker's LLC`);
+  await shot(page, "task-wakers");
   // its machine is a machine recorded here now, which the later specs' "across machines" lists count:
   // the recording goes, and with it the machine from those lists
   expect((await request.delete(`/api/recordings/${rid}`)).ok()).toBe(true);

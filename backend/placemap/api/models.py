@@ -297,6 +297,14 @@ class PathPlacement(BaseModel):
     waker_comm: str | None = Field(
         default=None, description="waker_pid's name in the recording (null for 0)."
     )
+    waker_class: (
+        Literal["shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "still_running", "unknown"] | None
+    ) = Field(
+        default=None,
+        description="A wakeup's class by where its waker ran, as Metrics.wakeups.by_waker counts it "
+        "(on the waker's very CPU: waker_cpu = cpu); null for other placements and recordings stored "
+        "before it was kept.",
+    )
     reason: PlacementReason | None = Field(
         default=None,
         description="why the simulator put the task there (a simulated run's wakeups, forks and "

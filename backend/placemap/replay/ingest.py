@@ -44,6 +44,9 @@ PLACEMENT_SCHEMA = pa.schema(
         # stored before they were kept
         pa.field("waker_cpu", pa.int32(), nullable=False),
         pa.field("waker_pid", pa.int32(), nullable=False),
+        # a wakeup's classes by where its waker ran (bit kernel.WK_* set; 0 for the other rows);
+        # absent in placements stored before they were kept
+        pa.field("waker_class", pa.int16(), nullable=False),
     ]
 )
 
@@ -198,6 +201,7 @@ class Ingestor:
                 pa.array(pl.cause),
                 pa.array(pl.waker_cpu),
                 pa.array(pl.waker_pid),
+                pa.array(pl.ev_waker[pl.row]),
             ],
             schema=PLACEMENT_SCHEMA,
         )

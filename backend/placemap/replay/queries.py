@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from placemap.replay import kernel as kn
 from placemap.replay.accumulate import N_WAKE, N_WAKER, overview_rows
 from placemap.replay.bins import rebin
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
@@ -83,6 +84,21 @@ class Placement:
     # stored before they were kept
     waker_cpu: int | None = None
     waker_pid: int | None = None
+    # a wakeup's class by where its waker ran (waker_class_name); None for other placements and
+    # placements stored before it was kept
+    waker_class: str | None = None
+
+
+def waker_class_name(mask: int) -> str | None:
+    """The one class of a wakeup's mask (kernel.WK_* bits) that says where it woke against its
+    waker: "shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "still_running" or "unknown"
+    (whether it woke on the waker's very CPU is its waker_cpu against its cpu); None for 0 (not a
+    wakeup)."""
+    for bit in (kn.WK_STILL_RUNNING, kn.WK_UNKNOWN, kn.WK_TO_WAKER_LLC, kn.WK_TO_PREV_LLC, kn.WK_ELSEWHERE,
+                kn.WK_SHARED_LLC):  # fmt: skip
+        if mask & (1 << bit):
+            return WAKER_ROWS[bit]
+    return None
 
 
 def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placement]:
@@ -98,7 +114,8 @@ def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placem
         kept = "waker_cpu" in table.column_names
         wcpus = table.column("waker_cpu").to_pylist() if kept else [-1] * n
         wpids = table.column("waker_pid").to_pylist() if kept else [-1] * n
-        for ts, cpu, kind, level, cause, wcpu, wpid in zip(
+        classes = table.column("waker_class").to_pylist() if "waker_class" in table.column_names else [0] * n
+        for ts, cpu, kind, level, cause, wcpu, wpid, wclass in zip(
             table.column("ts_ns").to_pylist(),
             table.column("cpu").to_pylist(),
             table.column("kind").to_pylist(),
@@ -106,6 +123,7 @@ def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placem
             table.column("cause").to_pylist(),
             wcpus,
             wpids,
+            classes,
             strict=True,
         ):
             out.append(
@@ -119,6 +137,7 @@ def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placem
                     cause=CAUSES[cause] if 0 <= cause < len(CAUSES) else None,
                     waker_cpu=wcpu if wcpu >= 0 else None,
                     waker_pid=wpid if wpid >= 0 and wcpu >= 0 else None,
+                    waker_class=waker_class_name(wclass),  # (0, None, for every row but a wakeup)
                 )
             )
     return out

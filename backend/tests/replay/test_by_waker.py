@@ -499,7 +499,9 @@ def test_placements_stored_before_wakers_were_kept_read_as_none(store: Store, g4
         for seq, data, raw in conn.execute(
             "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
         ).fetchall():
-            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(["waker_cpu", "waker_pid"]))
+            older = encode_table(
+                decode_blob(bytes(data), int(raw)).drop_columns(["waker_cpu", "waker_pid", "waker_class"])
+            )
             conn.execute(
                 "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
                 (older.data, older.raw_bytes, rid, seq),
@@ -507,6 +509,54 @@ def test_placements_stored_before_wakers_were_kept_read_as_none(store: Store, g4
     conn.close()
     got = _wakers(store, rid, pid, None)
     assert got and all(c is None and p is None for _, _, c, p in got)
+    assert all(p.waker_class is None for p in task_path(store, rid, pid, LevelMap(None)))
+
+
+def _path_classes(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
+    """Every task's wakeups in its path counted by waker_class, and on the waker's CPU."""
+    got: dict[str, int] = {}
+    for t in store.tasks(rid, None, 100_000):
+        for p in task_path(store, rid, t.pid, LevelMap(topology)):
+            if p.kind != "wakeup":
+                assert p.waker_class is None
+                continue
+            assert p.waker_class is not None
+            got[p.waker_class] = got.get(p.waker_class, 0) + 1
+            if p.waker_class not in ("still_running", "unknown") and p.waker_cpu == p.cpu:
+                got["on_waker_cpu"] = got.get("on_waker_cpu", 0) + 1
+    return got
+
+
+def test_every_wakeup_in_the_paths_has_the_class_its_metrics_count_it_in(
+    store: Store, g4_table: pa.Table
+) -> None:
+    """The real g4 capture across two LLCs: summed over every task's path, the wakeups' classes
+    (and those on the waker's very CPU) are the recording's wakeups by their waker."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    want = _by_waker(store, rid)
+    got = _path_classes(store, rid, topo)
+    assert {k: got.get(k, 0) for k in (*CLASSES, "on_waker_cpu")} == {
+        k: want[k] for k in (*CLASSES, "on_waker_cpu")
+    }
+    assert got["to_waker_llc"] > 100 and got["to_prev_llc"] > 100 and got["still_running"] > 0
+
+
+def test_the_short_task_patch_s_pulls_are_named_in_the_main_thread_s_path(
+    store: Store, collector: Path
+) -> None:
+    """The shortrun excerpt's stream main thread (pid 4392): its wakeups onto CPUs 152, 136 and
+    240 (the first) are the three pulls to the waker's LLC (test above); its last, from CPU 60 onto
+    240 where it already ran, is kept in its own LLC."""
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt", topo)
+    wakeups = [p for p in task_path(store, rid, 4392, LevelMap(topo)) if p.kind == "wakeup"]
+    assert [(p.cpu, p.waker_cpu, p.waker_class) for p in wakeups] == [
+        (152, 31, "to_waker_llc"),
+        (136, 15, "to_waker_llc"),
+        (240, 119, "to_waker_llc"),
+        (240, 60, "to_prev_llc"),
+    ]
 
 
 def test_a_wakeup_without_its_own_waking_names_no_waker(store: Store) -> None:
@@ -526,6 +576,9 @@ def test_a_wakeup_without_its_own_waking_names_no_waker(store: Store) -> None:
         (3, "wakeup", None, None),
         (5, "wakeup", 6, 0),
     ]
+    # and its class says so (CPUs 5 and 6 share no LLC with CPU 0: pulled nowhere, kept on prev)
+    classes = [p.waker_class for p in task_path(store, rid, 21, LevelMap(_three_llcs()))]
+    assert classes == ["to_prev_llc", "unknown", "to_prev_llc"]
 
 
 def test_a_loss_forgets_that_a_task_was_preempted(store: Store) -> None:

@@ -979,6 +979,11 @@ export interface components {
              * @description waker_pid's name in the recording (null for 0).
              */
             waker_comm?: string | null;
+            /**
+             * Waker Class
+             * @description A wakeup's class by where its waker ran, as Metrics.wakeups.by_waker counts it (on the waker's very CPU: waker_cpu = cpu); null for other placements and recordings stored before it was kept.
+             */
+            waker_class?: ("shared_llc" | "to_waker_llc" | "to_prev_llc" | "elsewhere" | "still_running" | "unknown") | null;
             /** @description why the simulator put the task there (a simulated run's wakeups, forks and balancing moves; a wakeup's or fork's own migrate has it on the wakeup); null for a captured trace, whose kernel does not say why */
             reason?: components["schemas"]["PlacementReason"] | null;
         };

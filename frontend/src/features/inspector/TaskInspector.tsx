@@ -14,7 +14,7 @@ import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerField } from "../engine/usePlayer";
-import { placementAt, reasonCounts, reasonText, wakerOf } from "./reasons";
+import { placementAt, reasonCounts, reasonText, taskWakers, wakerOf } from "./reasons";
 import { ReasonsBackfill } from "./ReasonsBackfill";
 
 interface Props {
@@ -209,6 +209,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
               <div className="muted small">
                 {shownPath.placements.length} placements · {LEVELS.map((l) => `${l} ${byLevel.get(l) ?? 0}`).join(" · ")}
               </div>
+              <TaskWakerLine placements={shownPath.placements} />
               <PathChart path={shownPath} topo={topo} tStart={tStart} tEnd={tEnd} player={player} />
               <PlacementNow placements={shownPath.placements} player={player} tStart={tStart} topo={topo} onSelect={onSelect} />
               <PlacementWhy placements={shownPath.placements} />
@@ -220,6 +221,24 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
         </div>
       )}
     </section>
+  );
+}
+
+/** The task's wakeups by where their waker ran (over its whole path), the whole-run panel's rows
+ * for this one task: how often it was woken from another LLC and pulled to its waker's. */
+function TaskWakerLine({ placements }: { placements: TaskPlacement[] }) {
+  const w = useMemo(() => taskWakers(placements), [placements]);
+  if (w === null) return null;
+  const n = (x: number) => x.toLocaleString("en-US");
+  const pct = (x: number, of: number) => (of > 0 ? ` (${((100 * x) / of).toFixed(1)}%)` : "");
+  return (
+    <div className="muted small" data-testid="task-wakers" data-cross={w.cross} data-pulled={w.pulled} data-on-waker={w.onWakerCpu}>
+      {n(w.wakeups)} wakeups: {n(w.cross)} from another LLC
+      {w.cross > 0 && ` (${n(w.pulled)} pulled to the waker's LLC, ${n(w.kept)} kept in its own${w.neither > 0 ? `, ${n(w.neither)} in neither` : ""})`}
+      {`, ${n(w.onWakerCpu)} on the waker's CPU${pct(w.onWakerCpu, w.known)}`}
+      {w.stillRunning > 0 && `, ${n(w.stillRunning)} while it ran`}
+      {w.unknown > 0 && `, ${n(w.unknown)} waker unknown`}
+    </div>
   );
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TaskPlacement } from "../../client/types";
 import type { Topology } from "../../client/types";
-import { placementAt, reasonCounts, reasonText, wakerOf } from "./reasons";
+import { placementAt, reasonCounts, reasonText, taskWakers, wakerOf } from "./reasons";
 
 function pl(ts: number, kind: string, cpu: number, why?: [string, string]): TaskPlacement {
   return { ts_ns: ts, cpu, llc: 0, numa_node: 0, kind, level: null, cause: null, reason: why ? { path: why[0], pick: why[1] } : null } as TaskPlacement;
@@ -62,5 +62,30 @@ describe("a wakeup's waker", () => {
     expect(wakerOf(woken(1, 0, [9, 5, null]), topo)?.sameLlc).toBeNull(); // CPU 9 outside the topology
     expect(wakerOf(woken(1, null, [2, 5, null]), topo)?.sameLlc).toBeNull();
     expect(wakerOf(woken(1, 0, [2, 5, null]), null)?.sameLlc).toBeNull();
+  });
+});
+
+describe("a task's wakeups by their waker", () => {
+  const w = (ts: number, cpu: number, wakerCpu: number | null, cls: TaskPlacement["waker_class"], kind = "wakeup"): TaskPlacement =>
+    ({ ...pl(ts, kind, cpu), waker_cpu: wakerCpu, waker_class: cls });
+
+  it("counts each wakeup once by its class, and those on the waker's very CPU of the known ones", () => {
+    const got = taskWakers([
+      w(1, 3, null, null, "wakeup_new"),
+      w(2, 3, 3, "shared_llc"), // on the waker's CPU
+      w(3, 4, 3, "shared_llc"),
+      w(4, 9, 9, "to_waker_llc"), // pulled, onto the waker's CPU
+      w(5, 10, 9, "to_waker_llc"),
+      w(6, 3, 9, "to_prev_llc"),
+      w(7, 12, 9, "elsewhere"),
+      w(8, 3, 3, "still_running"), // no choice: not counted on the waker's CPU
+      w(9, 3, null, "unknown"),
+      w(10, 5, 4, null, "migrate"),
+    ]);
+    expect(got).toEqual({ wakeups: 8, cross: 4, pulled: 2, kept: 1, neither: 1, known: 6, onWakerCpu: 2, stillRunning: 1, unknown: 1 });
+  });
+
+  it("has nothing to say without a classed wakeup (stored before they were classed)", () => {
+    expect(taskWakers([w(1, 3, null, null, "wakeup_new"), w(2, 3, 3, null)])).toBeNull();
   });
 });
