@@ -12,10 +12,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"placemap/collectors/internal/mapfile"
 	"placemap/collectors/internal/schema"
 	"placemap/collectors/internal/tracedat"
 	"placemap/collectors/internal/tracefs"
@@ -413,11 +413,17 @@ func (f *File) lostAt(rec []byte) (cpu int32, ts uint64, hasCPU, hasTime bool) {
 }
 
 // Decode reads the perf.data at path and hands its sched events to sink in timestamp order.
-func Decode(path string, sink tracefs.Sink) (*tracefs.Result, error) {
-	b, err := os.ReadFile(path)
+// The file is mapped, not read onto the heap (internal/mapfile), and released on return.
+func Decode(path string, sink tracefs.Sink) (res *tracefs.Result, err error) {
+	b, done, err := mapfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if cerr := done(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	f, err := Parse(b)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -370,4 +372,50 @@ func withNrCPUs(t *testing.T, b []byte, avail, online uint32) []byte {
 	}
 	t.Fatal("no HEADER_NRCPUS")
 	return nil
+}
+
+// Decode maps the file (internal/mapfile) and releases it before it returns: the events and the
+// result are the ones the file read onto the heap gives, and none of their strings points into
+// the released mapping (comparing them reads every byte; a string left in it would fault).
+func TestDecodeFromTheMappedFileKeepsNothingOfIt(t *testing.T) {
+	path := shareddata.Path(t, "traces", "vm2-hackbench-g2.perf.data")
+	img, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantRes := decodeAll(t, img)
+	var got []tracefs.Event
+	res, err := perfdata.Decode(path, tracefs.SinkFunc(func(ev *tracefs.Event) error { got = append(got, *ev); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if len(got) != 9903 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d events, %d from the file read whole, or they differ", len(got), len(want))
+	}
+	if !reflect.DeepEqual(res, wantRes) {
+		t.Fatalf("result %+v, from the file read whole %+v", res, wantRes)
+	}
+}
+
+// BenchmarkPerfDataReadWhole is the decode as it was before the file was mapped (read onto the
+// heap, then parsed): BenchmarkPerfData's baseline, beside it in the same run (B/op).
+func BenchmarkPerfDataReadWhole(b *testing.B) {
+	path := shareddata.Path(b, "traces", "vm2-hackbench-g2.perf.data")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		img, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := perfdata.Parse(img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		if _, err := f.Decode(tracefs.SinkFunc(func(*tracefs.Event) error { n++; return nil })); err != nil || n != 9903 {
+			b.Fatal(err, n)
+		}
+	}
+	b.ReportMetric(float64(9903*b.N)/b.Elapsed().Seconds(), "events/s")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"placemap/collectors/internal/mapfile"
 	"placemap/collectors/internal/tracefs"
 )
 
@@ -20,9 +21,19 @@ func Decode(path string, sink tracefs.Sink) (*tracefs.Result, error) {
 	return DecodeWith(path, sink, DecodeOptions{})
 }
 
-// DecodeWith is Decode with options.
-func DecodeWith(path string, sink tracefs.Sink, opt DecodeOptions) (*tracefs.Result, error) {
-	f, err := Open(path)
+// DecodeWith is Decode with options. The file is mapped, not read onto the heap
+// (internal/mapfile), and released on return.
+func DecodeWith(path string, sink tracefs.Sink, opt DecodeOptions) (res *tracefs.Result, err error) {
+	b, done, err := mapfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := done(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	f, err := Parse(b)
 	if err != nil {
 		return nil, err
 	}

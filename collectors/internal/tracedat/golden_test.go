@@ -1,6 +1,8 @@
 package tracedat_test
 
 import (
+	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -195,5 +197,32 @@ func TestTrappyV6MatchesReport(t *testing.T) {
 	compareReport(t, evs, res, lines, fttext.Options{TraceCmdFlags: switchFlags(t, f)}, 2)
 	if res.Stats.EventsByKind[schema.KindSwitch] != 755 {
 		t.Errorf("%d switches", res.Stats.EventsByKind[schema.KindSwitch])
+	}
+}
+
+// DecodeWith maps the file (internal/mapfile) and releases it before it returns: the events and
+// the result are the ones the parsed file gives (Open reads it onto the heap), and none of their
+// strings points into the released mapping (comparing them reads every byte).
+func TestDecodeFromTheMappedFileKeepsNothingOfIt(t *testing.T) {
+	path := shareddata.Path(t, "traces", "vm2-hackbench-mixed.trace.dat")
+	f, err := tracedat.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []tracefs.Event
+	wantRes, err := f.Decode(tracefs.SinkFunc(func(ev *tracefs.Event) error { want = append(want, *ev); return nil }), tracedat.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tracedat.DecodeWith(path, tracefs.SinkFunc(func(ev *tracefs.Event) error { got = append(got, *ev); return nil }), tracedat.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if len(got) < 90_000 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d events, %d from the file read whole, or they differ", len(got), len(want))
+	}
+	if !reflect.DeepEqual(res, wantRes) {
+		t.Fatalf("result %+v, from the file read whole %+v", res, wantRes)
 	}
 }
