@@ -176,6 +176,7 @@ def get_metrics(store: StoreDep, rid: str) -> Metrics:
     # from its chunks, once
     body = fill_wakeup_latency(store, rid, body)
     body = fill_by_waker(store, rid, body, lambda: _topology(store, rec))
+    recording_or_404(store, rid, ready=True)  # (deleted while its counts were filled: gone)
     return Metrics.model_validate(body)
 
 

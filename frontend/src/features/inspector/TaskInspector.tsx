@@ -128,7 +128,8 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
   const [q, setQ] = useState("");
   const [results, setResults] = useState<TaskInfo[]>([]);
   const [err, setErr] = useState<string | null>(null);
-  const [path, setPath] = useState<TaskPath | null>(null);
+  // the path with the recording it is of: another recording's task of the same pid is another task
+  const [path, setPath] = useState<{ recId: string; path: TaskPath } | null>(null);
   const [pathErr, setPathErr] = useState<string | null>(null);
   // bumped when a run's reasons have been worked out, so that the path is read again with them
   const [reasonsKept, setReasonsKept] = useState(0);
@@ -158,7 +159,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
     if (selected !== null) {
       api.taskPath(recId, selected, ctl.signal).then(
         (p) => {
-          setPath(p);
+          setPath({ recId, path: p });
           setPathErr(null);
         },
         (e: unknown) => {
@@ -171,7 +172,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
     };
   }, [recId, selected, reasonsKept]);
 
-  const shownPath = path && path.pid === selected ? path : null;
+  const shownPath = path && path.recId === recId && path.path.pid === selected ? path.path : null;
   const byLevel = useMemo(() => {
     const m = new Map<string, number>();
     for (const p of shownPath?.placements ?? []) if (p.level) m.set(p.level, (m.get(p.level) ?? 0) + 1);
