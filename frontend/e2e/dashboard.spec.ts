@@ -370,6 +370,15 @@ test("a topology file read on the page gives the machine: g4 on two LLCs counts 
   await expect(line).toHaveAttribute("data-pulled", String(pulled));
   await expect(line).toContainText(`${woken.length.toLocaleString("en-US")} wakeups: ${crossed.length.toLocaleString("en-US")} from another LLC (${pulled.toLocaleString("en-US")} pulled to the waker's LLC`);
   await shot(page, "task-wakers");
+  // listed by how often each task was woken from another LLC: the tasks a wake hint would move
+  await page.getByTestId("task-order").selectOption("cross_llc");
+  type T = { pid: number; cross_llc: number; pulled: number };
+  const top = ((await (await request.get(`/api/recordings/${rid}/tasks?order=cross_llc&limit=30`)).json()) as T[]);
+  expect(top[0]?.cross_llc ?? 0).toBeGreaterThanOrEqual(top[1]?.cross_llc ?? 0);
+  const firstTask = page.getByTestId("task-result").first();
+  await expect(firstTask).toContainText(String(top[0]?.pid));
+  await expect(firstTask.getByTestId("task-result-cross")).toContainText(`${String(top[0]?.cross_llc)} from another LLC (${String(top[0]?.pulled)} pulled)`);
+  await expect(page.getByTestId("task-result")).toHaveCount(top.length);
   // its machine is a machine recorded here now, which the later specs' "across machines" lists count:
   // the recording goes, and with it the machine from those lists
   expect((await request.delete(`/api/recordings/${rid}`)).ok()).toBe(true);

@@ -263,6 +263,15 @@ class TaskInfo(BaseModel):
     migrations: int
     first_ts_ns: int
     last_ts_ns: int
+    wakeups: int | None = Field(
+        default=None, description="Its wakeups (null: a recording stored before they were counted per task)."
+    )
+    cross_llc: int | None = Field(
+        default=None,
+        description="Of them, those whose waker ran in another LLC than the CPU it last ran on "
+        "(Metrics.wakeups.by_waker.cross_llc, for this task).",
+    )
+    pulled: int | None = Field(default=None, description="Of cross_llc, those that woke in the waker's LLC.")
 
 
 class PlacementReason(BaseModel):

@@ -73,6 +73,11 @@ CREATE TABLE IF NOT EXISTS tasks (
     migrations INTEGER NOT NULL,
     first_ts_ns INTEGER NOT NULL,
     last_ts_ns INTEGER NOT NULL,
+    -- its wakeups, those whose waker ran in another LLC than its prev CPU, and those pulled to the
+    -- waker's LLC (NULL: stored before they were counted; Store adds the columns to older files)
+    wakeups INTEGER,
+    cross_llc INTEGER,
+    pulled INTEGER,
     PRIMARY KEY (recording_id, pid)
 );
 CREATE TABLE IF NOT EXISTS task_chunks (

@@ -88,7 +88,16 @@ class TaskRow:
     migrations: int
     first_ts_ns: int
     last_ts_ns: int
+    # its wakeups, those whose waker ran in another LLC than its prev CPU, and of those the ones
+    # pulled to the waker's LLC (kernel.WK_*); None for a recording stored before they were counted
+    wakeups: int | None = None
+    cross_llc: int | None = None
+    pulled: int | None = None
 
+
+_TASK_COLS = "pid, comm, events, migrations, first_ts_ns, last_ts_ns, wakeups, cross_llc, pulled"
+# the orders GET tasks offers: busiest first, or most often woken from another LLC first
+TASK_ORDERS = {"events": "events DESC, pid", "cross_llc": "COALESCE(cross_llc, -1) DESC, events DESC, pid"}
 
 _REC_COLS = (
     "id, name, source, status, created_at, format, topology_id, error, progress, event_count, "
@@ -127,7 +136,16 @@ class Store:
             conn.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+        self._add_task_wakeup_columns()
         self._address_old_topologies()
+
+    def _add_task_wakeup_columns(self) -> None:
+        """A file written before the tasks' wakeup counts: their columns, NULL for its tasks."""
+        with self._tx() as c:
+            have = {r[1] for r in c.execute("PRAGMA table_info(tasks)")}
+            for col in ("wakeups", "cross_llc", "pulled"):
+                if col not in have:
+                    c.execute(f"ALTER TABLE tasks ADD COLUMN {col} INTEGER")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -350,10 +368,24 @@ class Store:
                 "INSERT OR REPLACE INTO derived (recording_id, name, data) VALUES (?, ?, ?)",
                 ((rid, name, data) for name, data in derived.items()),
             )
+            rows = [
+                (
+                    rid,
+                    t.pid,
+                    t.comm,
+                    t.events,
+                    t.migrations,
+                    t.first_ts_ns,
+                    t.last_ts_ns,
+                    t.wakeups,
+                    t.cross_llc,
+                    t.pulled,
+                )
+                for t in tasks
+            ]
             c.executemany(
-                "INSERT OR REPLACE INTO tasks (recording_id, pid, comm, events, migrations, first_ts_ns,"
-                " last_ts_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                ((rid, t.pid, t.comm, t.events, t.migrations, t.first_ts_ns, t.last_ts_ns) for t in tasks),
+                f"INSERT OR REPLACE INTO tasks (recording_id, {_TASK_COLS}) VALUES ({', '.join('?' * 10)})",
+                rows,
             )
             c.execute(
                 "UPDATE recordings SET status = 'ready', progress = NULL, t_start_ns = ?, t_end_ns = ?,"
@@ -472,11 +504,10 @@ class Store:
             )
         return True
 
-    def tasks(self, rid: str, q: str | None, limit: int) -> list[TaskRow]:
-        """Tasks whose pid equals q or whose comm contains q (all when q is empty), busiest first."""
-        sql = (
-            "SELECT pid, comm, events, migrations, first_ts_ns, last_ts_ns FROM tasks WHERE recording_id = ?"
-        )
+    def tasks(self, rid: str, q: str | None, limit: int, order: str = "events") -> list[TaskRow]:
+        """Tasks whose pid equals q or whose comm contains q (all when q is empty), in `order`
+        (TASK_ORDERS: busiest first, or most often woken from another LLC first)."""
+        sql = f"SELECT {_TASK_COLS} FROM tasks WHERE recording_id = ?"
         args: list[object] = [rid]
         if q:
             # instr, not LIKE: comm may hold % and _ and must match literally.
@@ -486,7 +517,7 @@ class Store:
                 sql += " OR pid = ?"
                 args.append(int(q))
             sql += ")"
-        sql += " ORDER BY events DESC, pid LIMIT ?"
+        sql += f" ORDER BY {TASK_ORDERS[order]} LIMIT ?"
         args.append(limit)
         return [TaskRow(*r) for r in self._conn().execute(sql, args)]
 
@@ -494,8 +525,7 @@ class Store:
         row = (
             self._conn()
             .execute(
-                "SELECT pid, comm, events, migrations, first_ts_ns, last_ts_ns FROM tasks"
-                " WHERE recording_id = ? AND pid = ?",
+                f"SELECT {_TASK_COLS} FROM tasks WHERE recording_id = ? AND pid = ?",
                 (rid, pid),
             )
             .fetchone()

@@ -296,6 +296,13 @@ def test_upload_on_the_machine_it_was_recorded_on(client: httpx.Client) -> None:
     assert (topo["machine"], topo["source"], len(topo["llcs"])) == ("zen3-2s-nps4", "preset", 16)
     by_waker = client.get(f"/api/recordings/{rid}/metrics").json()["wakeups"]["by_waker"]
     assert (by_waker["cross_llc"], by_waker["to_waker_llc"], by_waker["to_prev_llc"]) == (6, 3, 3)
+    # the task most often woken from another LLC first: stream's main thread, 4 of them, 3 pulled
+    # (the poster's marks), then the two workers woken once each from another LLC
+    first = client.get(f"/api/recordings/{rid}/tasks", params={"order": "cross_llc", "limit": 3}).json()
+    assert [(t["pid"], t["wakeups"], t["cross_llc"], t["pulled"]) for t in first][0] == (4392, 4, 4, 3)
+    assert [t["cross_llc"] for t in first] == [4, 1, 1]
+    bad = client.get(f"/api/recordings/{rid}/tasks", params={"order": "pulls"})
+    assert bad.status_code == 422
     small = wait_done(
         client, client.post("/api/recordings", params={"preset": "bdw-1s-20"}, content=body).json()["id"]
     )

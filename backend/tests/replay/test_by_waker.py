@@ -542,6 +542,49 @@ def test_every_wakeup_in_the_paths_has_the_class_its_metrics_count_it_in(
     assert got["to_waker_llc"] > 100 and got["to_prev_llc"] > 100 and got["still_running"] > 0
 
 
+def test_each_task_keeps_its_own_wakeups_from_another_llc(store: Store, g4_table: pa.Table) -> None:
+    """The tasks table counts each task's wakeups, those from another LLC and the pulls among them:
+    per task, what its path's wakeups say; summed, the recording's metrics. Ordered by them, the
+    task most often woken from another LLC comes first."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    metrics = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]
+    tasks = store.tasks(rid, None, 100_000)
+    assert sum(t.wakeups or 0 for t in tasks) == metrics["total"]
+    assert sum(t.cross_llc or 0 for t in tasks) == metrics["by_waker"]["cross_llc"] > 1000
+    assert sum(t.pulled or 0 for t in tasks) == metrics["by_waker"]["to_waker_llc"] > 100
+    for t in tasks[:40]:
+        woken = [p for p in task_path(store, rid, t.pid, LevelMap(topo)) if p.kind == "wakeup"]
+        crossed = [p for p in woken if p.waker_class in ("to_waker_llc", "to_prev_llc", "elsewhere")]
+        pulled = [p for p in woken if p.waker_class == "to_waker_llc"]
+        assert (t.wakeups, t.cross_llc, t.pulled) == (len(woken), len(crossed), len(pulled)), t.pid
+    by_cross = store.tasks(rid, None, 100_000, "cross_llc")
+    assert [t.cross_llc for t in by_cross] == sorted((t.cross_llc or 0 for t in tasks), reverse=True)
+
+
+def test_a_file_from_before_the_task_counts_gets_their_columns_empty(
+    tmp_path: Path, g4_table: pa.Table
+) -> None:
+    """A database written before the tasks' wakeup counts (no such columns): opened, it gets them,
+    NULL for the tasks it has, which read as unknown and sort after the counted ones."""
+    path = tmp_path / "old.db"
+    old = Store(path)
+    rid = ingest(old, g4_table)
+    old.close()
+    conn = sqlite3.connect(path)
+    with conn:
+        for col in ("wakeups", "cross_llc", "pulled"):
+            conn.execute(f"ALTER TABLE tasks DROP COLUMN {col}")
+    conn.close()
+    db = Store(path)
+    tasks = db.tasks(rid, None, 10)
+    assert tasks and all(t.wakeups is None and t.cross_llc is None and t.pulled is None for t in tasks)
+    assert [t.pid for t in db.tasks(rid, None, 10, "cross_llc")] == [t.pid for t in tasks]
+    newer = ingest(db, g4_table, topology=two_cpus("node"))
+    assert db.tasks(newer, None, 1, "cross_llc")[0].cross_llc
+    db.close()
+
+
 def test_the_short_task_patch_s_pulls_are_named_in_the_main_thread_s_path(
     store: Store, collector: Path
 ) -> None:

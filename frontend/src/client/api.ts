@@ -339,7 +339,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search Tasks */
+        /**
+         * Search Tasks
+         * @description Tasks by pid or comm, busiest first, or (order=cross_llc) most often woken from another LLC
+         *     than the one they last ran in first: the tasks a wake hint would move.
+         */
         get: operations["search_tasks_api_recordings__rid__tasks_get"];
         put?: never;
         post?: never;
@@ -2075,6 +2079,21 @@ export interface components {
             first_ts_ns: number;
             /** Last Ts Ns */
             last_ts_ns: number;
+            /**
+             * Wakeups
+             * @description Its wakeups (null: a recording stored before they were counted per task).
+             */
+            wakeups?: number | null;
+            /**
+             * Cross Llc
+             * @description Of them, those whose waker ran in another LLC than the CPU it last ran on (Metrics.wakeups.by_waker.cross_llc, for this task).
+             */
+            cross_llc?: number | null;
+            /**
+             * Pulled
+             * @description Of cross_llc, those that woke in the waker's LLC.
+             */
+            pulled?: number | null;
         };
         /** TaskPath */
         TaskPath: {
@@ -3269,6 +3288,7 @@ export interface operations {
             query?: {
                 q?: string | null;
                 limit?: number;
+                order?: "events" | "cross_llc";
             };
             header?: never;
             path: {

@@ -81,8 +81,9 @@ export const api = {
     getJson<SchedDomains>(`/recordings/${enc(id)}/domains?cpu=${Math.max(0, Math.floor(cpu))}`, signal),
   /** a simulated run's decisions by reason; 404 decisions_missing for a captured trace */
   decisions: (id: string, signal?: AbortSignal) => getJson<SimDecisions>(`/recordings/${enc(id)}/decisions`, signal),
-  tasks: (id: string, q: string, limit: number, signal?: AbortSignal) =>
-    getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}`, signal),
+  /** tasks by pid or comm: busiest first, or (order "cross_llc") most often woken from another LLC first */
+  tasks: (id: string, q: string, limit: number, signal?: AbortSignal, order: "events" | "cross_llc" = "events") =>
+    getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}${order === "events" ? "" : `&order=${order}`}`, signal),
   taskPath: (id: string, pid: number, signal?: AbortSignal) =>
     getJson<TaskPath>(`/recordings/${enc(id)}/tasks/${pid}/path`, signal),
   simOptions: (signal?: AbortSignal) => getJson<SimOptions>("/sim/options", signal),

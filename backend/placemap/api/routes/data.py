@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pyarrow as pa
 from fastapi import APIRouter, Query, Request, Response
@@ -195,10 +195,16 @@ def get_decisions(store: StoreDep, rid: str) -> SimDecisions:
 
 @router.get("/tasks")
 def search_tasks(
-    store: StoreDep, rid: str, q: str | None = None, limit: Annotated[int, Query(ge=1, le=10_000)] = 100
+    store: StoreDep,
+    rid: str,
+    q: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    order: Literal["events", "cross_llc"] = "events",
 ) -> list[TaskInfo]:
+    """Tasks by pid or comm, busiest first, or (order=cross_llc) most often woken from another LLC
+    than the one they last ran in first: the tasks a wake hint would move."""
     recording_or_404(store, rid, ready=True)
-    return [TaskInfo.model_validate(t.__dict__) for t in store.tasks(rid, q, limit)]
+    return [TaskInfo.model_validate(t.__dict__) for t in store.tasks(rid, q, limit, order)]
 
 
 @router.get("/tasks/{pid}/path")

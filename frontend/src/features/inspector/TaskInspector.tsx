@@ -126,6 +126,8 @@ export function PathChart({
 
 export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onSelect, simulated = false }: Props) {
   const [q, setQ] = useState("");
+  // the list's order: busiest first, or most often woken from another LLC first (the tasks a wake hint would move)
+  const [order, setOrder] = useState<"events" | "cross_llc">("events");
   const [results, setResults] = useState<TaskInfo[]>([]);
   const [err, setErr] = useState<string | null>(null);
   // the path with the recording it is of: another recording's task of the same pid is another task
@@ -138,7 +140,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
     const ctl = new AbortController();
     const term = q.trim();
     const timer = setTimeout(() => {
-      api.tasks(recId, term, 30, ctl.signal).then(
+      api.tasks(recId, term, 30, ctl.signal, order).then(
         (r) => {
           setResults(r);
           setErr(null);
@@ -152,7 +154,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
       clearTimeout(timer);
       ctl.abort();
     };
-  }, [q, recId]);
+  }, [q, recId, order]);
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -183,13 +185,29 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
     <section className="panel inspector" aria-label="Task inspector">
       <h2>Task inspector</h2>
       <TaskSearch value={q} onChange={setQ} placeholder="comm or pid" />
+      <label className="small muted task-order">
+        order{" "}
+        <select value={order} onChange={(e) => { setOrder(e.target.value === "cross_llc" ? "cross_llc" : "events"); }} data-testid="task-order">
+          <option value="events">busiest first</option>
+          <option value="cross_llc">most woken from another LLC first</option>
+        </select>
+      </label>
       {err && <div className="error small">{err}</div>}
       <ul className="task-results" data-testid="task-results">
         {results.map((t) => (
           <li key={t.pid}>
             <button type="button" className={`task-btn ${t.pid === selected ? "sel" : ""}`} onClick={() => { onSelect(t.pid === selected ? null : t.pid); }} data-testid="task-result">
               <span className="mono">{t.pid}</span> <span className="comm">{t.comm}</span>
-              <span className="muted small"> · {t.migrations} migr · {t.events} ev</span>
+              <span className="muted small">
+                {" "}
+                · {t.migrations} migr · {t.events} ev
+                {t.cross_llc != null && t.cross_llc > 0 && (
+                  <span data-testid="task-result-cross" title="woken from another LLC than the one it last ran in (pulled to the waker's LLC)">
+                    {" "}
+                    · {t.cross_llc} from another LLC ({t.pulled ?? 0} pulled)
+                  </span>
+                )}
+              </span>
             </button>
           </li>
         ))}
