@@ -20,7 +20,7 @@ from collector import collector_binary
 from ftrace_lines import TRACES
 from reference import RefState
 from test_classify import two_cpus
-from test_helpers import ingest
+from test_helpers import damage_chunk, ingest
 
 from placemap.importer import import_file
 from placemap.replay.delays import METRICS, StoredChunkError
@@ -423,13 +423,7 @@ def test_a_damaged_chunk_leaves_the_counts_out_and_the_other_metrics_readable(
 ) -> None:
     rid = ingest(store, g4_table, chunk_rows=3_000)
     older, _ = _as_older_version_stored(store, rid)
-    seq = store.list_chunks(rid)[5].seq
-    conn = sqlite3.connect(store.path)
-    with conn:
-        conn.execute(
-            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
-        )
-    conn.close()
+    seq = damage_chunk(store, rid)
     with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
         by_waker_from_store(store, rid, None)
     got = fill_by_waker(store, rid, older, lambda: None)

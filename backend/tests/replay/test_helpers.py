@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pyarrow as pa
 
 from placemap.replay.ingest import Ingestor
@@ -16,3 +18,15 @@ def ingest(store: Store, table: pa.Table, chunk_rows: int = 65_536, topology: To
         ing.add(batch)
     ing.finish(None)
     return rid
+
+
+def damage_chunk(store: Store, rid: str, index: int = 5) -> int:
+    """Overwrite the recording's stored chunk `index` with bytes that are not one; returns its seq."""
+    seq = store.list_chunks(rid)[index].seq
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute(
+            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
+        )
+    conn.close()
+    return seq

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
 from test_classify import two_cpus
-from test_helpers import ingest
+from test_helpers import damage_chunk, ingest
 
 from placemap.importer import import_file
 from placemap.replay import waker_refill
@@ -114,17 +113,6 @@ def test_the_short_task_patch_s_pulls_are_binned_at_their_own_wakeups(store: Sto
 # --- overviews stored before the wakeup rows were binned (replay.waker_refill.fill_overview) ----
 
 
-def _damage(store: Store, rid: str) -> None:
-    """Overwrite one stored chunk with bytes that are not one."""
-    seq = store.list_chunks(rid)[5].seq
-    conn = sqlite3.connect(store.path)
-    with conn:
-        conn.execute(
-            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
-        )
-    conn.close()
-
-
 def _as_older_version_stored(store: Store, rid: str, *, metrics_too: bool = False) -> None:
     """Store the overview as versions before the wakeup rows did (kinds, migration levels, lost);
     with metrics_too, the metrics without wakeups.by_waker as well."""
@@ -187,7 +175,7 @@ def test_a_damaged_chunk_leaves_the_rows_out_once(store: Store, g4_table: pa.Tab
     rid = ingest(store, g4_table, chunk_rows=3_000)
     fresh = _overview(store, rid, 1000)
     _as_older_version_stored(store, rid)
-    _damage(store, rid)
+    damage_chunk(store, rid)
     assert fill_overview(store, rid, lambda: None)
     got = _overview(store, rid, 1000)
     # the rest of the overview as it was, the wakeup rows left out
@@ -208,7 +196,7 @@ def test_a_damaged_chunk_found_by_the_overview_leaves_a_missing_by_waker_null_to
 ) -> None:
     rid = ingest(store, g4_table, chunk_rows=3_000)
     _as_older_version_stored(store, rid, metrics_too=True)
-    _damage(store, rid)
+    damage_chunk(store, rid)
     assert fill_overview(store, rid, lambda: None)
     assert _metrics(store, rid)["wakeups"]["by_waker"] is None
 

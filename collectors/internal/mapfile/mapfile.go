@@ -51,3 +51,19 @@ func readWhole(path string) ([]byte, func() error, error) {
 	}
 	return b, func() error { return nil }, nil
 }
+
+// With maps the file at path, hands its contents to read and releases them when read returns
+// (read must keep nothing of them past its return); a release error is returned when read's is
+// nil.
+func With[T any](path string, read func([]byte) (T, error)) (out T, err error) {
+	b, done, err := Open(path)
+	if err != nil {
+		return out, err
+	}
+	defer func() {
+		if cerr := done(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return read(b)
+}

@@ -414,21 +414,14 @@ func (f *File) lostAt(rec []byte) (cpu int32, ts uint64, hasCPU, hasTime bool) {
 
 // Decode reads the perf.data at path and hands its sched events to sink in timestamp order.
 // The file is mapped, not read onto the heap (internal/mapfile), and released on return.
-func Decode(path string, sink tracefs.Sink) (res *tracefs.Result, err error) {
-	b, done, err := mapfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := done(); cerr != nil && err == nil {
-			err = cerr
+func Decode(path string, sink tracefs.Sink) (*tracefs.Result, error) {
+	return mapfile.With(path, func(b []byte) (*tracefs.Result, error) {
+		f, err := Parse(b)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	f, err := Parse(b)
-	if err != nil {
-		return nil, err
-	}
-	return f.Decode(sink)
+		return f.Decode(sink)
+	})
 }
 
 // Decode decodes a parsed file's samples.

@@ -23,21 +23,14 @@ func Decode(path string, sink tracefs.Sink) (*tracefs.Result, error) {
 
 // DecodeWith is Decode with options. The file is mapped, not read onto the heap
 // (internal/mapfile), and released on return.
-func DecodeWith(path string, sink tracefs.Sink, opt DecodeOptions) (res *tracefs.Result, err error) {
-	b, done, err := mapfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := done(); cerr != nil && err == nil {
-			err = cerr
+func DecodeWith(path string, sink tracefs.Sink, opt DecodeOptions) (*tracefs.Result, error) {
+	return mapfile.With(path, func(b []byte) (*tracefs.Result, error) {
+		f, err := Parse(b)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	f, err := Parse(b)
-	if err != nil {
-		return nil, err
-	}
-	return f.Decode(sink, opt)
+		return f.Decode(sink, opt)
+	})
 }
 
 // BufferNames lists the buffers of the file ("top" first).

@@ -50,12 +50,7 @@ function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle, metric = null 
   const bName = pb.rec?.name ?? "";
   return (
     <table className="llc-table compare-counts" data-testid="compare-counts" data-mode={upTo ? "playhead" : "run"}>
-      <caption className="small">
-        <span data-testid="compare-counts-caption">{caption}</span>{" "}
-        <button type="button" className="linkish" aria-pressed={upTo} onClick={toggle}>
-          {upTo ? "whole run" : "up to the playhead"}
-        </button>
-      </caption>
+      <CountsCaption testId="compare-counts-caption" caption={caption} upTo={upTo} toggle={toggle} />
       <thead>
         <tr>
           <th scope="col" />
@@ -90,5 +85,18 @@ function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle, metric = null 
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** A count table's caption: what it counts, and the button that switches between the whole run
+ * and the counts up to the playhead (the comparison's and the one recording's tables). */
+export function CountsCaption({ testId, caption, upTo, toggle }: { testId: string; caption: string; upTo: boolean; toggle: () => void }) {
+  return (
+    <caption className="small">
+      <span data-testid={testId}>{caption}</span>{" "}
+      <button type="button" className="linkish" aria-pressed={upTo} onClick={toggle}>
+        {upTo ? "whole run" : "up to the playhead"}
+      </button>
+    </caption>
   );
 }

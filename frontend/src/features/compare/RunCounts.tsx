@@ -10,6 +10,7 @@
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
+import { CountsCaption } from "./CompareCounts";
 import { compareRows, formatValue, rowClass, rowsUpTo, type CountRow } from "./counts";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
@@ -52,12 +53,7 @@ function PlayheadRun({ player, toggle }: { player: Player; toggle: () => void })
 function RunTable({ rows, caption, upTo, toggle }: { rows: CountRow[]; caption: string; upTo: boolean; toggle: () => void }) {
   return (
     <table className="llc-table compare-counts" data-mode={upTo ? "playhead" : "run"}>
-      <caption className="small">
-        <span data-testid="run-counts-caption">{caption}</span>{" "}
-        <button type="button" className="linkish" aria-pressed={upTo} onClick={toggle}>
-          {upTo ? "whole run" : "up to the playhead"}
-        </button>
-      </caption>
+      <CountsCaption testId="run-counts-caption" caption={caption} upTo={upTo} toggle={toggle} />
       <tbody>
         {rows.map((r) => (
           <tr key={r.key} data-key={r.key} className={rowClass(r)}>
