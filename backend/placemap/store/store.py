@@ -140,11 +140,19 @@ class Store:
         self._address_old_topologies()
 
     def _add_task_wakeup_columns(self) -> None:
-        """A file written before the tasks' wakeup counts: their columns, NULL for its tasks."""
+        """A file written before the tasks' wakeup counts: their columns, NULL for its tasks (read
+        first: every open after the first takes no write lock)."""
+        cols = ("wakeups", "cross_llc", "pulled")
+
+        def have() -> set[str]:
+            return {r[1] for r in self._conn().execute("PRAGMA table_info(tasks)")}
+
+        if set(cols) <= have():
+            return
         with self._tx() as c:
-            have = {r[1] for r in c.execute("PRAGMA table_info(tasks)")}
-            for col in ("wakeups", "cross_llc", "pulled"):
-                if col not in have:
+            present = {r[1] for r in c.execute("PRAGMA table_info(tasks)")}  # again, under the lock
+            for col in cols:
+                if col not in present:
                     c.execute(f"ALTER TABLE tasks ADD COLUMN {col} INTEGER")
 
     def _conn(self) -> sqlite3.Connection:

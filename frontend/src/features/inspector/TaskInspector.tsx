@@ -193,9 +193,14 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
         </select>
       </label>
       {err && <div className="error small">{err}</div>}
+      {order === "cross_llc" && results.length > 0 && results.every((t) => t.cross_llc == null) && (
+        <div className="small warn" data-testid="task-order-uncounted">
+          this recording was stored before its tasks' wakeups from another LLC were counted (import it again): busiest first
+        </div>
+      )}
       <ul className="task-results" data-testid="task-results">
         {results.map((t) => (
-          <li key={t.pid}>
+          <li key={t.pid} data-pid={t.pid}>
             <button type="button" className={`task-btn ${t.pid === selected ? "sel" : ""}`} onClick={() => { onSelect(t.pid === selected ? null : t.pid); }} data-testid="task-result">
               <span className="mono">{t.pid}</span> <span className="comm">{t.comm}</span>
               <span className="muted small">
