@@ -72,7 +72,7 @@ def _openapi(_: argparse.Namespace) -> int:
 def _show(store: Any, rid: str, *, as_json: bool) -> int:
     """`admin show ID`: the recording's whole-run numbers, as the dashboard's whole-run panel shows
     them (its metrics, filled as GET metrics fills a recording stored before a field existed)."""
-    from placemap.metrics_text import header_lines, metrics_lines  # noqa: PLC0415
+    from placemap.metrics_text import header_lines, metrics_lines, task_lines  # noqa: PLC0415
     from placemap.replay.delays import METRICS, fill_wakeup_latency  # noqa: PLC0415
     from placemap.replay.waker_refill import fill_by_waker  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
@@ -97,7 +97,8 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
         # as GET /api/recordings/{id}/metrics serves it: the model's fields, nulls where absent
         print(json.dumps(Metrics.model_validate(metrics).model_dump(mode="json"), indent=1))
         return 0
-    for line in [*header_lines(rec, topo), *metrics_lines(metrics)]:
+    tasks = store.tasks(rid, None, 5, "cross_llc")
+    for line in [*header_lines(rec, topo), *metrics_lines(metrics), *task_lines(tasks)]:
         print(line)
     return 0
 

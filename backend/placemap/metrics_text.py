@@ -1,14 +1,15 @@
 """A stored recording's whole-run numbers as lines of text, the rows the dashboard's "whole run"
 panel shows (migrations by level and cause, wakeups by level and by where their waker ran, the
 run-queue delay after a wakeup, CPU busy, what was lost), for `placemap admin show`. Pure: it reads
-the recording's row, topology and Metrics document (GET /api/recordings/{id}/metrics' shape)."""
+the recording's row, topology and Metrics document (GET /api/recordings/{id}/metrics' shape), and
+the tasks most often woken from another LLC (GET tasks?order=cross_llc)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from placemap.store.store import RecordingRow
+    from placemap.store.store import RecordingRow, TaskRow
 
 LEVELS = ("smt", "llc", "node", "cross_node")
 CAUSES = ("wakeup", "fork", "balance")
@@ -96,3 +97,19 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
         f"lines skipped {_n(int(m['skipped_lines']))}"
     )
     return lines
+
+
+def task_lines(tasks: list[TaskRow], top: int = 5) -> list[str]:
+    """The tasks most often woken from another LLC than the one they last ran in (`tasks` in that
+    order, as Store.tasks(order="cross_llc") gives them), with the pulls to the waker's LLC among
+    them: the tasks a wake hint would move. None when no task was (one LLC); a line saying so when
+    the recording was stored before they were counted per task."""
+    if tasks and all(t.cross_llc is None for t in tasks):
+        return [
+            "tasks by their wakeups from another LLC: not counted per task (stored before; import it again)"
+        ]
+    woken = [t for t in tasks if t.cross_llc][:top]
+    if not woken:
+        return []
+    listed = ", ".join(f"{t.pid} {t.comm} {_n(t.cross_llc or 0)} ({_n(t.pulled or 0)} pulled)" for t in woken)
+    return [f"tasks most often woken from another LLC: {listed}"]

@@ -102,6 +102,12 @@ def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
     by_waker = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]["by_waker"]
     assert (by_waker["cross_llc"], by_waker["to_waker_llc"], by_waker["to_prev_llc"]) == (6, 3, 3)
     store.close()
+    # its tasks most often woken from another LLC: stream's main thread (3 of its 4 pulled)
+    shown = _run(tmp_path, "admin", "show", rid).stdout.splitlines()
+    assert shown[-1] == (
+        "tasks most often woken from another LLC: 4392 stream 4 (3 pulled), 4396 stream 1 (0 pulled), "
+        "4406 stream 1 (0 pulled)"
+    )
     small = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "bdw-1s-20")
     assert small.returncode == 1
     assert (

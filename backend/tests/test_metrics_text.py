@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from placemap.metrics_text import metrics_lines
+from placemap.metrics_text import metrics_lines, task_lines
+from placemap.store.store import TaskRow
 
 ZERO_LEVELS = {"smt": 0, "llc": 0, "node": 0, "cross_node": 0}
 
@@ -46,3 +47,18 @@ def test_no_cross_llc_wakeup_has_no_shares_and_an_unknown_waker_no_on_waker_shar
         "wakeups by their waker: waker in another LLC 0 (pulled to the waker's LLC -, kept in its own -, "
         "in neither -); waker in its LLC 0; on the waker's CPU -; woken while it ran 2; waker unknown 8"
     )
+
+
+def test_the_tasks_most_woken_from_another_llc_first_none_when_none_and_said_when_not_counted() -> None:
+    def task(pid: int, cross: int | None, pulled: int | None) -> TaskRow:
+        return TaskRow(pid, f"t{pid}", 10, 0, 0, 1, None if cross is None else 9, cross, pulled)
+
+    listed = [task(7, 12, 3), task(8, 1, 0), task(9, 0, 0)]
+    assert task_lines(listed) == [
+        "tasks most often woken from another LLC: 7 t7 12 (3 pulled), 8 t8 1 (0 pulled)"
+    ]
+    assert task_lines(listed, top=1) == ["tasks most often woken from another LLC: 7 t7 12 (3 pulled)"]
+    assert task_lines([task(9, 0, 0)]) == [] and task_lines([]) == []
+    assert task_lines([task(9, None, None)]) == [
+        "tasks by their wakeups from another LLC: not counted per task (stored before; import it again)"
+    ]
