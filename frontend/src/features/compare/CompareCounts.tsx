@@ -5,6 +5,7 @@
  * where the runs part (the mode is in the URL: &counts=playhead). Two simulated runs of the same metric
  * open the whole run's table with it (simMetric.ts). Every value is text.
  */
+import type { ReactNode } from "react";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
@@ -74,14 +75,11 @@ function CountsTable({ a: pa, b: pb, rows, caption, upTo, toggle, metric = null 
           </tr>
         )}
         {rows.map((r) => (
-          <tr key={r.key} data-key={r.key} className={rowClass(r)}>
-            <th scope="row" title={r.hint}>
-              {r.label}
-            </th>
+          <CountTr key={r.key} row={r}>
             <td>{formatValue(r.a, r.unit)}</td>
             <td>{formatValue(r.b, r.unit)}</td>
             <td>{formatChange(r.a, r.b, r.unit)}</td>
-          </tr>
+          </CountTr>
         ))}
       </tbody>
     </table>
@@ -98,5 +96,18 @@ export function CountsCaption({ testId, caption, upTo, toggle }: { testId: strin
         {upTo ? "whole run" : "up to the playhead"}
       </button>
     </caption>
+  );
+}
+
+/** A count table's row: its header (what it counts on hover), indented as a part, then `children`,
+ * its values (the comparison's and the one recording's tables). */
+export function CountTr({ row: r, children }: { row: CountRow; children: ReactNode }) {
+  return (
+    <tr data-key={r.key} className={rowClass(r)}>
+      <th scope="row" title={r.hint}>
+        {r.label}
+      </th>
+      {children}
+    </tr>
   );
 }

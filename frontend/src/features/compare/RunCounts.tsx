@@ -10,8 +10,8 @@
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
-import { CountsCaption } from "./CompareCounts";
-import { compareRows, formatValue, rowClass, rowsUpTo, type CountRow } from "./counts";
+import { CountsCaption, CountTr } from "./CompareCounts";
+import { compareRows, formatValue, rowsUpTo, type CountRow } from "./counts";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
 export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
@@ -56,12 +56,9 @@ function RunTable({ rows, caption, upTo, toggle }: { rows: CountRow[]; caption: 
       <CountsCaption testId="run-counts-caption" caption={caption} upTo={upTo} toggle={toggle} />
       <tbody>
         {rows.map((r) => (
-          <tr key={r.key} data-key={r.key} className={rowClass(r)}>
-            <th scope="row" title={r.hint}>
-              {r.label}
-            </th>
+          <CountTr key={r.key} row={r}>
             <td>{formatValue(r.a, r.unit)}</td>
-          </tr>
+          </CountTr>
         ))}
       </tbody>
     </table>

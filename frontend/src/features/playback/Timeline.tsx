@@ -174,24 +174,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
             <>
               {focusData.ratePath && <path d={focusData.ratePath} className="rate-area" />}
               <g transform={`translate(0,${RATE_H + 4})`}>
-                {focusData.migs.map((b, i) =>
-                  b.total > 0
-                    ? LEVELS.map((l) => {
-                        const [a, c] = b.stack[l];
-                        if (c <= a) return null;
-                        return (
-                          <rect
-                            key={`${i}-${l}`}
-                            x={focus(b.t0)}
-                            width={Math.max(1, focusData.binW - 0.5)}
-                            y={MIG_H - focusData.ym(c)}
-                            height={Math.max(0.5, focusData.ym(c) - focusData.ym(a))}
-                            fill={levelColor(l)}
-                          />
-                        );
-                      })
-                    : null,
-                )}
+                <StackedBars bins={focusData.migs} keys={LEVELS} x={focus} binW={focusData.binW} height={MIG_H} y={focusData.ym} paint={(l) => ({ fill: levelColor(l) })} />
               </g>
               {focusData.lost.map((b, i) => (
                 <rect key={`lost${i}`} x={focus(b.t0)} width={Math.max(2, focusData.binW)} y={0} height={4} className="lost-mark">
@@ -206,24 +189,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
               </text>
               {focusData.cross && (
                 <g transform={`translate(0,${BASE_FOCUS_H})`} data-testid="timeline-cross-llc" data-total={focusData.crossTotal}>
-                  {focusData.cross.map((b, i) =>
-                    b.total > 0
-                      ? CROSS_LLC.map((k) => {
-                          const [a, c] = b.stack[k];
-                          if (c <= a) return null;
-                          return (
-                            <rect
-                              key={`${i}-${k}`}
-                              x={focus(b.t0)}
-                              width={Math.max(1, focusData.binW - 0.5)}
-                              y={WAKE_H - focusData.yc(c)}
-                              height={Math.max(0.5, focusData.yc(c) - focusData.yc(a))}
-                              className={`cross-${k}`}
-                            />
-                          );
-                        })
-                      : null,
-                  )}
+                  <StackedBars bins={focusData.cross} keys={CROSS_LLC} x={focus} binW={focusData.binW} height={WAKE_H} y={focusData.yc} paint={(k) => ({ className: `cross-${k}` })} />
                   <text x={4} y={11} className="track-label">
                     wakeups from another LLC (max {Math.round(focusData.maxC)}):{" "}
                     {CROSS_LLC.map((k, i) => (
@@ -284,5 +250,39 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
         )}
       </div>
     </div>
+  );
+}
+
+/** A track's bins as bars stacked by key (bottom up, in `keys` order), each part coloured by
+ * `paint`: the migrations by level and the wakeups from another LLC by where they woke. */
+function StackedBars<K extends string>({
+  bins,
+  keys,
+  x,
+  binW,
+  height,
+  y,
+  paint,
+}: {
+  bins: { t0: number; stack: Record<K, [number, number]>; total: number }[];
+  keys: readonly K[];
+  x: (t: number) => number;
+  binW: number;
+  height: number;
+  y: (v: number) => number;
+  paint: (k: K) => { fill?: string; className?: string };
+}) {
+  return (
+    <>
+      {bins.map((b, i) =>
+        b.total > 0
+          ? keys.map((k) => {
+              const [a, c] = b.stack[k];
+              if (c <= a) return null;
+              return <rect key={`${String(i)}-${k}`} x={x(b.t0)} width={Math.max(1, binW - 0.5)} y={height - y(c)} height={Math.max(0.5, y(c) - y(a))} {...paint(k)} />;
+            })
+          : null,
+      )}
+    </>
   );
 }
