@@ -156,9 +156,15 @@ def get_overview(store: StoreDep, rid: str, bins: Annotated[int, Query(ge=1, le=
     rec = recording_or_404(store, rid, ready=True)
     if rec.t_start_ns is None or rec.t_end_ns is None:
         raise ApiError(409, "recording_empty", "the recording has no events")
-    # stored before the wakeup rows were binned: read them from its chunks, once
-    fill_overview(store, rid, lambda: _topology(store, rec))
     ov = queries.overview(store, rid, rec.t_start_ns, rec.t_end_ns, bins)
+    # stored before the wakeup rows were binned: read them from its chunks, once (the stored
+    # overview is read again only then)
+    if (
+        ov is not None
+        and ov.wakeups_by_waker is None
+        and fill_overview(store, rid, lambda: _topology(store, rec))
+    ):
+        ov = queries.overview(store, rid, rec.t_start_ns, rec.t_end_ns, bins)
     if ov is None:
         recording_or_404(store, rid, ready=True)  # (deleted while its rows were filled: gone, not broken)
         raise ApiError(409, "overview_missing", "this recording has no overview; import it again")
