@@ -133,7 +133,7 @@ function ov(t0: number, bin: number, migs: number[], wakeups: number[], lost: nu
     bins: migs.length,
     events: migs.map((m, i) => m + (wakeups[i] ?? 0)),
     by_kind: { migrate: migs, wakeup: wakeups, switch: wakeups.map((w) => 2 * w) },
-    migrations_by_level: { smt: migs.map(() => 0), llc: migs, node: migs.map((m) => (m > 1 ? 1 : 0)), cross_node: migs.map(() => 0) },
+    migrations_by_level: { smt: migs.map(() => 0), llc: migs.map((m) => (m > 1 ? m - 1 : m)), node: migs.map((m) => (m > 1 ? 1 : 0)), cross_node: migs.map(() => 0) },
     lost,
   };
 }
@@ -152,9 +152,9 @@ describe("counts up to the playhead", () => {
     const b = ov(0, 20, [0, 8, 0], [1, 1, 1]); // another recording, another start and bin width
     const rows = rowsUpTo(a, 1015, b, 25); // two bins of a, two of b
     const r = (k: string) => rows.find((x) => x.key === k);
-    expect(r("migrations.llc")).toMatchObject({ a: 3, b: 8 });
+    expect(r("migrations.llc")).toMatchObject({ a: 2, b: 7 });
     expect(r("migrations.node")).toMatchObject({ a: 1, b: 1 });
-    expect(r("migrations")).toMatchObject({ a: 4, b: 9 });
+    expect(r("migrations")).toMatchObject({ a: 3, b: 8 });
     expect(r("wakeups")).toMatchObject({ a: 10, b: 2 });
     expect(r("switches")).toMatchObject({ a: 20, b: 4 });
     expect(r("lost")).toMatchObject({ a: 7, b: 0 });
@@ -164,6 +164,16 @@ describe("counts up to the playhead", () => {
     // an overview stored without wakeup rows reads as unknown, not as zero
     expect(r("wakeups.same_cpu")).toMatchObject({ a: null, b: null });
     expect(r("wakeups.waker.cross_llc")).toMatchObject({ a: null, b: null });
+  });
+
+  it("counts a migration of no known level in the total, as the whole run's metrics do", () => {
+    // bin 1 holds 3 migration events, 2 of them at a level (the third named no orig_cpu)
+    const a: Overview = { ...ov(1000, 10, [1, 3], [0, 0]), migrations_by_level: { smt: [0, 0], llc: [1, 1], node: [0, 1], cross_node: [0, 0] } };
+    const r = (t: number, k: string) => rowsUpTo(a, t, a, t).find((x) => x.key === k)?.a;
+    expect(r(1005, "migrations")).toBe(1);
+    expect(r(1015, "migrations")).toBe(4); // the whole run's total: every migrate event
+    expect(r(1015, "migrations.llc")).toBe(2);
+    expect(r(1015, "migrations.node")).toBe(1);
   });
 
   it("gives the wakeups by level and by their waker up to each playhead, as the whole run's rows", () => {

@@ -216,7 +216,9 @@ export function rowsUpTo(a: Overview, aT: number, b: Overview, bT: number): Coun
   const rows: CountRow[] = [];
   const add = (key: string, label: string, part: boolean, f: (ov: Overview, n: number) => number | null, unit: CountRow["unit"] = "count") =>
     rows.push({ key, label, part, a: f(a, na), b: f(b, nb), unit });
-  add("migrations", "migrations", false, (ov, n) => LEVELS.reduce((s, [k]) => s + sumTo(ov.migrations_by_level[k], n), 0));
+  // every migration event (the kind's row), as the whole run's total counts them: also one whose level
+  // is unknown (no orig_cpu in its source, nor a CPU known for the task), which no level row holds
+  add("migrations", "migrations", false, (ov, n) => sumTo(ov.by_kind.migrate, n));
   for (const [k, label] of LEVELS) add(`migrations.${k}`, label, true, (ov, n) => sumTo(ov.migrations_by_level[k], n));
   add("wakeups", "wakeups", false, (ov, n) => sumTo(ov.by_kind.wakeup, n));
   add(
