@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from placemap.replay.delays import DELAYS_UNREAD
+
 if TYPE_CHECKING:
     from placemap.store.store import RecordingRow, TaskRow
 
@@ -81,11 +83,10 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
             f"p50 {_us(lat['p50_ns'])}, p90 {_us(lat['p90_ns'])}, p99 {_us(lat['p99_ns'])}, "
             f"max {_us(lat['max_ns'])}"
         )
+    elif m.get(DELAYS_UNREAD):
+        lines.append(f"run-queue delay after a wakeup: not read ({m[DELAYS_UNREAD]})")
     else:
-        lines.append(
-            "run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in, or a "
-            "stored chunk could not be read)"
-        )
+        lines.append("run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in)")
     busy = m.get("per_cpu_busy")
     if busy:
         lines.append(f"CPU busy {100 * sum(busy) / len(busy):.1f}% (mean of {_plural(len(busy), 'CPU')})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -160,6 +161,25 @@ def test_admin_show_prints_the_whole_run_numbers_the_metrics_hold(tmp_path: Path
     store.close()
     again = _run(tmp_path, "admin", "show", rid)
     assert again.returncode == 0 and again.stdout == p.stdout
+    # the same older document over a damaged stored chunk: the delays are not read, and show says
+    # which chunk stopped it (kept with the document: the next show says the same without a scan)
+    store = Store(tmp_path / "cli.db")
+    assert store.put_derived(
+        rid, "metrics.json", json.dumps({k: v for k, v in m.items() if k != "wakeup_latency"}).encode()
+    )
+    seq = store.list_chunks(rid)[-1].seq
+    store.close()
+    with sqlite3.connect(tmp_path / "cli.db") as conn:
+        conn.execute(
+            "UPDATE chunks SET data = ? WHERE recording_id = ? AND seq = ?", (b"\x00not zstd" * 50, rid, seq)
+        )
+    conn.close()
+    damaged = _run(tmp_path, "admin", "show", rid)
+    assert damaged.returncode == 0, damaged.stderr
+    assert damaged.stdout.splitlines()[5].startswith(
+        f"run-queue delay after a wakeup: not read (stored chunk {seq}: "
+    )
+    assert _run(tmp_path, "admin", "show", rid).stdout == damaged.stdout
     missing = _run(tmp_path, "admin", "show", "nope")
     assert missing.returncode == 1 and "no recording nope" in missing.stderr
     (tmp_path / "junk.txt").write_text("no trace here\n")

@@ -33,7 +33,9 @@ def test_a_recording_without_wakeups_switches_or_counts_says_so_without_dividing
     lines = metrics_lines(_metrics())
     assert lines[1] == "wakeups 0: on their last CPU -; moved by level smt 0, llc 0, node 0, cross_node 0"
     assert lines[2] == "wakeups by their waker: not counted (a stored chunk could not be read)"
-    assert lines[3].startswith("run-queue delay after a wakeup: none measured")
+    assert lines[3] == "run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in)"
+    unread = metrics_lines(_metrics(wakeup_latency_unread="stored chunk 3: not zstd"))
+    assert unread[3] == "run-queue delay after a wakeup: not read (stored chunk 3: not zstd)"
     assert lines[4] == "CPU busy - (no switch events to measure it)"
     assert lines[5] == "context switches 0; events lost 3; lines skipped 0"
 

@@ -6,7 +6,8 @@ whatever the recording's length.
 Two users: the ingest, while a recording is stored, and `fill_wakeup_latency`, which gives a
 recording stored before the delays were measured its `wakeup_latency` from its stored chunks
 (the first time its metrics are asked for), so nobody has to import it again. A stored chunk that
-cannot be read leaves the field out, as before, and the rest of the metrics are served."""
+cannot be read leaves the field out, as before, and the rest of the metrics are served; the
+document keeps why (DELAYS_UNREAD), so later reads do not scan the chunks again."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 METRICS = "metrics.json"  # the derived blob that holds a recording's Metrics document
+# the stored Metrics document's mark: its delays could not be read from the stored chunks (the
+# damaged chunk named), so they are not looked for again (not a Metrics field: the API leaves it out)
+DELAYS_UNREAD = "wakeup_latency_unread"
 
 log = logging.getLogger(__name__)
 
@@ -107,20 +111,25 @@ def delays_from_store(store: Store, rid: str) -> dict[str, Any] | None:
 def fill_wakeup_latency(store: Store, rid: str, metrics: dict[str, Any]) -> dict[str, Any]:
     """`metrics` (a recording's stored Metrics document) with its wakeup_latency: as stored when
     the document has the field (null included: no wakeup was followed by its switch-in), else
-    computed from the stored chunks and stored with the document, once (left out, and nothing
-    stored, when a chunk cannot be read: the other metrics stay readable)."""
-    if "wakeup_latency" in metrics:
+    computed from the stored chunks and stored with the document, once (left out when a chunk
+    cannot be read, the other metrics readable, and the document marked DELAYS_UNREAD so that
+    later reads do not scan again)."""
+    if "wakeup_latency" in metrics or DELAYS_UNREAD in metrics:
         return metrics
     with refill_lock(rid):
-        # another request may have stored it meanwhile (refill_lock)
+        # another request may have stored it, or the mark, meanwhile (refill_lock)
         stored = json.loads(store.derived(rid, METRICS) or b"{}")
         if "wakeup_latency" in stored:
             return {**metrics, "wakeup_latency": stored["wakeup_latency"]}
+        if DELAYS_UNREAD in stored:
+            return {**metrics, DELAYS_UNREAD: stored[DELAYS_UNREAD]}
         try:
             delays = delays_from_store(store, rid)
         except StoredChunkError as exc:
             log.warning("recording %s: run-queue delays not read again: %s", rid, exc)
-            return metrics
+            if stored:
+                store.put_derived(rid, METRICS, json.dumps({**stored, DELAYS_UNREAD: str(exc)}).encode())
+            return {**metrics, DELAYS_UNREAD: str(exc)}
         # into the document as stored now: the other refills' fields kept
         if stored:
             store.put_derived(rid, METRICS, json.dumps({**stored, "wakeup_latency": delays}).encode())

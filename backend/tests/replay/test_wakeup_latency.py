@@ -17,8 +17,15 @@ from ftrace_lines import G4
 from test_helpers import ingest
 
 from placemap.api.models import Metrics
+from placemap.replay import delays
 from placemap.replay import kernel as kn
-from placemap.replay.delays import METRICS, StoredChunkError, delays_from_store, fill_wakeup_latency
+from placemap.replay.delays import (
+    DELAYS_UNREAD,
+    METRICS,
+    StoredChunkError,
+    delays_from_store,
+    fill_wakeup_latency,
+)
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.store import Store
 
@@ -220,7 +227,7 @@ def test_a_recording_that_is_not_ready_gets_no_derived_document(store: Store) ->
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_a_damaged_chunk_leaves_the_delays_out_and_the_other_metrics_readable(
-    store: Store, g4_table: pa.Table, damage: str
+    store: Store, g4_table: pa.Table, damage: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rid = ingest(store, g4_table, chunk_rows=3_000)
     _as_older_version_stored(store, rid)
@@ -236,5 +243,17 @@ def test_a_damaged_chunk_leaves_the_delays_out_and_the_other_metrics_readable(
     with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
         delays_from_store(store, rid)
     got = fill_wakeup_latency(store, rid, older)
-    assert got == older and Metrics.model_validate(got).wakeup_latency is None
-    assert "wakeup_latency" not in json.loads(store.derived(rid, METRICS) or b"{}"), "nothing stored"
+    assert Metrics.model_validate(got) == Metrics.model_validate(older)
+    assert Metrics.model_validate(got).wakeup_latency is None
+    kept = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert "wakeup_latency" not in kept, "no delays made up"
+    assert kept[DELAYS_UNREAD].startswith(f"stored chunk {seq}: "), "why is kept with the document"
+    assert {k: v for k, v in kept.items() if k != DELAYS_UNREAD} == older, "the other metrics kept"
+
+    # the next reads, with the stored document or the one read before the mark, scan no chunk again
+    def no_scan(*_: object) -> None:
+        raise AssertionError("the stored chunks scanned again")
+
+    monkeypatch.setattr(delays, "delays_from_store", no_scan)
+    assert Metrics.model_validate(fill_wakeup_latency(store, rid, kept)).wakeup_latency is None
+    assert DELAYS_UNREAD in fill_wakeup_latency(store, rid, older)
