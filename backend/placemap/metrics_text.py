@@ -37,6 +37,22 @@ def _plural(n: int, word: str) -> str:
     return f"{_n(n)} {word}{'' if n == 1 else 's'}"
 
 
+def llc_pairs_line(pairs: list[list[int]], top: int = 3) -> str:
+    """Metrics.wakeups.llc_pairs in a line: the share that woke in the waker's LLC (the diagonal),
+    and the `top` pairs of LLCs most wakeups crossed, "waker's LLC -> wakee's"."""
+    n = sum(map(sum, pairs))
+    same = sum(row[i] for i, row in enumerate(pairs))
+    across = sorted(
+        ((c, w, t) for w, row in enumerate(pairs) for t, c in enumerate(row) if w != t and c > 0),
+        key=lambda p: (-p[0], p[1], p[2]),
+    )
+    most = ", ".join(f"LLC {w} -> {t} {_n(c)}" for c, w, t in across[:top]) or "none"
+    return (
+        f"wakeups by LLC pair: in the waker's LLC {_n(same)} of {_n(n)} ({_pct(same, n)}); "
+        f"across LLCs most: {most}"
+    )
+
+
 def header_lines(rec: RecordingRow, topology: dict[str, Any] | None) -> list[str]:
     """Who the recording is: name, id, status, events, span, format, and its machine."""
     parts = [f"{rec.name} ({rec.id})", rec.status, _plural(rec.event_count, "event")]
@@ -76,6 +92,9 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
             f"{_pct(int(bw['on_waker_cpu']), known)}; woken while it ran {_n(int(bw['still_running']))}; "
             f"waker unknown {_n(int(bw['unknown']))}"
         )
+    pairs = wk.get("llc_pairs")
+    if pairs is not None and len(pairs) > 1:
+        lines.append(llc_pairs_line(pairs))
     lat = m.get("wakeup_latency")
     if lat:
         lines.append(

@@ -109,6 +109,13 @@ def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
         "tasks most often woken from another LLC: 4392 stream 4 (3 pulled), 4396 stream 1 (0 pulled), "
         "4406 stream 1 (0 pulled)"
     )
+    # by LLC pair: the three pulls woke in their wakers' LLCs; CPU 60 (LLC 7) woke two threads in
+    # LLC 14 (119 and 240), where the poster marks them sharing one LLC; a worker woken from CPU 206
+    # (LLC 9) on its prev 111 (LLC 13)
+    assert shown[5] == (
+        "wakeups by LLC pair: in the waker's LLC 3 of 6 (50.0%); across LLCs most: LLC 7 -> 14 2, "
+        "LLC 9 -> 13 1"
+    )
     small = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "bdw-1s-20")
     assert small.returncode == 1
     assert (

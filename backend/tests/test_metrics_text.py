@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from placemap.metrics_text import metrics_lines, task_lines
+from placemap.metrics_text import llc_pairs_line, metrics_lines, task_lines
 from placemap.store.store import TaskRow
 
 ZERO_LEVELS = {"smt": 0, "llc": 0, "node": 0, "cross_node": 0}
@@ -64,3 +64,19 @@ def test_the_tasks_most_woken_from_another_llc_first_none_when_none_and_said_whe
     assert task_lines([task(9, None, None)]) == [
         "tasks by their wakeups from another LLC: not counted per task (stored before; import it again)"
     ]
+
+
+def test_llc_pairs_line_names_the_diagonal_share_and_the_busiest_pairs_across() -> None:
+    pairs = [[5, 0, 7], [2, 1, 0], [7, 9, 0]]  # waker's LLC (row) -> wakee's (column)
+    wakeups = {"total": 31, "same_cpu": 0, "by_level": ZERO_LEVELS, "by_waker": None, "llc_pairs": pairs}
+    lines = metrics_lines(_metrics(wakeups=wakeups))
+    assert lines[3] == (
+        "wakeups by LLC pair: in the waker's LLC 6 of 31 (19.4%); across LLCs most: LLC 2 -> 1 9, "
+        "LLC 0 -> 2 7, LLC 2 -> 0 7"
+    )
+    assert llc_pairs_line([[4, 0], [0, 2]]).endswith("(100.0%); across LLCs most: none")
+    # one LLC (a trace alone) says nothing more than by_waker does; an older document has no pairs
+    one = {**wakeups, "llc_pairs": [[6]]}
+    older = {k: v for k, v in wakeups.items() if k != "llc_pairs"}
+    for w in (one, older):
+        assert not any(line.startswith("wakeups by LLC pair") for line in metrics_lines(_metrics(wakeups=w)))

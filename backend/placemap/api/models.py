@@ -189,6 +189,12 @@ class WakeupMetrics(BaseModel):
         default=None,
         description="By where the waker ran; null for a recording stored before they were counted.",
     )
+    llc_pairs: list[list[int]] | None = Field(
+        default=None,
+        description="Wakeups by the LLC their waker ran in (rows, the topology's LLC ids) and the LLC "
+        "they woke in (columns): those of by_waker's shared_llc and cross_llc, so it sums to them; "
+        "null for a recording stored before they were counted.",
+    )
 
 
 class SchedDomain(BaseModel):

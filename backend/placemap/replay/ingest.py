@@ -21,6 +21,7 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, NO_B, busy_series, chunk_counts, interval_bins, overview_rows
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.delays import METRICS, DelayCounter
+from placemap.replay.llc_pairs import llc_pairs
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
 from placemap.replay.writer import ChunkWriter, PendingChunk
@@ -88,6 +89,8 @@ class Ingestor:
         self.by_waker = np.zeros(kn.WK_COUNTS, dtype=np.int64)  # wakeups by their waker's CPU (WK_*)
         # per task (by index): wakeups, wakeups from another LLC, pulls to the waker's LLC
         self.task_wakes = np.zeros((3, 64), dtype=np.int64)
+        # wakeups by the waker's LLC (row) and the LLC the task woke in (column): llc_pairs
+        self.llc_pairs = np.zeros((self.levels.n_llcs, self.levels.n_llcs), dtype=np.int64)
         self.lost = 0
         self.cpus_seen: set[int] = set()
         self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
@@ -164,6 +167,7 @@ class Ingestor:
         assert pl is not None
         self._accumulate(cols, pl)
         self._count_task_wakeups(cols, pl)
+        self.llc_pairs += llc_pairs(self.levels, cols, pl)
         self._accumulate_delays(cols)
         self.writer.submit(
             PendingChunk(
@@ -384,6 +388,7 @@ class Ingestor:
                 "same_cpu": int(self.wake[5]),
                 "by_level": {name: int(self.wake[i]) for i, name in enumerate(LEVELS)},
                 "by_waker": waker_counts(self.by_waker),
+                "llc_pairs": self.llc_pairs.tolist(),
             },
             "lost_events": self.lost
             if summary is None

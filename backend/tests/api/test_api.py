@@ -294,8 +294,13 @@ def test_upload_on_the_machine_it_was_recorded_on(client: httpx.Client) -> None:
     rid = str(rec["id"])
     topo = client.get(f"/api/recordings/{rid}/topology").json()
     assert (topo["machine"], topo["source"], len(topo["llcs"])) == ("zen3-2s-nps4", "preset", 16)
-    by_waker = client.get(f"/api/recordings/{rid}/metrics").json()["wakeups"]["by_waker"]
+    wakeups = client.get(f"/api/recordings/{rid}/metrics").json()["wakeups"]
+    by_waker = wakeups["by_waker"]
     assert (by_waker["cross_llc"], by_waker["to_waker_llc"], by_waker["to_prev_llc"]) == (6, 3, 3)
+    # by LLC pair, 16 x 16: the 3 pulls on the diagonal, CPU 60's two wakeups from LLC 7 into LLC 14
+    pairs = wakeups["llc_pairs"]
+    assert len(pairs) == 16 and all(len(row) == 16 for row in pairs)
+    assert sum(pairs[i][i] for i in range(16)) == 3 and pairs[7][14] == 2 and sum(map(sum, pairs)) == 6
     # the task most often woken from another LLC first: stream's main thread, 4 of them, 3 pulled
     # (the poster's marks), then the two workers woken once each from another LLC
     first = client.get(f"/api/recordings/{rid}/tasks", params={"order": "cross_llc", "limit": 3}).json()

@@ -156,12 +156,12 @@ def _rows(store: Store, rid: str) -> list[dict[str, Any]]:
 def test_zen3_nps4_stream_tip_keeps_every_cross_llc_wakeup_on_prev_s_llc(
     store: Store, collector: Path
 ) -> None:
-    """Tip (the baseline excerpt): stream's main thread (prev CPU 50, LLC 6) is woken eight times;
+    """Tip (the baseline excerpt): stream's main thread (prev CPU 50, LLC 6) is woken seven times;
     twice from CPU 182, which shares LLC 6 (cores 48-55, CPU 182 being core 54's second thread),
-    and six times from CPUs of other LLCs (45, 8, 130, 160, 255), waking each time on CPU 50; two
-    workers (prev 113 and 255) are woken from CPUs 50 and 194, other LLCs, and wake on their prev.
-    So 10 wakeups: 2 shared, 8 across LLCs, all 8 kept on prev's LLC, none on the waker's CPU. The
-    five wakings at the end have no sched_wakeup in the excerpt and count nowhere."""
+    and five times from CPUs of other LLCs (45, 8, 130, 160, 255), waking each time on CPU 50; three
+    workers (prev 45, 113 and 255) are woken from CPUs 50, 50 and 194, other LLCs, and wake on their
+    prev. So 10 wakeups: 2 shared, 8 across LLCs, all 8 kept on prev's LLC, none on the waker's CPU.
+    The five wakings at the end have no sched_wakeup in the excerpt and count nowhere."""
     topo = _topology("zen3-2s-nps4")
     rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-baseline.ftrace.txt", topo)
     got = _by_waker(store, rid)

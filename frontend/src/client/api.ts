@@ -2280,6 +2280,11 @@ export interface components {
             by_level: components["schemas"]["LevelCounts"];
             /** @description By where the waker ran; null for a recording stored before they were counted. */
             by_waker?: components["schemas"]["WakerCounts"] | null;
+            /**
+             * Llc Pairs
+             * @description Wakeups by the LLC their waker ran in (rows, the topology's LLC ids) and the LLC they woke in (columns): those of by_waker's shared_llc and cross_llc, so it sums to them; null for a recording stored before they were counted.
+             */
+            llc_pairs?: number[][] | null;
         };
         /** WakeupReason */
         WakeupReason: {

@@ -1,0 +1,107 @@
+"""Wakeups by LLC pair (Metrics.wakeups.llc_pairs: the waker's LLC against the LLC the task woke
+in), checked against the plain rule of test_by_waker.reference_classes on real kernels' traces:
+the Zen3 NPS4 Stream excerpts (tip and the short-task patch, LKML Sep 2022) on the preset the
+poster's machine is, and the real g4 hackbench laid on two LLCs, across chunk boundaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from collector import collector_binary
+from ftrace_lines import TRACES
+from test_by_waker import _by_waker, _import, _rows, _topology, reference_classes
+from test_classify import two_cpus
+from test_helpers import ingest
+
+from placemap.api.models import Metrics
+from placemap.schema.models.topology_schema import Topology
+from placemap.store import Store
+
+CHOSEN = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere")
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return collector_binary(tmp_path_factory.mktemp("bin"))
+
+
+def _pairs(store: Store, rid: str) -> list[list[int]]:
+    pairs: list[list[int]] = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]["llc_pairs"]
+    return pairs
+
+
+def _expected(rows: list[dict[str, Any]], topology: Topology | None, n: int) -> list[list[int]]:
+    """Each wakeup whose waker was seen and whose wakeup was a choice, at (waker's LLC, LLC woken in)."""
+    llc = {c.cpu: c.llc for c in topology.cpus} if topology is not None else {}
+    out = np.zeros((n, n), dtype=np.int64)
+    for r, cls in reference_classes(rows, topology):
+        if cls in CHOSEN:
+            w, t = (0, 0) if topology is None else (llc[r["waker_cpu"]], llc[r["target_cpu"]])
+            out[w, t] += 1
+    listed: list[list[int]] = out.tolist()
+    return listed
+
+
+def test_tip_wakes_none_in_its_waker_s_llc_across_llcs(store: Store, collector: Path) -> None:
+    """Tip (the baseline excerpt): two wakeups from CPU 182 within the main thread's LLC 6 (the
+    diagonal), and eight from other LLCs, each kept on prev's LLC: off the diagonal, five of them
+    the main thread's, into LLC 6 from CPUs 45, 8, 130, 160 and 255 (LLCs 5, 1, 0, 4, 15), and three
+    workers' (3737 from CPU 50 onto 45, 3745 from 50 onto 113, 3747 from 194 onto 255)."""
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-baseline.ftrace.txt", topo)
+    got = np.array(_pairs(store, rid))
+    assert got.shape == (16, 16)
+    by_waker = _by_waker(store, rid)
+    assert got.sum() == by_waker["shared_llc"] + by_waker["cross_llc"] == 10
+    assert np.trace(got) == 2 and got[6, 6] == 2
+    assert [int(i) for i in np.flatnonzero(got[:, 6])] == [0, 1, 4, 5, 6, 15]
+    assert got[:, 6].sum() - got[6, 6] == 5, "the main thread's five wakeups from other LLCs into LLC 6"
+    assert (got[6, 5], got[6, 14], got[8, 15]) == (1, 1, 1), "the workers' (LLCs of 45, 113, 255)"
+    assert got.tolist() == _expected(_rows(store, rid), topo, 16)
+
+
+def test_the_short_task_patch_s_pulls_are_on_the_diagonal(store: Store, collector: Path) -> None:
+    """With the short-task patch (the shortrun excerpt, the poster's `*LLC: a -> b` marks): the main
+    thread pulled from LLC 9 into its wakers' LLCs 3, 1 and 14 (the diagonal: 3 of 6), and three
+    wakeups kept on prev's LLC, two of them from CPU 60 (LLC 7) into LLC 14."""
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, TRACES / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt", topo)
+    got = np.array(_pairs(store, rid))
+    assert (got[3, 3], got[1, 1], got[14, 14]) == (1, 1, 1) and np.trace(got) == 3
+    assert got[7, 14] == 2
+    assert got.sum() == 6
+    assert got.tolist() == _expected(_rows(store, rid), topo, 16)
+
+
+@pytest.mark.parametrize("chunk_rows", [65_536, 4_096])
+def test_real_g4_on_two_llcs_matches_the_rule(store: Store, g4_table: pa.Table, chunk_rows: int) -> None:
+    """The real g4 hackbench with CPU 0 and 1 in two LLCs: both ways across, and both diagonals, as
+    the rule counts them, whatever the chunks; the matrix sums to by_waker's chosen wakeups."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=chunk_rows)
+    got = _pairs(store, rid)
+    assert got == _expected(g4_table.to_pylist(), topo, 2)
+    assert all(c > 0 for row in got for c in row), "woken in both LLCs from both"
+    by_waker = _by_waker(store, rid)
+    assert sum(map(sum, got)) == by_waker["shared_llc"] + by_waker["cross_llc"]
+    # the diagonal: those that woke in the waker's LLC; on two LLCs of one CPU each, the waker's CPU
+    assert got[0][0] + got[1][1] == by_waker["on_waker_cpu"]
+
+
+def test_a_trace_alone_has_one_llc(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table)
+    by_waker = _by_waker(store, rid)
+    assert _pairs(store, rid) == [[by_waker["shared_llc"]]]
+
+
+def test_an_older_document_reads_as_not_counted(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table)
+    body = json.loads(store.derived(rid, "metrics.json") or b"{}")
+    assert Metrics.model_validate(body).wakeups.llc_pairs is not None
+    del body["wakeups"]["llc_pairs"]  # as versions before it stored the document
+    assert Metrics.model_validate(body).wakeups.llc_pairs is None
