@@ -267,6 +267,21 @@ test("a trace uploaded on the machine it was recorded on: its CPUs in their LLCs
   const runCounts = page.getByTestId("run-counts");
   await expect(runCounts.locator('tr[data-key="wakeups.waker.cross_llc"] td')).toHaveText("6");
   await expect(runCounts.locator('tr[data-key="wakeups.waker.to_waker_llc"] td')).toHaveText(`${((100 * marks.length) / 6).toFixed(1)}%`);
+  // under them, by LLC pair: the marked pulls on the diagonal (woke in the waker's LLC), and every
+  // cell the API's llc_pairs count, CPU 60 (LLC 7) waking two threads in LLC 14 among them
+  const pairs = runCounts.getByTestId("llc-pairs");
+  await expect(pairs.getByTestId("llc-pairs-diagonal")).toHaveText(`in the waker's LLC: ${marks.length} of 6 (50.0%)`);
+  const rid0 = await recId(request, name);
+  const api = ((await (await request.get(`/api/recordings/${rid0}/metrics`)).json()) as { wakeups: { llc_pairs: number[][] } }).wakeups.llc_pairs;
+  const want = api.flatMap((row, w) => row.map((c, t) => [w, t, c]).filter(([, , c]) => (c ?? 0) > 0)).map((x) => x.join(":"));
+  const got = await pairs.locator("rect[data-n]").evaluateAll((els) => els.map((e) => [e.getAttribute("data-w"), e.getAttribute("data-t"), e.getAttribute("data-n")].join(":")));
+  expect(got).toEqual(want);
+  expect(got).toContain("7:14:2");
+  await expect(pairs.locator('rect[data-w="7"][data-t="14"] title')).toHaveText("waker in LLC 7, woke in LLC 14: 2 wakeups (33.3%)");
+  // drawn in the waker's row (y) and the wakee's column (x)
+  const cell = pairs.locator('rect[data-w="7"][data-t="14"]');
+  const [x, y] = [Number(await cell.getAttribute("x")), Number(await cell.getAttribute("y"))];
+  expect(x / y).toBe(14 / 7);
   await shot(page, "uploaded-on-its-machine");
   // on a machine without its CPUs (20 of them) the import fails, naming the CPUs it lacks
   await page.getByTestId("upload-machine").selectOption("preset:bdw-1s-20");

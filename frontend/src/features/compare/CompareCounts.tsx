@@ -2,7 +2,8 @@
  * The comparison's table: both recordings' whole-run counts (the GET metrics each Player loads) side by side,
  * (left: the open recording, right: the one beside it) with the right one's change; or, switched, the counts
  * the overview's bins give up to each one's playhead (the right follows the left from its start), to watch
- * where the runs part (the mode is in the URL: &counts=playhead). Two simulated runs of the same metric
+ * where the runs part (the mode is in the URL: &counts=playhead). Under the whole run's table, both runs'
+ * wakeups by LLC pair on one colour scale (LlcPairs). Two simulated runs of the same metric
  * open the whole run's table with it (simMetric.ts). Every value is text.
  */
 import type { ReactNode } from "react";
@@ -10,6 +11,7 @@ import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
 import { compareRows, formatChange, formatValue, rowClass, rowsUpTo, type CountRow } from "./counts";
+import { LlcPairs } from "./LlcPairs";
 import { simMetricRow, type SimMetricRow } from "./simMetric";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
@@ -34,7 +36,17 @@ export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: P
   // only the playhead mode follows the players' snapshots (the whole run's table does not re-render during playback)
   if (upTo) return <PlayheadCounts a={pa} b={pb} toggle={toggle} />;
   const metric = simMetricRow(pa.rec?.sim_metric, pb.rec?.sim_metric);
-  return <CountsTable a={pa} b={pb} rows={compareRows(a, b, pa.topo, pb.topo)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />;
+  return (
+    <>
+      <CountsTable a={pa} b={pb} rows={compareRows(a, b, pa.topo, pb.topo)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />
+      <LlcPairs
+        sides={[
+          { label: "left", metrics: a, topo: pa.topo },
+          { label: "right", metrics: b, topo: pb.topo },
+        ]}
+      />
+    </>
+  );
 }
 
 function PlayheadCounts({ a: pa, b: pb, toggle }: { a: Player; b: Player; toggle: () => void }) {

@@ -2,7 +2,7 @@
  * The open recording's numbers when nothing is beside it: the rows the comparison's table has
  * (migrations by level and cause, wakeups by level and by where their waker ran, the run-queue delay
  * after a wakeup, CPU busy and the LLCs that carry it, switches, what was lost), one column, from its
- * own GET metrics and topology (a simulated run's own metric is in the recording's header); or,
+ * own GET metrics and topology, and under them its wakeups by LLC pair (LlcPairs) (a simulated run's own metric is in the recording's header); or,
  * switched as the comparison's table is (&counts=playhead), the rows its overview's bins give up to
  * the playhead, following playback. In a panel above the inspector that can be closed. Every value
  * is text.
@@ -12,6 +12,7 @@ import type { Player } from "../engine/player";
 import { usePlayerOverview, usePlayerSnapshot } from "../engine/usePlayer";
 import { CountsCaption, CountTr } from "./CompareCounts";
 import { compareRows, formatValue, rowsUpTo, type CountRow } from "./counts";
+import { LlcPairs } from "./LlcPairs";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
 export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
@@ -22,7 +23,13 @@ export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boo
   if (!upTo && m === "error") return <p className="small warn" data-testid="run-counts-error">the recording's counts could not be loaded</p>;
   if (!upTo && m === null) return <p className="small muted">counting…</p>;
   let body;
-  if (!upTo) body = m !== null && m !== "error" && <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />;
+  if (!upTo)
+    body = m !== null && m !== "error" && (
+      <>
+        <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />
+        <LlcPairs sides={[{ label: null, metrics: m, topo: player.topo }]} />
+      </>
+    );
   else if (ov === "error")
     body = (
       <p className="small warn" data-testid="run-counts-error">
