@@ -260,6 +260,11 @@ class Metrics(BaseModel):
         description="Run-queue delay after a wakeup; null without a wakeup followed by its switch-in "
         "(a recording stored before it was measured gets it from its chunks when its metrics are read).",
     )
+    wakeup_latency_unread: str | None = Field(
+        default=None,
+        description="Why wakeup_latency is null for a recording stored before it was measured: the "
+        "stored chunk that could not be read for it (null otherwise).",
+    )
 
 
 class TaskInfo(BaseModel):

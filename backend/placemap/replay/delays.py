@@ -32,7 +32,7 @@ I64 = npt.NDArray[np.int64]
 
 METRICS = "metrics.json"  # the derived blob that holds a recording's Metrics document
 # the stored Metrics document's mark: its delays could not be read from the stored chunks (the
-# damaged chunk named), so they are not looked for again (not a Metrics field: the API leaves it out)
+# damaged chunk named), so they are not looked for again (Metrics.wakeup_latency_unread)
 DELAYS_UNREAD = "wakeup_latency_unread"
 
 log = logging.getLogger(__name__)

@@ -242,9 +242,10 @@ def test_a_damaged_chunk_leaves_the_delays_out_and_the_other_metrics_readable(
     conn.close()
     with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
         delays_from_store(store, rid)
-    got = fill_wakeup_latency(store, rid, older)
-    assert Metrics.model_validate(got) == Metrics.model_validate(older)
-    assert Metrics.model_validate(got).wakeup_latency is None
+    got = Metrics.model_validate(fill_wakeup_latency(store, rid, older))
+    assert got.wakeup_latency is None
+    assert (got.wakeup_latency_unread or "").startswith(f"stored chunk {seq}: "), "the API says why"
+    assert got.model_copy(update={"wakeup_latency_unread": None}) == Metrics.model_validate(older)
     kept = json.loads(store.derived(rid, METRICS) or b"{}")
     assert "wakeup_latency" not in kept, "no delays made up"
     assert kept[DELAYS_UNREAD].startswith(f"stored chunk {seq}: "), "why is kept with the document"
@@ -255,5 +256,6 @@ def test_a_damaged_chunk_leaves_the_delays_out_and_the_other_metrics_readable(
         raise AssertionError("the stored chunks scanned again")
 
     monkeypatch.setattr(delays, "delays_from_store", no_scan)
-    assert Metrics.model_validate(fill_wakeup_latency(store, rid, kept)).wakeup_latency is None
+    again = Metrics.model_validate(fill_wakeup_latency(store, rid, kept))
+    assert again.wakeup_latency is None and again.wakeup_latency_unread == kept[DELAYS_UNREAD]
     assert DELAYS_UNREAD in fill_wakeup_latency(store, rid, older)

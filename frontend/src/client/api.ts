@@ -892,6 +892,11 @@ export interface components {
             per_cpu_busy: number[] | null;
             /** @description Run-queue delay after a wakeup; null without a wakeup followed by its switch-in (a recording stored before it was measured gets it from its chunks when its metrics are read). */
             wakeup_latency?: components["schemas"]["WakeupLatency"] | null;
+            /**
+             * Wakeup Latency Unread
+             * @description Why wakeup_latency is null for a recording stored before it was measured: the stored chunk that could not be read for it (null otherwise).
+             */
+            wakeup_latency_unread?: string | null;
         };
         /** MigrationMetrics */
         MigrationMetrics: {

@@ -30,6 +30,16 @@ const row = (rows: ReturnType<typeof compareRows>, key: string) => {
   return r;
 };
 
+describe("run-queue delays not read", () => {
+  it("says in the row's hint which side's stored chunk stopped them", () => {
+    const bad = metrics({ wakeup_latency: null, wakeup_latency_unread: "stored chunk 5: not zstd" });
+    expect(row(compareRows(metrics(), bad), "delay.p50").hint).toBe("the run-queue delay after a wakeup: right: not read (stored chunk 5: not zstd)");
+    expect(row(compareRows(bad, bad), "delay.p50").hint).toBe("the run-queue delay after a wakeup: the run: not read (stored chunk 5: not zstd)");
+    expect(row(compareRows(metrics(), metrics()), "delay.p50").hint).toBeUndefined();
+    expect(row(compareRows(bad, metrics()), "delay.p50")).toMatchObject({ a: null });
+  });
+});
+
 describe("compareRows", () => {
   it("takes each value from its own recording", () => {
     const b = metrics({ migrations: { ...metrics().migrations, total: 3, by_level: lv(1, 2, 0, 0) }, lost_events: 0, per_cpu_busy: [1, 1, 0, 0] });

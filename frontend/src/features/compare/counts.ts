@@ -138,8 +138,10 @@ export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, top
   add("wakeups.same_cpu", "on its last CPU", true, sameCpuShare, "fraction");
   for (const [k, label] of LEVELS) add(`wakeups.${k}`, `moved: ${label}`, true, (m) => m.wakeups.by_level[k]);
   rows.push(...wakerRows(a.wakeups.by_waker, b.wakeups.by_waker));
-  // run-queue delay after a wakeup (null: no wakeup was followed by its switch-in)
-  add("delay.p50", "wakeup → run, p50", false, (m) => m.wakeup_latency?.p50_ns ?? null, "ns");
+  // run-queue delay after a wakeup (null: no wakeup was followed by its switch-in, or, said in the
+  // row's hint, a stored chunk could not be read for a recording stored before it was measured)
+  const unread = delaysUnread(a, b);
+  rows.push({ key: "delay.p50", label: "wakeup → run, p50", part: false, a: a.wakeup_latency?.p50_ns ?? null, b: b.wakeup_latency?.p50_ns ?? null, unit: "ns", ...(unread ? { hint: unread } : {}) });
   add("delay.p99", "p99", true, (m) => m.wakeup_latency?.p99_ns ?? null, "ns");
   add("delay.max", "max", true, (m) => m.wakeup_latency?.max_ns ?? null, "ns");
   add("busy", "CPU busy (mean)", false, meanBusy, "fraction");
@@ -151,6 +153,15 @@ export function compareRows(a: Metrics, b: Metrics, topoA?: Topology | null, top
   add("lost", "events lost", false, (m) => m.lost_events);
   add("skipped", "lines skipped", false, (m) => m.skipped_lines);
   return rows;
+}
+
+/** Why the run-queue delays are missing, for the row's hint: each side whose stored chunk could not
+ * be read for them ("left: not read (stored chunk 5: …)"); undefined when neither. */
+export function delaysUnread(a: Metrics, b: Metrics): string | undefined {
+  const why = (side: string, m: Metrics) => (m.wakeup_latency_unread ? `${side}: not read (${m.wakeup_latency_unread})` : null);
+  const parts = a === b ? [why("the run", a)] : [why("left", a), why("right", b)];
+  const said = parts.filter((p): p is string => p !== null);
+  return said.length ? `the run-queue delay after a wakeup: ${said.join("; ")}` : undefined;
 }
 
 /** A row's class: indented as a part of the row above ("part"), or of the part above ("part sub"). */
