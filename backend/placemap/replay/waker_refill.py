@@ -1,11 +1,11 @@
-"""The wakeups by where their waker ran (Metrics.wakeups.by_waker), and the overview's wakeup rows
-(by level and by waker, bin by bin), for a recording stored before they were counted: its stored
-chunks, in order, go through the ingest's own state machine (PlacementState.apply, which classifies
-them as the ingest does: kernel.WK_*), once, the first time its metrics or its overview are read,
-and what was missing is kept with its metrics document and its overview (both from the one scan),
-so nobody has to import it again. A stored chunk that cannot be read leaves them out (by_waker
-null, the overview marked), kept so (not scanned for again), and the rest is served. Memory: one
-chunk, the per-task state and the overview's rows."""
+"""The wakeups by where their waker ran (Metrics.wakeups.by_waker), by LLC pair (wakeups.llc_pairs)
+and the overview's wakeup rows (by level and by waker, bin by bin), for a recording stored before
+they were counted: its stored chunks, in order, go through the ingest's own state machine
+(PlacementState.apply, which classifies them as the ingest does: kernel.WK_*), once, the first time
+its metrics or its overview are read, and what was missing is kept with its metrics document and
+its overview (all from the one scan), so nobody has to import it again. A stored chunk that cannot
+be read leaves them out (the metrics' fields null, the overview marked), kept so (not scanned for
+again), and the rest is served. Memory: one chunk, the per-task state and the overview's rows."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
 from placemap.replay.ingest import npz, waker_counts
+from placemap.replay.llc_pairs import llc_pairs
 from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
@@ -55,13 +56,15 @@ class _Grid:
 
 def _scan(
     store: Store, rid: str, topology: Topology | None, grid: _Grid | None
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64] | None]:
-    """The recording's wakeups by their waker's CPU (kernel.WK_*), counted again from its stored
-    chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid` the overview's
-    wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows' order)."""
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64] | None]:
+    """The recording's wakeups by their waker's CPU (kernel.WK_*) and by LLC pair, counted again
+    from its stored chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid`
+    the overview's wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows'
+    order)."""
     levels = LevelMap(topology)
     state = PlacementState()
     counts = np.zeros(kn.WK_COUNTS, dtype=np.int64)
+    pairs = np.zeros((levels.n_llcs, levels.n_llcs), dtype=np.int64)
     rows = None if grid is None else np.zeros((N_WAKE + N_WAKER, grid.bins), dtype=np.float64)
     seqs = [c.seq for c in store.list_chunks(rid)]
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
@@ -79,6 +82,8 @@ def _scan(
             default_level=levels.default_level,
             waker_counts=counts,
         )
+        if pl is not None:
+            pairs += llc_pairs(levels, cols, pl)
         if rows is not None and grid is not None and pl is not None:
             wake = cols.kind == K_WAKEUP
             b = np.clip((cols.ts[wake] - grid.t0) // grid.width, 0, grid.bins - 1)
@@ -87,13 +92,17 @@ def _scan(
             for j in range(N_WAKER):
                 has = (mask >> j) & 1 == 1
                 np.add.at(rows[N_WAKE + j], b[has], 1.0)
-    return counts, rows
+    return counts, pairs, rows
 
 
 def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
     """The recording's wakeups by their waker's CPU, counted again from its stored chunks on
     `topology` (the recording's; None: inferred, one LLC)."""
     return waker_counts(_scan(store, rid, topology, None)[0])
+
+
+# the Metrics document's wakeups fields this module fills: by where the waker ran, by LLC pair
+FIELDS = ("by_waker", "llc_pairs")
 
 
 def _overview_lacking(store: Store, rid: str) -> tuple[npt.NDArray[np.float64], _Grid] | None:
@@ -128,36 +137,44 @@ def _store_overview(
         )
 
 
-_MISSING: Any = object()
-
-
-def _stored_by_waker(store: Store, rid: str) -> Any:
-    """The stored metrics document's wakeups.by_waker (None included); _MISSING when it has none,
-    or there is no document with wakeups to give it to."""
+def _stored_fields(store: Store, rid: str) -> dict[str, Any] | None:
+    """The stored metrics document's wakeups fields of FIELDS it has (None values included); None
+    when there is no document with wakeups to give them to."""
     blob = store.derived(rid, METRICS)
     doc = None if blob is None else json.loads(blob)
     wakeups = doc.get("wakeups") if isinstance(doc, dict) else None
-    if not isinstance(wakeups, dict) or "by_waker" not in wakeups:
-        return _MISSING
-    return wakeups["by_waker"]
+    if not isinstance(wakeups, dict):
+        return None
+    return {k: wakeups[k] for k in FIELDS if k in wakeups}
 
 
-def _put_by_waker(store: Store, rid: str, counts: dict[str, int] | None) -> None:
-    """wakeups.by_waker into the metrics document as stored now (under refill_lock: the other
-    refills' fields kept)."""
+def _put_fields(store: Store, rid: str, fields: dict[str, Any]) -> None:
+    """`fields` (of FIELDS) into the metrics document's wakeups as stored now (under refill_lock:
+    the other refills' fields kept)."""
     blob = store.derived(rid, METRICS)
     doc = None if blob is None else json.loads(blob)
     wakeups = doc.get("wakeups") if isinstance(doc, dict) else None
-    if doc is None or not isinstance(wakeups, dict):
+    if doc is None or not isinstance(wakeups, dict) or not fields:
         return
-    store.put_derived(rid, METRICS, json.dumps({**doc, "wakeups": {**wakeups, "by_waker": counts}}).encode())
+    store.put_derived(rid, METRICS, json.dumps({**doc, "wakeups": {**wakeups, **fields}}).encode())
+
+
+def _counted(counts: npt.NDArray[np.int64], pairs: npt.NDArray[np.int64]) -> dict[str, Any]:
+    """The scan's counts as the document's fields."""
+    return {"by_waker": waker_counts(counts), "llc_pairs": pairs.tolist()}
+
+
+def _missing(stored: dict[str, Any] | None) -> list[str]:
+    """The fields the stored document lacks (none without a document to give them to)."""
+    return [] if stored is None else [k for k in FIELDS if k not in stored]
 
 
 def fill_overview(store: Store, rid: str, topology: Callable[[], Topology | None]) -> bool:
     """The stored overview given its wakeup rows when it lacks them, counted from the stored chunks
     on the recording's `topology()` (asked only then), once; the metrics document gets by_waker
-    from the same scan when it lacks it too. True when the overview was rewritten (with the rows,
-    or marked: a chunk could not be read, and then by_waker, when missing, is stored as null)."""
+    and llc_pairs from the same scan when it lacks them too. True when the overview was rewritten
+    (with the rows, or marked: a chunk could not be read, and then the missing fields are stored
+    as null)."""
     if _overview_lacking(store, rid) is None:
         return False
     with refill_lock(rid):
@@ -165,46 +182,48 @@ def fill_overview(store: Store, rid: str, topology: Callable[[], Topology | None
         if lacking is None:
             return False
         values, grid = lacking
-        by_waker_missing = _stored_by_waker(store, rid) is _MISSING
+        missing = _missing(_stored_fields(store, rid))
         try:
-            counts, rows = _scan(store, rid, topology(), grid)
+            counts, pairs, rows = _scan(store, rid, topology(), grid)
         except StoredChunkError as exc:
             log.warning("recording %s: the overview's wakeup rows not counted again: %s", rid, exc)
             _store_overview(store, rid, values, grid, None)
-            if by_waker_missing:
-                _put_by_waker(store, rid, None)
+            _put_fields(store, rid, dict.fromkeys(missing))
             return True
         _store_overview(store, rid, values, grid, rows)
-        if by_waker_missing:
-            _put_by_waker(store, rid, waker_counts(counts))
+        counted = _counted(counts, pairs)
+        _put_fields(store, rid, {k: counted[k] for k in missing})
         return True
 
 
 def fill_by_waker(
     store: Store, rid: str, metrics: dict[str, Any], topology: Callable[[], Topology | None]
 ) -> dict[str, Any]:
-    """`metrics` (a recording's stored Metrics document) with wakeups.by_waker: as stored when the
-    document has it, else counted from the stored chunks on the recording's `topology()` (asked
-    only then) and stored with the document, once (null, stored so, when a chunk cannot be
-    read); the overview gets its wakeup rows from the same scan when it lacks them too."""
+    """`metrics` (a recording's stored Metrics document) with wakeups.by_waker and llc_pairs: as
+    stored when the document has them, else counted from the stored chunks on the recording's
+    `topology()` (asked only then) and stored with the document, once (null, stored so, when a chunk
+    cannot be read); the overview gets its wakeup rows from the same scan when it lacks them too."""
     wakeups = metrics.get("wakeups")
-    if not isinstance(wakeups, dict) or "by_waker" in wakeups:
+    if not isinstance(wakeups, dict) or all(k in wakeups for k in FIELDS):
         return metrics
     with refill_lock(rid):
-        got = _stored_by_waker(store, rid)  # another request may have stored it meanwhile
-        if got is not _MISSING:
-            return {**metrics, "wakeups": {**wakeups, "by_waker": got}}
+        stored = _stored_fields(store, rid)  # another request may have stored them meanwhile
+        missing = _missing(stored)
+        have = {k: v for k, v in (stored or {}).items() if k not in wakeups}
+        if not missing:
+            return {**metrics, "wakeups": {**wakeups, **have}}
         lacking = _overview_lacking(store, rid)
         grid = None if lacking is None else lacking[1]
-        counts: dict[str, int] | None
+        found: dict[str, Any]
         try:
-            raw, rows = _scan(store, rid, topology(), grid)
-            counts = waker_counts(raw)
+            counts, pairs, rows = _scan(store, rid, topology(), grid)
+            counted = _counted(counts, pairs)
+            found = {k: counted[k] for k in missing}
         except StoredChunkError as exc:
             # kept as null: a damaged chunk stays damaged, and the next read need not scan again
             log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
-            counts, rows = None, None
+            found, rows = dict.fromkeys(missing), None
         if lacking is not None:
             _store_overview(store, rid, lacking[0], lacking[1], rows)
-        _put_by_waker(store, rid, counts)
-    return {**metrics, "wakeups": {**wakeups, "by_waker": counts}}
+        _put_fields(store, rid, found)
+    return {**metrics, "wakeups": {**wakeups, **have, **found}}

@@ -1,7 +1,8 @@
 """Wakeups by LLC pair (Metrics.wakeups.llc_pairs: the waker's LLC against the LLC the task woke
 in), checked against the plain rule of test_by_waker.reference_classes on real kernels' traces:
 the Zen3 NPS4 Stream excerpts (tip and the short-task patch, LKML Sep 2022) on the preset the
-poster's machine is, and the real g4 hackbench laid on two LLCs, across chunk boundaries."""
+poster's machine is, and the real g4 hackbench laid on two LLCs, across chunk boundaries; and a
+recording stored before they were counted, given them from its stored chunks once."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from collector import collector_binary
 from ftrace_lines import TRACES
 from test_by_waker import _by_waker, _import, _rows, _topology, reference_classes
 from test_classify import two_cpus
-from test_helpers import ingest
+from test_helpers import damage_chunk, ingest
 
 from placemap.api.models import Metrics
+from placemap.replay.delays import METRICS
+from placemap.replay.waker_refill import fill_by_waker
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
 
@@ -105,3 +108,71 @@ def test_an_older_document_reads_as_not_counted(store: Store, g4_table: pa.Table
     assert Metrics.model_validate(body).wakeups.llc_pairs is not None
     del body["wakeups"]["llc_pairs"]  # as versions before it stored the document
     assert Metrics.model_validate(body).wakeups.llc_pairs is None
+
+
+# --- a recording stored before the pairs were counted (waker_refill.fill_by_waker) ---------------
+
+
+def _without_pairs(store: Store, rid: str) -> tuple[dict[str, Any], list[list[int]]]:
+    """Drop wakeups.llc_pairs from the stored metrics (by_waker kept), as the versions between the two
+    stored them; returns the document so stored and the pairs the ingest had counted."""
+    body = json.loads(store.derived(rid, METRICS) or b"{}")
+    counted: list[list[int]] = body["wakeups"].pop("llc_pairs")
+    assert store.put_derived(rid, METRICS, json.dumps(body).encode())
+    return body, counted
+
+
+def test_an_older_recording_gets_the_pairs_the_ingest_counts_once(store: Store, g4_table: pa.Table) -> None:
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    older, counted = _without_pairs(store, rid)
+    assert all(c > 0 for row in counted for c in row)
+    asked: list[bool] = []
+
+    def topology() -> Topology:
+        asked.append(True)
+        return topo
+
+    filled = fill_by_waker(store, rid, older, topology)
+    assert filled["wakeups"]["llc_pairs"] == counted
+    assert filled["wakeups"]["by_waker"] == older["wakeups"]["by_waker"], "by_waker as stored"
+    assert {**filled, "wakeups": older["wakeups"]} == older, "nothing else"
+    stored = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert stored["wakeups"]["llc_pairs"] == counted
+    # the next read neither scans nor asks the topology; a document read before the refill gets
+    # the stored pairs too
+    assert fill_by_waker(store, rid, stored, topology) is stored
+    assert fill_by_waker(store, rid, older, topology)["wakeups"]["llc_pairs"] == counted
+    assert asked == [True]
+    # through the API's model
+    assert Metrics.model_validate(stored).wakeups.llc_pairs == counted
+
+
+def test_a_damaged_chunk_leaves_the_pairs_null_once(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table, topology=two_cpus("node"), chunk_rows=3_000)
+    older, _ = _without_pairs(store, rid)
+    damage_chunk(store, rid)
+    got = fill_by_waker(store, rid, older, lambda: two_cpus("node"))
+    assert got["wakeups"]["llc_pairs"] is None
+    assert got["wakeups"]["by_waker"] == older["wakeups"]["by_waker"], "the stored by_waker kept"
+    stored = json.loads(store.derived(rid, METRICS) or b"{}")
+    assert "llc_pairs" in stored["wakeups"] and stored["wakeups"]["llc_pairs"] is None
+
+    def never() -> Topology:
+        raise AssertionError("counted again")
+
+    assert fill_by_waker(store, rid, stored, never) is stored
+
+
+def test_a_document_read_before_by_waker_was_stored_gets_it_with_the_pairs(
+    store: Store, g4_table: pa.Table
+) -> None:
+    """A request holding the document from before by_waker was refilled (both fields missing), while
+    the stored one has by_waker and lacks only the pairs: it gets the stored by_waker and the pairs."""
+    rid = ingest(store, g4_table, topology=two_cpus("node"), chunk_rows=3_000)
+    _, counted = _without_pairs(store, rid)
+    stored = json.loads(store.derived(rid, METRICS) or b"{}")
+    stale = {**stored, "wakeups": {k: v for k, v in stored["wakeups"].items() if k != "by_waker"}}
+    got = fill_by_waker(store, rid, stale, lambda: two_cpus("node"))
+    assert got["wakeups"]["by_waker"] == stored["wakeups"]["by_waker"]
+    assert got["wakeups"]["llc_pairs"] == counted

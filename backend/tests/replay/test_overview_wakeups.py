@@ -115,7 +115,7 @@ def test_the_short_task_patch_s_pulls_are_binned_at_their_own_wakeups(store: Sto
 
 def _as_older_version_stored(store: Store, rid: str, *, metrics_too: bool = False) -> None:
     """Store the overview as versions before the wakeup rows did (kinds, migration levels, lost);
-    with metrics_too, the metrics without wakeups.by_waker as well."""
+    with metrics_too, the metrics without wakeups.by_waker and llc_pairs as well."""
     blob = store.derived(rid, OVERVIEW)
     assert blob is not None
     with np.load(io.BytesIO(blob)) as z:
@@ -125,6 +125,7 @@ def _as_older_version_stored(store: Store, rid: str, *, metrics_too: bool = Fals
     if metrics_too:
         body = _metrics(store, rid)
         del body["wakeups"]["by_waker"]
+        del body["wakeups"]["llc_pairs"]
         assert store.put_derived(rid, METRICS, json.dumps(body).encode())
 
 
