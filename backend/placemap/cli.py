@@ -105,7 +105,7 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
 
 def _admin(args: argparse.Namespace) -> int:
     from placemap.importer import import_file  # noqa: PLC0415
-    from placemap.importer.machine import preset_topology  # noqa: PLC0415
+    from placemap.importer.machine import llc_index_problem, preset_topology  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
     from placemap.sim.topology import PRESETS  # noqa: PLC0415
     from placemap.store import Store  # noqa: PLC0415
@@ -169,6 +169,10 @@ def _admin(args: argparse.Namespace) -> int:
                 f"topology {args.topology}: {exc} (a topology JSON file, or a preset: {', '.join(PRESETS)})",
                 file=sys.stderr,
             )
+            return 1
+        problem = llc_index_problem(topology)
+        if problem is not None:
+            print(f"topology {args.topology}: {problem}", file=sys.stderr)
             return 1
         topology_id = store.put_topology(topology.model_dump(mode="json", exclude_none=True))
     name = args.name or path.name

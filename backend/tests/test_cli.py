@@ -81,7 +81,18 @@ def test_admin_export_writes_ftrace_text(tmp_path: Path) -> None:
 def test_admin_import_names_a_bad_topology_file_and_stores_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "topo.json"
     bad.write_text('{"cpus": "many"}')
-    for topo, says in ((bad, "validation error"), (tmp_path / "none.json", "No such file")):
+    sparse = tmp_path / "sparse.json"
+    cpu = {"online": True, "numa_node": 0, "package": 0}
+    cpus = [{**cpu, "cpu": c, "core": c, "llc": 2 * c, "smt_siblings": [c]} for c in (0, 1)]
+    llcs = [{"id": 2 * c, "cpus": [c], "numa_nodes": [0]} for c in (0, 1)]
+    nodes = [{"id": 0, "cpus": [0, 1]}]
+    machine = {"machine": "m", "source": "manual", "cpus": cpus, "llcs": llcs, "numa_nodes": nodes}
+    sparse.write_text(json.dumps({**machine, "node_distances": [[10]]}))
+    for topo, says in (
+        (bad, "validation error"),
+        (tmp_path / "none.json", "No such file"),
+        (sparse, "llcs: their ids must be 0..1 in order (each LLC's index), not 0, 2"),
+    ):
         p = _run(tmp_path, "admin", "import", str(G4), "--topology", str(topo))
         assert p.returncode == 1 and f"topology {topo}" in p.stderr and says in p.stderr, p.stderr
         assert "Traceback" not in p.stderr

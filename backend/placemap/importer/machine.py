@@ -1,6 +1,7 @@
 """The machine a trace was recorded on, when the person importing it names one: a simulator preset
 by name, or a topology file (`placemap-collect topology --json` of the host), as a topology body in
-the project's schema; and the check that the machine has every CPU the trace names (a CPU it lacks
+the project's schema; the check that its LLCs are numbered as the schema has them (figures by LLC
+index by a CPU's llc); and the check that the machine has every CPU the trace names (a CPU it lacks
 would sit in no LLC and no node, and every figure by LLC would be wrong)."""
 
 from __future__ import annotations
@@ -18,6 +19,21 @@ def preset_topology(name: str) -> dict[str, Any]:
     if name not in PRESETS:
         raise KeyError(name)
     return Topology.model_validate(preset(name).to_dict()).model_dump(mode="json", exclude_none=True)
+
+
+def llc_index_problem(topology: Topology) -> str | None:
+    """Why `topology`'s LLCs are not numbered as the schema has them (each LLC's id its index in
+    llcs, each CPU's llc one of those), named; None when they are. Busy time by LLC and the wakeups
+    by LLC pair count at a CPU's llc as an index: an id outside them would be dropped unseen."""
+    n = len(topology.llcs)
+    ids = [llc.id for llc in topology.llcs]
+    if ids != list(range(n)):
+        shown = ", ".join(str(i) for i in ids[:8]) + (", ..." if n > 8 else "")
+        return f"llcs: their ids must be 0..{n - 1} in order (each LLC's index), not {shown}"
+    for c in topology.cpus:
+        if c.llc is not None and not 0 <= c.llc < n:
+            return f"cpus: CPU {c.cpu}'s llc {c.llc} is not one of the {n} LLCs listed (ids 0..{n - 1})"
+    return None
 
 
 def machine_mismatch(cpus: set[int], topology: Topology) -> str | None:

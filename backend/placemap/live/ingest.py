@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from placemap.importer.machine import llc_index_problem
 from placemap.live.chunker import Chunker
 from placemap.live.hub import browser_frame
 from placemap.live.service import LiveService, status_of
@@ -95,6 +96,10 @@ async def serve_collector(ws: WebSocket, svc: LiveService) -> None:
         await _refuse(
             ws, "unauthorized", "unknown or revoked token: create one with `bin/placemap token create`"
         )
+        return
+    problem = llc_index_problem(hello.topology)
+    if problem is not None:
+        await _refuse(ws, "bad_hello", f"the hello's topology: {problem}")
         return
     known = await asyncio.to_thread(svc.live.session, hello.session_id)
     if known is None:

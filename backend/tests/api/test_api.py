@@ -454,6 +454,19 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     assert bad.status_code == 422 and "cpus.2.cpu" in bad.json()["detail"]["message"]
     edge = {**topo, "cpus": [*topo["cpus"], {**topo["cpus"][1], "cpu": 8191, "online": False}]}
     assert client.post("/api/topologies", json=edge).status_code == 201
+    # LLCs numbered as no figure by LLC could index them: the ids not 0..n-1, or a CPU's llc beyond
+    # the LLCs listed (its wakeups by LLC pair would vanish unseen); refused, named
+    sparse = {**topo, "llcs": [{**topo["llcs"][0]}, {**topo["llcs"][1], "id": 4}]}
+    bad = client.post("/api/topologies", json=sparse)
+    assert bad.status_code == 422 and bad.json()["detail"]["code"] == "bad_topology"
+    assert (
+        bad.json()["detail"]["message"]
+        == "llcs: their ids must be 0..1 in order (each LLC's index), not 0, 4"
+    )
+    beyond = {**topo, "cpus": [topo["cpus"][0], {**topo["cpus"][1], "llc": 4}]}
+    bad = client.post("/api/topologies", json=beyond)
+    assert bad.status_code == 422
+    assert bad.json()["detail"]["message"] == "cpus: CPU 1's llc 4 is not one of the 2 LLCs listed (ids 0..1)"
 
 
 def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:

@@ -106,6 +106,27 @@ def test_bad_and_revoked_tokens_are_refused(live_server: LiveServer, topology: d
         assert answer == {"type": "error", "code": "unauthorized", "message": answer["message"]}
 
 
+def test_a_hello_whose_llcs_are_not_indices_is_refused(
+    live_server: LiveServer, topology: dict[str, Any]
+) -> None:
+    """The hello's topology numbers its LLCs as no figure by LLC could index (a CPU's llc beyond
+    the LLCs listed): refused, naming the CPU, and no session starts."""
+    assert topology["llcs"], "the fixture's host has LLCs"
+    cpu = next(c for c in topology["cpus"] if c.get("llc") is not None)
+    n = len(topology["llcs"])
+    bad = {**topology, "cpus": [{**c, "llc": n + 3} if c is cpu else c for c in topology["cpus"]]}
+    _, secret = live_server.token()
+    store = Store(live_server.db)
+    before = len(store.list_recordings())
+    with open_session(live_server, secret, bad, uuid.uuid4().hex) as (ws, answer):
+        assert answer["type"] == "error" and answer["code"] == "bad_hello"
+        assert f"CPU {cpu['cpu']}'s llc {n + 3} is not one of the {n} LLCs listed" in answer["message"]
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=10)
+    assert len(store.list_recordings()) == before, "no session recorded"
+    store.close()
+
+
 def test_token_cli_lists_hashes_only(live_server: LiveServer) -> None:
     run = [sys.executable, "-m", "placemap", "token"]
     created = subprocess.run([*run, "create", "--name", "web-01"],

@@ -8,8 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Body
 
 from placemap.api.deps import StoreDep
-from placemap.api.errors import not_found
+from placemap.api.errors import ApiError, not_found
 from placemap.api.models import Created, Health
+from placemap.importer.machine import llc_index_problem
 from placemap.schema.models.topology_schema import Topology
 
 router = APIRouter(prefix="/api")
@@ -22,6 +23,9 @@ def health() -> Health:
 
 @router.post("/topologies", status_code=201)
 def create_topology(store: StoreDep, topology: Topology = Body(...)) -> Created:  # noqa: B008
+    problem = llc_index_problem(topology)
+    if problem is not None:
+        raise ApiError(422, "bad_topology", problem)
     return Created(id=store.put_topology(topology.model_dump(mode="json", exclude_none=True)))
 
 
