@@ -463,10 +463,10 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
         bad.json()["detail"]["message"]
         == "llcs: their ids must be 0..1 in order (each LLC's index), not 0, 4"
     )
-    beyond = {**topo, "cpus": [topo["cpus"][0], {**topo["cpus"][1], "llc": 4}]}
+    beyond = {**topo, "cpus": [topo["cpus"][0], {**topo["cpus"][1], "llc": 2}]}
     bad = client.post("/api/topologies", json=beyond)
     assert bad.status_code == 422
-    assert bad.json()["detail"]["message"] == "cpus: CPU 1's llc 4 is not one of the 2 LLCs listed (ids 0..1)"
+    assert bad.json()["detail"]["message"] == "cpus: CPU 1's llc 2 is not one of the 2 LLCs listed (ids 0..1)"
 
 
 def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:
