@@ -37,15 +37,17 @@ def _plural(n: int, word: str) -> str:
     return f"{_n(n)} {word}{'' if n == 1 else 's'}"
 
 
-def llc_pairs_line(pairs: list[list[int]], top: int = 3) -> str:
-    """Metrics.wakeups.llc_pairs in a line: the share that woke in the waker's LLC (the diagonal),
-    and the `top` pairs of LLCs most wakeups crossed, "waker's LLC -> wakee's"."""
-    n = sum(map(sum, pairs))
-    same = sum(row[i] for i, row in enumerate(pairs))
-    across = sorted(
-        ((c, w, t) for w, row in enumerate(pairs) for t, c in enumerate(row) if w != t and c > 0),
-        key=lambda p: (-p[0], p[1], p[2]),
-    )
+def llc_pairs_line(pairs: dict[str, Any] | None, top: int = 3) -> str | None:
+    """Metrics.wakeups.llc_pairs in a line: the share that woke in the waker's LLC, and the `top`
+    pairs of LLCs most wakeups crossed, "waker's LLC -> wakee's"; None for a machine of one LLC."""
+    if pairs is None:
+        return "wakeups by LLC pair: not counted (a stored chunk could not be read)"
+    if int(pairs["llcs"]) < 2:
+        return None
+    n = sum(int(c) for _, _, c in pairs["pairs"])
+    same = sum(int(c) for w, t, c in pairs["pairs"] if w == t)
+    across = [(int(c), w, t) for w, t, c in pairs["pairs"] if w != t]
+    across.sort(key=lambda p: (-p[0], p[1], p[2]))
     most = ", ".join(f"LLC {w} -> {t} {_n(c)}" for c, w, t in across[:top]) or "none"
     return (
         f"wakeups by LLC pair: in the waker's LLC {_n(same)} of {_n(n)} ({_pct(same, n)}); "
@@ -92,9 +94,10 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
             f"{_pct(int(bw['on_waker_cpu']), known)}; woken while it ran {_n(int(bw['still_running']))}; "
             f"waker unknown {_n(int(bw['unknown']))}"
         )
-    pairs = wk.get("llc_pairs")
-    if pairs is not None and len(pairs) > 1:
-        lines.append(llc_pairs_line(pairs))
+    # (a document without the field at all is one admin show did not refill: nothing to say)
+    pairs_line = llc_pairs_line(wk["llc_pairs"]) if "llc_pairs" in wk else None
+    if pairs_line is not None:
+        lines.append(pairs_line)
     lat = m.get("wakeup_latency")
     if lat:
         lines.append(

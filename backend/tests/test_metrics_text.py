@@ -67,16 +67,25 @@ def test_the_tasks_most_woken_from_another_llc_first_none_when_none_and_said_whe
 
 
 def test_llc_pairs_line_names_the_diagonal_share_and_the_busiest_pairs_across() -> None:
-    pairs = [[5, 0, 7], [2, 1, 0], [7, 9, 0]]  # waker's LLC (row) -> wakee's (column)
+    # [waker's LLC, wakee's LLC, wakeups]
+    pairs = {"llcs": 3, "pairs": [[0, 0, 5], [0, 2, 7], [1, 0, 2], [1, 1, 1], [2, 0, 7], [2, 1, 9]]}
     wakeups = {"total": 31, "same_cpu": 0, "by_level": ZERO_LEVELS, "by_waker": None, "llc_pairs": pairs}
     lines = metrics_lines(_metrics(wakeups=wakeups))
     assert lines[3] == (
         "wakeups by LLC pair: in the waker's LLC 6 of 31 (19.4%); across LLCs most: LLC 2 -> 1 9, "
         "LLC 0 -> 2 7, LLC 2 -> 0 7"
     )
-    assert llc_pairs_line([[4, 0], [0, 2]]).endswith("(100.0%); across LLCs most: none")
-    # one LLC (a trace alone) says nothing more than by_waker does; an older document has no pairs
-    one = {**wakeups, "llc_pairs": [[6]]}
+    assert llc_pairs_line({"llcs": 2, "pairs": [[0, 0, 4], [1, 1, 2]]}) == (
+        "wakeups by LLC pair: in the waker's LLC 6 of 6 (100.0%); across LLCs most: none"
+    )
+    assert llc_pairs_line({"llcs": 2, "pairs": []}) == (
+        "wakeups by LLC pair: in the waker's LLC 0 of 0 (-); across LLCs most: none"
+    )
+    # a stored chunk kept them from being counted: said, as by_waker's line says it
+    assert llc_pairs_line(None) == "wakeups by LLC pair: not counted (a stored chunk could not be read)"
+    # one LLC (a trace alone) says nothing more than by_waker does; a document without the field
+    # (not refilled) has no line
+    one = {**wakeups, "llc_pairs": {"llcs": 1, "pairs": [[0, 0, 6]]}}
     older = {k: v for k, v in wakeups.items() if k != "llc_pairs"}
     for w in (one, older):
         assert not any(line.startswith("wakeups by LLC pair") for line in metrics_lines(_metrics(wakeups=w)))

@@ -181,6 +181,17 @@ class WakerCounts(BaseModel):
     )
 
 
+class LlcPairs(BaseModel):
+    """Wakeups by LLC pair (replay/llc_pairs.py): those of by_waker's shared_llc and cross_llc, so
+    the pairs' wakeups sum to them."""
+
+    llcs: int = Field(description="The topology's LLCs (1 for a trace alone).")
+    pairs: list[list[int]] = Field(
+        description="[waker's LLC, LLC woken in, wakeups] for each pair with wakeups (LLC ids are "
+        "indices into the topology's llcs), by waker's LLC, then wakee's."
+    )
+
+
 class WakeupMetrics(BaseModel):
     total: int
     same_cpu: int = Field(description="Woke on the CPU it last ran on (waking's target_cpu).")
@@ -189,11 +200,10 @@ class WakeupMetrics(BaseModel):
         default=None,
         description="By where the waker ran; null for a recording stored before they were counted.",
     )
-    llc_pairs: list[list[int]] | None = Field(
+    llc_pairs: LlcPairs | None = Field(
         default=None,
-        description="Wakeups by the LLC their waker ran in (rows, the topology's LLC ids) and the LLC "
-        "they woke in (columns): those of by_waker's shared_llc and cross_llc, so it sums to them; "
-        "null for a recording stored before they were counted.",
+        description="By the LLC their waker ran in and the LLC they woke in; null where a stored "
+        "chunk could not be read for a recording stored before they were counted.",
     )
 
 

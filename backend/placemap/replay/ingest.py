@@ -21,7 +21,7 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, NO_B, busy_series, chunk_counts, interval_bins, overview_rows
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.delays import METRICS, DelayCounter
-from placemap.replay.llc_pairs import llc_pairs
+from placemap.replay.llc_pairs import PairCounts
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
 from placemap.replay.writer import ChunkWriter, PendingChunk
@@ -89,8 +89,8 @@ class Ingestor:
         self.by_waker = np.zeros(kn.WK_COUNTS, dtype=np.int64)  # wakeups by their waker's CPU (WK_*)
         # per task (by index): wakeups, wakeups from another LLC, pulls to the waker's LLC
         self.task_wakes = np.zeros((3, 64), dtype=np.int64)
-        # wakeups by the waker's LLC (row) and the LLC the task woke in (column): llc_pairs
-        self.llc_pairs = np.zeros((self.levels.n_llcs, self.levels.n_llcs), dtype=np.int64)
+        # wakeups by the waker's LLC and the LLC the task woke in (Metrics.wakeups.llc_pairs)
+        self.llc_pairs = PairCounts(self.levels)
         self.lost = 0
         self.cpus_seen: set[int] = set()
         self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
@@ -167,7 +167,6 @@ class Ingestor:
         assert pl is not None
         self._accumulate(cols, pl)
         self._count_task_wakeups(cols, pl)
-        self.llc_pairs += llc_pairs(self.levels, cols, pl)
         self._accumulate_delays(cols)
         self.writer.submit(
             PendingChunk(
@@ -188,7 +187,7 @@ class Ingestor:
     def _count_task_wakeups(self, cols: ChunkColumns, pl: Placements) -> None:
         """Each task's wakeups, those whose waker ran in another LLC than its prev CPU, and of those
         the pulls to the waker's LLC (rows of task_wakes, by task index; finish's TaskRow), from the
-        chunk's wakeup placements and their classes."""
+        chunk's wakeup placements and their classes; and the wakeups by LLC pair."""
         n = len(self.state.pids)
         if self.task_wakes.shape[1] < n:
             grown = np.zeros((3, max(n, 2 * self.task_wakes.shape[1])), dtype=np.int64)
@@ -201,6 +200,7 @@ class Ingestor:
         self.task_wakes[0] += np.bincount(task, minlength=width)
         self.task_wakes[1] += np.bincount(task[(mask >> kn.WK_CROSS_LLC) & 1 == 1], minlength=width)
         self.task_wakes[2] += np.bincount(task[(mask >> kn.WK_TO_WAKER_LLC) & 1 == 1], minlength=width)
+        self.llc_pairs.add(pl.waker_cpu[woke], pl.cpu[woke], mask)
 
     def _chunk_pids(self, t_first: int) -> list[int]:
         """The tasks this chunk names: those last named at or after its first event."""
@@ -388,7 +388,7 @@ class Ingestor:
                 "same_cpu": int(self.wake[5]),
                 "by_level": {name: int(self.wake[i]) for i, name in enumerate(LEVELS)},
                 "by_waker": waker_counts(self.by_waker),
-                "llc_pairs": self.llc_pairs.tolist(),
+                "llc_pairs": self.llc_pairs.document(),
             },
             "lost_events": self.lost
             if summary is None

@@ -24,7 +24,7 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
 from placemap.replay.ingest import npz, waker_counts
-from placemap.replay.llc_pairs import llc_pairs
+from placemap.replay.llc_pairs import PairCounts
 from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
@@ -56,7 +56,7 @@ class _Grid:
 
 def _scan(
     store: Store, rid: str, topology: Topology | None, grid: _Grid | None
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64] | None]:
+) -> tuple[npt.NDArray[np.int64], PairCounts, npt.NDArray[np.float64] | None]:
     """The recording's wakeups by their waker's CPU (kernel.WK_*) and by LLC pair, counted again
     from its stored chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid`
     the overview's wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows'
@@ -64,7 +64,7 @@ def _scan(
     levels = LevelMap(topology)
     state = PlacementState()
     counts = np.zeros(kn.WK_COUNTS, dtype=np.int64)
-    pairs = np.zeros((levels.n_llcs, levels.n_llcs), dtype=np.int64)
+    pairs = PairCounts(levels)
     rows = None if grid is None else np.zeros((N_WAKE + N_WAKER, grid.bins), dtype=np.float64)
     seqs = [c.seq for c in store.list_chunks(rid)]
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
@@ -83,7 +83,8 @@ def _scan(
             waker_counts=counts,
         )
         if pl is not None:
-            pairs += llc_pairs(levels, cols, pl)
+            woke = cols.kind[pl.row] == K_WAKEUP
+            pairs.add(pl.waker_cpu[woke], pl.cpu[woke], pl.ev_waker[pl.row[woke]].astype(np.int64))
         if rows is not None and grid is not None and pl is not None:
             wake = cols.kind == K_WAKEUP
             b = np.clip((cols.ts[wake] - grid.t0) // grid.width, 0, grid.bins - 1)
@@ -159,9 +160,9 @@ def _put_fields(store: Store, rid: str, fields: dict[str, Any]) -> None:
     store.put_derived(rid, METRICS, json.dumps({**doc, "wakeups": {**wakeups, **fields}}).encode())
 
 
-def _counted(counts: npt.NDArray[np.int64], pairs: npt.NDArray[np.int64]) -> dict[str, Any]:
+def _counted(counts: npt.NDArray[np.int64], pairs: PairCounts) -> dict[str, Any]:
     """The scan's counts as the document's fields."""
-    return {"by_waker": waker_counts(counts), "llc_pairs": pairs.tolist()}
+    return {"by_waker": waker_counts(counts), "llc_pairs": pairs.document()}
 
 
 def _missing(stored: dict[str, Any] | None) -> list[str]:

@@ -269,26 +269,9 @@ def _three_llcs() -> Topology:
     )
 
 
-def test_built_rows_name_each_class(store: Store) -> None:
-    """One wakeup of each kind, on three LLCs of 4 CPUs:
-    - pid 11, last on CPU 0, woken from CPU 5 onto CPU 6: pulled to the waker's LLC;
-    - pid 12, last on CPU 0, woken from CPU 5 onto CPU 1: kept on prev's LLC;
-    - pid 13, last on CPU 0, woken from CPU 5 onto CPU 9: in neither;
-    - pid 14, last on CPU 2, woken from CPU 3 onto CPU 3: one LLC, on the waker's CPU;
-    - pid 15, switched in on CPU 2 and woken from CPU 7 before it switched out, waking on CPU 2:
-      still running, no choice shows; woken again after its switch-out, the same way: kept;
-    - pid 18, switched in on CPU 8 and woken from CPU 1 before it switched out, waking on CPU 1:
-      a task still on its CPU but off its runqueue (p->on_cpu) is placed like any other, so the
-      wakeup counts by its LLCs: pulled to the waker's LLC, onto the waker's own CPU;
-    - pid 16, a sched_wakeup with no sched_waking before it: unknown;
-    - pid 17, woken from CPU 40, which the topology does not describe: unknown;
-    - pid 19, woken from CPU 9 while it ran on CPU 4, switched out asleep, then woken on CPU 4:
-      the wakeup the kernel queues on a task still leaving its CPU (the wakelist): no choice shows;
-    - pid 20, preempted off CPU 10 (prev_state R+), then woken from CPU 1 onto CPU 10: still on its
-      runqueue (ttwu_runnable()), no choice;
-    - pid 22, woken from CPU 5, then a ring-buffer loss, then its sched_wakeup: the loss may hold a
-      later waking, so the waker is unknown."""
-    rows = [
+def built_rows() -> list[dict[str, Any]]:
+    """One wakeup of each kind on _three_llcs(), as test_built_rows_name_each_class tells them."""
+    return [
         _row(1, 5, Kind.WAKING, 11, target_cpu=0),
         _row(2, 6, Kind.WAKEUP, 11, target_cpu=6),
         _row(3, 5, Kind.WAKING, 12, target_cpu=0),
@@ -322,6 +305,28 @@ def test_built_rows_name_each_class(store: Store) -> None:
         {**_row(27, 3, Kind.LOST, 0), "comm": "", "lost_events": 5},
         _row(28, 1, Kind.WAKEUP, 22, target_cpu=1),
     ]
+
+
+def test_built_rows_name_each_class(store: Store) -> None:
+    """One wakeup of each kind, on three LLCs of 4 CPUs:
+    - pid 11, last on CPU 0, woken from CPU 5 onto CPU 6: pulled to the waker's LLC;
+    - pid 12, last on CPU 0, woken from CPU 5 onto CPU 1: kept on prev's LLC;
+    - pid 13, last on CPU 0, woken from CPU 5 onto CPU 9: in neither;
+    - pid 14, last on CPU 2, woken from CPU 3 onto CPU 3: one LLC, on the waker's CPU;
+    - pid 15, switched in on CPU 2 and woken from CPU 7 before it switched out, waking on CPU 2:
+      still running, no choice shows; woken again after its switch-out, the same way: kept;
+    - pid 18, switched in on CPU 8 and woken from CPU 1 before it switched out, waking on CPU 1:
+      a task still on its CPU but off its runqueue (p->on_cpu) is placed like any other, so the
+      wakeup counts by its LLCs: pulled to the waker's LLC, onto the waker's own CPU;
+    - pid 16, a sched_wakeup with no sched_waking before it: unknown;
+    - pid 17, woken from CPU 40, which the topology does not describe: unknown;
+    - pid 19, woken from CPU 9 while it ran on CPU 4, switched out asleep, then woken on CPU 4:
+      the wakeup the kernel queues on a task still leaving its CPU (the wakelist): no choice shows;
+    - pid 20, preempted off CPU 10 (prev_state R+), then woken from CPU 1 onto CPU 10: still on its
+      runqueue (ttwu_runnable()), no choice;
+    - pid 22, woken from CPU 5, then a ring-buffer loss, then its sched_wakeup: the loss may hold a
+      later waking, so the waker is unknown."""
+    rows = built_rows()
     table = pa.Table.from_pylist(rows, schema=EVENT_SCHEMA)
     topo = _three_llcs()
     got = _by_waker(store, ingest(store, table, topology=topo))

@@ -107,4 +107,12 @@ def test_fork_cause_until_wakeup_new(store: Store) -> None:
     by_waker = {"shared_llc": 0, "cross_llc": 1, "to_waker_llc": 1, "to_prev_llc": 0, "elsewhere": 0,
                 "on_waker_cpu": 1, "still_running": 0, "unknown": 0}  # fmt: skip
     by_level = {"smt": 0, "llc": 0, "node": 0, "cross_node": 1}
-    assert m["wakeups"] == {"total": 1, "same_cpu": 0, "by_level": by_level, "by_waker": by_waker}
+    # and by LLC pair: from the waker's LLC 1 into LLC 1
+    pairs = {"llcs": 2, "pairs": [[1, 1, 1]]}
+    assert m["wakeups"] == {
+        "total": 1,
+        "same_cpu": 0,
+        "by_level": by_level,
+        "by_waker": by_waker,
+        "llc_pairs": pairs,
+    }

@@ -11,17 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
-from test_by_waker import _by_waker, _import, _rows, _topology, reference_classes
+from test_by_waker import _by_waker, _import, _rows, _three_llcs, _topology, built_rows, reference_classes
 from test_classify import two_cpus
 from test_helpers import damage_chunk, ingest
 
 from placemap.api.models import Metrics
+from placemap.replay import kernel as kn
 from placemap.replay.delays import METRICS
+from placemap.replay.llc_pairs import PairCounts
+from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import fill_by_waker
+from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
 
@@ -33,9 +38,21 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return collector_binary(tmp_path_factory.mktemp("bin"))
 
 
+def _dense(doc: dict[str, Any]) -> list[list[int]]:
+    """Metrics.wakeups.llc_pairs as an LLCs x LLCs matrix (rows the waker's LLC)."""
+    out = np.zeros((doc["llcs"], doc["llcs"]), dtype=np.int64)
+    for w, t, c in doc["pairs"]:
+        assert c > 0, "only pairs with wakeups are listed"
+        out[w, t] += c
+    dense: list[list[int]] = out.tolist()
+    return dense
+
+
 def _pairs(store: Store, rid: str) -> list[list[int]]:
-    pairs: list[list[int]] = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]["llc_pairs"]
-    return pairs
+    doc = json.loads(store.derived(rid, "metrics.json") or b"{}")["wakeups"]["llc_pairs"]
+    keys = [(w, t) for w, t, _ in doc["pairs"]]
+    assert keys == sorted(set(keys)), "each pair once, by waker's LLC, then wakee's"
+    return _dense(doc)
 
 
 def _expected(rows: list[dict[str, Any]], topology: Topology | None, n: int) -> list[list[int]]:
@@ -102,12 +119,16 @@ def test_a_trace_alone_has_one_llc(store: Store, g4_table: pa.Table) -> None:
     assert _pairs(store, rid) == [[by_waker["shared_llc"]]]
 
 
-def test_an_older_document_reads_as_not_counted(store: Store, g4_table: pa.Table) -> None:
-    rid = ingest(store, g4_table)
-    body = json.loads(store.derived(rid, "metrics.json") or b"{}")
-    assert Metrics.model_validate(body).wakeups.llc_pairs is not None
-    del body["wakeups"]["llc_pairs"]  # as versions before it stored the document
-    assert Metrics.model_validate(body).wakeups.llc_pairs is None
+def test_built_rows_count_only_the_wakeups_that_were_a_choice(store: Store) -> None:
+    """test_by_waker's built rows on three LLCs of 4 CPUs: pulled 5 -> 6 (LLC 1 -> 1), kept 5 -> 1
+    (1 -> 0), in neither 5 -> 9 (1 -> 2), on the waker's CPU 3 -> 3 (0 -> 0), pid 15's second
+    wakeup 7 -> 2 (1 -> 0) and pid 18's 1 -> 1 (0 -> 0); not the wakeups woken while they ran, nor
+    those whose waker is unknown (no waking, a loss between, CPU 40 outside the machine)."""
+    topo = _three_llcs()
+    rid = ingest(store, pa.Table.from_pylist(built_rows(), schema=EVENT_SCHEMA), topology=topo)
+    doc = json.loads(store.derived(rid, METRICS) or b"{}")["wakeups"]["llc_pairs"]
+    assert doc == {"llcs": 3, "pairs": [[0, 0, 2], [1, 0, 2], [1, 1, 1], [1, 2, 1]]}
+    assert _pairs(store, rid) == _expected(built_rows(), topo, 3)
 
 
 # --- a recording stored before the pairs were counted (waker_refill.fill_by_waker) ---------------
@@ -117,7 +138,7 @@ def _without_pairs(store: Store, rid: str) -> tuple[dict[str, Any], list[list[in
     """Drop wakeups.llc_pairs from the stored metrics (by_waker kept), as the versions between the two
     stored them; returns the document so stored and the pairs the ingest had counted."""
     body = json.loads(store.derived(rid, METRICS) or b"{}")
-    counted: list[list[int]] = body["wakeups"].pop("llc_pairs")
+    counted: list[list[int]] = _dense(body["wakeups"].pop("llc_pairs"))
     assert store.put_derived(rid, METRICS, json.dumps(body).encode())
     return body, counted
 
@@ -134,18 +155,19 @@ def test_an_older_recording_gets_the_pairs_the_ingest_counts_once(store: Store, 
         return topo
 
     filled = fill_by_waker(store, rid, older, topology)
-    assert filled["wakeups"]["llc_pairs"] == counted
+    assert _dense(filled["wakeups"]["llc_pairs"]) == counted
     assert filled["wakeups"]["by_waker"] == older["wakeups"]["by_waker"], "by_waker as stored"
     assert {**filled, "wakeups": older["wakeups"]} == older, "nothing else"
     stored = json.loads(store.derived(rid, METRICS) or b"{}")
-    assert stored["wakeups"]["llc_pairs"] == counted
+    assert _dense(stored["wakeups"]["llc_pairs"]) == counted
     # the next read neither scans nor asks the topology; a document read before the refill gets
     # the stored pairs too
     assert fill_by_waker(store, rid, stored, topology) is stored
-    assert fill_by_waker(store, rid, older, topology)["wakeups"]["llc_pairs"] == counted
+    assert _dense(fill_by_waker(store, rid, older, topology)["wakeups"]["llc_pairs"]) == counted
     assert asked == [True]
     # through the API's model
-    assert Metrics.model_validate(stored).wakeups.llc_pairs == counted
+    pairs = Metrics.model_validate(stored).wakeups.llc_pairs
+    assert pairs is not None and _dense(pairs.model_dump()) == counted
 
 
 def test_a_damaged_chunk_leaves_the_pairs_null_once(store: Store, g4_table: pa.Table) -> None:
@@ -175,4 +197,17 @@ def test_a_document_read_before_by_waker_was_stored_gets_it_with_the_pairs(
     stale = {**stored, "wakeups": {k: v for k, v in stored["wakeups"].items() if k != "by_waker"}}
     got = fill_by_waker(store, rid, stale, lambda: two_cpus("node"))
     assert got["wakeups"]["by_waker"] == stored["wakeups"]["by_waker"]
-    assert got["wakeups"]["llc_pairs"] == counted
+    assert _dense(got["wakeups"]["llc_pairs"]) == counted
+
+
+def i32(xs: list[int]) -> npt.NDArray[np.int32]:
+    return np.array(xs, dtype=np.int32)
+
+
+def test_pairs_added_chunk_by_chunk_are_listed_in_order_and_summed() -> None:
+    """A later chunk's pair that sorts first is listed first; a pair seen in two chunks once."""
+    pairs = PairCounts(LevelMap(_three_llcs()))
+    cross, shared = 1 << kn.WK_CROSS_LLC, 1 << kn.WK_SHARED_LLC
+    pairs.add(i32([5, 9]), i32([1, 10]), np.array([cross, shared], dtype=np.int64))
+    pairs.add(i32([0, 4]), i32([2, 0]), np.array([shared, cross], dtype=np.int64))
+    assert pairs.document() == {"llcs": 3, "pairs": [[0, 0, 1], [1, 0, 2], [2, 2, 1]]}

@@ -836,6 +836,23 @@ export interface components {
             /** Package */
             package?: number | null;
         };
+        /**
+         * LlcPairs
+         * @description Wakeups by LLC pair (replay/llc_pairs.py): those of by_waker's shared_llc and cross_llc, so
+         *     the pairs' wakeups sum to them.
+         */
+        LlcPairs: {
+            /**
+             * Llcs
+             * @description The topology's LLCs (1 for a trace alone).
+             */
+            llcs: number;
+            /**
+             * Pairs
+             * @description [waker's LLC, LLC woken in, wakeups] for each pair with wakeups (LLC ids are indices into the topology's llcs), by waker's LLC, then wakee's.
+             */
+            pairs: number[][];
+        };
         /** LlcSeries */
         LlcSeries: {
             /** Llc */
@@ -2285,11 +2302,8 @@ export interface components {
             by_level: components["schemas"]["LevelCounts"];
             /** @description By where the waker ran; null for a recording stored before they were counted. */
             by_waker?: components["schemas"]["WakerCounts"] | null;
-            /**
-             * Llc Pairs
-             * @description Wakeups by the LLC their waker ran in (rows, the topology's LLC ids) and the LLC they woke in (columns): those of by_waker's shared_llc and cross_llc, so it sums to them; null for a recording stored before they were counted.
-             */
-            llc_pairs?: number[][] | null;
+            /** @description By the LLC their waker ran in and the LLC they woke in; null where a stored chunk could not be read for a recording stored before they were counted. */
+            llc_pairs?: components["schemas"]["LlcPairs"] | null;
         };
         /** WakeupReason */
         WakeupReason: {

@@ -1,10 +1,11 @@
 /**
- * The wakeups-by-LLC-pair matrix (GET metrics' wakeups.llc_pairs: rows the LLC the waker ran in,
- * columns the LLC the task woke in) laid out as a heatmap: its cells with a count, their share of
- * the matrix, where NUMA nodes change along the LLCs (the topology's llcs[].numa_nodes), and the
- * share on the diagonal (woke in the waker's LLC). Pure: drawn by features/compare/LlcPairs.
+ * The wakeups by LLC pair (GET metrics' wakeups.llc_pairs: the LLC the waker ran in against the LLC
+ * the task woke in, the pairs with wakeups listed) laid out as a heatmap: its cells, their share,
+ * where NUMA nodes change along the LLCs (the topology's llcs[].numa_nodes), the share on the
+ * diagonal (woke in the waker's LLC) and the pairs most wakeups crossed, for a text summary. Pure:
+ * drawn by features/compare/LlcPairs.
  */
-import type { Topology } from "../client/types";
+import type { LlcPairs, Topology } from "../client/types";
 
 export interface PairCell {
   /** the waker's LLC (row) and the LLC the task woke in (column) */
@@ -24,25 +25,39 @@ export interface PairsLayout {
   max: number;
   /** LLC indices at which a new NUMA node starts (a line before them), from the topology */
   nodeBreaks: number[];
+  /** the cells off the diagonal with the most wakeups, most first (at most 3) */
+  across: PairCell[];
 }
 
-/** The matrix's layout; null when it has fewer than two LLCs (one LLC: every wakeup is on the
- * diagonal, nothing to show) or is not square. */
-export function pairsLayout(pairs: readonly (readonly number[])[] | null | undefined, topo: Topology | null | undefined): PairsLayout | null {
-  if (!pairs || pairs.length < 2 || pairs.some((r) => r.length !== pairs.length)) return null;
+/** The heatmap's layout; null for a machine of one LLC (every wakeup on the diagonal: nothing to
+ * show) or without the counts. Pairs outside the LLCs are left out. */
+export function pairsLayout(lp: LlcPairs | null | undefined, topo: Topology | null | undefined): PairsLayout | null {
+  if (!lp || lp.llcs < 2) return null;
+  const n = lp.llcs;
   const cells: PairCell[] = [];
   let total = 0;
+  for (const [w = -1, t = -1, c = 0] of lp.pairs) {
+    if (w < 0 || w >= n || t < 0 || t >= n || c <= 0) continue;
+    total += c;
+    cells.push({ w, t, n: c, share: 0 });
+  }
   let diagonal = 0;
   let max = 0;
-  for (const [w, row] of pairs.entries())
-    for (const [t, n] of row.entries()) {
-      total += n;
-      if (w === t) diagonal += n;
-      if (n > max) max = n;
-    }
-  for (const [w, row] of pairs.entries())
-    for (const [t, n] of row.entries()) if (n > 0) cells.push({ w, t, n, share: n / total });
-  return { llcs: pairs.length, total, diagonal, cells, max, nodeBreaks: nodeBreaks(topo, pairs.length) };
+  for (const c of cells) {
+    c.share = c.n / total;
+    if (c.w === c.t) diagonal += c.n;
+    if (c.n > max) max = c.n;
+  }
+  const across = cells.filter((c) => c.w !== c.t).sort((a, b) => b.n - a.n || a.w - b.w || a.t - b.t).slice(0, 3);
+  return { llcs: n, total, diagonal, cells, max, nodeBreaks: nodeBreaks(topo, n), across };
+}
+
+/** The layout in words (the heatmap's accessible name): its size, the diagonal's share and the
+ * pairs most wakeups crossed. */
+export function pairsSummary(l: PairsLayout): string {
+  const pct = l.total > 0 ? `${((100 * l.diagonal) / l.total).toFixed(1)}%` : "–";
+  const most = l.across.map((c) => `LLC ${c.w} to ${c.t}: ${c.n.toLocaleString("en-US")}`).join(", ") || "none";
+  return `wakeups by LLC pair, ${l.llcs} LLCs: ${l.diagonal.toLocaleString("en-US")} of ${l.total.toLocaleString("en-US")} (${pct}) in the waker's LLC; most across: ${most}`;
 }
 
 function nodeBreaks(topo: Topology | null | undefined, n: number): number[] {

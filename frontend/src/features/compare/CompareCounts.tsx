@@ -4,7 +4,7 @@
  * the overview's bins give up to each one's playhead (the right follows the left from its start), to watch
  * where the runs part (the mode is in the URL: &counts=playhead). Under the whole run's table, both runs'
  * wakeups by LLC pair on one colour scale (LlcPairs). Two simulated runs of the same metric
- * open the whole run's table with it (simMetric.ts). Every value is text.
+ * open the whole run's table with it (simMetric.ts). Every count is text (the heatmap's in its tooltips and its name).
  */
 import type { ReactNode } from "react";
 import { formatDuration } from "../../viz/time";

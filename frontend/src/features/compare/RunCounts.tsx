@@ -4,8 +4,8 @@
  * after a wakeup, CPU busy and the LLCs that carry it, switches, what was lost), one column, from its
  * own GET metrics and topology, and under them its wakeups by LLC pair (LlcPairs) (a simulated run's own metric is in the recording's header); or,
  * switched as the comparison's table is (&counts=playhead), the rows its overview's bins give up to
- * the playhead, following playback. In a panel above the inspector that can be closed. Every value
- * is text.
+ * the playhead, following playback. In a panel above the inspector that can be closed. Every count
+ * is text (the heatmap's in its tooltips and its name).
  */
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
