@@ -74,7 +74,7 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
     them (its metrics, filled as GET metrics fills a recording stored before a field existed)."""
     from placemap.metrics_text import header_lines, metrics_lines, task_lines  # noqa: PLC0415
     from placemap.replay.delays import METRICS, fill_wakeup_latency  # noqa: PLC0415
-    from placemap.replay.waker_refill import fill_by_waker  # noqa: PLC0415
+    from placemap.replay.waker_refill import fill_by_waker, fill_tasks  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
 
     rec = store.get_recording(rid)
@@ -97,6 +97,7 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
         # as GET /api/recordings/{id}/metrics serves it: the model's fields, nulls where absent
         print(json.dumps(Metrics.model_validate(metrics).model_dump(mode="json"), indent=1))
         return 0
+    fill_tasks(store, rid, lambda: None if topo is None else Topology.model_validate(topo))
     tasks = store.tasks(rid, None, 5, "cross_llc")
     for line in [*header_lines(rec, topo), *metrics_lines(metrics), *task_lines(tasks)]:
         print(line)

@@ -18,12 +18,12 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from placemap.replay import kernel as kn
-from placemap.replay.accumulate import K_WAKEUP, NO_B, busy_series, chunk_counts, interval_bins, overview_rows
+from placemap.replay.accumulate import NO_B, busy_series, chunk_counts, interval_bins, overview_rows
 from placemap.replay.bins import AdaptiveBins
 from placemap.replay.delays import METRICS, DelayCounter
-from placemap.replay.llc_pairs import PairCounts
 from placemap.replay.state import ChunkColumns, Placements, PlacementState
 from placemap.replay.topo import CAUSES, LEVELS, LevelMap
+from placemap.replay.wake_counts import WakeCounts
 from placemap.replay.writer import ChunkWriter, PendingChunk
 from placemap.schema.events import BATCH_ROWS, EVENT_SCHEMA, KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
@@ -87,10 +87,9 @@ class Ingestor:
         self.mig = np.zeros((5, 3), dtype=np.int64)  # level (incl. unknown) x cause
         self.wake = np.zeros(6, dtype=np.int64)  # level (incl. unknown), same_cpu
         self.by_waker = np.zeros(kn.WK_COUNTS, dtype=np.int64)  # wakeups by their waker's CPU (WK_*)
-        # per task (by index): wakeups, wakeups from another LLC, pulls to the waker's LLC
-        self.task_wakes = np.zeros((3, 64), dtype=np.int64)
+        # per task (by index): wakeups, wakeups from another LLC, pulls to the waker's LLC; and the
         # wakeups by the waker's LLC and the LLC the task woke in (Metrics.wakeups.llc_pairs)
-        self.llc_pairs = PairCounts(self.levels)
+        self.wakes = WakeCounts(self.levels)
         self.lost = 0
         self.cpus_seen: set[int] = set()
         self._cpu_present = np.zeros(0, dtype=np.bool_)  # cpus_seen as flags, filled by the kernel
@@ -166,7 +165,7 @@ class Ingestor:
         )
         assert pl is not None
         self._accumulate(cols, pl)
-        self._count_task_wakeups(cols, pl)
+        self.wakes.add(len(self.state.pids), cols, pl)
         self._accumulate_delays(cols)
         self.writer.submit(
             PendingChunk(
@@ -183,24 +182,6 @@ class Ingestor:
         )
         self.seq += 1
         self.rows += n
-
-    def _count_task_wakeups(self, cols: ChunkColumns, pl: Placements) -> None:
-        """Each task's wakeups, those whose waker ran in another LLC than its prev CPU, and of those
-        the pulls to the waker's LLC (rows of task_wakes, by task index; finish's TaskRow), from the
-        chunk's wakeup placements and their classes; and the wakeups by LLC pair."""
-        n = len(self.state.pids)
-        if self.task_wakes.shape[1] < n:
-            grown = np.zeros((3, max(n, 2 * self.task_wakes.shape[1])), dtype=np.int64)
-            grown[:, : self.task_wakes.shape[1]] = self.task_wakes
-            self.task_wakes = grown
-        woke = cols.kind[pl.row] == K_WAKEUP
-        task = pl.task[woke]
-        mask = pl.ev_waker[pl.row[woke]].astype(np.int64)
-        width = self.task_wakes.shape[1]
-        self.task_wakes[0] += np.bincount(task, minlength=width)
-        self.task_wakes[1] += np.bincount(task[(mask >> kn.WK_CROSS_LLC) & 1 == 1], minlength=width)
-        self.task_wakes[2] += np.bincount(task[(mask >> kn.WK_TO_WAKER_LLC) & 1 == 1], minlength=width)
-        self.llc_pairs.add(pl.waker_cpu[woke], pl.cpu[woke], mask)
 
     def _chunk_pids(self, t_first: int) -> list[int]:
         """The tasks this chunk names: those last named at or after its first event."""
@@ -343,7 +324,7 @@ class Ingestor:
                 int(ex["migs"][i]),
                 int(ex["first_ts"][i]),
                 int(ex["last_ts"][i]),
-                *(int(x) for x in self.task_wakes[:, i]),
+                *self.wakes.task(i),
             )
             for i, p in enumerate(self.state.pids.tolist())
         ]
@@ -388,7 +369,7 @@ class Ingestor:
                 "same_cpu": int(self.wake[5]),
                 "by_level": {name: int(self.wake[i]) for i, name in enumerate(LEVELS)},
                 "by_waker": waker_counts(self.by_waker),
-                "llc_pairs": self.llc_pairs.document(),
+                "llc_pairs": self.wakes.pairs.document(),
             },
             "lost_events": self.lost
             if summary is None

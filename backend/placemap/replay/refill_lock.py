@@ -1,8 +1,9 @@
 """One lock per recording for the refills that complete its stored derived documents (the metrics'
-run-queue delays and wakeups by their waker, the overview's wakeup rows): each reads a document,
-scans the recording's chunks and writes the document back, and the page asks for a recording's
-metrics and its overview at once. Under the lock, the second request finds what the first stored
-instead of scanning again, and no refill writes over another's field. Within one server process
+run-queue delays, wakeups by their waker and by LLC pair, the overview's wakeup rows, the tasks'
+wakeup counts): each reads a document, scans the recording's chunks and writes the document back,
+and the page asks for a recording's metrics, overview and tasks at once. Under the lock, the second
+request finds what the first stored instead of scanning again, and no refill writes over another's
+field. Within one server process
 (the requests' threads); a lock lives while some request holds or waits for it."""
 
 from __future__ import annotations

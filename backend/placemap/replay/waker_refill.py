@@ -1,11 +1,13 @@
-"""The wakeups by where their waker ran (Metrics.wakeups.by_waker), by LLC pair (wakeups.llc_pairs)
-and the overview's wakeup rows (by level and by waker, bin by bin), for a recording stored before
-they were counted: its stored chunks, in order, go through the ingest's own state machine
-(PlacementState.apply, which classifies them as the ingest does: kernel.WK_*), once, the first time
-its metrics or its overview are read, and what was missing is kept with its metrics document and
-its overview (all from the one scan), so nobody has to import it again. A stored chunk that cannot
-be read leaves them out (the metrics' fields null, the overview marked), kept so (not scanned for
-again), and the rest is served. Memory: one chunk, the per-task state and the overview's rows."""
+"""The wakeups by where their waker ran (Metrics.wakeups.by_waker), by LLC pair (wakeups.llc_pairs),
+the overview's wakeup rows (by level and by waker, bin by bin) and each task's wakeup counts (the
+tasks table's wakeups, cross_llc, pulled), for a recording stored before they were counted: its
+stored chunks, in order, go through the ingest's own state machine (PlacementState.apply, which
+classifies them as the ingest does: kernel.WK_*; wake_counts.WakeCounts), once, the first time its
+metrics, overview or tasks are read, and everything it lacks is kept with its metrics document, its
+overview and its tasks (all from the one scan, under the recording's refill_lock), so nobody has to
+import it again. A stored chunk that cannot be read leaves them out (the metrics' fields null, the
+overview and the tasks marked), kept so (not scanned for again), and the rest is served. Memory: one
+chunk, the per-task state and the overview's rows."""
 
 from __future__ import annotations
 
@@ -24,11 +26,11 @@ from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
 from placemap.replay.ingest import npz, waker_counts
-from placemap.replay.llc_pairs import PairCounts
 from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
 from placemap.replay.topo import LevelMap
+from placemap.replay.wake_counts import WakeCounts
 from placemap.schema.events import KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
 from placemap.store.codec import decode_blob
@@ -54,17 +56,25 @@ class _Grid:
     bins: int
 
 
-def _scan(
-    store: Store, rid: str, topology: Topology | None, grid: _Grid | None
-) -> tuple[npt.NDArray[np.int64], PairCounts, npt.NDArray[np.float64] | None]:
-    """The recording's wakeups by their waker's CPU (kernel.WK_*) and by LLC pair, counted again
-    from its stored chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid`
-    the overview's wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows'
+@dataclass
+class _Scanned:
+    """What one scan of the stored chunks counts."""
+
+    by_waker: npt.NDArray[np.int64]  # kernel.WK_* counts
+    wakes: WakeCounts  # per task (by index) and by LLC pair
+    pids: list[int]  # the tasks' pids, by index
+    rows: npt.NDArray[np.float64] | None  # the overview's wakeup rows, when asked for
+
+
+def _scan(store: Store, rid: str, topology: Topology | None, grid: _Grid | None) -> _Scanned:
+    """The recording's wakeups by their waker's CPU, per task and by LLC pair, counted again from
+    its stored chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid` the
+    overview's wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows'
     order)."""
     levels = LevelMap(topology)
     state = PlacementState()
     counts = np.zeros(kn.WK_COUNTS, dtype=np.int64)
-    pairs = PairCounts(levels)
+    wakes = WakeCounts(levels)
     rows = None if grid is None else np.zeros((N_WAKE + N_WAKER, grid.bins), dtype=np.float64)
     seqs = [c.seq for c in store.list_chunks(rid)]
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
@@ -83,8 +93,7 @@ def _scan(
             waker_counts=counts,
         )
         if pl is not None:
-            woke = cols.kind[pl.row] == K_WAKEUP
-            pairs.add(pl.waker_cpu[woke], pl.cpu[woke], pl.ev_waker[pl.row[woke]].astype(np.int64))
+            wakes.add(len(state.pids), cols, pl)
         if rows is not None and grid is not None and pl is not None:
             wake = cols.kind == K_WAKEUP
             b = np.clip((cols.ts[wake] - grid.t0) // grid.width, 0, grid.bins - 1)
@@ -93,13 +102,13 @@ def _scan(
             for j in range(N_WAKER):
                 has = (mask >> j) & 1 == 1
                 np.add.at(rows[N_WAKE + j], b[has], 1.0)
-    return counts, pairs, rows
+    return _Scanned(counts, wakes, [int(p) for p in state.pids.tolist()], rows)
 
 
 def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
     """The recording's wakeups by their waker's CPU, counted again from its stored chunks on
     `topology` (the recording's; None: inferred, one LLC)."""
-    return waker_counts(_scan(store, rid, topology, None)[0])
+    return waker_counts(_scan(store, rid, topology, None).by_waker)
 
 
 # the Metrics document's wakeups fields this module fills: by where the waker ran, by LLC pair
@@ -160,9 +169,9 @@ def _put_fields(store: Store, rid: str, fields: dict[str, Any]) -> None:
     store.put_derived(rid, METRICS, json.dumps({**doc, "wakeups": {**wakeups, **fields}}).encode())
 
 
-def _counted(counts: npt.NDArray[np.int64], pairs: PairCounts) -> dict[str, Any]:
-    """The scan's counts as the document's fields."""
-    return {"by_waker": waker_counts(counts), "llc_pairs": pairs.document()}
+def _counted(scanned: _Scanned) -> dict[str, Any]:
+    """The scan's counts as the metrics document's fields."""
+    return {"by_waker": waker_counts(scanned.by_waker), "llc_pairs": scanned.wakes.pairs.document()}
 
 
 def _missing(stored: dict[str, Any] | None) -> list[str]:
@@ -170,31 +179,71 @@ def _missing(stored: dict[str, Any] | None) -> list[str]:
     return [] if stored is None else [k for k in FIELDS if k not in stored]
 
 
+# a recording whose tasks' wakeup counts could not be counted again (a damaged chunk, named): not
+# scanned for again
+TASKS_UNREAD = "task_wakes_unread"
+
+
+def _tasks_lacking(store: Store, rid: str) -> bool:
+    """Whether the recording's tasks lack their wakeup counts and were not marked uncountable."""
+    return store.tasks_uncounted(rid) and store.derived(rid, TASKS_UNREAD) is None
+
+
+@dataclass
+class _Lacking:
+    """What a recording lacks that a scan gives."""
+
+    overview: tuple[npt.NDArray[np.float64], _Grid] | None  # the stored overview, without its rows
+    fields: list[str]  # the metrics document's wakeups fields (FIELDS)
+    tasks: bool  # the tasks' wakeup counts
+
+
+def _lacking(store: Store, rid: str) -> _Lacking | None:
+    """What the recording lacks, as stored now; None when nothing."""
+    got = _Lacking(
+        _overview_lacking(store, rid), _missing(_stored_fields(store, rid)), _tasks_lacking(store, rid)
+    )
+    return got if got.overview is not None or got.fields or got.tasks else None
+
+
+def _fill(store: Store, rid: str, topology: Callable[[], Topology | None]) -> _Lacking | None:
+    """Everything the recording lacks, from one scan of its stored chunks on `topology()` (asked
+    only then), stored, once; under the recording's refill_lock, and looked at again there (another
+    request may have filled it). Returns what was lacking (None: nothing). A chunk that cannot be
+    read: the overview marked, the metrics' fields null, the tasks marked (TASKS_UNREAD)."""
+    with refill_lock(rid):
+        lacking = _lacking(store, rid)
+        if lacking is None:
+            return None
+        grid = None if lacking.overview is None else lacking.overview[1]
+        try:
+            scanned = _scan(store, rid, topology(), grid)
+        except StoredChunkError as exc:
+            log.warning("recording %s: wakeup counts not counted again: %s", rid, exc)
+            if lacking.overview is not None:
+                _store_overview(store, rid, *lacking.overview, None)
+            _put_fields(store, rid, dict.fromkeys(lacking.fields))
+            if lacking.tasks:
+                store.put_derived(rid, TASKS_UNREAD, str(exc).encode())
+            return lacking
+        if lacking.overview is not None:
+            _store_overview(store, rid, *lacking.overview, scanned.rows)
+        counted = _counted(scanned)
+        _put_fields(store, rid, {k: counted[k] for k in lacking.fields})
+        if lacking.tasks:
+            store.put_task_wakes(rid, [(pid, *scanned.wakes.task(i)) for i, pid in enumerate(scanned.pids)])
+        return lacking
+
+
 def fill_overview(store: Store, rid: str, topology: Callable[[], Topology | None]) -> bool:
     """The stored overview given its wakeup rows when it lacks them, counted from the stored chunks
-    on the recording's `topology()` (asked only then), once; the metrics document gets by_waker
-    and llc_pairs from the same scan when it lacks them too. True when the overview was rewritten
-    (with the rows, or marked: a chunk could not be read, and then the missing fields are stored
-    as null)."""
+    on the recording's `topology()` (asked only then), once, with whatever else the recording lacks
+    (_fill). True when the overview was rewritten (with the rows, or marked: a chunk could not be
+    read)."""
     if _overview_lacking(store, rid) is None:
         return False
-    with refill_lock(rid):
-        lacking = _overview_lacking(store, rid)  # again: another request may have filled it
-        if lacking is None:
-            return False
-        values, grid = lacking
-        missing = _missing(_stored_fields(store, rid))
-        try:
-            counts, pairs, rows = _scan(store, rid, topology(), grid)
-        except StoredChunkError as exc:
-            log.warning("recording %s: the overview's wakeup rows not counted again: %s", rid, exc)
-            _store_overview(store, rid, values, grid, None)
-            _put_fields(store, rid, dict.fromkeys(missing))
-            return True
-        _store_overview(store, rid, values, grid, rows)
-        counted = _counted(counts, pairs)
-        _put_fields(store, rid, {k: counted[k] for k in missing})
-        return True
+    lacking = _fill(store, rid, topology)
+    return lacking is not None and lacking.overview is not None
 
 
 def fill_by_waker(
@@ -202,29 +251,19 @@ def fill_by_waker(
 ) -> dict[str, Any]:
     """`metrics` (a recording's stored Metrics document) with wakeups.by_waker and llc_pairs: as
     stored when the document has them, else counted from the stored chunks on the recording's
-    `topology()` (asked only then) and stored with the document, once (null, stored so, when a chunk
-    cannot be read); the overview gets its wakeup rows from the same scan when it lacks them too."""
+    `topology()` (asked only then) with whatever else the recording lacks (_fill) and stored with
+    the document, once (null, stored so, when a chunk cannot be read); read from the document as
+    stored then (a request holding an older one gets them too)."""
     wakeups = metrics.get("wakeups")
     if not isinstance(wakeups, dict) or all(k in wakeups for k in FIELDS):
         return metrics
-    with refill_lock(rid):
-        stored = _stored_fields(store, rid)  # another request may have stored them meanwhile
-        missing = _missing(stored)
-        have = {k: v for k, v in (stored or {}).items() if k not in wakeups}
-        if not missing:
-            return {**metrics, "wakeups": {**wakeups, **have}}
-        lacking = _overview_lacking(store, rid)
-        grid = None if lacking is None else lacking[1]
-        found: dict[str, Any]
-        try:
-            counts, pairs, rows = _scan(store, rid, topology(), grid)
-            counted = _counted(counts, pairs)
-            found = {k: counted[k] for k in missing}
-        except StoredChunkError as exc:
-            # kept as null: a damaged chunk stays damaged, and the next read need not scan again
-            log.warning("recording %s: wakeups by their waker not counted again: %s", rid, exc)
-            found, rows = dict.fromkeys(missing), None
-        if lacking is not None:
-            _store_overview(store, rid, lacking[0], lacking[1], rows)
-        _put_fields(store, rid, found)
-    return {**metrics, "wakeups": {**wakeups, **have, **found}}
+    _fill(store, rid, topology)
+    stored = _stored_fields(store, rid) or {}
+    return {**metrics, "wakeups": {**wakeups, **stored}}
+
+
+def fill_tasks(store: Store, rid: str, topology: Callable[[], Topology | None]) -> None:
+    """The recording's tasks given their wakeup counts when they lack them (stored before them),
+    counted from the stored chunks on its `topology()` with whatever else it lacks (_fill), once."""
+    if _tasks_lacking(store, rid):
+        _fill(store, rid, topology)

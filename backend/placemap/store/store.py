@@ -529,6 +529,25 @@ class Store:
         args.append(limit)
         return [TaskRow(*r) for r in self._conn().execute(sql, args)]
 
+    def tasks_uncounted(self, rid: str) -> bool:
+        """Whether the recording's tasks lack their wakeup counts (stored before they were counted)."""
+        row = (
+            self._conn()
+            .execute("SELECT 1 FROM tasks WHERE recording_id = ? AND wakeups IS NULL LIMIT 1", (rid,))
+            .fetchone()
+        )
+        return row is not None
+
+    def put_task_wakes(self, rid: str, counts: Sequence[tuple[int, int, int, int]]) -> None:
+        """Each task's (pid, wakeups, cross_llc, pulled), counted again for a recording stored before
+        them; only into rows that lack them."""
+        with self._tx() as c:
+            c.executemany(
+                "UPDATE tasks SET wakeups = ?, cross_llc = ?, pulled = ?"
+                " WHERE recording_id = ? AND pid = ? AND wakeups IS NULL",
+                ((w, x, p, rid, pid) for pid, w, x, p in counts),
+            )
+
     def task(self, rid: str, pid: int) -> TaskRow | None:
         row = (
             self._conn()

@@ -281,7 +281,7 @@ def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
     assert first["waker_cpu"] is None and first["waker_comm"] is None
 
 
-def test_upload_on_the_machine_it_was_recorded_on(client: httpx.Client) -> None:
+def test_upload_on_the_machine_it_was_recorded_on(server: Server, client: httpx.Client) -> None:
     """A real Zen3 NPS4 excerpt uploaded with its machine's preset: the recording has the preset's
     topology, and its wakeups count by their waker's LLC (the poster's marks: 3 of 6 pulled). On a
     machine without its CPUs the import fails naming them; an unknown preset, or two machines, are
@@ -309,6 +309,14 @@ def test_upload_on_the_machine_it_was_recorded_on(client: httpx.Client) -> None:
     top = first[0]
     assert (top["pid"], top["wakeups"], top["cross_llc"], top["pulled"]) == (4392, 4, 4, 3)
     assert [t["cross_llc"] for t in first] == [4, 1, 1]
+    # stored before the tasks' counts: GET tasks counts them from the stored chunks, to the same list
+    with sqlite3.connect(server.settings.db_path) as db:
+        db.execute(
+            "UPDATE tasks SET wakeups = NULL, cross_llc = NULL, pulled = NULL WHERE recording_id = ?", (rid,)
+        )
+    db.close()
+    again = client.get(f"/api/recordings/{rid}/tasks", params={"order": "cross_llc", "limit": 3}).json()
+    assert again == first
     bad = client.get(f"/api/recordings/{rid}/tasks", params={"order": "pulls"})
     assert bad.status_code == 422
     small = wait_done(
@@ -413,7 +421,7 @@ def test_hostile_comm_round_trips(client: httpx.Client) -> None:
     assert set(HOSTILE) <= set(table.column("comm").to_pylist())
 
 
-def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
+def test_topology_upload_classifies_by_it(server: Server, client: httpx.Client) -> None:
     topo = {
         "machine": "two-sockets",
         "source": "manual",
@@ -456,6 +464,9 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     assert bad.status_code == 422 and "cpus.2.cpu" in bad.json()["detail"]["message"]
     edge = {**topo, "cpus": [*topo["cpus"], {**topo["cpus"][1], "cpu": 8191, "online": False}]}
     assert client.post("/api/topologies", json=edge).status_code == 201
+    # an offline CPU in no LLC (llc null, as placemap-collect writes it) is no numbering problem
+    offline = {**topo, "cpus": [*topo["cpus"], {**topo["cpus"][1], "cpu": 2, "online": False, "llc": None}]}
+    assert client.post("/api/topologies", json=offline).status_code == 201
     # LLCs numbered as no figure by LLC could index them: the ids not 0..n-1, or a CPU's llc beyond
     # the LLCs listed (its wakeups by LLC pair would vanish unseen); refused, named
     sparse = {**topo, "llcs": [{**topo["llcs"][0]}, {**topo["llcs"][1], "id": 4}]}
@@ -469,6 +480,15 @@ def test_topology_upload_classifies_by_it(client: httpx.Client) -> None:
     bad = client.post("/api/topologies", json=beyond)
     assert bad.status_code == 422
     assert bad.json()["detail"]["message"] == "cpus: CPU 1's llc 2 is not one of the 2 LLCs listed (ids 0..1)"
+    # one stored before that check, named by id at an upload: refused there, nothing imported
+    db = Store(server.settings.db_path)
+    old_id = db.put_topology(beyond)
+    db.close()
+    before = len(client.get("/api/recordings").json())
+    up = client.post("/api/recordings", params={"topology_id": old_id}, content=G4.read_bytes())
+    assert up.status_code == 422 and up.json()["detail"]["code"] == "bad_topology"
+    assert old_id in up.json()["detail"]["message"] and "CPU 1's llc 2" in up.json()["detail"]["message"]
+    assert len(client.get("/api/recordings").json()) == before
 
 
 def test_delete_and_unknown_ids(server: Server, client: httpx.Client) -> None:

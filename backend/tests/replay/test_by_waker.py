@@ -26,7 +26,7 @@ from placemap.importer import import_file
 from placemap.replay.delays import METRICS, StoredChunkError
 from placemap.replay.queries import task_path, window_batches
 from placemap.replay.topo import LevelMap
-from placemap.replay.waker_refill import by_waker_from_store, fill_by_waker
+from placemap.replay.waker_refill import TASKS_UNREAD, by_waker_from_store, fill_by_waker, fill_tasks
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim.policy.wakeup import (
@@ -582,6 +582,83 @@ def test_a_file_from_before_the_task_counts_gets_their_columns_empty(
     newer = ingest(db, g4_table, topology=two_cpus("node"))
     assert db.tasks(newer, None, 1, "cross_llc")[0].cross_llc
     db.close()
+
+
+def _tasks_as_older_version_stored(
+    store: Store, rid: str
+) -> list[tuple[int, int | None, int | None, int | None]]:
+    """Empty the tasks' wakeup counts, as versions before them left them; returns what was counted."""
+    counted = [(t.pid, t.wakeups, t.cross_llc, t.pulled) for t in store.tasks(rid, None, 100_000)]
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute(
+            "UPDATE tasks SET wakeups = NULL, cross_llc = NULL, pulled = NULL WHERE recording_id = ?", (rid,)
+        )
+    conn.close()
+    assert store.tasks_uncounted(rid)
+    return counted
+
+
+def test_an_older_recording_s_tasks_get_the_counts_the_ingest_makes_once(
+    store: Store, g4_table: pa.Table
+) -> None:
+    """A recording stored before the tasks' counts (its metrics and overview complete): its tasks get
+    from its stored chunks the counts the ingest makes, every task's, and once."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)  # tasks' wakings across chunks
+    counted = _tasks_as_older_version_stored(store, rid)
+    assert sum(1 for _, _, cross, _ in counted if cross) > 1
+    metrics = store.derived(rid, METRICS)
+    asked: list[bool] = []
+
+    def topology() -> Topology:
+        asked.append(True)
+        return topo
+
+    fill_tasks(store, rid, topology)
+    assert [(t.pid, t.wakeups, t.cross_llc, t.pulled) for t in store.tasks(rid, None, 100_000)] == counted
+    assert store.derived(rid, METRICS) == metrics, "the metrics as they were"
+    fill_tasks(store, rid, topology)
+    assert asked == [True], "counted once"
+
+
+def test_one_scan_fills_an_older_recording_s_metrics_and_tasks(store: Store, g4_table: pa.Table) -> None:
+    """Stored before both: whichever is read first, its metrics or its tasks, one scan fills both."""
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    asked: list[bool] = []
+
+    def topology() -> Topology:
+        asked.append(True)
+        return topo
+
+    for first in ("metrics", "tasks"):
+        older, by_waker = _as_older_version_stored(store, rid)
+        counted = _tasks_as_older_version_stored(store, rid)
+        asked.clear()
+        if first == "metrics":
+            assert fill_by_waker(store, rid, older, topology)["wakeups"]["by_waker"] == by_waker
+        else:
+            fill_tasks(store, rid, topology)
+        assert [(t.pid, t.wakeups, t.cross_llc, t.pulled) for t in store.tasks(rid, None, 100_000)] == counted
+        assert json.loads(store.derived(rid, METRICS) or b"{}")["wakeups"]["by_waker"] == by_waker
+        fill_tasks(store, rid, topology)
+        fill_by_waker(store, rid, older, topology)
+        assert asked == [True], first
+
+
+def test_a_damaged_chunk_leaves_the_tasks_uncounted_once(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table, chunk_rows=3_000)
+    _tasks_as_older_version_stored(store, rid)
+    seq = damage_chunk(store, rid)
+    fill_tasks(store, rid, lambda: None)
+    assert all(t.wakeups is None for t in store.tasks(rid, None, 100_000)), "nothing made up"
+    assert (store.derived(rid, TASKS_UNREAD) or b"").decode().startswith(f"stored chunk {seq}: ")
+
+    def never() -> Topology:
+        raise AssertionError("counted again")
+
+    fill_tasks(store, rid, never)
 
 
 def test_the_short_task_patch_s_pulls_are_named_in_the_main_thread_s_path(

@@ -29,7 +29,7 @@ from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
-from placemap.replay.waker_refill import fill_by_waker, fill_overview
+from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_tasks
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim_reasons import annotate
@@ -208,8 +208,11 @@ def search_tasks(
     order: Literal["events", "cross_llc"] = "events",
 ) -> list[TaskInfo]:
     """Tasks by pid or comm, busiest first, or (order=cross_llc) most often woken from another LLC
-    than the one they last ran in first: the tasks a wake hint would move."""
-    recording_or_404(store, rid, ready=True)
+    than the one they last ran in first: the tasks a wake hint would move. A recording stored
+    before the tasks' wakeups were counted gets them from its stored chunks, once (waker_refill)."""
+    rec = recording_or_404(store, rid, ready=True)
+    if rec.status == "ready":  # (a live recording's tasks are written when it ends)
+        fill_tasks(store, rid, lambda: _topology(store, rec))
     return [TaskInfo.model_validate(t.__dict__) for t in store.tasks(rid, q, limit, order)]
 
 

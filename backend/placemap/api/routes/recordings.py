@@ -18,7 +18,7 @@ from placemap.api.errors import ApiError, not_found
 from placemap.api.models import SchedDomain, SchedDomains
 from placemap.api.routes.sim import JobsDep, SimJobCreated
 from placemap.domains_text import dmesg_text, domain_params, params_text
-from placemap.importer.machine import preset_topology
+from placemap.importer.machine import llc_index_problem, preset_topology
 from placemap.schema.models.recording_schema import Recording
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim.domains import SchedDomains as BuiltDomains
@@ -93,6 +93,10 @@ async def upload(  # noqa: PLR0917 - FastAPI injects each parameter by name
         if body is None:
             raise not_found("topology", topology_id)
         topology = Topology.model_validate(body)
+        # (a topology stored before the gate at POST /api/topologies could number its LLCs otherwise)
+        problem = llc_index_problem(topology)
+        if problem is not None:
+            raise ApiError(422, "bad_topology", f"topology {topology_id}: {problem}")
     settings.upload_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="upload-", dir=settings.upload_dir)
     path = Path(tmp)

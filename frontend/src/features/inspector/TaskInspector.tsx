@@ -195,7 +195,7 @@ export function TaskInspector({ player, recId, topo, tStart, tEnd, selected, onS
       {err && <div className="error small">{err}</div>}
       {order === "cross_llc" && results.length > 0 && results.every((t) => t.cross_llc == null) && (
         <div className="small warn" data-testid="task-order-uncounted">
-          this recording was stored before its tasks' wakeups from another LLC were counted (import it again): busiest first
+          this recording's tasks' wakeups from another LLC could not be counted (a stored chunk could not be read): busiest first
         </div>
       )}
       <ul className="task-results" data-testid="task-results">
