@@ -20,7 +20,7 @@ from collector import collector_binary
 from ftrace_lines import TRACES
 from reference import RefState
 from test_classify import two_cpus
-from test_helpers import damage_chunk, ingest
+from test_helpers import damage_chunk, ingest, never_asked
 
 from placemap.importer import import_file
 from placemap.replay.delays import METRICS, StoredChunkError
@@ -437,10 +437,7 @@ def test_a_damaged_chunk_leaves_the_counts_out_and_the_other_metrics_readable(
     stored = json.loads(store.derived(rid, METRICS) or b"{}")
     assert "by_waker" in stored["wakeups"] and stored["wakeups"]["by_waker"] is None
 
-    def never() -> Topology:
-        raise AssertionError("counted again")
-
-    assert fill_by_waker(store, rid, stored, never) is stored
+    assert fill_by_waker(store, rid, stored, never_asked) is stored
 
 
 # --- each wakeup's waker in the task's path (PathPlacement.waker_cpu / waker_pid) ---------------
@@ -655,10 +652,7 @@ def test_a_damaged_chunk_leaves_the_tasks_uncounted_once(store: Store, g4_table:
     assert all(t.wakeups is None for t in store.tasks(rid, None, 100_000)), "nothing made up"
     assert (store.derived(rid, TASKS_UNREAD) or b"").decode().startswith(f"stored chunk {seq}: ")
 
-    def never() -> Topology:
-        raise AssertionError("counted again")
-
-    fill_tasks(store, rid, never)
+    fill_tasks(store, rid, never_asked)
 
 
 def test_the_short_task_patch_s_pulls_are_named_in_the_main_thread_s_path(

@@ -30,3 +30,8 @@ def damage_chunk(store: Store, rid: str, index: int = 5) -> int:
         )
     conn.close()
     return seq
+
+
+def never_asked() -> Topology:
+    """A refill's topology() that fails the test if a scan asks for it (nothing left to count)."""
+    raise AssertionError("the stored chunks scanned again")

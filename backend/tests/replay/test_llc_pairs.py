@@ -18,7 +18,7 @@ from collector import collector_binary
 from ftrace_lines import TRACES
 from test_by_waker import _by_waker, _import, _rows, _three_llcs, _topology, built_rows, reference_classes
 from test_classify import two_cpus
-from test_helpers import damage_chunk, ingest
+from test_helpers import damage_chunk, ingest, never_asked
 
 from placemap.api.models import Metrics
 from placemap.replay import kernel as kn
@@ -180,10 +180,7 @@ def test_a_damaged_chunk_leaves_the_pairs_null_once(store: Store, g4_table: pa.T
     stored = json.loads(store.derived(rid, METRICS) or b"{}")
     assert "llc_pairs" in stored["wakeups"] and stored["wakeups"]["llc_pairs"] is None
 
-    def never() -> Topology:
-        raise AssertionError("counted again")
-
-    assert fill_by_waker(store, rid, stored, never) is stored
+    assert fill_by_waker(store, rid, stored, never_asked) is stored
 
 
 def test_a_document_read_before_by_waker_was_stored_gets_it_with_the_pairs(

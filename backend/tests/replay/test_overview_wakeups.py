@@ -21,7 +21,7 @@ import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
 from test_classify import two_cpus
-from test_helpers import damage_chunk, ingest
+from test_helpers import damage_chunk, ingest, never_asked
 
 from placemap.importer import import_file
 from placemap.replay import waker_refill
@@ -186,10 +186,7 @@ def test_a_damaged_chunk_leaves_the_rows_out_once(store: Store, g4_table: pa.Tab
     with np.load(io.BytesIO(blob)) as z:
         assert NO_WAKE_ROWS in z.files
 
-    def never() -> Topology:
-        raise AssertionError("scanned again")
-
-    assert not fill_overview(store, rid, never)
+    assert not fill_overview(store, rid, never_asked)
 
 
 def test_a_damaged_chunk_found_by_the_overview_leaves_a_missing_by_waker_null_too(
@@ -201,10 +198,7 @@ def test_a_damaged_chunk_found_by_the_overview_leaves_a_missing_by_waker_null_to
     assert fill_overview(store, rid, lambda: None)
     assert _metrics(store, rid)["wakeups"]["by_waker"] is None
 
-    def never() -> Topology:
-        raise AssertionError("scanned again")
-
-    assert fill_by_waker(store, rid, _metrics(store, rid), never)["wakeups"]["by_waker"] is None
+    assert fill_by_waker(store, rid, _metrics(store, rid), never_asked)["wakeups"]["by_waker"] is None
 
 
 def test_requests_at_once_scan_once_and_keep_each_other_s_fields(
