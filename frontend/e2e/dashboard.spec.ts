@@ -283,6 +283,25 @@ test("a trace uploaded on the machine it was recorded on: its CPUs in their LLCs
   const cell = pairs.locator('rect[data-w="7"][data-t="14"]');
   const [x, y] = [Number(await cell.getAttribute("x")), Number(await cell.getAttribute("y"))];
   expect(x / y).toBe(14 / 7);
+  // the cell clicked lists its tasks: the two threads the poster's "*LLC: 14" lines have CPU 60 wake
+  const woken = body
+    .toString("utf8")
+    .split("\n")
+    .map((l) => /\[060\] .*sched_waking: comm=stream pid=(\d+) .*\*LLC: 14/.exec(l)?.[1])
+    .filter((p): p is string => p !== undefined)
+    .sort();
+  expect(woken).toEqual(["4392", "4406"]);
+  await cell.click();
+  const list = pairs.getByTestId("llc-pair-tasks");
+  await expect(list).toContainText("LLC 7 → 14: 2 wakeups");
+  await expect(list.locator("li")).toHaveText(woken.map((p) => `${p} stream 1`));
+  // a name selects the task in the inspector
+  await list.locator('li[data-pid="4406"] button').click();
+  await expect(page).toHaveURL(/[?&]sel=4406/);
+  // Enter on another cell lists its tasks instead: the main thread's pull into LLC 3
+  await pairs.locator('rect[data-w="3"][data-t="3"]').press("Enter");
+  await expect(list).toContainText("LLC 3 → 3: 1 wakeup");
+  await expect(list.locator("li")).toHaveText(["4392 stream 1"]);
   await shot(page, "uploaded-on-its-machine");
   // on a machine without its CPUs (20 of them) the import fails, naming the CPUs it lacks
   await page.getByTestId("upload-machine").selectOption("preset:bdw-1s-20");

@@ -167,8 +167,8 @@ function WorkspaceSide({ player, cmp, countsUpTo, setCountsUpTo, onSelect }: Pic
 
   return (
     <aside className="right">
-      {ready && !cmp && !live && <RunCounts player={player} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
-      {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} />}
+      {ready && !cmp && !live && <RunCounts player={player} upTo={countsUpTo} setUpTo={setCountsUpTo} onSelect={onSelect} />}
+      {ready && cmp && !live && <CompareCounts a={player} b={cmp} upTo={countsUpTo} setUpTo={setCountsUpTo} onSelect={onSelect} />}
       {ready && cmp && !live && <CompareDecisions a={player} b={cmp} />}
       {/* the stored inspector asks the server for task paths, which a live recording has only once it
           is stored: a live view's inspector works from the events the browser holds */}

@@ -343,6 +343,21 @@ class PathPlacement(BaseModel):
     )
 
 
+class LlcPairTask(BaseModel):
+    pid: int
+    comm: str
+    wakeups: int = Field(description="Its wakeups in the pair's LLC from a waker in the pair's other.")
+
+
+class LlcPairTasks(BaseModel):
+    """The tasks behind one cell of Metrics.wakeups.llc_pairs (replay/pair_tasks.py)."""
+
+    waker_llc: int
+    llc: int
+    wakeups: int = Field(description="The cell's wakeups: all the tasks' (the list may be cut at limit).")
+    tasks: list[LlcPairTask] = Field(description="Most often woken first, then by pid.")
+
+
 class TaskPath(BaseModel):
     pid: int
     comm: str

@@ -21,7 +21,7 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 # by_waker's classes whose waker and wakee CPUs are both known and whose wakeup was a choice
-_CHOSEN = (1 << kn.WK_SHARED_LLC) | (1 << kn.WK_CROSS_LLC)
+CHOSEN = (1 << kn.WK_SHARED_LLC) | (1 << kn.WK_CROSS_LLC)
 
 
 class PairCounts:
@@ -35,7 +35,7 @@ class PairCounts:
     def add(self, waker_cpu: I32, wakee_cpu: I32, classes: I64) -> None:
         """Wakeups by their waker's CPU, the CPU they woke on and their by_waker classes (a bit
         mask of kernel.WK_*), one element each."""
-        chosen = (classes & _CHOSEN) != 0
+        chosen = (classes & CHOSEN) != 0
         waker = self.levels.cpu_llc(waker_cpu[chosen]).astype(np.int64)
         wakee = self.levels.cpu_llc(wakee_cpu[chosen]).astype(np.int64)
         ok = (waker >= 0) & (waker < self.n) & (wakee >= 0) & (wakee < self.n)

@@ -303,6 +303,24 @@ def test_upload_on_the_machine_it_was_recorded_on(server: Server, client: httpx.
         "llcs": 16,
         "pairs": [[1, 1, 1], [3, 3, 1], [7, 14, 2], [9, 13, 1], [14, 14, 1]],
     }
+    # the tasks behind the cell LLC 7 -> 14: the two threads CPU 60 woke there; an LLC the machine
+    # lacks is refused, named
+    cell = client.get(f"/api/recordings/{rid}/llc-pairs/7/14/tasks").json()
+    assert cell == {
+        "waker_llc": 7,
+        "llc": 14,
+        "wakeups": 2,
+        "tasks": [
+            {"pid": 4392, "comm": "stream", "wakeups": 1},
+            {"pid": 4406, "comm": "stream", "wakeups": 1},
+        ],
+    }
+    assert (
+        client.get(f"/api/recordings/{rid}/llc-pairs/7/14/tasks", params={"limit": 1}).json()["wakeups"] == 2
+    )
+    far = client.get(f"/api/recordings/{rid}/llc-pairs/7/16/tasks")
+    assert far.status_code == 422 and far.json()["detail"]["code"] == "llc_out_of_range"
+    assert "llc 16: the recording's machine has LLCs 0..15" in far.json()["detail"]["message"]
     # the task most often woken from another LLC first: stream's main thread, 4 of them, 3 pulled
     # (the poster's marks), then the two workers woken once each from another LLC
     first = client.get(f"/api/recordings/{rid}/tasks", params={"order": "cross_llc", "limit": 3}).json()

@@ -7,6 +7,8 @@ recording stored before they were counted, given them from its stored chunks onc
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +26,13 @@ from placemap.api.models import Metrics
 from placemap.replay import kernel as kn
 from placemap.replay.delays import METRICS
 from placemap.replay.llc_pairs import PairCounts
+from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks
 from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import fill_by_waker
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
+from placemap.store.codec import decode_blob, encode_table
 
 CHOSEN = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere")
 
@@ -208,3 +212,57 @@ def test_pairs_added_chunk_by_chunk_are_listed_in_order_and_summed() -> None:
     pairs.add(i32([5, 9]), i32([1, 10]), np.array([cross, shared], dtype=np.int64))
     pairs.add(i32([0, 4]), i32([2, 0]), np.array([shared, cross], dtype=np.int64))
     assert pairs.document() == {"llcs": 3, "pairs": [[0, 0, 1], [1, 0, 2], [2, 2, 1]]}
+
+
+# --- the tasks behind a cell (pair_tasks) -----------------------------------------------------------
+
+
+def test_the_short_task_patch_s_cell_7_to_14_is_the_two_threads_cpu_60_woke(
+    store: Store, collector: Path
+) -> None:
+    """The excerpt's lines marked "*LLC: 14" by the poster: stream-4399 on CPU 60 (LLC 7) wakes 4406
+    onto 119 and 4392 onto 240, both in LLC 14; read from the file, not from our output."""
+    path = TRACES / "zen3-2s-nps4-stream-excerpt-shortrun.ftrace.txt"
+    marked = [
+        int(m.group(1))
+        for line in path.read_text().splitlines()
+        if (m := re.search(r"\[060\] .*sched_waking: comm=stream pid=(\d+) .*\*LLC: 14", line))
+    ]
+    assert sorted(marked) == [4392, 4406]
+    topo = _topology("zen3-2s-nps4")
+    rid = _import(store, collector, path, topo)
+    got = pair_tasks(store, rid, LevelMap(topo), 7, 14)
+    assert [(t.pid, t.comm, t.wakeups) for t in got] == [(p, "stream", 1) for p in sorted(marked)]
+    # the main thread's three pulls, one per cell on the diagonal; none from LLC 14 into 7
+    assert [t.pid for t in pair_tasks(store, rid, LevelMap(topo), 3, 3)] == [4392]
+    assert pair_tasks(store, rid, LevelMap(topo), 14, 7) == []
+
+
+def test_each_cell_s_tasks_add_up_to_the_cell(store: Store, g4_table: pa.Table) -> None:
+    topo = two_cpus("node")
+    rid = ingest(store, g4_table, topology=topo, chunk_rows=3_000)
+    cells = _pairs(store, rid)
+    for w in (0, 1):
+        for t in (0, 1):
+            got = pair_tasks(store, rid, LevelMap(topo), w, t)
+            assert sum(x.wakeups for x in got) == cells[w][t] > 0, (w, t)
+            assert [x.wakeups for x in got] == sorted((x.wakeups for x in got), reverse=True)
+            assert len({x.pid for x in got}) == len(got)
+
+
+def test_placements_stored_before_wakers_were_kept_cannot_say(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table, topology=two_cpus("node"))
+    conn = sqlite3.connect(store.path)
+    with conn:
+        rows = conn.execute(
+            "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
+        )
+        for seq, data, raw in rows.fetchall():
+            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(["waker_class"]))
+            conn.execute(
+                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
+                (older.data, older.raw_bytes, rid, seq),
+            )
+    conn.close()
+    with pytest.raises(PairsUncountedError):
+        pair_tasks(store, rid, LevelMap(two_cpus("node")), 0, 1)

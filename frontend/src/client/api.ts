@@ -342,9 +342,31 @@ export interface paths {
         /**
          * Search Tasks
          * @description Tasks by pid or comm, busiest first, or (order=cross_llc) most often woken from another LLC
-         *     than the one they last ran in first: the tasks a wake hint would move.
+         *     than the one they last ran in first: the tasks a wake hint would move. A recording stored
+         *     before the tasks' wakeups were counted gets them from its stored chunks, once (waker_refill).
          */
         get: operations["search_tasks_api_recordings__rid__tasks_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recordings/{rid}/llc-pairs/{waker_llc}/{llc}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Llc Pair Tasks
+         * @description The tasks woken in LLC `llc` by a waker in LLC `waker_llc` (a cell of GET metrics'
+         *     wakeups.llc_pairs), most often first: who crosses the machine between those two LLCs.
+         */
+        get: operations["llc_pair_tasks_api_recordings__rid__llc_pairs__waker_llc___llc__tasks_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -835,6 +857,38 @@ export interface components {
             numa_nodes: number[];
             /** Package */
             package?: number | null;
+        };
+        /** LlcPairTask */
+        LlcPairTask: {
+            /** Pid */
+            pid: number;
+            /** Comm */
+            comm: string;
+            /**
+             * Wakeups
+             * @description Its wakeups in the pair's LLC from a waker in the pair's other.
+             */
+            wakeups: number;
+        };
+        /**
+         * LlcPairTasks
+         * @description The tasks behind one cell of Metrics.wakeups.llc_pairs (replay/pair_tasks.py).
+         */
+        LlcPairTasks: {
+            /** Waker Llc */
+            waker_llc: number;
+            /** Llc */
+            llc: number;
+            /**
+             * Wakeups
+             * @description The cell's wakeups: all the tasks' (the list may be cut at limit).
+             */
+            wakeups: number;
+            /**
+             * Tasks
+             * @description Most often woken first, then by pid.
+             */
+            tasks: components["schemas"]["LlcPairTask"][];
         };
         /**
          * LlcPairs
@@ -3329,6 +3383,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskInfo"][];
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    llc_pair_tasks_api_recordings__rid__llc_pairs__waker_llc___llc__tasks_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                rid: string;
+                waker_llc: number;
+                llc: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LlcPairTasks"];
                 };
             };
             /** @description Unknown id */

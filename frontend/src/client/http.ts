@@ -5,6 +5,7 @@
  */
 import type {
   ChunkInfo,
+  LlcPairTasks,
   SavedSweep,
   SweepList,
   Metrics,
@@ -81,6 +82,9 @@ export const api = {
     getJson<SchedDomains>(`/recordings/${enc(id)}/domains?cpu=${Math.max(0, Math.floor(cpu))}`, signal),
   /** a simulated run's decisions by reason; 404 decisions_missing for a captured trace */
   decisions: (id: string, signal?: AbortSignal) => getJson<SimDecisions>(`/recordings/${enc(id)}/decisions`, signal),
+  /** the tasks woken in LLC `llc` by a waker in LLC `wakerLlc` (a cell of the metrics' llc_pairs) */
+  llcPairTasks: (id: string, wakerLlc: number, llc: number, limit: number, signal?: AbortSignal) =>
+    getJson<LlcPairTasks>(`/recordings/${enc(id)}/llc-pairs/${wakerLlc}/${llc}/tasks?limit=${limit}`, signal),
   /** tasks by pid or comm: busiest first, or (order "cross_llc") most often woken from another LLC first */
   tasks: (id: string, q: string, limit: number, signal?: AbortSignal, order: "events" | "cross_llc" = "events") =>
     getJson<TaskInfo[]>(`/recordings/${enc(id)}/tasks?q=${enc(q)}&limit=${limit}${order === "events" ? "" : `&order=${order}`}`, signal),

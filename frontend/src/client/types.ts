@@ -46,6 +46,7 @@ export type SimLlcUtil = S["SimLlcUtil"];
 export type SimDecisions = S["SimDecisions"];
 export type WakerCounts = S["WakerCounts"];
 export type LlcPairs = S["LlcPairs"];
+export type LlcPairTasks = S["LlcPairTasks"];
 export type SimPublished = S["SimPublished"];
 export type PublishedCell = S["PublishedCell"];
 export type SchedDomains = S["SchedDomains"];

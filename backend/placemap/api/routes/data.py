@@ -17,6 +17,8 @@ from placemap.api.deps import StoreDep, recording_or_404
 from placemap.api.errors import ApiError
 from placemap.api.models import (
     ChunkInfo,
+    LlcPairTask,
+    LlcPairTasks,
     Metrics,
     Overview,
     PathPlacement,
@@ -27,6 +29,7 @@ from placemap.api.models import (
 )
 from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
+from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_tasks
@@ -214,6 +217,41 @@ def search_tasks(
     if rec.status == "ready":  # (a live recording's tasks are written when it ends)
         fill_tasks(store, rid, lambda: _topology(store, rec))
     return [TaskInfo.model_validate(t.__dict__) for t in store.tasks(rid, q, limit, order)]
+
+
+@router.get("/llc-pairs/{waker_llc}/{llc}/tasks")
+def llc_pair_tasks(
+    store: StoreDep,
+    rid: str,
+    waker_llc: int,
+    llc: int,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+) -> LlcPairTasks:
+    """The tasks woken in LLC `llc` by a waker in LLC `waker_llc` (a cell of GET metrics'
+    wakeups.llc_pairs), most often first: who crosses the machine between those two LLCs."""
+    rec = recording_or_404(store, rid, ready=True)
+    levels = LevelMap(_topology(store, rec))
+    for name, v in (("waker_llc", waker_llc), ("llc", llc)):
+        if not 0 <= v < levels.n_llcs:
+            raise ApiError(
+                422,
+                "llc_out_of_range",
+                f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}",
+            )
+    try:
+        found = pair_tasks(store, rid, levels, waker_llc, llc)
+    except PairsUncountedError as exc:
+        raise ApiError(
+            409,
+            "pairs_uncounted",
+            f"recording {rid} was stored before each wakeup's waker was kept: import it again",
+        ) from exc
+    return LlcPairTasks(
+        waker_llc=waker_llc,
+        llc=llc,
+        wakeups=sum(t.wakeups for t in found),
+        tasks=[LlcPairTask.model_validate(t.__dict__) for t in found[:limit]],
+    )
 
 
 @router.get("/tasks/{pid}/path")

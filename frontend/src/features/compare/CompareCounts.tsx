@@ -16,7 +16,7 @@ import { simMetricRow, type SimMetricRow } from "./simMetric";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
 
-export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
+export function CompareCounts({ a: pa, b: pb, upTo, setUpTo, onSelect }: { a: Player; b: Player; upTo: boolean; setUpTo: (v: boolean) => void; onSelect: (pid: number) => void }) {
   const a = usePlayerMetrics(pa);
   const b = usePlayerMetrics(pb);
   // (the overviews may arrive after the metrics: the playhead mode waits for them)
@@ -41,8 +41,8 @@ export function CompareCounts({ a: pa, b: pb, upTo, setUpTo }: { a: Player; b: P
       <CountsTable a={pa} b={pb} rows={compareRows(a, b, pa.topo, pb.topo)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />
       <LlcPairs
         sides={[
-          { label: "left", metrics: a, topo: pa.topo },
-          { label: "right", metrics: b, topo: pb.topo },
+          { label: "left", recId: pa.recId, metrics: a, topo: pa.topo, onSelect },
+          { label: "right", recId: pb.recId, metrics: b, topo: pb.topo },
         ]}
       />
     </>

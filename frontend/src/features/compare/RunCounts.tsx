@@ -15,7 +15,7 @@ import { compareRows, formatValue, rowsUpTo, type CountRow } from "./counts";
 import { LlcPairs } from "./LlcPairs";
 import { usePlayerMetrics } from "./usePlayerMetrics";
 
-export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boolean; setUpTo: (v: boolean) => void }) {
+export function RunCounts({ player, upTo, setUpTo, onSelect }: { player: Player; upTo: boolean; setUpTo: (v: boolean) => void; onSelect: (pid: number) => void }) {
   const m = usePlayerMetrics(player);
   const ov = usePlayerOverview(player);
   const toggle = () => { setUpTo(!upTo); };
@@ -27,7 +27,7 @@ export function RunCounts({ player, upTo, setUpTo }: { player: Player; upTo: boo
     body = m !== null && m !== "error" && (
       <>
         <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />
-        <LlcPairs sides={[{ label: null, metrics: m, topo: player.topo }]} />
+        <LlcPairs sides={[{ label: null, recId: player.recId, metrics: m, topo: player.topo, onSelect }]} />
       </>
     );
   else if (ov === "error")

@@ -1,0 +1,54 @@
+"""The tasks behind one cell of the wakeups by LLC pair (Metrics.wakeups.llc_pairs): which tasks were
+woken in LLC `llc` by a waker running in LLC `waker_llc`, and how often each, read from the chunks'
+placement side tables (each wakeup's waker CPU and class are kept there), with the same selection as
+the pairs (llc_pairs.CHOSEN), so the tasks' counts add up to the cell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from placemap.replay.accumulate import K_WAKEUP
+from placemap.replay.llc_pairs import CHOSEN
+from placemap.replay.topo import LevelMap
+from placemap.store.codec import decode_blob
+from placemap.store.store import Store
+
+
+class PairsUncountedError(Exception):
+    """The recording's placements were stored before each wakeup's waker and class were kept."""
+
+
+@dataclass
+class PairTask:
+    pid: int
+    comm: str
+    wakeups: int
+
+
+def pair_tasks(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: int) -> list[PairTask]:
+    """The tasks woken in `llc` from a waker in `waker_llc`, most often first (then by pid)."""
+    counts: dict[int, int] = {}
+    for chunk in store.list_chunks(rid):
+        blob = store.placements(rid, chunk.seq)
+        if blob is None:
+            continue
+        table: pa.Table = decode_blob(*blob)
+        if "waker_class" not in table.column_names or "waker_cpu" not in table.column_names:
+            raise PairsUncountedError(rid)
+        kind = table.column("kind").to_numpy()
+        classes = table.column("waker_class").to_numpy().astype(np.int64)
+        woke = (kind == K_WAKEUP) & ((classes & CHOSEN) != 0)
+        wcpu = table.column("waker_cpu").to_numpy()[woke]
+        cpu = table.column("cpu").to_numpy()[woke]
+        here = (levels.cpu_llc(wcpu) == waker_llc) & (levels.cpu_llc(cpu) == llc)
+        pids, n = np.unique(table.column("pid").to_numpy()[woke][here], return_counts=True)
+        for pid, c in zip(pids.tolist(), n.tolist(), strict=True):
+            counts[pid] = counts.get(pid, 0) + c
+    out = []
+    for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0])):
+        task = store.task(rid, pid)
+        out.append(PairTask(pid, "" if task is None else task.comm, c))
+    return out
