@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from placemap.replay.delays import DELAYS_UNREAD
-
 if TYPE_CHECKING:
     from placemap.store.store import RecordingRow, TaskRow
 
@@ -105,8 +103,8 @@ def metrics_lines(m: dict[str, Any]) -> list[str]:
             f"p50 {_us(lat['p50_ns'])}, p90 {_us(lat['p90_ns'])}, p99 {_us(lat['p99_ns'])}, "
             f"max {_us(lat['max_ns'])}"
         )
-    elif m.get(DELAYS_UNREAD):
-        lines.append(f"run-queue delay after a wakeup: not read ({m[DELAYS_UNREAD]})")
+    elif m.get("wakeup_latency_unread"):
+        lines.append(f"run-queue delay after a wakeup: not read ({m['wakeup_latency_unread']})")
     else:
         lines.append("run-queue delay after a wakeup: none measured (no wakeup followed by its switch-in)")
     busy = m.get("per_cpu_busy")

@@ -18,7 +18,8 @@ from placemap.store.store import Store
 
 
 class PairsUncountedError(Exception):
-    """The recording's placements were stored before each wakeup's waker and class were kept."""
+    """The recording's placements were stored before each wakeup's waker and class were kept, or
+    one chunk's placements cannot be read (its reason)."""
 
 
 @dataclass
@@ -28,16 +29,24 @@ class PairTask:
     wakeups: int
 
 
-def pair_tasks(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: int) -> list[PairTask]:
-    """The tasks woken in `llc` from a waker in `waker_llc`, most often first (then by pid)."""
+def pair_tasks(
+    store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: int, *, limit: int
+) -> tuple[int, list[PairTask]]:
+    """The wakeups in `llc` from a waker in `waker_llc`, and the `limit` tasks woken there most often
+    (then by pid), each named (the others are only counted)."""
     counts: dict[int, int] = {}
     for chunk in store.list_chunks(rid):
         blob = store.placements(rid, chunk.seq)
         if blob is None:
             continue
-        table: pa.Table = decode_blob(*blob)
+        try:
+            table: pa.Table = decode_blob(*blob)
+        except (pa.ArrowException, ValueError, OSError) as exc:
+            raise PairsUncountedError(
+                f"the placements of stored chunk {chunk.seq} cannot be read: {exc}"
+            ) from exc
         if "waker_class" not in table.column_names or "waker_cpu" not in table.column_names:
-            raise PairsUncountedError(rid)
+            raise PairsUncountedError("stored before each wakeup's waker was kept: import it again")
         kind = table.column("kind").to_numpy()
         classes = table.column("waker_class").to_numpy().astype(np.int64)
         woke = (kind == K_WAKEUP) & ((classes & CHOSEN) != 0)
@@ -48,7 +57,7 @@ def pair_tasks(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: in
         for pid, c in zip(pids.tolist(), n.tolist(), strict=True):
             counts[pid] = counts.get(pid, 0) + c
     out = []
-    for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0])):
+    for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]:
         task = store.task(rid, pid)
         out.append(PairTask(pid, "" if task is None else task.comm, c))
-    return out
+    return sum(counts.values()), out

@@ -540,12 +540,18 @@ class Store:
 
     def put_task_wakes(self, rid: str, counts: Sequence[tuple[int, int, int, int]]) -> None:
         """Each task's (pid, wakeups, cross_llc, pulled), counted again for a recording stored before
-        them; only into rows that lack them."""
+        them; only into rows that lack them. A task the counts do not name had no wakeup: 0, so that
+        no row stays uncounted (which would scan the recording again at every listing)."""
         with self._tx() as c:
             c.executemany(
                 "UPDATE tasks SET wakeups = ?, cross_llc = ?, pulled = ?"
                 " WHERE recording_id = ? AND pid = ? AND wakeups IS NULL",
                 ((w, x, p, rid, pid) for pid, w, x, p in counts),
+            )
+            c.execute(
+                "UPDATE tasks SET wakeups = 0, cross_llc = 0, pulled = 0"
+                " WHERE recording_id = ? AND wakeups IS NULL",
+                (rid,),
             )
 
     def task(self, rid: str, pid: int) -> TaskRow | None:

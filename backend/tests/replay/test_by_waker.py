@@ -614,6 +614,13 @@ def test_an_older_recording_s_tasks_get_the_counts_the_ingest_makes_once(
 
     fill_tasks(store, rid, topology)
     assert [(t.pid, t.wakeups, t.cross_llc, t.pulled) for t in store.tasks(rid, None, 100_000)] == counted
+    assert not store.tasks_uncounted(rid)
+    # a task the counts do not name (no wakeup placement) is counted 0, not left to be counted again
+    _tasks_as_older_version_stored(store, rid)
+    first = next((p, w, x, q) for p, w, x, q in counted if w is not None)
+    store.put_task_wakes(rid, [(first[0], first[1] or 0, first[2] or 0, first[3] or 0)])
+    rest = [(t.wakeups, t.cross_llc, t.pulled) for t in store.tasks(rid, None, 100_000) if t.pid != first[0]]
+    assert rest and set(rest) == {(0, 0, 0)} and not store.tasks_uncounted(rid)
     assert store.derived(rid, METRICS) == metrics, "the metrics as they were"
     fill_tasks(store, rid, topology)
     assert asked == [True], "counted once"

@@ -231,11 +231,13 @@ def test_the_short_task_patch_s_cell_7_to_14_is_the_two_threads_cpu_60_woke(
     assert sorted(marked) == [4392, 4406]
     topo = _topology("zen3-2s-nps4")
     rid = _import(store, collector, path, topo)
-    got = pair_tasks(store, rid, LevelMap(topo), 7, 14)
-    assert [(t.pid, t.comm, t.wakeups) for t in got] == [(p, "stream", 1) for p in sorted(marked)]
+    n, got = pair_tasks(store, rid, LevelMap(topo), 7, 14, limit=10)
+    assert n == 2 and [(t.pid, t.comm, t.wakeups) for t in got] == [(p, "stream", 1) for p in sorted(marked)]
+    # cut at the limit, the cell's count whole
+    assert pair_tasks(store, rid, LevelMap(topo), 7, 14, limit=1) == (2, got[:1])
     # the main thread's three pulls, one per cell on the diagonal; none from LLC 14 into 7
-    assert [t.pid for t in pair_tasks(store, rid, LevelMap(topo), 3, 3)] == [4392]
-    assert pair_tasks(store, rid, LevelMap(topo), 14, 7) == []
+    assert [t.pid for t in pair_tasks(store, rid, LevelMap(topo), 3, 3, limit=10)[1]] == [4392]
+    assert pair_tasks(store, rid, LevelMap(topo), 14, 7, limit=10) == (0, [])
 
 
 def test_each_cell_s_tasks_add_up_to_the_cell(store: Store, g4_table: pa.Table) -> None:
@@ -244,8 +246,8 @@ def test_each_cell_s_tasks_add_up_to_the_cell(store: Store, g4_table: pa.Table) 
     cells = _pairs(store, rid)
     for w in (0, 1):
         for t in (0, 1):
-            got = pair_tasks(store, rid, LevelMap(topo), w, t)
-            assert sum(x.wakeups for x in got) == cells[w][t] > 0, (w, t)
+            n, got = pair_tasks(store, rid, LevelMap(topo), w, t, limit=100_000)
+            assert n == sum(x.wakeups for x in got) == cells[w][t] > 0, (w, t)
             assert [x.wakeups for x in got] == sorted((x.wakeups for x in got), reverse=True)
             assert len({x.pid for x in got}) == len(got)
 
@@ -264,5 +266,17 @@ def test_placements_stored_before_wakers_were_kept_cannot_say(store: Store, g4_t
                 (older.data, older.raw_bytes, rid, seq),
             )
     conn.close()
-    with pytest.raises(PairsUncountedError):
-        pair_tasks(store, rid, LevelMap(two_cpus("node")), 0, 1)
+    with pytest.raises(PairsUncountedError, match="stored before each wakeup's waker was kept"):
+        pair_tasks(store, rid, LevelMap(two_cpus("node")), 0, 1, limit=10)
+
+
+def test_a_damaged_placements_blob_is_named(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table, topology=two_cpus("node"), chunk_rows=3_000)
+    seq = store.list_chunks(rid)[4].seq
+    conn = sqlite3.connect(store.path)
+    with conn:
+        sql = "UPDATE chunks SET placements = ? WHERE recording_id = ? AND seq = ?"
+        conn.execute(sql, (b"\x00not zstd" * 20, rid, seq))
+    conn.close()
+    with pytest.raises(PairsUncountedError, match=f"the placements of stored chunk {seq} cannot be read"):
+        pair_tasks(store, rid, LevelMap(two_cpus("node")), 0, 1, limit=10)

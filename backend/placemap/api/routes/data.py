@@ -230,6 +230,8 @@ def llc_pair_tasks(
     """The tasks woken in LLC `llc` by a waker in LLC `waker_llc` (a cell of GET metrics'
     wakeups.llc_pairs), most often first: who crosses the machine between those two LLCs."""
     rec = recording_or_404(store, rid, ready=True)
+    if rec.status != "ready":  # (a live recording's tasks are written when it ends)
+        raise ApiError(409, "recording_live", f"recording {rid} is live: its tasks are listed once it ends")
     levels = LevelMap(_topology(store, rec))
     for name, v in (("waker_llc", waker_llc), ("llc", llc)):
         if not 0 <= v < levels.n_llcs:
@@ -239,18 +241,14 @@ def llc_pair_tasks(
                 f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}",
             )
     try:
-        found = pair_tasks(store, rid, levels, waker_llc, llc)
+        wakeups, found = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:
-        raise ApiError(
-            409,
-            "pairs_uncounted",
-            f"recording {rid} was stored before each wakeup's waker was kept: import it again",
-        ) from exc
+        raise ApiError(409, "pairs_uncounted", f"recording {rid}: {exc}") from exc
     return LlcPairTasks(
         waker_llc=waker_llc,
         llc=llc,
-        wakeups=sum(t.wakeups for t in found),
-        tasks=[LlcPairTask.model_validate(t.__dict__) for t in found[:limit]],
+        wakeups=wakeups,
+        tasks=[LlcPairTask.model_validate(t.__dict__) for t in found],
     )
 
 

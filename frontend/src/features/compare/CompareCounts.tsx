@@ -40,6 +40,7 @@ export function CompareCounts({ a: pa, b: pb, upTo, setUpTo, onSelect }: { a: Pl
     <>
       <CountsTable a={pa} b={pb} rows={compareRows(a, b, pa.topo, pb.topo)} caption="whole run" upTo={false} toggle={toggle} metric={metric} />
       <LlcPairs
+        key={`${pa.recId}/${pb.recId}`}
         sides={[
           { label: "left", recId: pa.recId, metrics: a, topo: pa.topo, onSelect },
           { label: "right", recId: pb.recId, metrics: b, topo: pb.topo },

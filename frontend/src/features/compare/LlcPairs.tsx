@@ -12,7 +12,7 @@
 import { useEffect, useState, type KeyboardEvent } from "react";
 import { scaleSequentialSqrt } from "d3-scale";
 import { interpolateYlOrRd } from "d3-scale-chromatic";
-import { api } from "../../client/http";
+import { api, ApiError } from "../../client/http";
 import type { LlcPairTasks, Metrics, Topology } from "../../client/types";
 import { pairsLayout, pairsSummary, type PairsLayout } from "../../viz/llcPairs";
 import { plural } from "../../viz/words";
@@ -91,7 +91,7 @@ function PairsMatrix({ layout: l, color, area, picked, onPick }: { layout: Pairs
       <div className="small" data-testid="llc-pairs-diagonal" data-diagonal={l.diagonal} data-total={l.total}>
         in the waker's LLC: {l.diagonal.toLocaleString("en-US")} of {l.total.toLocaleString("en-US")} ({formatValue(share, "fraction")})
       </div>
-      <svg width={side + LABEL + 2} height={side + LABEL + 2} className="llc-pairs-svg" role="img" aria-label={pairsSummary(l)}>
+      <svg width={side + LABEL + 2} height={side + LABEL + 2} className="llc-pairs-svg" role="group" aria-label={pairsSummary(l)}>
         <text x={LABEL} y={LABEL - 4} className="pairs-axis">woke in (LLC 0–{l.llcs - 1})</text>
         <text transform={`translate(${LABEL - 4},${LABEL + side}) rotate(-90)`} className="pairs-axis">waker's LLC</text>
         <g transform={`translate(${LABEL},${LABEL})`}>
@@ -109,6 +109,9 @@ function PairsMatrix({ layout: l, color, area, picked, onPick }: { layout: Pairs
               data-t={c.t}
               data-n={c.n}
               tabIndex={0}
+              role="button"
+              aria-label={`waker in LLC ${c.w}, woke in LLC ${c.t}: ${plural(c.n, "wakeup")}; list its tasks`}
+              aria-pressed={picked?.w === c.w && picked.t === c.t}
               onClick={() => { onPick(c.w, c.t); }}
               onKeyDown={(e: KeyboardEvent) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onPick(c.w, c.t); } }}
             >
@@ -133,7 +136,7 @@ function PairsMatrix({ layout: l, color, area, picked, onPick }: { layout: Pairs
 function PairTasks({ recId, w, t, onSelect }: { recId: string; w: number; t: number; onSelect?: ((pid: number) => void) | undefined }) {
   // the answer kept with the cell it is for: another cell's reads as still listing
   const key = `${recId}/${w}/${t}`;
-  const [answer, setAnswer] = useState<{ key: string; got: LlcPairTasks | "error" } | null>(null);
+  const [answer, setAnswer] = useState<{ key: string; got: LlcPairTasks | { error: string } } | null>(null);
   useEffect(() => {
     const ctl = new AbortController();
     api.llcPairTasks(recId, w, t, PAIR_TASKS, ctl.signal).then(
@@ -141,18 +144,29 @@ function PairTasks({ recId, w, t, onSelect }: { recId: string; w: number; t: num
       (e: unknown) => {
         if (ctl.signal.aborted) return;
         console.warn(e);
-        setAnswer({ key, got: "error" });
+        // the server's reason where it gives one (a recording stored before wakers were kept)
+        setAnswer({ key, got: { error: e instanceof ApiError ? e.message : "its tasks could not be listed" } });
       },
     );
     return () => { ctl.abort(); };
   }, [key, recId, w, t]);
   const got = answer?.key === key ? answer.got : null;
   const head = `LLC ${w} → ${t}`;
-  if (got === null) return <p className="small muted" data-testid="llc-pair-tasks">{head}: listing…</p>;
-  if (got === "error") return <p className="small warn" data-testid="llc-pair-tasks">{head}: its tasks could not be listed</p>;
+  if (got === null)
+    return (
+      <p className="small muted" data-testid="llc-pair-tasks" aria-live="polite">
+        {head}: listing…
+      </p>
+    );
+  if ("error" in got)
+    return (
+      <p className="small warn" data-testid="llc-pair-tasks" aria-live="polite">
+        {head}: {got.error}
+      </p>
+    );
   const more = got.tasks.reduce((s, x) => s + x.wakeups, 0) < got.wakeups;
   return (
-    <div className="small llc-pair-tasks" data-testid="llc-pair-tasks">
+    <div className="small llc-pair-tasks" data-testid="llc-pair-tasks" aria-live="polite">
       {head}: {plural(got.wakeups, "wakeup")}{more ? ", the tasks woken most" : ""}
       <ul>
         {got.tasks.map((x) => (

@@ -27,7 +27,7 @@ export function RunCounts({ player, upTo, setUpTo, onSelect }: { player: Player;
     body = m !== null && m !== "error" && (
       <>
         <RunTable rows={compareRows(m, m, player.topo, player.topo)} caption="" upTo={false} toggle={toggle} />
-        <LlcPairs sides={[{ label: null, recId: player.recId, metrics: m, topo: player.topo, onSelect }]} />
+        <LlcPairs key={player.recId} sides={[{ label: null, recId: player.recId, metrics: m, topo: player.topo, onSelect }]} />
       </>
     );
   else if (ov === "error")
