@@ -104,6 +104,38 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
     return 0
 
 
+def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
+    """`admin pairs ID WAKER_LLC LLC`: the tasks behind one cell of the wakeups by LLC pair, most
+    often woken first (GET llc-pairs/{waker_llc}/{llc}/tasks)."""
+    from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks  # noqa: PLC0415
+    from placemap.replay.topo import LevelMap  # noqa: PLC0415
+    from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
+
+    if limit < 1:
+        print(f"--limit {limit}: list at least 1 task", file=sys.stderr)
+        return 1
+    rec = store.get_recording(rid)
+    if rec is None or rec.status != "ready":
+        print(f"no recording {rid}" if rec is None else f"recording {rid} is {rec.status}", file=sys.stderr)
+        return 1
+    topo = None if rec.topology_id is None else store.get_topology(rec.topology_id)
+    levels = LevelMap(None if topo is None else Topology.model_validate(topo))
+    for name, v in (("waker_llc", waker_llc), ("llc", llc)):
+        if not 0 <= v < levels.n_llcs:
+            print(f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}", file=sys.stderr)
+            return 1
+    try:
+        n, tasks = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
+    except PairsUncountedError as exc:
+        print(f"recording {rid}: {exc}", file=sys.stderr)
+        return 1
+    shown = f", the {len(tasks)} woken most" if sum(t.wakeups for t in tasks) < n else ""
+    print(f"LLC {waker_llc} -> {llc}: {n:,} wakeup{'' if n == 1 else 's'}{shown}")
+    for t in tasks:
+        print(f"  {t.pid}\t{t.comm}\t{t.wakeups:,}")
+    return 0
+
+
 def _admin(args: argparse.Namespace) -> int:
     from placemap.importer import import_file  # noqa: PLC0415
     from placemap.importer.machine import llc_index_problem, preset_topology  # noqa: PLC0415
@@ -122,6 +154,8 @@ def _admin(args: argparse.Namespace) -> int:
         return 0
     if args.action == "show":
         return _show(store, args.id, as_json=args.json)
+    if args.action == "pairs":
+        return _pairs(store, args.id, args.waker_llc, args.llc, args.limit)
     if args.action == "export":
         from placemap.replay.ftrace_text import recording_text  # noqa: PLC0415
 
@@ -251,6 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument(
         "--json", action="store_true", help="its metrics document (GET /api/recordings/{id}/metrics)"
     )
+    pairs = actions.add_parser(
+        "pairs",
+        help="the tasks woken in LLC LLC by a waker in LLC WAKER_LLC (a cell of show's wakeups by LLC pair)",
+    )
+    pairs.add_argument("id")
+    pairs.add_argument("waker_llc", type=int)
+    pairs.add_argument("llc", type=int)
+    pairs.add_argument("--limit", type=int, default=20, help="the tasks to list, most often woken first")
     export = actions.add_parser(
         "export", help="write a recording's events as ftrace text (as `cat trace` prints them), any source"
     )

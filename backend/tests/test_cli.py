@@ -127,6 +127,22 @@ def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
         "wakeups by LLC pair: in the waker's LLC 3 of 6 (50.0%); across LLCs most: LLC 7 -> 14 2, "
         "LLC 9 -> 13 1"
     )
+    # the tasks behind the cell LLC 7 -> 14: the two threads CPU 60 woke there
+    assert _run(tmp_path, "admin", "pairs", rid, "7", "14").stdout.splitlines() == [
+        "LLC 7 -> 14: 2 wakeups",
+        "  4392\tstream\t1",
+        "  4406\tstream\t1",
+    ]
+    cut = _run(tmp_path, "admin", "pairs", rid, "7", "14", "--limit", "1").stdout.splitlines()
+    assert cut == ["LLC 7 -> 14: 2 wakeups, the 1 woken most", "  4392\tstream\t1"]
+    assert _run(tmp_path, "admin", "pairs", rid, "14", "7").stdout == "LLC 14 -> 7: 0 wakeups\n"
+    for args, says in (
+        ((rid, "7", "16"), "llc 16: the recording's machine has LLCs 0..15"),
+        ((rid, "7", "14", "--limit", "0"), "--limit 0: list at least 1 task"),
+        (("nope", "0", "0"), "no recording nope"),
+    ):
+        refused = _run(tmp_path, "admin", "pairs", *args)
+        assert refused.returncode == 1 and says in refused.stderr, refused.stderr
     small = _run(tmp_path, "admin", "import", str(shortrun), "--topology", "bdw-1s-20")
     assert small.returncode == 1
     assert (
