@@ -107,7 +107,7 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
 def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
     """`admin pairs ID WAKER_LLC LLC`: the tasks behind one cell of the wakeups by LLC pair, most
     often woken first (GET llc-pairs/{waker_llc}/{llc}/tasks)."""
-    from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks  # noqa: PLC0415
+    from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks  # noqa: PLC0415
     from placemap.replay.topo import LevelMap  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
 
@@ -120,10 +120,10 @@ def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
         return 1
     topo = None if rec.topology_id is None else store.get_topology(rec.topology_id)
     levels = LevelMap(None if topo is None else Topology.model_validate(topo))
-    for name, v in (("waker_llc", waker_llc), ("llc", llc)):
-        if not 0 <= v < levels.n_llcs:
-            print(f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}", file=sys.stderr)
-            return 1
+    out_of_range = llc_out_of_range(levels, waker_llc, llc)
+    if out_of_range is not None:
+        print(out_of_range, file=sys.stderr)
+        return 1
     try:
         n, tasks = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:

@@ -22,6 +22,14 @@ class PairsUncountedError(Exception):
     one chunk's placements cannot be read (its reason)."""
 
 
+def llc_out_of_range(levels: LevelMap, waker_llc: int, llc: int) -> str | None:
+    """Why a cell cannot be asked for (an LLC the recording's machine lacks, named), or None."""
+    for name, v in (("waker_llc", waker_llc), ("llc", llc)):
+        if not 0 <= v < levels.n_llcs:
+            return f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}"
+    return None
+
+
 @dataclass
 class PairTask:
     pid: int

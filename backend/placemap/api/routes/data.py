@@ -29,7 +29,7 @@ from placemap.api.models import (
 )
 from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
-from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks
+from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_tasks
@@ -233,13 +233,9 @@ def llc_pair_tasks(
     if rec.status != "ready":  # (a live recording's tasks are written when it ends)
         raise ApiError(409, "recording_live", f"recording {rid} is live: its tasks are listed once it ends")
     levels = LevelMap(_topology(store, rec))
-    for name, v in (("waker_llc", waker_llc), ("llc", llc)):
-        if not 0 <= v < levels.n_llcs:
-            raise ApiError(
-                422,
-                "llc_out_of_range",
-                f"{name} {v}: the recording's machine has LLCs 0..{levels.n_llcs - 1}",
-            )
+    out_of_range = llc_out_of_range(levels, waker_llc, llc)
+    if out_of_range is not None:
+        raise ApiError(422, "llc_out_of_range", out_of_range)
     try:
         wakeups, found = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:
