@@ -569,10 +569,13 @@ def test_a_file_from_before_the_task_counts_gets_their_columns_empty(
     old.close()
     conn = sqlite3.connect(path)
     with conn:
+        conn.execute("DROP INDEX tasks_uncounted")  # (that file had neither the columns nor their index)
         for col in ("wakeups", "cross_llc", "pulled"):
             conn.execute(f"ALTER TABLE tasks DROP COLUMN {col}")
     conn.close()
     db = Store(path)
+    indexed = sqlite3.connect(path).execute("SELECT 1 FROM sqlite_master WHERE name = 'tasks_uncounted'")
+    assert indexed.fetchone() is not None, "the index of uncounted tasks added with the columns"
     tasks = db.tasks(rid, None, 10)
     assert tasks and all(t.wakeups is None and t.cross_llc is None and t.pulled is None for t in tasks)
     assert [t.pid for t in db.tasks(rid, None, 10, "cross_llc")] == [t.pid for t in tasks]
