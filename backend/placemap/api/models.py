@@ -285,7 +285,9 @@ class TaskInfo(BaseModel):
     first_ts_ns: int
     last_ts_ns: int
     wakeups: int | None = Field(
-        default=None, description="Its wakeups (null: a recording stored before they were counted per task)."
+        default=None,
+        description="Its wakeups (null where a stored chunk kept a recording stored before they were "
+        "counted per task from being counted at its first listing).",
     )
     cross_llc: int | None = Field(
         default=None,

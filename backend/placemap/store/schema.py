@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     first_ts_ns INTEGER NOT NULL,
     last_ts_ns INTEGER NOT NULL,
     -- its wakeups, those whose waker ran in another LLC than its prev CPU, and those pulled to the
-    -- waker's LLC (NULL: stored before they were counted; Store adds the columns to older files)
+    -- waker's LLC (NULL: stored before they were counted, until a listing counts them, or a stored
+    -- chunk could not be read; Store adds the columns, and the index of NULL ones, to older files)
     wakeups INTEGER,
     cross_llc INTEGER,
     pulled INTEGER,

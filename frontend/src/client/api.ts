@@ -2157,7 +2157,7 @@ export interface components {
             last_ts_ns: number;
             /**
              * Wakeups
-             * @description Its wakeups (null: a recording stored before they were counted per task).
+             * @description Its wakeups (null where a stored chunk kept a recording stored before they were counted per task from being counted at its first listing).
              */
             wakeups?: number | null;
             /**
