@@ -109,6 +109,7 @@ def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
     often woken first (GET llc-pairs/{waker_llc}/{llc}/tasks)."""
     from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks  # noqa: PLC0415
     from placemap.replay.topo import LevelMap  # noqa: PLC0415
+    from placemap.replay.waker_refill import fill_placements  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
 
     if limit < 1:
@@ -119,13 +120,22 @@ def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
         print(f"no recording {rid}" if rec is None else f"recording {rid} is {rec.status}", file=sys.stderr)
         return 1
     topo = None if rec.topology_id is None else store.get_topology(rec.topology_id)
-    levels = LevelMap(None if topo is None else Topology.model_validate(topo))
+    topology = None if topo is None else Topology.model_validate(topo)
+    levels = LevelMap(topology)
     out_of_range = llc_out_of_range(levels, waker_llc, llc)
     if out_of_range is not None:
         print(out_of_range, file=sys.stderr)
         return 1
     try:
-        n, tasks = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
+        n, tasks = pair_tasks(
+            store,
+            rid,
+            levels,
+            waker_llc,
+            llc,
+            limit=limit,
+            fill=lambda: fill_placements(store, rid, lambda: topology),
+        )
     except PairsUncountedError as exc:
         print(f"recording {rid}: {exc}", file=sys.stderr)
         return 1

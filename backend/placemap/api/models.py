@@ -318,8 +318,8 @@ class PathPlacement(BaseModel):
     waker_cpu: int | None = Field(
         default=None,
         description="A wakeup's (and its migrate's): the CPU its sched_waking ran on, the waker's; "
-        "null for other placements, a wakeup without sched_waking, and recordings stored before it "
-        "was kept.",
+        "null for other placements, a wakeup without sched_waking, and a recording stored before it "
+        "was kept where a stored chunk kept its placements from being rebuilt at this first read.",
     )
     waker_pid: int | None = Field(
         default=None,
@@ -334,8 +334,8 @@ class PathPlacement(BaseModel):
     ) = Field(
         default=None,
         description="A wakeup's class by where its waker ran, as Metrics.wakeups.by_waker counts it "
-        "(on the waker's very CPU: waker_cpu = cpu); null for other placements and recordings stored "
-        "before it was kept.",
+        "(on the waker's very CPU: waker_cpu = cpu); null for other placements, and for a recording "
+        "stored before it was kept where a stored chunk kept its placements from being rebuilt.",
     )
     reason: PlacementReason | None = Field(
         default=None,

@@ -52,6 +52,26 @@ PLACEMENT_SCHEMA = pa.schema(
 )
 
 
+def placements_table(cols: ChunkColumns, pl: Placements, pids: npt.NDArray[np.int32]) -> pa.Table:
+    """A chunk's placement side table (PLACEMENT_SCHEMA) from its applied placements, the tasks
+    named by `pids` (the state's, by task index)."""
+    return pa.Table.from_arrays(
+        [
+            pa.array(pl.row),
+            pa.array(cols.ts[pl.row]),
+            pa.array(pids[pl.task]),
+            pa.array(pl.cpu),
+            pa.array(cols.kind[pl.row]),
+            pa.array(pl.level),
+            pa.array(pl.cause),
+            pa.array(pl.waker_cpu),
+            pa.array(pl.waker_pid),
+            pa.array(pl.ev_waker[pl.row]),
+        ],
+        schema=PLACEMENT_SCHEMA,
+    )
+
+
 class IngestError(Exception):
     """The event stream cannot be stored as given (e.g. not ordered by time)."""
 
@@ -176,7 +196,7 @@ class Ingestor:
                 events=table,
                 events_ipc=ipc,
                 keyframe=keyframe,
-                placements=self._placements_table(cols, pl),
+                placements=placements_table(cols, pl, self.state.pids),
                 pids=self._chunk_pids(int(cols.ts[0])),
             )
         )
@@ -193,23 +213,6 @@ class Ingestor:
         self.overview = AdaptiveBins(overview_rows(len(KIND_NAMES))[3], t0)
         self.busy = AdaptiveBins(self.levels.n_llcs, t0)
         self.samples = AdaptiveBins(2 * self.levels.n_llcs, t0)
-
-    def _placements_table(self, cols: ChunkColumns, pl: Placements) -> pa.Table:
-        return pa.Table.from_arrays(
-            [
-                pa.array(pl.row),
-                pa.array(cols.ts[pl.row]),
-                pa.array(self.state.pids[pl.task]),
-                pa.array(pl.cpu),
-                pa.array(cols.kind[pl.row]),
-                pa.array(pl.level),
-                pa.array(pl.cause),
-                pa.array(pl.waker_cpu),
-                pa.array(pl.waker_pid),
-                pa.array(pl.ev_waker[pl.row]),
-            ],
-            schema=PLACEMENT_SCHEMA,
-        )
 
     def _accumulate(self, cols: ChunkColumns, pl: Placements) -> None:
         assert self.overview is not None and self.busy is not None and self.samples is not None

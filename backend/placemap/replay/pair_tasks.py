@@ -1,10 +1,12 @@
 """The tasks behind one cell of the wakeups by LLC pair (Metrics.wakeups.llc_pairs): which tasks were
 woken in LLC `llc` by a waker running in LLC `waker_llc`, and how often each, read from the chunks'
 placement side tables (each wakeup's waker CPU and class are kept there), with the same selection as
-the pairs (llc_pairs.CHOSEN), so the tasks' counts add up to the cell."""
+the pairs (llc_pairs.CHOSEN), so the tasks' counts add up to the cell. Placement tables stored before
+those were kept are rebuilt first, once, by the caller's `fill` (waker_refill.fill_placements)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,8 +20,15 @@ from placemap.store.store import Store
 
 
 class PairsUncountedError(Exception):
-    """The recording's placements were stored before each wakeup's waker and class were kept, or
-    one chunk's placements cannot be read (its reason)."""
+    """The recording's placements were stored before each wakeup's waker and class were kept and
+    could not be rebuilt, or one chunk's placements cannot be read (its reason)."""
+
+
+class _StoredBeforeError(Exception):
+    """A chunk's placement table lacks each wakeup's waker or class."""
+
+
+STORED_BEFORE = "stored before each wakeup's waker was kept: import it again"
 
 
 def llc_out_of_range(levels: LevelMap, waker_llc: int, llc: int) -> str | None:
@@ -38,10 +47,37 @@ class PairTask:
 
 
 def pair_tasks(
-    store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: int, *, limit: int
+    store: Store,
+    rid: str,
+    levels: LevelMap,
+    waker_llc: int,
+    llc: int,
+    *,
+    limit: int,
+    fill: Callable[[], str | None] | None = None,
 ) -> tuple[int, list[PairTask]]:
     """The wakeups in `llc` from a waker in `waker_llc`, and the `limit` tasks woken there most often
-    (then by pid), each named (the others are only counted)."""
+    (then by pid), each named (the others are only counted). Placements stored before each wakeup's
+    waker was kept are rebuilt by `fill` (which returns why they cannot be, or None), then read."""
+    try:
+        counts = _pair_counts(store, rid, levels, waker_llc, llc)
+    except _StoredBeforeError as exc:
+        reason = STORED_BEFORE if fill is None else fill()
+        if reason is not None:
+            raise PairsUncountedError(reason) from exc
+        try:
+            counts = _pair_counts(store, rid, levels, waker_llc, llc)
+        except _StoredBeforeError as again:
+            raise PairsUncountedError(STORED_BEFORE) from again
+    out = []
+    for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]:
+        task = store.task(rid, pid)
+        out.append(PairTask(pid, "" if task is None else task.comm, c))
+    return sum(counts.values()), out
+
+
+def _pair_counts(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: int) -> dict[int, int]:
+    """The wakeups in `llc` from a waker in `waker_llc`, by the woken task's pid."""
     counts: dict[int, int] = {}
     for chunk in store.list_chunks(rid):
         blob = store.placements(rid, chunk.seq)
@@ -54,7 +90,7 @@ def pair_tasks(
                 f"the placements of stored chunk {chunk.seq} cannot be read: {exc}"
             ) from exc
         if "waker_class" not in table.column_names or "waker_cpu" not in table.column_names:
-            raise PairsUncountedError("stored before each wakeup's waker was kept: import it again")
+            raise _StoredBeforeError
         kind = table.column("kind").to_numpy()
         classes = table.column("waker_class").to_numpy().astype(np.int64)
         woke = (kind == K_WAKEUP) & ((classes & CHOSEN) != 0)
@@ -64,8 +100,4 @@ def pair_tasks(
         pids, n = np.unique(table.column("pid").to_numpy()[woke][here], return_counts=True)
         for pid, c in zip(pids.tolist(), n.tolist(), strict=True):
             counts[pid] = counts.get(pid, 0) + c
-    out = []
-    for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]:
-        task = store.task(rid, pid)
-        out.append(PairTask(pid, "" if task is None else task.comm, c))
-    return sum(counts.values()), out
+    return counts

@@ -4,7 +4,7 @@ and the events of a time window as Arrow batches (streamed chunk by chunk)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,14 +101,23 @@ def waker_class_name(mask: int) -> str | None:
     return None
 
 
-def task_path(store: Store, rid: str, pid: int, levels: LevelMap) -> list[Placement]:
-    """Every event that put the task on a CPU, from the placement side tables of its chunks only."""
+def task_path(
+    store: Store, rid: str, pid: int, levels: LevelMap, fill: Callable[[], str | None] | None = None
+) -> list[Placement]:
+    """Every event that put the task on a CPU, from the placement side tables of its chunks only.
+    A table stored before each wakeup's waker and class were kept is rebuilt by `fill` first
+    (waker_refill.fill_placements, once: None when it was); where it cannot be, the path has
+    neither."""
     out: list[Placement] = []
     for seq in store.task_chunk_seqs(rid, pid):
         blob = store.placements(rid, seq)
         if blob is None:
             continue
         table = decode_blob(*blob)
+        if fill is not None and "waker_class" not in table.column_names:
+            if fill() is None:
+                return task_path(store, rid, pid, levels)
+            fill = None  # (not rebuilt: read as stored)
         table = table.filter(pc.equal(table.column("pid"), pid))
         n = table.num_rows
         kept = "waker_cpu" in table.column_names

@@ -1,13 +1,15 @@
 """The wakeups by where their waker ran (Metrics.wakeups.by_waker), by LLC pair (wakeups.llc_pairs),
-the overview's wakeup rows (by level and by waker, bin by bin) and each task's wakeup counts (the
-tasks table's wakeups, cross_llc, pulled), for a recording stored before they were counted: its
+the overview's wakeup rows (by level and by waker, bin by bin), each task's wakeup counts (the
+tasks table's wakeups, cross_llc, pulled) and each wakeup's waker and class in the chunks' placement
+side tables (waker_cpu, waker_pid, waker_class), for a recording stored before they were kept: its
 stored chunks, in order, go through the ingest's own state machine (PlacementState.apply, which
 classifies them as the ingest does: kernel.WK_*; wake_counts.WakeCounts), once, the first time its
 metrics, overview or tasks are read, and everything it lacks is kept with its metrics document, its
-overview and its tasks (all from the one scan, under the recording's refill_lock), so nobody has to
-import it again. A stored chunk that cannot be read leaves them out (the metrics' fields null, the
-overview and the tasks marked), kept so (not scanned for again), and the rest is served. Memory: one
-chunk, the per-task state and the overview's rows."""
+overview, its tasks and its placements (all from the one scan, under the recording's refill_lock), so
+nobody has to import it again. A stored chunk that cannot be read leaves them out (the metrics'
+fields null, the overview, the tasks and the placements marked), kept so (not scanned for again),
+and the rest is served. Memory: one chunk, the per-task state, the overview's rows and the rebuilt
+placement tables (compressed)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pyarrow as pa
 from placemap.replay import kernel as kn
 from placemap.replay.accumulate import K_WAKEUP, N_WAKE, N_WAKER, overview_rows
 from placemap.replay.delays import METRICS, StoredChunkError
-from placemap.replay.ingest import npz, waker_counts
+from placemap.replay.ingest import npz, placements_table, waker_counts
 from placemap.replay.refill_lock import refill_lock
 from placemap.replay.seek import STATE_COLUMNS
 from placemap.replay.state import ChunkColumns, PlacementState
@@ -33,7 +35,7 @@ from placemap.replay.topo import LevelMap
 from placemap.replay.wake_counts import WakeCounts
 from placemap.schema.events import KIND_NAMES
 from placemap.schema.models.topology_schema import Topology
-from placemap.store.codec import decode_blob
+from placemap.store.codec import decode_blob, encode_table
 from placemap.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -64,22 +66,33 @@ class _Scanned:
     wakes: WakeCounts  # per task (by index) and by LLC pair
     pids: list[int]  # the tasks' pids, by index
     rows: npt.NDArray[np.float64] | None  # the overview's wakeup rows, when asked for
+    placements: list[tuple[int, bytes, int]]  # the rebuilt placement tables asked for: seq, blob, raw
 
 
-def _scan(store: Store, rid: str, topology: Topology | None, grid: _Grid | None) -> _Scanned:
+def _scan(
+    store: Store,
+    rid: str,
+    topology: Topology | None,
+    grid: _Grid | None,
+    rebuild: frozenset[int] = frozenset(),
+) -> _Scanned:
     """The recording's wakeups by their waker's CPU, per task and by LLC pair, counted again from
-    its stored chunks on `topology` (the recording's; None: inferred, one LLC), and with `grid` the
+    its stored chunks on `topology` (the recording's; None: inferred, one LLC), with `grid` the
     overview's wakeup rows on its bins (by level, then by waker class: accumulate.overview_rows'
-    order)."""
+    order), and the placement side tables of the chunks `rebuild` names, as the ingest writes them."""
     levels = LevelMap(topology)
     state = PlacementState()
     counts = np.zeros(kn.WK_COUNTS, dtype=np.int64)
     wakes = WakeCounts(levels)
     rows = None if grid is None else np.zeros((N_WAKE + N_WAKER, grid.bins), dtype=np.float64)
+    placements: list[tuple[int, bytes, int]] = []
     seqs = [c.seq for c in store.list_chunks(rid)]
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
         try:
-            table = decode_blob(data, raw).select(list(STATE_COLUMNS))
+            table = decode_blob(data, raw)
+            # the wakers' pids, for the placements (the counts do not need them)
+            waker = ("cur_pid",) if seq in rebuild and "cur_pid" in table.column_names else ()
+            table = table.select([*STATE_COLUMNS, *waker])
             cols = ChunkColumns.from_table(table)
         except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
             raise StoredChunkError(seq, str(exc) or type(exc).__name__) from exc
@@ -94,6 +107,9 @@ def _scan(store: Store, rid: str, topology: Topology | None, grid: _Grid | None)
         )
         if pl is not None:
             wakes.add(len(state.pids), cols, pl)
+        if pl is not None and seq in rebuild:
+            enc = encode_table(placements_table(cols, pl, state.pids))
+            placements.append((seq, enc.data, enc.raw_bytes))
         if rows is not None and grid is not None and pl is not None:
             wake = cols.kind == K_WAKEUP
             b = np.clip((cols.ts[wake] - grid.t0) // grid.width, 0, grid.bins - 1)
@@ -102,7 +118,7 @@ def _scan(store: Store, rid: str, topology: Topology | None, grid: _Grid | None)
             for j in range(N_WAKER):
                 has = (mask >> j) & 1 == 1
                 np.add.at(rows[N_WAKE + j], b[has], 1.0)
-    return _Scanned(counts, wakes, [int(p) for p in state.pids.tolist()], rows)
+    return _Scanned(counts, wakes, [int(p) for p in state.pids.tolist()], rows, placements)
 
 
 def by_waker_from_store(store: Store, rid: str, topology: Topology | None) -> dict[str, int]:
@@ -189,6 +205,30 @@ def _tasks_lacking(store: Store, rid: str) -> bool:
     return store.tasks_uncounted(rid) and store.derived(rid, TASKS_UNREAD) is None
 
 
+# the placement side tables' columns for each wakeup's waker and class (ingest.PLACEMENT_SCHEMA)
+WAKER_COLUMNS = ("waker_cpu", "waker_pid", "waker_class")
+# a recording whose placements could not be rebuilt (a damaged chunk, named): not scanned for again
+PLACEMENTS_UNREAD = "placements_unread"
+
+
+def _placements_lacking(store: Store, rid: str) -> frozenset[int]:
+    """The chunks whose stored placement tables lack WAKER_COLUMNS (none once the recording is
+    marked PLACEMENTS_UNREAD). A table that cannot be read is not one: it is not rebuilt over, and
+    its readers name it."""
+    if store.derived(rid, PLACEMENTS_UNREAD) is not None:
+        return frozenset()
+    seqs = set()
+    for chunk in store.list_chunks(rid):
+        blob = store.placements(rid, chunk.seq)
+        try:
+            names = [] if blob is None else decode_blob(*blob).column_names
+        except (pa.ArrowException, ValueError, OSError):
+            continue
+        if blob is not None and not all(c in names for c in WAKER_COLUMNS):
+            seqs.add(chunk.seq)
+    return frozenset(seqs)
+
+
 @dataclass
 class _Lacking:
     """What a recording lacks that a scan gives."""
@@ -196,28 +236,33 @@ class _Lacking:
     overview: tuple[npt.NDArray[np.float64], _Grid] | None  # the stored overview, without its rows
     fields: list[str]  # the metrics document's wakeups fields (FIELDS)
     tasks: bool  # the tasks' wakeup counts
+    placements: frozenset[int]  # the chunks whose placement tables lack WAKER_COLUMNS
 
 
 def _lacking(store: Store, rid: str) -> _Lacking | None:
     """What the recording lacks, as stored now; None when nothing."""
     got = _Lacking(
-        _overview_lacking(store, rid), _missing(_stored_fields(store, rid)), _tasks_lacking(store, rid)
+        _overview_lacking(store, rid),
+        _missing(_stored_fields(store, rid)),
+        _tasks_lacking(store, rid),
+        _placements_lacking(store, rid),
     )
-    return got if got.overview is not None or got.fields or got.tasks else None
+    return got if got.overview is not None or got.fields or got.tasks or got.placements else None
 
 
 def _fill(store: Store, rid: str, topology: Callable[[], Topology | None]) -> _Lacking | None:
     """Everything the recording lacks, from one scan of its stored chunks on `topology()` (asked
     only then), stored, once; under the recording's refill_lock, and looked at again there (another
     request may have filled it). Returns what was lacking (None: nothing). A chunk that cannot be
-    read: the overview marked, the metrics' fields null, the tasks marked (TASKS_UNREAD)."""
+    read: the overview marked, the metrics' fields null, the tasks and the placements marked
+    (TASKS_UNREAD, PLACEMENTS_UNREAD)."""
     with refill_lock(rid):
         lacking = _lacking(store, rid)
         if lacking is None:
             return None
         grid = None if lacking.overview is None else lacking.overview[1]
         try:
-            scanned = _scan(store, rid, topology(), grid)
+            scanned = _scan(store, rid, topology(), grid, lacking.placements)
         except StoredChunkError as exc:
             log.warning("recording %s: wakeup counts not counted again: %s", rid, exc)
             if lacking.overview is not None:
@@ -225,6 +270,8 @@ def _fill(store: Store, rid: str, topology: Callable[[], Topology | None]) -> _L
             _put_fields(store, rid, dict.fromkeys(lacking.fields))
             if lacking.tasks:
                 store.put_derived(rid, TASKS_UNREAD, str(exc).encode())
+            if lacking.placements:
+                store.put_derived(rid, PLACEMENTS_UNREAD, str(exc).encode())
             return lacking
         if lacking.overview is not None:
             _store_overview(store, rid, *lacking.overview, scanned.rows)
@@ -232,6 +279,8 @@ def _fill(store: Store, rid: str, topology: Callable[[], Topology | None]) -> _L
         _put_fields(store, rid, {k: counted[k] for k in lacking.fields})
         if lacking.tasks:
             store.put_task_wakes(rid, [(pid, *scanned.wakes.task(i)) for i, pid in enumerate(scanned.pids)])
+        if lacking.placements:
+            store.put_placements(rid, scanned.placements)
         return lacking
 
 
@@ -267,3 +316,14 @@ def fill_tasks(store: Store, rid: str, topology: Callable[[], Topology | None]) 
     counted from the stored chunks on its `topology()` with whatever else it lacks (_fill), once."""
     if _tasks_lacking(store, rid):
         _fill(store, rid, topology)
+
+
+def fill_placements(store: Store, rid: str, topology: Callable[[], Topology | None]) -> str | None:
+    """The recording's placement side tables given each wakeup's waker and class when they lack
+    them (stored before them), rebuilt from the stored chunks on its `topology()` with whatever else
+    it lacks (_fill), once. Returns why they could not be (a stored chunk that cannot be read, named;
+    kept, so not scanned for again), or None."""
+    if _placements_lacking(store, rid):
+        _fill(store, rid, topology)
+    unread = store.derived(rid, PLACEMENTS_UNREAD)
+    return None if unread is None else unread.decode(errors="replace")

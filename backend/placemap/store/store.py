@@ -476,6 +476,15 @@ class Store:
         )
         return None if row is None else (bytes(row[0]), int(row[1]))
 
+    def put_placements(self, rid: str, blobs: Sequence[tuple[int, bytes, int]]) -> None:
+        """Chunks' placement side tables, (seq, blob, raw_bytes) each, rebuilt for a recording stored
+        before their columns were kept: all in one transaction (a reader sees all or none)."""
+        with self._tx() as c:
+            c.executemany(
+                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
+                ((data, raw, rid, seq) for seq, data, raw in blobs),
+            )
+
     def iter_chunk_data(self, rid: str, seqs: Sequence[int]) -> Iterator[tuple[int, bytes, int]]:
         """(seq, blob, raw_bytes) for the given chunks, one at a time (never all in memory)."""
         for seq in seqs:

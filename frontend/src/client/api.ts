@@ -1046,7 +1046,7 @@ export interface components {
             cause: ("wakeup" | "fork" | "balance") | null;
             /**
              * Waker Cpu
-             * @description A wakeup's (and its migrate's): the CPU its sched_waking ran on, the waker's; null for other placements, a wakeup without sched_waking, and recordings stored before it was kept.
+             * @description A wakeup's (and its migrate's): the CPU its sched_waking ran on, the waker's; null for other placements, a wakeup without sched_waking, and a recording stored before it was kept where a stored chunk kept its placements from being rebuilt at this first read.
              */
             waker_cpu?: number | null;
             /**
@@ -1061,7 +1061,7 @@ export interface components {
             waker_comm?: string | null;
             /**
              * Waker Class
-             * @description A wakeup's class by where its waker ran, as Metrics.wakeups.by_waker counts it (on the waker's very CPU: waker_cpu = cpu); null for other placements and recordings stored before it was kept.
+             * @description A wakeup's class by where its waker ran, as Metrics.wakeups.by_waker counts it (on the waker's very CPU: waker_cpu = cpu); null for other placements, and for a recording stored before it was kept where a stored chunk kept its placements from being rebuilt.
              */
             waker_class?: ("shared_llc" | "to_waker_llc" | "to_prev_llc" | "elsewhere" | "still_running" | "unknown") | null;
             /** @description why the simulator put the task there (a simulated run's wakeups, forks and balancing moves; a wakeup's or fork's own migrate has it on the wakeup); null for a captured trace, whose kernel does not say why */

@@ -32,7 +32,7 @@ from placemap.replay.delays import METRICS, fill_wakeup_latency
 from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
-from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_tasks
+from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_placements, fill_tasks
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.sim_reasons import annotate
@@ -232,12 +232,21 @@ def llc_pair_tasks(
     rec = recording_or_404(store, rid, ready=True)
     if rec.status != "ready":  # (a live recording's tasks are written when it ends)
         raise ApiError(409, "recording_live", f"recording {rid} is live: its tasks are listed once it ends")
-    levels = LevelMap(_topology(store, rec))
+    topology = _topology(store, rec)
+    levels = LevelMap(topology)
     out_of_range = llc_out_of_range(levels, waker_llc, llc)
     if out_of_range is not None:
         raise ApiError(422, "llc_out_of_range", out_of_range)
     try:
-        wakeups, found = pair_tasks(store, rid, levels, waker_llc, llc, limit=limit)
+        wakeups, found = pair_tasks(
+            store,
+            rid,
+            levels,
+            waker_llc,
+            llc,
+            limit=limit,
+            fill=lambda: fill_placements(store, rid, lambda: topology),
+        )
     except PairsUncountedError as exc:
         raise ApiError(409, "pairs_uncounted", f"recording {rid}: {exc}") from exc
     return LlcPairTasks(
@@ -256,8 +265,11 @@ def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
         raise ApiError(
             404, "task_not_found", f"no task with pid {pid} in recording {rid}; search tasks first"
         )
-    levels = LevelMap(_topology(store, rec))
-    rows = [dict(p.__dict__) for p in queries.task_path(store, rid, pid, levels)]
+    topology = _topology(store, rec)
+    levels = LevelMap(topology)
+    # (a live recording's placements are written with their wakers: nothing to rebuild)
+    fill = lambda: fill_placements(store, rid, lambda: topology)  # noqa: E731
+    rows = [dict(p.__dict__) for p in queries.task_path(store, rid, pid, levels, fill)]
     names: dict[int, str | None] = {}  # the wakers' names, each looked up once
     for r in rows:
         wpid = r["waker_pid"]
