@@ -32,7 +32,10 @@ def llc_index_problem(topology: Topology) -> str | None:
         return f"llcs: their ids must be 0..{n - 1} in order (each LLC's index), not {shown}"
     for c in topology.cpus:
         if c.llc is not None and not 0 <= c.llc < n:
-            return f"cpus: CPU {c.cpu}'s llc {c.llc} is not one of the {n} LLCs listed (ids 0..{n - 1})"
+            listed = (
+                f"one of the {n} LLCs listed (ids 0..{n - 1})" if n else "an LLC: the topology lists none"
+            )
+            return f"cpus: CPU {c.cpu}'s llc {c.llc} is not {listed}"
     return None
 
 

@@ -523,6 +523,10 @@ def test_topology_upload_classifies_by_it(server: Server, client: httpx.Client) 
     bad = client.post("/api/topologies", json=beyond)
     assert bad.status_code == 422
     assert bad.json()["detail"]["message"] == "cpus: CPU 1's llc 2 is not one of the 2 LLCs listed (ids 0..1)"
+    none = {**topo, "llcs": []}
+    bad = client.post("/api/topologies", json=none)
+    assert bad.status_code == 422
+    assert bad.json()["detail"]["message"] == "cpus: CPU 0's llc 0 is not an LLC: the topology lists none"
     # one stored before that check, named by id at an upload: refused there, nothing imported
     db = Store(server.settings.db_path)
     old_id = db.put_topology(beyond)
