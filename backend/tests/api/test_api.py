@@ -101,6 +101,39 @@ def test_events_window_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_tab
     assert got.num_rows == want.num_rows > 0 and got.equals(want)
 
 
+def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
+    """GET lanes.arrow: a window's spans per CPU (replay.lanes, checked against the switch lines in
+    tests/replay/test_lanes.py): each CPU's spans in time order, tiling the window between its
+    switches; more switches than asked for, a window ending before it starts and an unknown
+    recording are refused, named."""
+    t0, t1 = 320_000_000_000, 320_100_000_000
+    r = client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1})
+    assert r.status_code == 200 and r.headers["content-type"] == ARROW
+    got = pa.ipc.open_stream(r.content).read_all()
+    assert got.column_names == ["cpu", "start_ns", "end_ns", "pid", "comm", "tgid"]
+    rows = list(zip(*(got.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "pid")), strict=True))
+    assert {c for c, *_ in rows} == {0, 1}
+    assert all(t0 <= s < e <= t1 and p > 0 for _, s, e, p in rows)
+    assert rows == sorted(rows)
+    ts, kind = g4_table.column("ts_ns"), g4_table.column("kind")
+    inside = pc.and_(
+        pc.and_(pc.greater(ts, t0), pc.less_equal(ts, t1)), pc.equal(kind, KIND_NAMES.index("switch"))
+    )
+    switches = pc.sum(inside.cast(pa.int64())).as_py()
+    # one span per switch out of a task and one after each CPU's last, less those of the idle task
+    assert 0 < len(rows) <= switches + 2
+    few = client.get(
+        f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1, "limit": 10}
+    )
+    assert few.status_code == 422 and few.json()["detail"]["code"] == "window_too_wide"
+    assert "more than 10 context switches" in few.json()["detail"]["message"]
+    back = client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t1, "t1_ns": t0})
+    assert back.status_code == 422 and back.json()["detail"]["code"] == "bad_window"
+    assert (
+        client.get("/api/recordings/nope/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1}).status_code == 404
+    )
+
+
 def test_events_as_ftrace_text(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
     r = client.get(f"/api/recordings/{g4['id']}/trace.txt")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")

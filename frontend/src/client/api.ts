@@ -238,6 +238,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/lanes.arrow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lanes Arrow
+         * @description CPU lanes: who ran on each CPU over [t0_ns, t1_ns], as spans between its context switches
+         *     (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid), by CPU then
+         *     time; 422 window_too_wide past `limit` switches.
+         */
+        get: operations["lanes_arrow_api_recordings__rid__lanes_arrow_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/trace.txt": {
         parameters: {
             query?: never;
@@ -3060,6 +3082,59 @@ export interface operations {
             query?: {
                 t0_ns?: number | null;
                 t1_ns?: number | null;
+            };
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.arrow.stream": string;
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    lanes_arrow_api_recordings__rid__lanes_arrow_get: {
+        parameters: {
+            query: {
+                t0_ns: number;
+                t1_ns: number;
+                limit?: number;
             };
             header?: never;
             path: {

@@ -29,6 +29,7 @@ from placemap.api.models import (
 )
 from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, fill_wakeup_latency
+from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
@@ -119,6 +120,43 @@ def events_arrow(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = No
         yield buf.getvalue()
 
     return StreamingResponse(stream(), media_type=ARROW_STREAM)
+
+
+# a window's context switches at most, by default and when asked (each one a span of CPU lanes)
+LANES_LIMIT = 100_000
+LANES_LIMIT_MAX = 1_000_000
+
+
+@router.get(
+    "/lanes.arrow",
+    response_class=Response,
+    responses={200: {"content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def lanes_arrow(
+    store: StoreDep,
+    rid: str,
+    t0_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
+    t1_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
+    limit: Annotated[int, Query(ge=1, le=LANES_LIMIT_MAX)] = LANES_LIMIT,
+) -> Response:
+    """CPU lanes: who ran on each CPU over [t0_ns, t1_ns], as spans between its context switches
+    (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid), by CPU then
+    time; 422 window_too_wide past `limit` switches."""
+    recording_or_404(store, rid, ready=True)
+    if t1_ns < t0_ns:
+        raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
+    try:
+        table = cpu_lanes(store, rid, t0_ns, t1_ns, limit=limit)
+    except WindowTooWideError as exc:
+        raise ApiError(422, "window_too_wide", str(exc)) from exc
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ApiError(
+            409, "chunk_unreadable", f"recording {rid}: a stored chunk cannot be read: {exc}"
+        ) from exc
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return Response(content=sink.getvalue().to_pybytes(), media_type=ARROW_STREAM)
 
 
 @router.get(

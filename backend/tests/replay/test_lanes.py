@@ -1,0 +1,137 @@
+"""CPU lanes (replay.lanes.cpu_lanes): who ran on each CPU over a window, checked against the plain
+rule read straight off the real g4 capture's sched_switch lines (vm2-hackbench-g4, 2 CPUs): each
+switch ends its CPU's span of prev_pid, its next_pid runs until the CPU's next switch, and a CPU
+without a switch in the window runs the next_pid of its last switch before it, idle (pid 0)
+drawing nothing. Windows across chunk boundaries, one on a switch, one between two of a CPU's."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from ftrace_lines import G4
+from test_helpers import ingest
+
+from placemap.replay.lanes import WindowTooWideError, cpu_lanes
+from placemap.schema.events import Kind
+from placemap.store import Store
+
+SWITCH = re.compile(
+    r"^\s*.*-\d+\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): sched_switch: prev_comm=(.*) prev_pid=(\d+) .*"
+    r"==> next_comm=(.*) next_pid=(\d+) next_prio"
+)
+
+Span = tuple[int, int, int, int, str]  # cpu, start, end, pid, comm
+
+
+@pytest.fixture(scope="module")
+def switches() -> list[tuple[int, int, int, str, int, str]]:
+    """(ts, cpu, prev_pid, prev_comm, next_pid, next_comm) of every sched_switch line of g4."""
+    out = []
+    with gzip.open(G4, "rt", errors="replace") as f:
+        for line in f:
+            m = SWITCH.match(line)
+            if m:
+                cpu, sec, frac, pcomm, ppid, ncomm, npid = m.groups()
+                ts = int(sec) * 1_000_000_000 + int(frac.ljust(9, "0")[:9])
+                out.append((ts, int(cpu), int(ppid), pcomm, int(npid), ncomm))
+    assert len(out) > 10_000
+    return out
+
+
+def reference(sw: list[tuple[int, int, int, str, int, str]], t0: int, t1: int) -> list[Span]:
+    """The lanes of [t0, t1] by the plain rule (the module docstring's)."""
+    spans: list[Span] = []
+    for cpu in sorted({s[1] for s in sw}):
+        mine = [s for s in sw if s[1] == cpu]
+        before = [s for s in mine if s[0] <= t0]
+        inside = [s for s in mine if t0 < s[0] <= t1]
+        if not inside:
+            if before:
+                spans.append((cpu, t0, t1, before[-1][4], before[-1][5]))
+            continue
+        start = t0
+        for ts, _, ppid, pcomm, _, _ in inside:
+            spans.append((cpu, start, ts, ppid, pcomm))
+            start = ts
+        spans.append((cpu, start, t1, inside[-1][4], inside[-1][5]))
+    return [s for s in spans if s[3] > 0 and s[2] > s[1]]
+
+
+def _spans(table: pa.Table) -> list[Span]:
+    cols = [table.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "pid")]
+    comms = [str(c) for c in table.column("comm").to_pylist()]
+    return [(c, s, e, p, n) for (c, s, e, p), n in zip(zip(*cols, strict=True), comms, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def g4_lanes(tmp_path_factory: pytest.TempPathFactory, g4_table: pa.Table) -> tuple[Store, str]:
+    store = Store(tmp_path_factory.mktemp("lanes") / "lanes.db")
+    return store, ingest(store, g4_table, chunk_rows=3_000)
+
+
+def test_the_lanes_are_the_switch_lines_own(
+    g4_lanes: tuple[Store, str], switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    store, rid = g4_lanes
+    chunks = store.list_chunks(rid)
+    first, last = switches[0][0], switches[-1][0]
+    mid = chunks[len(chunks) // 2]
+    # the whole run; across three chunk boundaries; starting on a switch; a window between two of
+    # CPU 1's switches (it runs one task throughout, from the state at the window's start)
+    cpu1 = [s[0] for s in switches if s[1] == 1]
+    gap = max(range(len(cpu1) - 1), key=lambda i: cpu1[i + 1] - cpu1[i])
+    quiet = (cpu1[gap] + 1, cpu1[gap] + (cpu1[gap + 1] - cpu1[gap]) // 2)
+    on_switch = switches[len(switches) // 3][0]
+    for t0, t1 in (
+        (first - 1, last + 1),
+        (chunks[3].t_start_ns + 7, chunks[6].t_end_ns - 7),
+        (mid.t_start_ns, mid.t_end_ns),
+        (on_switch, on_switch + 2_000_000),
+        quiet,
+    ):
+        got = _spans(cpu_lanes(store, rid, t0, t1, limit=1_000_000))
+        want = reference(switches, t0, t1)
+        assert got == want, (t0, t1)
+        assert got, (t0, t1)
+    lane = _spans(cpu_lanes(store, rid, *quiet, limit=1_000))
+    assert [s[0] for s in lane if s[0] == 1] == [1], "CPU 1 runs one task through the quiet window"
+
+
+def test_a_window_with_more_switches_than_asked_for_is_refused(
+    g4_lanes: tuple[Store, str], switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    store, rid = g4_lanes
+    t0, t1 = switches[100][0], switches[199][0]
+    n = sum(1 for s in switches if t0 <= s[0] <= t1)
+    assert n == 100
+    assert len(cpu_lanes(store, rid, t0, t1, limit=n)) > 0
+    with pytest.raises(WindowTooWideError, match=f"more than {n - 1} context switches"):
+        cpu_lanes(store, rid, t0, t1, limit=n - 1)
+
+
+def test_each_span_names_its_thread_group_where_the_source_recorded_one(
+    store: Store, g4_table: pa.Table
+) -> None:
+    """g4 with a thread group recorded for hackbench's first sender's events (as ftrace's record-tgid
+    or perf give one): its spans name it, the others -1."""
+    sw = g4_table.filter(pc.equal(g4_table.column("kind"), int(Kind.SWITCH)))
+    pid = int(pc.mode(sw.column("next_pid"))[0]["mode"].as_py())
+    tgid = pc.if_else(
+        pc.equal(g4_table.column("cur_pid"), pid), pa.scalar(4242, pa.int32()), pa.nulls(1, pa.int32())[0]
+    )
+    rid = ingest(store, g4_table.set_column(g4_table.schema.get_field_index("tgid"), "tgid", tgid))
+    table = cpu_lanes(
+        store,
+        rid,
+        int(g4_table.column("ts_ns")[0].as_py()),
+        int(g4_table.column("ts_ns")[-1].as_py()),
+        limit=1_000_000,
+    )
+    pids, tgids = table.column("pid").to_pylist(), table.column("tgid").to_pylist()
+    assert any(p == pid for p in pids)
+    assert all((t == 4242) == (p == pid) for p, t in zip(pids, tgids, strict=True))
+    assert all(t == -1 for p, t in zip(pids, tgids, strict=True) if p != pid)
