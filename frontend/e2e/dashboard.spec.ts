@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tableFromIPC } from "apache-arrow";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TRACES = join(here, "..", "..", "..", "shared", "traces");
@@ -238,6 +239,58 @@ test("upload, badge, seek, select, text view matches the server, URL reopens the
   }
 });
 
+test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a span selects its task", async ({ page, request }) => {
+  const id = await recId(request, "g4-dashboard.ftrace.txt.gz");
+  await page.goto(`/?rec=${id}`);
+  const lanes = page.getByTestId("cpu-lanes");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  await expect(lanes).toHaveAttribute("data-rows", "2");
+  // zoomed to a window: as many spans as the server's lanes of that window
+  const box = await page.getByTestId("timeline-brush").boundingBox();
+  if (!box) throw new Error("no timeline");
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.505, box.y + box.height / 2, { steps: 4 });
+  await page.mouse.up();
+  await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  const t0 = Number(await lanes.getAttribute("data-t0"));
+  const t1 = Number(await lanes.getAttribute("data-t1"));
+  expect(t1 - t0).toBeGreaterThan(0);
+  expect(t1 - t0).toBeLessThan(20_000_000);
+  const bytes = await (await request.get(`/api/recordings/${id}/lanes.arrow?t0_ns=${t0}&t1_ns=${t1}&limit=100000`)).body();
+  const served = tableFromIPC(bytes);
+  await expect(lanes).toHaveAttribute("data-spans", String(served.numRows));
+  expect(served.numRows).toBeGreaterThan(2);
+  await shot(page, "cpu-lanes");
+
+  // ground truth from the kernel's own lines: at the window's middle, CPU 0 (the top row) runs the
+  // next_pid of its last sched_switch before then; hovering there names it, a click selects it
+  const mid = (t0 + t1) / 2;
+  let runs = -1;
+  for (const l of gunzipSync(readFileSync(G4)).toString("utf8").split("\n")) {
+    const m = /\[000\] \S+\s+(\d+)\.(\d{6}): sched_switch: .*next_pid=(\d+)/.exec(l);
+    if (!m) continue;
+    if (Number(m[1]) * 1e9 + Number(m[2]) * 1e3 > mid) break;
+    runs = Number(m[3]);
+  }
+  expect(runs).toBeGreaterThan(0);
+  const canvas = page.getByTestId("cpu-lanes-canvas");
+  const cb = await canvas.boundingBox();
+  if (!cb) throw new Error("no lanes canvas");
+  await page.mouse.move(cb.x + cb.width / 2, cb.y + 3);
+  await expect(page.getByTestId("cpu-lanes-hover")).toContainText(new RegExp(`^CPU 0 · \\S+ ${runs} · ran `));
+  await page.mouse.click(cb.x + cb.width / 2, cb.y + 3);
+  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${runs} `);
+  await expect(page).toHaveURL(new RegExp(`sel=${runs}`));
+
+  // hidden and shown again
+  await page.getByTestId("cpu-lanes-toggle").click();
+  await expect(lanes).toHaveCount(0);
+  await page.getByTestId("cpu-lanes-toggle").click();
+  await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-status", "ok");
+});
+
 test("a perf.data uploads as it is", async ({ page }) => {
   const name = "vm2-hackbench-g2.perf.data";
   await uploadViaUi(page, name, readFileSync(join(TRACES, name)));
@@ -264,6 +317,8 @@ test("a trace uploaded on the machine it was recorded on: its CPUs in their LLCs
   await expect(item).toHaveAttribute("data-status", "ready", { timeout: 60_000 });
   await item.locator("button.rec-open").click();
   await expect(page.getByText(/256 CPUs · 16 LLCs · 8 nodes · topology preset/)).toBeVisible();
+  // the excerpt has no sched_switch line: its CPU lanes say so, nothing drawn
+  await expect(page.getByTestId("cpu-lanes-note")).toHaveText("CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known");
   const runCounts = page.getByTestId("run-counts");
   await expect(runCounts.locator('tr[data-key="wakeups.waker.cross_llc"] td')).toHaveText("6");
   await expect(runCounts.locator('tr[data-key="wakeups.waker.to_waker_llc"] td')).toHaveText(`${((100 * marks.length) / 6).toFixed(1)}%`);

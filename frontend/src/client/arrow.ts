@@ -178,3 +178,37 @@ export function decodeChunk(bytes: Uint8Array): EventColumns {
   }
   return columnsFromTable(table);
 }
+
+/** CPU lanes (GET lanes.arrow): who ran on each CPU over a window, one span per row, by CPU then
+ * time (backend replay/lanes.py). */
+export interface LaneSpans {
+  length: number;
+  cpu: Int32Array;
+  start: Float64Array;
+  end: Float64Array;
+  pid: Int32Array;
+  comm: StrColumn;
+  /** -1: not recorded */
+  tgid: Int32Array;
+}
+
+/** Decode one Arrow IPC stream of GET lanes.arrow. */
+export function decodeLanes(bytes: Uint8Array): LaneSpans {
+  let table: Table;
+  try {
+    table = tableFromIPC(bytes);
+  } catch (e) {
+    throw new ArrowDecodeError(`not an Arrow IPC stream: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const n = table.numRows;
+  const i32 = (k: number): Int32Array => new Int32Array(k);
+  return {
+    length: n,
+    cpu: intColumn(child(table, "cpu", true), n, i32, -1),
+    start: int64Column(child(table, "start_ns", true), n, 0),
+    end: int64Column(child(table, "end_ns", true), n, 0),
+    pid: intColumn(child(table, "pid", true), n, i32, 0),
+    comm: stringColumn(child(table, "comm", false), n),
+    tgid: intColumn(child(table, "tgid", false), n, i32, -1),
+  };
+}

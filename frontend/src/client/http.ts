@@ -150,6 +150,14 @@ export const api = {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);
   },
+  /** CPU lanes over [t0, t1] ns as Arrow IPC bytes (decodeLanes); ApiError window_too_wide past
+   * `limit` context switches */
+  async lanesBytes(id: string, t0: number, t1: number, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const q = `t0_ns=${String(Math.floor(t0))}&t1_ns=${String(Math.ceil(t1))}&limit=${String(limit)}`;
+    const res = await fetch(`${BASE}/recordings/${enc(id)}/lanes.arrow?${q}`, { signal: signal ?? null });
+    if (!res.ok) throw await errorFrom(res);
+    return new Uint8Array(await res.arrayBuffer());
+  },
   async chunkBytes(id: string, seq: number, signal?: AbortSignal): Promise<Uint8Array> {
     // the browser negotiates Content-Encoding (zstd/gzip) and decodes transparently
     const res = await fetch(`${BASE}/recordings/${enc(id)}/chunks/${seq}`, { signal: signal ?? null });

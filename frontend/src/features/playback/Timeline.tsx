@@ -3,7 +3,8 @@
  * without a drag seeks) and a focus track over the zoomed window showing the event rate, the
  * migrations stacked by crossing level and, where the recording has any, the wakeups from another
  * LLC by where they woke (pulled to the waker's LLC, kept in their own, neither; from GET
- * overview). Click the focus track to seek. The
+ * overview). Click the focus track to seek. Under them, the CPU lanes of the same window
+ * (CpuLanes: who ran on each CPU), which can be hidden. The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
 import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
@@ -18,6 +19,7 @@ import { CROSS_LLC, rebin, stackCrossLlc, stackMigrations, type CrossLlc } from 
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
+import { CpuLanes } from "./CpuLanes";
 
 interface Props {
   player: Player;
@@ -25,6 +27,8 @@ interface Props {
   overview: Overview | null | "error";
   tStart: number;
   tEnd: number;
+  /** a task picked in the CPU lanes */
+  onSelect?: (pid: number | null) => void;
 }
 
 const CTX_H = 30;
@@ -49,7 +53,7 @@ function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; 
   return out;
 }
 
-export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
+export function Timeline({ player, overview: ov, tStart, tEnd, onSelect }: Props) {
   const overview = ov === "error" ? null : ov;
   const wrapRef = useRef<HTMLDivElement>(null);
   const brushRef = useRef<SVGGElement>(null);
@@ -57,6 +61,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
   const focusHeadRef = useRef<SVGLineElement>(null);
   const [width, setWidth] = useState(800);
   const [zoom, setZoom] = useState<[number, number] | null>(null);
+  const [lanes, setLanes] = useState(true);
   const [d0, d1] = zoom ?? [tStart, tEnd];
 
   useEffect(() => {
@@ -224,6 +229,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
           ))}
         </g>
       </svg>
+      {lanes && <CpuLanes player={player} overview={overview} overviewPending={ov === null} d0={d0} d1={d1} width={width} tStart={tStart} onSelect={onSelect} />}
       <div className="timeline-hint">
         {zoom ? (
           <>
@@ -247,7 +253,11 @@ export function Timeline({ player, overview: ov, tStart, tEnd }: Props) {
           </>
         ) : (
           "drag on the top strip to zoom · click either track to seek · space plays, n steps to the next migration"
-        )}
+        )}{" "}
+        ·{" "}
+        <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { setLanes(!lanes); }}>
+          {lanes ? "hide CPU lanes" : "show CPU lanes"}
+        </button>
       </div>
     </div>
   );

@@ -1,0 +1,214 @@
+/**
+ * CPU lanes under the timeline: who ran on each CPU over the timeline's window (GET lanes.arrow),
+ * one row per CPU in the grid's order, each span coloured by process as the grid colours its tasks,
+ * lines where an LLC and (darker) a NUMA node end, the playhead moved every frame. A window with
+ * more context switches than LIMIT is said (from the overview, before asking; or by the server's
+ * window_too_wide), not drawn: zoom in to see it. Hover names the CPU, the task and how long it
+ * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim).
+ */
+import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
+import { api, ApiError } from "../../client/http";
+import { decodeLanes, type LaneSpans } from "../../client/arrow";
+import type { Overview } from "../../client/types";
+import { cpuRanges, laneRows, rowHeight, spanAt, switchesIn } from "../../viz/lanes";
+import { processColor, processKey } from "../../viz/colors";
+import { formatDuration } from "../../viz/time";
+import type { Player } from "../engine/player";
+import { usePlayerField } from "../engine/usePlayer";
+
+/** the most context switches a window is drawn with (the route's limit) */
+export const LIMIT = 100_000;
+
+type Loaded =
+  | { status: "loading" }
+  | { status: "ok"; spans: LaneSpans; t0: number; t1: number }
+  | { status: "wide" | "error"; message: string };
+
+interface Props {
+  player: Player;
+  overview: Overview | null;
+  /** the overview is still on its way: wait for it (it may say the window is too busy to ask for) */
+  overviewPending: boolean;
+  d0: number;
+  d1: number;
+  width: number;
+  tStart: number;
+  onSelect?: (pid: number | null) => void;
+}
+
+export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect }: Props) {
+  const rec = player.rec;
+  const topo = player.topo;
+  const selected = usePlayerField(player, "selected");
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const headRef = useRef<HTMLDivElement>(null);
+  const [got, setGot] = useState<{ key: string; loaded: Loaded } | null>(null);
+  const [hover, setHover] = useState<string | null>(null);
+  const estimate = switchesIn(overview, d0, d1);
+  const tooWide = estimate !== null && estimate > LIMIT;
+  const key = `${rec?.id ?? ""}:${String(d0)}:${String(d1)}`;
+
+  useEffect(() => {
+    if (!rec || tooWide || overviewPending) return;
+    const ctl = new AbortController();
+    const timer = window.setTimeout(() => {
+      api
+        .lanesBytes(rec.id, d0, d1, LIMIT, ctl.signal)
+        .then((bytes) => {
+          setGot({ key, loaded: { status: "ok", spans: decodeLanes(bytes), t0: d0, t1: d1 } });
+        })
+        .catch((e: unknown) => {
+          if (ctl.signal.aborted) return;
+          const wide = e instanceof ApiError && e.code === "window_too_wide";
+          setGot({ key, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
+        });
+    }, 150);
+    return () => {
+      window.clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [rec, d0, d1, tooWide, overviewPending, key]);
+
+  const loaded = useMemo<Loaded>(() => {
+    if (estimate !== null && estimate > LIMIT) {
+      const n = estimate.toLocaleString("en-US");
+      return { status: "wide", message: `about ${n} context switches in this window: zoom in to under ${LIMIT.toLocaleString("en-US")} to see who ran on each CPU` };
+    }
+    return got?.key === key ? got.loaded : { status: "loading" };
+  }, [estimate, got, key]);
+
+  const spans = loaded.status === "ok" ? loaded.spans : null;
+  const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
+  const ranges = useMemo(() => (spans ? cpuRanges(spans) : null), [spans]);
+  const rowH = rowHeight(rows.cpus.length);
+  const height = Math.max(1, Math.ceil(rows.cpus.length * rowH));
+
+  const summary = useMemo(() => {
+    if (!spans || loaded.status !== "ok") return "";
+    const span = Math.max(1, loaded.t1 - loaded.t0);
+    const busy = new Map<number, number>();
+    for (let i = 0; i < spans.length; i++) {
+      const c = spans.cpu[i] ?? -1;
+      busy.set(c, (busy.get(c) ?? 0) + ((spans.end[i] ?? 0) - (spans.start[i] ?? 0)));
+    }
+    const top = [...busy].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3);
+    const busiest = top.map(([c, ns]) => `CPU ${String(c)} ${((100 * ns) / span).toFixed(0)}%`).join(", ");
+    return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}`;
+  }, [spans, loaded, rows]);
+
+  // draw
+  useEffect(() => {
+    const cv = canvasRef.current;
+    if (!cv || !spans || loaded.status !== "ok") return;
+    const dpr = window.devicePixelRatio || 1;
+    cv.width = Math.round(width * dpr);
+    cv.height = Math.round(height * dpr);
+    const g = cv.getContext("2d");
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, height);
+    const span = Math.max(1, d1 - d0);
+    const xOf = (t: number) => ((t - d0) / span) * width;
+    for (let i = 0; i < spans.length; i++) {
+      const row = rows.rowOf.get(spans.cpu[i] ?? -1);
+      if (row === undefined) continue;
+      const x0 = Math.max(0, xOf(spans.start[i] ?? 0));
+      const x1 = Math.min(width, xOf(spans.end[i] ?? 0));
+      if (x1 <= 0 || x0 >= width) continue;
+      const pid = spans.pid[i] ?? 0;
+      const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
+      g.globalAlpha = selected === null || selected === pid ? 1 : 0.18;
+      g.fillStyle = processColor(processKey(pid, comm, spans.tgid[i] ?? -1));
+      g.fillRect(x0, row * rowH, Math.max(0.6, x1 - x0), Math.max(rowH - (rowH >= 4 ? 1 : 0), 0.5));
+    }
+    g.globalAlpha = 1;
+    if (selected !== null) {
+      // the selected task's spans over the others, dark and at least 3 px tall, so that a thin
+      // row of a many-CPU machine still shows where it ran
+      g.fillStyle = "#111";
+      const h = Math.max(rowH, 3);
+      for (let i = 0; i < spans.length; i++) {
+        if (spans.pid[i] !== selected) continue;
+        const row = rows.rowOf.get(spans.cpu[i] ?? -1);
+        if (row === undefined) continue;
+        const x0 = Math.max(0, xOf(spans.start[i] ?? 0));
+        const x1 = Math.min(width, xOf(spans.end[i] ?? 0));
+        if (x1 <= 0 || x0 >= width) continue;
+        g.fillRect(x0, row * rowH + rowH / 2 - h / 2, Math.max(1, x1 - x0), h);
+      }
+    }
+    for (const b of rows.breaks) {
+      g.fillStyle = b.kind === "node" ? "#555" : "#d8d8d8";
+      g.fillRect(0, b.row * rowH - (b.kind === "node" ? 1 : 0.5), width, b.kind === "node" ? 1.5 : 1);
+    }
+  }, [spans, loaded, rows, rowH, height, width, d0, d1, selected]);
+
+  // playhead, every frame
+  useEffect(
+    () =>
+      player.onFrame((t) => {
+        const h = headRef.current;
+        if (!h) return;
+        const x = ((t - d0) / Math.max(1, d1 - d0)) * width;
+        h.style.transform = `translateX(${x.toFixed(1)}px)`;
+        h.style.visibility = x < 0 || x > width ? "hidden" : "visible";
+      }),
+    [player, d0, d1, width],
+  );
+
+  const spanUnder = (e: MouseEvent<HTMLCanvasElement>): number => {
+    if (!spans || !ranges) return -1;
+    const r = e.currentTarget.getBoundingClientRect();
+    const row = Math.floor((e.clientY - r.top) / rowH);
+    const cpu = rows.cpus[row];
+    if (cpu === undefined) return -1;
+    return spanAt(spans, ranges, cpu, d0 + ((e.clientX - r.left) / width) * (d1 - d0));
+  };
+  const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
+    const i = spanUnder(e);
+    if (!spans || i < 0) {
+      setHover(null);
+      return;
+    }
+    const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
+    const s = spans.start[i] ?? 0;
+    const ran = (spans.end[i] ?? 0) - s;
+    setHover(`CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}`);
+  };
+  const onClick = (e: MouseEvent<HTMLCanvasElement>) => {
+    const i = spanUnder(e);
+    if (spans && i >= 0) onSelect?.(spans.pid[i] ?? null);
+  };
+
+  return (
+    <div
+      className="cpu-lanes"
+      data-testid="cpu-lanes"
+      data-status={loaded.status}
+      data-spans={spans?.length ?? 0}
+      data-rows={rows.cpus.length}
+      data-t0={loaded.status === "ok" ? Math.floor(loaded.t0) : undefined}
+      data-t1={loaded.status === "ok" ? Math.ceil(loaded.t1) : undefined}
+    >
+      {loaded.status === "ok" && loaded.spans.length === 0 ? (
+        <div className="cpu-lanes-note" data-testid="cpu-lanes-note">
+          {(overview?.by_kind.switch ?? []).some((v) => v > 0)
+            ? "CPU lanes: no task ran on any CPU in this window, by its context switches"
+            : "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"}
+        </div>
+      ) : loaded.status === "ok" ? (
+        <div className="cpu-lanes-box" style={{ width, height }}>
+          <canvas ref={canvasRef} role="img" aria-label={summary} style={{ width, height }} onMouseMove={onMove} onMouseLeave={() => { setHover(null); }} onClick={onClick} data-testid="cpu-lanes-canvas" />
+          <div ref={headRef} className="cpu-lanes-head" style={{ height }} />
+        </div>
+      ) : (
+        <div className="cpu-lanes-note" data-testid="cpu-lanes-note">
+          {loaded.status === "loading" ? "CPU lanes: loading…" : `CPU lanes: ${loaded.message}`}
+        </div>
+      )}
+      <div className="cpu-lanes-hover" data-testid="cpu-lanes-hover">
+        {hover ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : "\u00a0")}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { LaneSpans } from "../client/arrow";
+import type { Overview } from "../client/types";
+import { cpuRanges, laneRows, rowHeight, spanAt, switchesIn } from "./lanes";
+import { synthTopology } from "./synthTopology";
+
+function spans(rows: [number, number, number, number][]): LaneSpans {
+  return {
+    length: rows.length,
+    cpu: Int32Array.from(rows.map((r) => r[0])),
+    start: Float64Array.from(rows.map((r) => r[1])),
+    end: Float64Array.from(rows.map((r) => r[2])),
+    pid: Int32Array.from(rows.map((r) => r[3])),
+    comm: { dict: ["t"], idx: new Int32Array(rows.length) },
+    tgid: new Int32Array(rows.length).fill(-1),
+  };
+}
+
+describe("CPU lanes", () => {
+  // 2 nodes of 2 LLCs of 2 cores, 2 threads each: CPU n and n + 8 are one core's two threads
+  const topo = synthTopology({ nodes: 2, llcsPerNode: 2, coresPerLlc: 2, smt: 2 });
+
+  it("orders the rows as the grid nests them, SMT siblings side by side, and marks each LLC and node", () => {
+    const r = laneRows(topo, null);
+    expect(r.cpus).toEqual([0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]);
+    expect(r.rowOf.get(9)).toBe(3);
+    expect(r.breaks).toEqual([
+      { row: 4, kind: "llc" },
+      { row: 8, kind: "node" },
+      { row: 12, kind: "llc" },
+    ]);
+  });
+
+  it("leaves out offline CPUs and puts a CPU the topology lacks last", () => {
+    const off = synthTopology({ nodes: 1, llcsPerNode: 1, coresPerLlc: 2, smt: 1, offline: [1] });
+    const r = laneRows(off, spans([[0, 0, 5, 1], [40, 0, 5, 2]]));
+    expect(r.cpus).toEqual([0, 40]);
+    expect(r.breaks).toEqual([{ row: 1, kind: "node" }]);
+    expect(laneRows(null, spans([[3, 0, 5, 1], [1, 0, 5, 2]])).cpus).toEqual([1, 3]);
+  });
+
+  it("finds the span running on a CPU at a time, none in a gap or past the end", () => {
+    const s = spans([[0, 0, 10, 5], [0, 10, 12, 6], [0, 20, 30, 5], [2, 5, 9, 7]]);
+    const ranges = cpuRanges(s);
+    expect([...ranges]).toEqual([[0, [0, 3]], [2, [3, 4]]]);
+    expect(spanAt(s, ranges, 0, 0)).toBe(0);
+    expect(spanAt(s, ranges, 0, 10)).toBe(1);
+    expect(spanAt(s, ranges, 0, 15)).toBe(-1);
+    expect(spanAt(s, ranges, 0, 29.5)).toBe(2);
+    expect(spanAt(s, ranges, 0, 30)).toBe(-1);
+    expect(spanAt(s, ranges, 2, 6)).toBe(3);
+    expect(spanAt(s, ranges, 1, 6)).toBe(-1);
+  });
+
+  it("sizes the rows to 12 px each, 160 px in all for many CPUs, and at least 1 px", () => {
+    expect(rowHeight(2)).toBe(12);
+    expect(rowHeight(13)).toBe(12);
+    expect(rowHeight(64)).toBe(2.5);
+    expect(rowHeight(160)).toBe(1);
+    expect(rowHeight(256)).toBe(1);
+  });
+
+  it("estimates the window's switches from the overview's bins, a cut bin by its share", () => {
+    const ov = { t_start_ns: 100, bin_ns: 10, by_kind: { switch: [4, 10, 6] } } as unknown as Overview;
+    expect(switchesIn(ov, 100, 130)).toBe(20);
+    expect(switchesIn(ov, 115, 125)).toBe(8);
+    expect(switchesIn({ ...ov, by_kind: {} }, 100, 130)).toBeNull();
+    expect(switchesIn(null, 100, 130)).toBeNull();
+  });
+});
