@@ -15,9 +15,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from placemap.replay.queries import window_batches
 from placemap.replay.seek import state_at
 from placemap.schema.events import Kind
+from placemap.store.codec import decode_blob
 from placemap.store.store import Store
 
 LANES_SCHEMA = pa.schema(
@@ -51,51 +51,70 @@ class _Switches:
     cpu: I64
     prev: I64
     nxt: I64
-    prev_comm: list[str]
-    next_comm: list[str]
+    prev_comm: pa.Array  # (plain strings)
+    next_comm: pa.Array
+    tgids: dict[int, int]  # cur_pid -> its thread group, where the source recorded one
 
 
-def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int, tgids: dict[int, int]) -> _Switches:
-    """The window's sched_switch rows, in time order (refused past `limit`); `tgids` gets each
-    cur_pid's thread group where the source recorded one."""
+_COLUMNS = ["ts_ns", "cpu", "kind", "cur_pid", "tgid", "pid", "comm", "next_pid", "next_comm"]
+
+
+def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switches:
+    """The sched_switch rows of [t0, t1], in time order (refused past `limit`), read from the
+    stored chunks as they are (only the switches' strings made plain)."""
     parts: list[pa.Table] = []
+    tgids: dict[int, int] = {}
     n = 0
-    for batch in window_batches(store, rid, t0, t1):
-        table = pa.Table.from_batches([batch])
-        if "tgid" in table.column_names:
-            known = table.filter(pc.greater(pc.fill_null(table.column("tgid"), -1), 0))
-            for pid, tg in zip(
-                known.column("cur_pid").to_pylist(), known.column("tgid").to_pylist(), strict=True
-            ):
-                tgids[pid] = tg
-        sw = table.filter(pc.equal(table.column("kind"), int(Kind.SWITCH)))
+    for chunk in store.list_chunks(rid, t0, t1):
+        data = store.chunk_data(rid, chunk.seq)
+        if data is None:
+            continue
+        table = decode_blob(*data).select(_COLUMNS)
+        ts = table.column("ts_ns")
+        inside = pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1))
+        known = table.filter(pc.and_(inside, pc.greater(pc.fill_null(table.column("tgid"), -1), 0)))
+        if known.num_rows:
+            cur, tg = known.column("cur_pid").to_numpy(), known.column("tgid").to_numpy()
+            tgids.update(zip(cur.tolist(), tg.tolist(), strict=True))
+        sw = table.filter(pc.and_(inside, pc.equal(table.column("kind"), int(Kind.SWITCH))))
         n += sw.num_rows
         if n > limit:
             raise WindowTooWideError(n, limit)
-        parts.append(sw.select(["ts_ns", "cpu", "pid", "comm", "next_pid", "next_comm"]))
+        parts.append(
+            pa.table(
+                {
+                    "ts_ns": sw.column("ts_ns"),
+                    "cpu": sw.column("cpu"),
+                    "pid": sw.column("pid"),
+                    "next_pid": pc.fill_null(sw.column("next_pid"), -1),
+                    "comm": pc.cast(sw.column("comm"), pa.string()),
+                    "next_comm": pc.fill_null(pc.cast(sw.column("next_comm"), pa.string()), ""),
+                }
+            )
+        )
     if not parts:
         none = np.zeros(0, dtype=np.int64)
-        return _Switches(none, none, none, none, [], [])
-    sw = pa.concat_tables(parts)
+        return _Switches(none, none, none, none, pa.array([], pa.string()), pa.array([], pa.string()), tgids)
+    sw = pa.concat_tables(parts).combine_chunks()
 
     def ints(name: str) -> I64:
-        return np.asarray(pc.fill_null(sw.column(name), -1).to_numpy(), dtype=np.int64)
+        return np.asarray(sw.column(name).to_numpy(), dtype=np.int64)
 
     return _Switches(
         ints("ts_ns"),
         ints("cpu"),
         ints("pid"),
         ints("next_pid"),
-        [str(c) for c in pc.fill_null(sw.column("comm"), "").to_pylist()],
-        [str(c) for c in pc.fill_null(sw.column("next_comm"), "").to_pylist()],
+        sw.column("comm").chunk(0),
+        sw.column("next_comm").chunk(0),
+        tgids,
     )
 
 
 def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Table:
     """The spans of [t0, t1] (LANES_SCHEMA), by CPU then time; WindowTooWideError past `limit`
     context switches."""
-    tgids: dict[int, int] = {}
-    sw = _switches(store, rid, t0, t1, limit=limit, tgids=tgids)
+    sw = _switches(store, rid, t0, t1, limit=limit)
     at = state_at(store, rid, t0).state
     # by CPU, each CPU's switches in time order (a stable sort keeps the time order)
     order = np.argsort(sw.cpu, kind="stable")
@@ -106,33 +125,46 @@ def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Tab
     last[:-1] = cpu[1:] != cpu[:-1]
     # before each switch: from the CPU's previous switch (or t0) to it, its prev task
     start_before = np.where(first, t0, np.concatenate([[t0], ts[:-1]]))
-    out_cpu = [cpu, cpu[last]]
-    out_start = [start_before, ts[last]]
-    out_end = [ts, np.full(int(last.sum()), t1, dtype=np.int64)]
-    out_pid = [prev, nxt[last]]
-    comms = [sw.prev_comm[i] for i in order] + [sw.next_comm[i] for i in order[last]]
     # a CPU without a switch in the window: what the state at t0 runs there, throughout
     quiet = np.setdiff1d(np.flatnonzero(at.cpu_run > 0), cpu)
-    slot_of = {int(p): i for i, p in enumerate(at.pids.tolist())}
     runs = at.cpu_run[quiet].astype(np.int64)
-    out_cpu.append(quiet.astype(np.int64))
-    out_start.append(np.full(len(quiet), t0, dtype=np.int64))
-    out_end.append(np.full(len(quiet), t1, dtype=np.int64))
-    out_pid.append(runs)
-    comms += [str(at.comm[slot_of[p]]) if p in slot_of else "" for p in runs.tolist()]
-    c, s, e, p = (np.concatenate(x) for x in (out_cpu, out_start, out_end, out_pid))
-    keep = (p > 0) & (e > s)
-    idx = np.flatnonzero(keep)
-    idx = idx[np.lexsort((s[idx], c[idx]))]
-    pids = p[idx]
+    slots = np.asarray(at.slot, dtype=np.int64)
+    known = runs < len(slots)
+    slot = np.where(known, slots[np.minimum(runs, len(slots) - 1)], -1)
+    quiet_comm = [str(at.comm[k]) if k >= 0 else "" for k in slot.tolist()]
+    c, s, e, p = (
+        np.concatenate(x)
+        for x in (
+            (cpu, cpu[last], quiet),
+            (start_before, ts[last], np.full(len(quiet), t0, dtype=np.int64)),
+            (ts, np.full(int(last.sum()), t1, dtype=np.int64), np.full(len(quiet), t1, dtype=np.int64)),
+            (prev, nxt[last], runs),
+        )
+    )
+    comms = pa.concat_arrays(
+        [
+            sw.prev_comm.take(pa.array(order)),
+            sw.next_comm.take(pa.array(order[last])),
+            pa.array(quiet_comm, pa.string()),
+        ]
+    )
+    keep = np.flatnonzero((p > 0) & (e > s))
+    keep = keep[np.lexsort((s[keep], c[keep]))]
+    pids = p[keep]
+    tgid = np.full(len(keep), -1, dtype=np.int64)
+    if sw.tgids:
+        keys = np.array(sorted(sw.tgids), dtype=np.int64)
+        vals = np.array([sw.tgids[k] for k in keys.tolist()], dtype=np.int64)
+        at_key = np.minimum(np.searchsorted(keys, pids), len(keys) - 1)
+        tgid = np.where(keys[at_key] == pids, vals[at_key], -1)
     return pa.Table.from_arrays(
         [
-            pa.array(c[idx], pa.int32()),
-            pa.array(s[idx], pa.int64()),
-            pa.array(e[idx], pa.int64()),
+            pa.array(c[keep], pa.int32()),
+            pa.array(s[keep], pa.int64()),
+            pa.array(e[keep], pa.int64()),
             pa.array(pids, pa.int32()),
-            pa.array([comms[i] for i in idx.tolist()], pa.string()).dictionary_encode(),
-            pa.array([tgids.get(int(x), -1) for x in pids.tolist()], pa.int32()),
+            comms.take(pa.array(keep)).dictionary_encode(),
+            pa.array(tgid, pa.int32()),
         ],
         schema=LANES_SCHEMA,
     )

@@ -1,0 +1,112 @@
+"""CPU lanes (GET lanes.arrow): what drawing who ran on each CPU over a window costs the server and
+the wire, against the baseline of sending that window's events (GET events.arrow, what the page
+would otherwise fetch to work the lanes out itself).
+
+Builds once, in bench/out/, a synthetic but well-formed ftrace recording on a 384-CPU EPYC 9654
+topology (bench/make_synthetic.py; every CPU busy), imports it as the upload does, then for windows
+holding about 10k, 50k and 100k context switches (the page's limit) prints side by side, best of
+--repeats: the lanes' server time (the route's work: spans from the stored chunks and the state at
+the window's start, encoded as Arrow IPC) and bytes, the events' time and bytes, and the ratios.
+Run: backend/.venv/bin/python bench/lanes_bench.py [--events N] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "backend"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from backend_bench import COLLECT, OUT, build_collector, fresh_store  # noqa: E402
+
+from placemap.importer import import_file  # noqa: E402
+from placemap.replay.lanes import cpu_lanes  # noqa: E402
+from placemap.replay.queries import window_batches  # noqa: E402
+from placemap.schema.events import EVENT_SCHEMA, Kind  # noqa: E402
+from placemap.schema.models.topology_schema import Topology  # noqa: E402
+from placemap.store import Store  # noqa: E402
+
+
+def ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def events_ipc(store: Store, rid: str, t0: int, t1: int) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, EVENT_SCHEMA) as w:
+        for batch in window_batches(store, rid, t0, t1):
+            w.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def best(fn: object, repeats: int) -> tuple[float, bytes]:
+    out = b""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def recording(events: int) -> tuple[Store, str]:
+    trace = OUT / f"lanes-synth-{events}.ftrace.txt"
+    topo = OUT / f"lanes-synth-{events}.topology.json"
+    if not trace.is_file():
+        subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "make_synthetic.py"), "--events", str(events), "--tasks", "3000",
+             str(trace), str(topo)],
+            check=True,
+        )  # fmt: skip
+    build_collector()
+    store = fresh_store("bench-lanes.db")
+    rid = store.create_recording(trace.name)
+    import_file(store, COLLECT, rid, trace, topology=Topology.model_validate(json.loads(topo.read_text())))
+    rec = store.get_recording(rid)
+    assert rec is not None and rec.status == "ready", rec
+    return store, rid
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    store, rid = recording(args.events)
+    ts = np.concatenate(
+        [
+            b.column("ts_ns").to_numpy()[pc.equal(b.column("kind"), int(Kind.SWITCH)).to_numpy(zero_copy_only=False)]
+            for b in window_batches(store, rid, None, None)
+        ]
+    )
+    rec = store.get_recording(rid)
+    assert rec is not None
+    print(f"recording: {rec.event_count:,} events on 384 CPUs, {len(ts):,} context switches")
+    print(f"{'switches':>9} {'window':>9} {'lanes ms':>9} {'lanes KB':>9} {'spans':>8} {'events ms':>10} "
+          f"{'events KB':>10} {'time x':>7} {'bytes x':>8}")  # fmt: skip
+    start = len(ts) // 4
+    for n in (10_000, 50_000, 100_000):
+        t0, t1 = int(ts[start]), int(ts[start + n - 1])
+        lt, lb = best(lambda t0=t0, t1=t1: ipc(cpu_lanes(store, rid, t0, t1, limit=100_000)), args.repeats)
+        et, eb = best(lambda t0=t0, t1=t1: events_ipc(store, rid, t0, t1), args.repeats)
+        spans = pa.ipc.open_stream(lb).read_all().num_rows
+        print(f"{n:>9,} {(t1 - t0) / 1e6:>7.1f}ms {lt * 1e3:>9.1f} {len(lb) / 1e3:>9.0f} {spans:>8,} "
+              f"{et * 1e3:>10.1f} {len(eb) / 1e3:>10.0f} {et / lt:>7.2f} {len(eb) / len(lb):>8.1f}")  # fmt: skip
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
