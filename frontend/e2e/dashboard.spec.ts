@@ -284,8 +284,11 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${runs} `);
   await expect(page).toHaveURL(new RegExp(`sel=${runs}`));
 
-  // hidden and shown again
+  // hidden, which the browser remembers, and shown again
   await page.getByTestId("cpu-lanes-toggle").click();
+  await expect(lanes).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
   await expect(lanes).toHaveCount(0);
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-status", "ok");

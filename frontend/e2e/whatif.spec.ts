@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tableFromIPC } from "apache-arrow";
 import { ARTIFACTS, G4, importG4, shot, vm2Topology, waitReady } from "./fixtures";
 
 const VM2 = vm2Topology("vm2");
@@ -110,6 +111,26 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const compareUrl = page.url();
   // beside the grids, both runs' whole-run counts, as each recording's metrics give them
   const twinId = new URL(compareUrl).searchParams.get("cmp") ?? "";
+  // under the timeline, the twin's CPU lanes beside the recording's, over the same time from each
+  // one's start, each as many spans as the server's lanes of its window
+  const lanesOf = async (testId: string, id: string): Promise<[number, number]> => {
+    const el = page.getByTestId(testId);
+    await expect(el).toHaveAttribute("data-status", "ok");
+    const t0 = Number(await el.getAttribute("data-t0"));
+    const t1 = Number(await el.getAttribute("data-t1"));
+    const served = tableFromIPC(await (await request.get(`/api/recordings/${id}/lanes.arrow?t0_ns=${t0}&t1_ns=${t1}&limit=100000`)).body());
+    await expect(el).toHaveAttribute("data-spans", String(served.numRows));
+    expect(served.numRows).toBeGreaterThan(0);
+    const start = ((await (await request.get(`/api/recordings/${id}`)).json()) as { t_start_ns: number }).t_start_ns;
+    return [t0 - start, t1 - start];
+  };
+  const own = await lanesOf("cpu-lanes", rid);
+  await expect(page.getByTestId("cpu-lanes-other")).toHaveCount(0);
+  await page.getByTestId("cpu-lanes-other-toggle").click();
+  const twinLanes = await lanesOf("cpu-lanes-other", twinId);
+  expect(Math.abs(own[0] - twinLanes[0])).toBeLessThanOrEqual(1);
+  expect(Math.abs(own[1] - twinLanes[1])).toBeLessThanOrEqual(1);
+  await expect(page.getByTestId("cpu-lanes-other")).toHaveAttribute("data-rows", "256");
   type M = { migrations: { total: number }; wakeups: { total: number } };
   const mA = (await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as M;
   const mB = (await (await request.get(`/api/recordings/${twinId}/metrics`)).json()) as M;

@@ -149,7 +149,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />
-            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} />
+            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} cmp={cmp} />
           </>
         )}
       </main>

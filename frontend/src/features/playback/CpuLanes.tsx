@@ -34,9 +34,11 @@ interface Props {
   width: number;
   tStart: number;
   onSelect?: (pid: number | null) => void;
+  /** the element's test id, its parts' prefixed by it (a compared run's lanes beside the open one's) */
+  testId?: string;
 }
 
-export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect }: Props) {
+export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes" }: Props) {
   const rec = player.rec;
   const topo = player.topo;
   const selected = usePlayerField(player, "selected");
@@ -183,7 +185,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   return (
     <div
       className="cpu-lanes"
-      data-testid="cpu-lanes"
+      data-testid={testId}
       data-status={loaded.status}
       data-spans={spans?.length ?? 0}
       data-rows={rows.cpus.length}
@@ -191,22 +193,22 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       data-t1={loaded.status === "ok" ? Math.ceil(loaded.t1) : undefined}
     >
       {loaded.status === "ok" && loaded.spans.length === 0 ? (
-        <div className="cpu-lanes-note" data-testid="cpu-lanes-note">
+        <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
           {(overview?.by_kind.switch ?? []).some((v) => v > 0)
             ? "CPU lanes: no task ran on any CPU in this window, by its context switches"
             : "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"}
         </div>
       ) : loaded.status === "ok" ? (
         <div className="cpu-lanes-box" style={{ width, height }}>
-          <canvas ref={canvasRef} role="img" aria-label={summary} style={{ width, height }} onMouseMove={onMove} onMouseLeave={() => { setHover(null); }} onClick={onClick} data-testid="cpu-lanes-canvas" />
+          <canvas ref={canvasRef} role="img" aria-label={summary} style={{ width, height }} onMouseMove={onMove} onMouseLeave={() => { setHover(null); }} onClick={onClick} data-testid={`${testId}-canvas`} />
           <div ref={headRef} className="cpu-lanes-head" style={{ height }} />
         </div>
       ) : (
-        <div className="cpu-lanes-note" data-testid="cpu-lanes-note">
+        <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
           {loaded.status === "loading" ? "CPU lanes: loading…" : `CPU lanes: ${loaded.message}`}
         </div>
       )}
-      <div className="cpu-lanes-hover" data-testid="cpu-lanes-hover">
+      <div className="cpu-lanes-hover" data-testid={`${testId}-hover`}>
         {hover ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : "\u00a0")}
       </div>
     </div>

@@ -4,7 +4,8 @@
  * migrations stacked by crossing level and, where the recording has any, the wakeups from another
  * LLC by where they woke (pulled to the waker's LLC, kept in their own, neither; from GET
  * overview). Click the focus track to seek. Under them, the CPU lanes of the same window
- * (CpuLanes: who ran on each CPU), which can be hidden. The
+ * (CpuLanes: who ran on each CPU), which can be hidden (remembered in the browser), and with a
+ * compared run open, on request, its lanes over the same time from its start. The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
 import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
@@ -19,6 +20,8 @@ import { CROSS_LLC, rebin, stackCrossLlc, stackMigrations, type CrossLlc } from 
 import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
+import { usePlayerField, usePlayerOverview } from "../engine/usePlayer";
+import { browserStorage } from "../layout/layoutStorage";
 import { CpuLanes } from "./CpuLanes";
 
 interface Props {
@@ -29,6 +32,8 @@ interface Props {
   tEnd: number;
   /** a task picked in the CPU lanes */
   onSelect?: (pid: number | null) => void;
+  /** the compared recording (side by side), following this one's time from its start */
+  cmp?: Player | null;
 }
 
 const CTX_H = 30;
@@ -38,6 +43,25 @@ const AXIS_H = 16;
 const GAP = 6;
 const WAKE_H = 40;
 const BASE_FOCUS_H = RATE_H + MIG_H + 4;
+/** where the browser remembers the CPU lanes hidden */
+const LANES_KEY = "placemap.lanes";
+
+function lanesShown(): boolean {
+  try {
+    return browserStorage()?.getItem(LANES_KEY) !== "hidden";
+  } catch {
+    return true;
+  }
+}
+
+function rememberLanes(shown: boolean): void {
+  try {
+    browserStorage()?.setItem(LANES_KEY, shown ? "shown" : "hidden");
+  } catch {
+    // storage refused: kept for this visit only
+  }
+}
+
 const CROSS_LABEL: Record<CrossLlc, string> = { to_waker_llc: "pulled to the waker's LLC", to_prev_llc: "kept in its own", elsewhere: "neither" };
 
 function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; label: string }[] {
@@ -53,7 +77,7 @@ function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; 
   return out;
 }
 
-export function Timeline({ player, overview: ov, tStart, tEnd, onSelect }: Props) {
+export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = null }: Props) {
   const overview = ov === "error" ? null : ov;
   const wrapRef = useRef<HTMLDivElement>(null);
   const brushRef = useRef<SVGGElement>(null);
@@ -61,7 +85,8 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect }: Props
   const focusHeadRef = useRef<SVGLineElement>(null);
   const [width, setWidth] = useState(800);
   const [zoom, setZoom] = useState<[number, number] | null>(null);
-  const [lanes, setLanes] = useState(true);
+  const [lanes, setLanes] = useState(lanesShown);
+  const [cmpLanes, setCmpLanes] = useState(false);
   const [d0, d1] = zoom ?? [tStart, tEnd];
 
   useEffect(() => {
@@ -230,6 +255,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect }: Props
         </g>
       </svg>
       {lanes && <CpuLanes player={player} overview={overview} overviewPending={ov === null} d0={d0} d1={d1} width={width} tStart={tStart} onSelect={onSelect} />}
+      {lanes && cmp && cmpLanes && <ComparedLanes cmp={cmp} from={d0 - tStart} to={d1 - tStart} width={width} />}
       <div className="timeline-hint">
         {zoom ? (
           <>
@@ -255,9 +281,18 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect }: Props
           "drag on the top strip to zoom · click either track to seek · space plays, n steps to the next migration"
         )}{" "}
         ·{" "}
-        <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { setLanes(!lanes); }}>
+        <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { setLanes(!lanes); rememberLanes(!lanes); }}>
           {lanes ? "hide CPU lanes" : "show CPU lanes"}
         </button>
+        {lanes && cmp && (
+          <>
+            {" "}
+            ·{" "}
+            <button type="button" className="linkish" data-testid="cpu-lanes-other-toggle" aria-pressed={cmpLanes} onClick={() => { setCmpLanes(!cmpLanes); }}>
+              {cmpLanes ? "hide the compared run's lanes" : "the compared run's lanes"}
+            </button>
+          </>
+        )}
       </div>
     </div>
   );
@@ -294,5 +329,20 @@ function StackedBars<K extends string>({
           : null,
       )}
     </>
+  );
+}
+
+/** The compared run's CPU lanes over the same time from its start as the open run's window. */
+function ComparedLanes({ cmp, from, to, width }: { cmp: Player; from: number; to: number; width: number }) {
+  const ready = usePlayerField(cmp, "status") === "ready";
+  const ov = usePlayerOverview(cmp);
+  if (!ready) return null;
+  return (
+    <div className="cpu-lanes-other">
+      <div className="cpu-lanes-note">
+        the compared run, <b>{cmp.rec?.name ?? ""}</b>, over the same time from its start:
+      </div>
+      <CpuLanes player={cmp} overview={ov === "error" ? null : ov} overviewPending={ov === null} d0={cmp.tStart + from} d1={cmp.tStart + to} width={width} tStart={cmp.tStart} testId="cpu-lanes-other" />
+    </div>
   );
 }
