@@ -15,6 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from placemap.replay.delays import StoredChunkError
 from placemap.replay.seek import state_at
 from placemap.schema.events import Kind
 from placemap.store.codec import decode_blob
@@ -61,7 +62,9 @@ _COLUMNS = ["ts_ns", "cpu", "kind", "cur_pid", "tgid", "pid", "comm", "next_pid"
 
 def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switches:
     """The sched_switch rows of [t0, t1], in time order (refused past `limit`), read from the
-    stored chunks as they are (only the switches' strings made plain)."""
+    stored chunks as they are (only the switches' strings made plain); the thread groups from
+    every row of those chunks (a task's tgid is named by its own events, which may fall outside
+    the window). StoredChunkError for a chunk that cannot be read."""
     parts: list[pa.Table] = []
     tgids: dict[int, int] = {}
     n = 0
@@ -69,10 +72,13 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
         data = store.chunk_data(rid, chunk.seq)
         if data is None:
             continue
-        table = decode_blob(*data).select(_COLUMNS)
+        try:
+            table = decode_blob(*data).select(_COLUMNS)
+        except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
+            raise StoredChunkError(chunk.seq, str(exc) or type(exc).__name__) from exc
         ts = table.column("ts_ns")
         inside = pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1))
-        known = table.filter(pc.and_(inside, pc.greater(pc.fill_null(table.column("tgid"), -1), 0)))
+        known = table.filter(pc.greater(pc.fill_null(table.column("tgid"), -1), 0))
         if known.num_rows:
             cur, tg = known.column("cur_pid").to_numpy(), known.column("tgid").to_numpy()
             tgids.update(zip(cur.tolist(), tg.tolist(), strict=True))
@@ -92,7 +98,7 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
                 }
             )
         )
-    if not parts:
+    if sum(p.num_rows for p in parts) == 0:
         none = np.zeros(0, dtype=np.int64)
         return _Switches(none, none, none, none, pa.array([], pa.string()), pa.array([], pa.string()), tgids)
     sw = pa.concat_tables(parts).combine_chunks()

@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from ftrace_lines import G4
-from test_helpers import ingest
+from test_helpers import damage_chunk, ingest
 
+from placemap.replay.delays import StoredChunkError
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.schema.events import Kind
 from placemap.store import Store
@@ -86,17 +87,23 @@ def test_the_lanes_are_the_switch_lines_own(
     gap = max(range(len(cpu1) - 1), key=lambda i: cpu1[i + 1] - cpu1[i])
     quiet = (cpu1[gap] + 1, cpu1[gap] + (cpu1[gap + 1] - cpu1[gap]) // 2)
     on_switch = switches[len(switches) // 3][0]
+    # no switch on any CPU: the longest pause between two of the machine's switches
+    gaps = [(switches[i + 1][0] - switches[i][0], i) for i in range(len(switches) - 1)]
+    _, g = max(gaps)
+    still = (switches[g][0] + 1, switches[g + 1][0] - 1)
     for t0, t1 in (
         (first - 1, last + 1),
         (chunks[3].t_start_ns + 7, chunks[6].t_end_ns - 7),
         (mid.t_start_ns, mid.t_end_ns),
         (on_switch, on_switch + 2_000_000),
         quiet,
+        still,
+        (still[0], still[0]),  # an instant: nothing has a length
     ):
         got = _spans(cpu_lanes(store, rid, t0, t1, limit=1_000_000))
         want = reference(switches, t0, t1)
         assert got == want, (t0, t1)
-        assert got, (t0, t1)
+        assert bool(got) == (t1 > t0), (t0, t1)
     lane = _spans(cpu_lanes(store, rid, *quiet, limit=1_000))
     assert [s[0] for s in lane if s[0] == 1] == [1], "CPU 1 runs one task through the quiet window"
 
@@ -116,22 +123,33 @@ def test_a_window_with_more_switches_than_asked_for_is_refused(
 def test_each_span_names_its_thread_group_where_the_source_recorded_one(
     store: Store, g4_table: pa.Table
 ) -> None:
-    """g4 with a thread group recorded for hackbench's first sender's events (as ftrace's record-tgid
-    or perf give one): its spans name it, the others -1."""
-    sw = g4_table.filter(pc.equal(g4_table.column("kind"), int(Kind.SWITCH)))
-    pid = int(pc.mode(sw.column("next_pid"))[0]["mode"].as_py())
-    tgid = pc.if_else(
-        pc.equal(g4_table.column("cur_pid"), pid), pa.scalar(4242, pa.int32()), pa.nulls(1, pa.int32())[0]
-    )
+    """g4 with a thread group recorded for one task's events before a window only (as ftrace's
+    record-tgid or perf give one, per cur_pid): its spans in the window name it, the others -1."""
+    ts = g4_table.column("ts_ns")
+    t0 = int(ts[len(ts) // 4].as_py())
+    t1 = t0 + 2_000_000
+    plain = ingest(store, g4_table)
+    pid = int(cpu_lanes(store, plain, t0, t1, limit=1_000_000).column("pid")[0].as_py())
+    before = pc.and_(pc.equal(g4_table.column("cur_pid"), pid), pc.less(ts, t0))
+    assert pc.any(before).as_py()
+    tgid = pc.if_else(before, pa.scalar(4242, pa.int32()), pa.nulls(1, pa.int32())[0])
     rid = ingest(store, g4_table.set_column(g4_table.schema.get_field_index("tgid"), "tgid", tgid))
-    table = cpu_lanes(
-        store,
-        rid,
-        int(g4_table.column("ts_ns")[0].as_py()),
-        int(g4_table.column("ts_ns")[-1].as_py()),
-        limit=1_000_000,
-    )
+    table = cpu_lanes(store, rid, t0, t1, limit=1_000_000)
     pids, tgids = table.column("pid").to_pylist(), table.column("tgid").to_pylist()
     assert any(p == pid for p in pids)
     assert all((t == 4242) == (p == pid) for p, t in zip(pids, tgids, strict=True))
     assert all(t == -1 for p, t in zip(pids, tgids, strict=True) if p != pid)
+
+
+def test_a_recording_without_switches_has_no_lanes(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table.filter(pc.not_equal(g4_table.column("kind"), int(Kind.SWITCH))))
+    ts = g4_table.column("ts_ns")
+    assert cpu_lanes(store, rid, int(ts[0].as_py()), int(ts[-1].as_py()), limit=10).num_rows == 0
+
+
+def test_a_damaged_chunk_is_named(store: Store, g4_table: pa.Table) -> None:
+    rid = ingest(store, g4_table, chunk_rows=3_000)
+    seq = damage_chunk(store, rid)
+    ts = g4_table.column("ts_ns")
+    with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
+        cpu_lanes(store, rid, int(ts[0].as_py()), int(ts[-1].as_py()), limit=1_000_000)

@@ -28,7 +28,7 @@ from placemap.api.models import (
     TaskPath,
 )
 from placemap.replay import ftrace_text, queries
-from placemap.replay.delays import METRICS, fill_wakeup_latency
+from placemap.replay.delays import METRICS, StoredChunkError, fill_wakeup_latency
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks
 from placemap.replay.seek import state_at
@@ -149,7 +149,9 @@ def lanes_arrow(
         table = cpu_lanes(store, rid, t0_ns, t1_ns, limit=limit)
     except WindowTooWideError as exc:
         raise ApiError(422, "window_too_wide", str(exc)) from exc
-    except (pa.ArrowException, OSError, ValueError) as exc:
+    except StoredChunkError as exc:
+        raise ApiError(409, "chunk_unreadable", f"recording {rid}: {exc}") from exc
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:  # (the state at t0_ns's chunk)
         raise ApiError(
             409, "chunk_unreadable", f"recording {rid}: a stored chunk cannot be read: {exc}"
         ) from exc
