@@ -47,7 +47,9 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const [got, setGot] = useState<{ key: string; loaded: Loaded } | null>(null);
   const [hover, setHover] = useState<string | null>(null);
   const estimate = switchesIn(overview, d0, d1);
-  const tooWide = estimate !== null && estimate > LIMIT;
+  // (the overview's bins give a share of a cut bin: only well past the limit is the window said
+  // too busy without asking; nearer, the server counts)
+  const tooWide = estimate !== null && estimate > 2 * LIMIT;
   const key = `${rec?.id ?? ""}:${String(d0)}:${String(d1)}`;
 
   useEffect(() => {
@@ -72,22 +74,25 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   }, [rec, d0, d1, tooWide, overviewPending, key]);
 
   const loaded = useMemo<Loaded>(() => {
-    if (estimate !== null && estimate > LIMIT) {
+    if (tooWide) {
       const n = estimate.toLocaleString("en-US");
       return { status: "wide", message: `about ${n} context switches in this window: zoom in to under ${LIMIT.toLocaleString("en-US")} to see who ran on each CPU` };
     }
     return got?.key === key ? got.loaded : { status: "loading" };
-  }, [estimate, got, key]);
+  }, [estimate, tooWide, got, key]);
 
-  const spans = loaded.status === "ok" ? loaded.spans : null;
+  // while a new window loads, the last one's spans stay drawn (dimmed) on the new scale: no jump
+  const shown = loaded.status === "loading" && got?.loaded.status === "ok" ? got.loaded : loaded;
+  const stale = shown !== loaded;
+  const spans = shown.status === "ok" ? shown.spans : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
   const ranges = useMemo(() => (spans ? cpuRanges(spans) : null), [spans]);
   const rowH = rowHeight(rows.cpus.length);
   const height = Math.max(1, Math.ceil(rows.cpus.length * rowH));
 
   const summary = useMemo(() => {
-    if (!spans || loaded.status !== "ok") return "";
-    const span = Math.max(1, loaded.t1 - loaded.t0);
+    if (!spans || shown.status !== "ok") return "";
+    const span = Math.max(1, shown.t1 - shown.t0);
     const busy = new Map<number, number>();
     for (let i = 0; i < spans.length; i++) {
       const c = spans.cpu[i] ?? -1;
@@ -96,12 +101,12 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     const top = [...busy].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3);
     const busiest = top.map(([c, ns]) => `CPU ${String(c)} ${((100 * ns) / span).toFixed(0)}%`).join(", ");
     return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}`;
-  }, [spans, loaded, rows]);
+  }, [spans, shown, rows]);
 
   // draw
   useEffect(() => {
     const cv = canvasRef.current;
-    if (!cv || !spans || loaded.status !== "ok") return;
+    if (!cv || !spans) return;
     const dpr = window.devicePixelRatio || 1;
     cv.width = Math.round(width * dpr);
     cv.height = Math.round(height * dpr);
@@ -143,7 +148,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.fillStyle = b.kind === "node" ? "#555" : "#d8d8d8";
       g.fillRect(0, b.row * rowH - (b.kind === "node" ? 1 : 0.5), width, b.kind === "node" ? 1.5 : 1);
     }
-  }, [spans, loaded, rows, rowH, height, width, d0, d1, selected]);
+  }, [spans, rows, rowH, height, width, d0, d1, selected]);
 
   // playhead, every frame
   useEffect(
@@ -192,24 +197,24 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       data-t0={loaded.status === "ok" ? Math.floor(loaded.t0) : undefined}
       data-t1={loaded.status === "ok" ? Math.ceil(loaded.t1) : undefined}
     >
-      {loaded.status === "ok" && loaded.spans.length === 0 ? (
+      {shown.status === "ok" && shown.spans.length === 0 ? (
         <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
-          {(overview?.by_kind.switch ?? []).some((v) => v > 0)
-            ? "CPU lanes: no task ran on any CPU in this window, by its context switches"
-            : "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"}
+          {overview && !(overview.by_kind.switch ?? []).some((v) => v > 0)
+            ? "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"
+            : "CPU lanes: no task ran on any CPU in this window, by its context switches"}
         </div>
-      ) : loaded.status === "ok" ? (
-        <div className="cpu-lanes-box" style={{ width, height }}>
+      ) : shown.status === "ok" ? (
+        <div className={`cpu-lanes-box${stale ? " stale" : ""}`} style={{ width, height }}>
           <canvas ref={canvasRef} role="img" aria-label={summary} style={{ width, height }} onMouseMove={onMove} onMouseLeave={() => { setHover(null); }} onClick={onClick} data-testid={`${testId}-canvas`} />
           <div ref={headRef} className="cpu-lanes-head" style={{ height }} />
         </div>
       ) : (
         <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
-          {loaded.status === "loading" ? "CPU lanes: loading…" : `CPU lanes: ${loaded.message}`}
+          {shown.status === "loading" ? "CPU lanes: loading…" : `CPU lanes: ${shown.message}`}
         </div>
       )}
       <div className="cpu-lanes-hover" data-testid={`${testId}-hover`}>
-        {hover ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : "\u00a0")}
+        {hover ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : stale ? "CPU lanes: loading the new window…" : "\u00a0")}
       </div>
     </div>
   );
