@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import re
 import sqlite3
@@ -116,7 +117,7 @@ def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: 
     assert all(t0 <= s < e <= t1 and p > 0 for _, s, e, p in rows)
     assert rows == sorted(rows)
     # each CPU's spans one after another, none overlapping the next
-    assert all(a[2] <= b[1] for a, b in zip(rows, rows[1:], strict=False) if a[0] == b[0])
+    assert all(a[2] <= b[1] for a, b in itertools.pairwise(rows) if a[0] == b[0])
     ts, kind = g4_table.column("ts_ns"), g4_table.column("kind")
     inside = pc.and_(
         pc.and_(pc.greater(ts, t0), pc.less_equal(ts, t1)), pc.equal(kind, KIND_NAMES.index("switch"))
