@@ -24,8 +24,8 @@ class PairsUncountedError(Exception):
     could not be rebuilt, or one chunk's placements cannot be read (its reason)."""
 
 
-class _StoredBeforeError(Exception):
-    """A chunk's placement table lacks each wakeup's waker or class."""
+class _UnreadError(Exception):
+    """A chunk's placement table lacks each wakeup's waker or class, or cannot be read (why)."""
 
 
 STORED_BEFORE = "stored before each wakeup's waker was kept: import it again"
@@ -58,17 +58,18 @@ def pair_tasks(
 ) -> tuple[int, list[PairTask]]:
     """The wakeups in `llc` from a waker in `waker_llc`, and the `limit` tasks woken there most often
     (then by pid), each named (the others are only counted). Placements stored before each wakeup's
-    waker was kept are rebuilt by `fill` (which returns why they cannot be, or None), then read."""
+    waker was kept, or that cannot be read, are rebuilt by `fill` (which returns why they cannot
+    be, or None), then read."""
     try:
         counts = _pair_counts(store, rid, levels, waker_llc, llc)
-    except _StoredBeforeError as exc:
-        reason = STORED_BEFORE if fill is None else fill()
+    except _UnreadError as exc:
+        reason = str(exc) if fill is None else fill()
         if reason is not None:
             raise PairsUncountedError(reason) from exc
         try:
             counts = _pair_counts(store, rid, levels, waker_llc, llc)
-        except _StoredBeforeError as again:
-            raise PairsUncountedError(STORED_BEFORE) from again
+        except _UnreadError as again:
+            raise PairsUncountedError(str(again)) from again
     out = []
     for pid, c in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]:
         task = store.task(rid, pid)
@@ -86,11 +87,9 @@ def _pair_counts(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: 
         try:
             table: pa.Table = decode_blob(*blob)
         except (pa.ArrowException, ValueError, OSError) as exc:
-            raise PairsUncountedError(
-                f"the placements of stored chunk {chunk.seq} cannot be read: {exc}"
-            ) from exc
+            raise _UnreadError(f"the placements of stored chunk {chunk.seq} cannot be read: {exc}") from exc
         if "waker_class" not in table.column_names or "waker_cpu" not in table.column_names:
-            raise _StoredBeforeError
+            raise _UnreadError(STORED_BEFORE)
         kind = table.column("kind").to_numpy()
         classes = table.column("waker_class").to_numpy().astype(np.int64)
         woke = (kind == K_WAKEUP) & ((classes & CHOSEN) != 0)

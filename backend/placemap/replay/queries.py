@@ -101,23 +101,33 @@ def waker_class_name(mask: int) -> str | None:
     return None
 
 
+class PlacementsUnreadError(Exception):
+    """A chunk's placement table cannot be read (and was not rebuilt from its events): why."""
+
+
 def task_path(
     store: Store, rid: str, pid: int, levels: LevelMap, fill: Callable[[], str | None] | None = None
 ) -> list[Placement]:
     """Every event that put the task on a CPU, from the placement side tables of its chunks only.
-    A table stored before each wakeup's waker and class were kept is rebuilt by `fill` first
-    (waker_refill.fill_placements, once: None when it was); where it cannot be, the path has
-    neither."""
+    A table stored before each wakeup's waker and class were kept, or that cannot be read, is
+    rebuilt by `fill` first (waker_refill.fill_placements, once: None when it was); where it cannot
+    be, the path has neither, and a table that cannot be read is PlacementsUnreadError."""
     out: list[Placement] = []
     for seq in store.task_chunk_seqs(rid, pid):
         blob = store.placements(rid, seq)
         if blob is None:
             continue
-        table = decode_blob(*blob)
-        if fill is not None and "waker_class" not in table.column_names:
+        try:
+            table = decode_blob(*blob)
+            unread = None
+        except (pa.ArrowException, ValueError, OSError) as exc:
+            table, unread = pa.table({}), f"the placements of stored chunk {seq} cannot be read: {exc}"
+        if fill is not None and (unread is not None or "waker_class" not in table.column_names):
             if fill() is None:
                 return task_path(store, rid, pid, levels)
             fill = None  # (not rebuilt: read as stored)
+        if unread is not None:
+            raise PlacementsUnreadError(unread)
         table = table.filter(pc.equal(table.column("pid"), pid))
         n = table.num_rows
         kept = "waker_cpu" in table.column_names

@@ -4,9 +4,10 @@ tasks table's wakeups, cross_llc, pulled) and each wakeup's waker and class in t
 side tables (waker_cpu, waker_pid, waker_class), for a recording stored before they were kept: its
 stored chunks, in order, go through the ingest's own state machine (PlacementState.apply, which
 classifies them as the ingest does: kernel.WK_*; wake_counts.WakeCounts), once, the first time its
-metrics, overview or tasks are read, and everything it lacks is kept with its metrics document, its
-overview, its tasks and its placements (all from the one scan, under the recording's refill_lock), so
-nobody has to import it again. A stored chunk that cannot be read leaves them out (the metrics'
+metrics, overview, tasks, a task's path or a cell's tasks are read, and everything it lacks is kept
+with its metrics document, its overview, its tasks and its placements (all from the one scan, under
+the recording's refill_lock), so nobody has to import it again; a placement table that cannot be
+read is rebuilt the same way. A stored chunk that cannot be read leaves them out (the metrics'
 fields null, the overview, the tasks and the placements marked), kept so (not scanned for again),
 and the rest is served. Memory: one chunk, the per-task state, the overview's rows and the rebuilt
 placement tables (compressed)."""
@@ -90,8 +91,10 @@ def _scan(
     for seq, data, raw in store.iter_chunk_data(rid, seqs):
         try:
             table = decode_blob(data, raw)
-            # the wakers' pids, for the placements (the counts do not need them)
-            waker = ("cur_pid",) if seq in rebuild and "cur_pid" in table.column_names else ()
+            # the wakers' pids, for the placements (the counts do not need them): read in every chunk
+            # when any is rebuilt, since a wakeup's waker is its sched_waking's, which may sit in
+            # the chunk before
+            waker = ("cur_pid",) if rebuild and "cur_pid" in table.column_names else ()
             table = table.select([*STATE_COLUMNS, *waker])
             cols = ChunkColumns.from_table(table)
         except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
@@ -212,19 +215,21 @@ PLACEMENTS_UNREAD = "placements_unread"
 
 
 def _placements_lacking(store: Store, rid: str) -> frozenset[int]:
-    """The chunks whose stored placement tables lack WAKER_COLUMNS (none once the recording is
-    marked PLACEMENTS_UNREAD). A table that cannot be read is not one: it is not rebuilt over, and
-    its readers name it."""
+    """The chunks whose stored placement tables lack WAKER_COLUMNS, or cannot be read (a table is
+    derived from its events: rebuilt from them, it is whole again); none once the recording is
+    marked PLACEMENTS_UNREAD."""
     if store.derived(rid, PLACEMENTS_UNREAD) is not None:
         return frozenset()
     seqs = set()
     for chunk in store.list_chunks(rid):
         blob = store.placements(rid, chunk.seq)
-        try:
-            names = [] if blob is None else decode_blob(*blob).column_names
-        except (pa.ArrowException, ValueError, OSError):
+        if blob is None:
             continue
-        if blob is not None and not all(c in names for c in WAKER_COLUMNS):
+        try:
+            names = decode_blob(*blob).column_names
+        except (pa.ArrowException, ValueError, OSError):
+            names = []
+        if not all(c in names for c in WAKER_COLUMNS):
             seqs.add(chunk.seq)
     return frozenset(seqs)
 

@@ -396,6 +396,21 @@ def test_upload_on_the_machine_it_was_recorded_on(server: Server, client: httpx.
     assert client.get(f"/api/recordings/{rid}/tasks/4392/path").json() == path
     _as_stored_before_wakers(server, rid)
     assert client.get(f"/api/recordings/{rid}/llc-pairs/7/14/tasks").json() == cell
+    # a placement table that cannot be read is rebuilt from its events; with those damaged too, the
+    # path names it
+    with sqlite3.connect(server.settings.db_path) as db:
+        db.execute("UPDATE chunks SET placements = ? WHERE recording_id = ?", (b"\x00not zstd" * 20, rid))
+    db.close()
+    assert client.get(f"/api/recordings/{rid}/tasks/4392/path").json() == path
+    with sqlite3.connect(server.settings.db_path) as db:
+        db.execute(
+            "UPDATE chunks SET placements = ?, data = ? WHERE recording_id = ?",
+            (b"\x00not zstd" * 20, b"\x00not zstd" * 20, rid),
+        )
+    db.close()
+    unread = client.get(f"/api/recordings/{rid}/tasks/4392/path")
+    assert unread.status_code == 409 and unread.json()["detail"]["code"] == "placements_unreadable"
+    assert "the placements of stored chunk 0 cannot be read" in unread.json()["detail"]["message"]
     bad = client.get(f"/api/recordings/{rid}/tasks", params={"order": "pulls"})
     assert bad.status_code == 422
     small = wait_done(

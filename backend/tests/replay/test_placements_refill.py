@@ -15,7 +15,7 @@ from test_classify import two_cpus
 from test_helpers import damage_chunk, ingest, never_asked
 
 from placemap.replay.pair_tasks import PairsUncountedError, pair_tasks
-from placemap.replay.queries import task_path
+from placemap.replay.queries import PlacementsUnreadError, task_path
 from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import PLACEMENTS_UNREAD, WAKER_COLUMNS, fill_placements, fill_tasks
 from placemap.schema.models.topology_schema import Topology
@@ -88,35 +88,70 @@ def test_older_placements_are_rebuilt_to_the_ingest_s_tables_once(
     assert fill_placements(store, rid, never_asked) is None
 
 
-def test_only_the_chunks_that_lack_the_columns_are_rebuilt(
-    store: Store, g4: tuple[str, dict[int, pa.Table]]
-) -> None:
-    """Chunk 2 without its wakers (a version before waker_cpu), chunk 6 without their classes (one
-    before waker_class), chunk 9's placements damaged: 2 and 6 rebuilt as the ingest wrote them, 9
-    left as it was (its readers name it), the others untouched."""
-    rid, ingested = g4
-    seqs = sorted(ingested)
-    _as_stored_before(store, rid, [seqs[2]])
-    _as_stored_before(store, rid, [seqs[6]], ["waker_class"])
+def _damage_placements(store: Store, rid: str, seq: int) -> bytes:
+    bad = b"\x00not zstd" * 20
     conn = sqlite3.connect(store.path)
     with conn:
-        conn.execute(
-            "UPDATE chunks SET placements = ? WHERE recording_id = ? AND seq = ?",
-            (b"\x00not zstd" * 20, rid, seqs[9]),
-        )
+        sql = "UPDATE chunks SET placements = ? WHERE recording_id = ? AND seq = ?"
+        conn.execute(sql, (bad, rid, seq))
     conn.close()
+    return bad
+
+
+def test_some_chunks_rebuilt_among_current_ones_are_the_ingest_s(
+    store: Store, g4: tuple[str, dict[int, pa.Table]]
+) -> None:
+    """Every other chunk without its wakers (a version before waker_cpu), chunk 6 without their
+    classes only (one before waker_class), chunk 9's placements damaged: all rebuilt as the ingest
+    wrote them, among chunks left as they were. A wakeup whose sched_waking sits in the chunk before,
+    one that was not rebuilt, still names its waker's pid."""
+    rid, ingested = g4
+    seqs = sorted(ingested)
+    _as_stored_before(store, rid, seqs[1::2])
+    _as_stored_before(store, rid, [seqs[6]], ["waker_class"])
+    _damage_placements(store, rid, seqs[9])
     assert fill_placements(store, rid, lambda: TOPO) is None
     for seq in seqs:
         blob = store.placements(rid, seq)
         assert blob is not None
-        if seq == seqs[9]:
-            assert blob[0] == b"\x00not zstd" * 20
-        else:
-            assert decode_blob(*blob).equals(ingested[seq]), seq
-    with pytest.raises(PairsUncountedError, match=f"the placements of stored chunk {seqs[9]} cannot be read"):
-        pair_tasks(
-            store, rid, LevelMap(TOPO), 0, 1, limit=10, fill=lambda: fill_placements(store, rid, never_asked)
-        )
+        assert decode_blob(*blob).equals(ingested[seq]), seq
+    assert fill_placements(store, rid, never_asked) is None
+
+
+def test_a_current_recording_never_asks_for_a_rebuild(
+    store: Store, g4: tuple[str, dict[int, pa.Table]]
+) -> None:
+    rid, ingested = g4
+
+    def fill() -> str | None:
+        raise AssertionError("a current recording's placements rebuilt")
+
+    levels = LevelMap(TOPO)
+    pid = int(ingested[min(ingested)].column("pid")[0].as_py())
+    assert task_path(store, rid, pid, levels, fill)
+    assert pair_tasks(store, rid, levels, 0, 1, limit=10, fill=fill)[0] > 0
+
+
+def test_a_damaged_table_whose_events_are_damaged_too_is_named(
+    store: Store, g4_table: pa.Table, g4: tuple[str, dict[int, pa.Table]]
+) -> None:
+    """Chunk 9's placements and chunk 5's events damaged: nothing can be rebuilt (the scan stops at
+    chunk 5); the path through chunk 9 and a cell's tasks name why, and nothing is scanned again."""
+    rid, ingested = g4
+    seqs = sorted(ingested)
+    _damage_placements(store, rid, seqs[9])
+    events = damage_chunk(store, rid)
+    fill = lambda: fill_placements(store, rid, lambda: TOPO)  # noqa: E731
+    with pytest.raises(PairsUncountedError, match=f"stored chunk {events}: "):
+        pair_tasks(store, rid, LevelMap(TOPO), 0, 1, limit=10, fill=fill)
+    again = lambda: fill_placements(store, rid, never_asked)  # noqa: E731
+    pid = int(ingested[seqs[9]].column("pid")[0].as_py())
+    with pytest.raises(
+        PlacementsUnreadError, match=f"the placements of stored chunk {seqs[9]} cannot be read"
+    ):
+        task_path(store, rid, pid, LevelMap(TOPO), again)
+    with pytest.raises(PairsUncountedError, match=f"stored chunk {events}: "):
+        pair_tasks(store, rid, LevelMap(TOPO), 0, 1, limit=10, fill=again)
 
 
 def test_a_cell_s_tasks_and_a_task_s_path_read_the_rebuilt_tables(

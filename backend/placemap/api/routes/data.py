@@ -307,9 +307,14 @@ def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
         )
     topology = _topology(store, rec)
     levels = LevelMap(topology)
-    # (a live recording's placements are written with their wakers: nothing to rebuild)
-    fill = lambda: fill_placements(store, rid, lambda: topology)  # noqa: E731
-    rows = [dict(p.__dict__) for p in queries.task_path(store, rid, pid, levels, fill)]
+    # (a live recording's placements are written with their wakers, and its chunks may still move:
+    # nothing to rebuild)
+    fill = None if rec.status != "ready" else lambda: fill_placements(store, rid, lambda: topology)
+    try:
+        path = queries.task_path(store, rid, pid, levels, fill)
+    except queries.PlacementsUnreadError as exc:
+        raise ApiError(409, "placements_unreadable", f"recording {rid}: {exc}") from exc
+    rows = [dict(p.__dict__) for p in path]
     names: dict[int, str | None] = {}  # the wakers' names, each looked up once
     for r in rows:
         wpid = r["waker_pid"]
