@@ -52,10 +52,11 @@ describe("CPU lanes", () => {
     expect(spanAt(s, ranges, 1, 6)).toBe(-1);
   });
 
-  it("sizes the rows to 12 px each, 160 px in all for many CPUs, and at least 1 px", () => {
+  it("sizes the rows in whole px, 12 each for a few CPUs, about 160 px in all for many, at least 1", () => {
     expect(rowHeight(2)).toBe(12);
     expect(rowHeight(13)).toBe(12);
-    expect(rowHeight(64)).toBe(2.5);
+    expect(rowHeight(64)).toBe(2);
+    expect(rowHeight(48)).toBe(3);
     expect(rowHeight(160)).toBe(1);
     expect(rowHeight(256)).toBe(1);
   });

@@ -44,11 +44,11 @@ export function laneRows(topo: Topology | null, spans: LaneSpans | null): LaneRo
   return { cpus, rowOf, breaks };
 }
 
-/** A row's height in px: 12 for a few CPUs, less for many, LANES_H px in all from 14 CPUs on, and
- * never below 1 px (a 256-CPU machine's lanes are 256 px tall). */
+/** A row's height in whole px (rows do not blur into each other): 12 for a few CPUs, less for many,
+ * about LANES_H px in all, never below 1 px (a 256-CPU machine's lanes are 256 px tall). */
 export const LANES_H = 160;
 export function rowHeight(rows: number): number {
-  return Math.max(1, Math.min(12, LANES_H / Math.max(1, rows)));
+  return Math.max(1, Math.min(12, Math.floor(LANES_H / Math.max(1, rows))));
 }
 
 /** Each CPU's spans: [first, end) row indices (the spans come by CPU then time). */
