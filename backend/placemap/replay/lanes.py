@@ -3,12 +3,15 @@ events (the view kernelshark and perfetto draw, one row per CPU). A span before 
 switch in the window ran the switch's prev task (the kernel's own word for what it switched out);
 after a CPU's last switch, its next task ran to the window's end; a CPU without a switch in the
 window ran, throughout, what the state at the window's start has on it. Idle (pid 0) and unknown
-(-1) make no span. Each span names the task's comm (the switch's, or the state's) and thread group
-(where the source recorded one: tgid per cur_pid), so the page colours it as the grid does."""
+(-1) make no span. A span during which its CPU's source lost events (a lost record on that CPU, or
+on none named, between its start and end) is marked `lost`: who ran around it may be wrong. Each
+span names the task's comm (the switch's, or the state's) and thread group (where the source
+recorded one: tgid per cur_pid), so the page colours it as the grid does."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +32,7 @@ LANES_SCHEMA = pa.schema(
         pa.field("pid", pa.int32(), nullable=False),
         pa.field("comm", pa.dictionary(pa.int32(), pa.string()), nullable=False),
         pa.field("tgid", pa.int32(), nullable=False),  # -1: not recorded
+        pa.field("lost", pa.bool_(), nullable=False),  # events lost on its CPU during it
     ]
 )
 
@@ -55,6 +59,8 @@ class _Switches:
     prev_comm: pa.Array  # (plain strings)
     next_comm: pa.Array
     tgids: dict[int, int]  # cur_pid -> its thread group, where the source recorded one
+    lost_ts: I64  # the window's lost records: when, and on which CPU (-1: not named)
+    lost_cpu: I64
 
 
 _COLUMNS = ["ts_ns", "cpu", "kind", "cur_pid", "tgid", "pid", "comm", "next_pid", "next_comm"]
@@ -67,6 +73,7 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
     the window). StoredChunkError for a chunk that cannot be read."""
     parts: list[pa.Table] = []
     tgids: dict[int, int] = {}
+    lost: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
     n = 0
     for chunk in store.list_chunks(rid, t0, t1):
         data = store.chunk_data(rid, chunk.seq)
@@ -82,6 +89,9 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
         if known.num_rows:
             cur, tg = known.column("cur_pid").to_numpy(), known.column("tgid").to_numpy()
             tgids.update(zip(cur.tolist(), tg.tolist(), strict=True))
+        gone = table.filter(pc.and_(inside, pc.equal(table.column("kind"), int(Kind.LOST))))
+        if gone.num_rows:
+            lost.append((gone.column("ts_ns").to_numpy(), pc.fill_null(gone.column("cpu"), -1).to_numpy()))
         sw = table.filter(pc.and_(inside, pc.equal(table.column("kind"), int(Kind.SWITCH))))
         n += sw.num_rows
         if n > limit:
@@ -98,9 +108,12 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
                 }
             )
         )
+    lost_ts = np.concatenate([t for t, _ in lost]).astype(np.int64) if lost else np.zeros(0, dtype=np.int64)
+    lost_cpu = np.concatenate([c for _, c in lost]).astype(np.int64) if lost else np.zeros(0, dtype=np.int64)
     if sum(p.num_rows for p in parts) == 0:
         none = np.zeros(0, dtype=np.int64)
-        return _Switches(none, none, none, none, pa.array([], pa.string()), pa.array([], pa.string()), tgids)
+        empty = pa.array([], pa.string())
+        return _Switches(none, none, none, none, empty, empty, tgids, lost_ts, lost_cpu)
     sw = pa.concat_tables(parts).combine_chunks()
 
     def ints(name: str) -> I64:
@@ -114,7 +127,23 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
         sw.column("comm").chunk(0),
         sw.column("next_comm").chunk(0),
         tgids,
+        lost_ts,
+        lost_cpu,
     )
+
+
+def _lost(c: I64, s: I64, e: I64, lost_ts: I64, lost_cpu: I64) -> npt.NDArray[np.bool_]:
+    """Whether each span [s, e] on CPU c holds a lost record on its CPU or on none named."""
+    out = np.zeros(len(c), dtype=bool)
+    for cpu in np.unique(lost_cpu).tolist():
+        at = np.sort(lost_ts[lost_cpu == cpu])
+        mine = np.ones(len(c), dtype=bool) if cpu < 0 else c == cpu
+        # a lost record within [s, e]: the first one at or after s is at or before e
+        k = np.searchsorted(at, s[mine], side="left")
+        hit = k < len(at)
+        hit[hit] = at[k[hit]] <= e[mine][hit]
+        out[mine] |= hit
+    return out
 
 
 def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Table:
@@ -171,6 +200,7 @@ def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Tab
             pa.array(pids, pa.int32()),
             comms.take(pa.array(keep)).dictionary_encode(),
             pa.array(tgid, pa.int32()),
+            pa.array(_lost(c[keep], s[keep], e[keep], sw.lost_ts, sw.lost_cpu), pa.bool_()),
         ],
         schema=LANES_SCHEMA,
     )

@@ -111,7 +111,8 @@ def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: 
     r = client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1})
     assert r.status_code == 200 and r.headers["content-type"] == ARROW
     got = pa.ipc.open_stream(r.content).read_all()
-    assert got.column_names == ["cpu", "start_ns", "end_ns", "pid", "comm", "tgid"]
+    assert got.column_names == ["cpu", "start_ns", "end_ns", "pid", "comm", "tgid", "lost"]
+    assert not any(got.column("lost").to_pylist()), "g4 lost nothing"
     rows = list(zip(*(got.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "pid")), strict=True))
     assert {c for c, *_ in rows} == {0, 1}
     assert all(t0 <= s < e <= t1 and p > 0 for _, s, e, p in rows)
@@ -125,6 +126,13 @@ def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: 
     switches = pc.sum(inside.cast(pa.int64())).as_py()
     # one span per switch out of a task and one after each CPU's last, less those of the idle task
     assert 0 < len(rows) <= switches + 2
+    # a window past the recording's ends: its spans within the recording (no task runs on after it)
+    beyond = {"t0_ns": g4["t_start_ns"] - 10**9, "t1_ns": g4["t_end_ns"] + 10**9}
+    whole = pa.ipc.open_stream(
+        client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=beyond).content
+    ).read_all()
+    assert pc.min(whole.column("start_ns")).as_py() >= g4["t_start_ns"]
+    assert pc.max(whole.column("end_ns")).as_py() == g4["t_end_ns"]
     few = client.get(
         f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1, "limit": 10}
     )

@@ -17,7 +17,7 @@ from test_helpers import damage_chunk, ingest
 
 from placemap.replay.delays import StoredChunkError
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
-from placemap.schema.events import Kind
+from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.store import Store
 
 SWITCH = re.compile(
@@ -153,3 +153,30 @@ def test_a_damaged_chunk_is_named(store: Store, g4_table: pa.Table) -> None:
     ts = g4_table.column("ts_ns")
     with pytest.raises(StoredChunkError, match=f"stored chunk {seq}: "):
         cpu_lanes(store, rid, int(ts[0].as_py()), int(ts[-1].as_py()), limit=1_000_000)
+
+
+def test_a_span_during_which_its_cpu_lost_events_is_marked(
+    store: Store, g4_table: pa.Table, switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    """g4 with a ring-buffer loss recorded on CPU 1 between two of its switches: that span of CPU 1
+    is marked, no other."""
+    cpu1 = [s[0] for s in switches if s[1] == 1]
+    k = len(cpu1) // 2
+    lost_at = (cpu1[k] + cpu1[k + 1]) // 2
+    assert cpu1[k] < lost_at < cpu1[k + 1]
+    row = {name: [None] for name in EVENT_SCHEMA.names}
+    row.update(
+        ts_ns=[lost_at], cpu=[1], kind=[int(Kind.LOST)], cur_pid=[0], pid=[0], comm=[""], lost_events=[17]
+    )
+    table = pa.concat_tables([g4_table, pa.table(row, schema=EVENT_SCHEMA)])
+    table = table.take(pc.sort_indices(table, sort_keys=[("ts_ns", "ascending")]))
+    rid = ingest(store, table)
+    lanes = cpu_lanes(store, rid, cpu1[k] - 5_000_000, cpu1[k + 1] + 5_000_000, limit=1_000_000)
+    marked = [
+        (c, s, e)
+        for c, s, e, lost in zip(
+            *(lanes.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "lost")), strict=True
+        )
+        if lost
+    ]
+    assert marked == [(1, cpu1[k], cpu1[k + 1])]

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { decodeChunk, ArrowDecodeError } from "./arrow";
+import { Bool, Dictionary, Int32, Int64, Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
+import { decodeChunk, decodeLanes, ArrowDecodeError } from "./arrow";
 import { str } from "../viz/columns";
 import { emptyRow, parseFtrace, readTrace } from "../testing/ftrace";
 import { rowsToIPC } from "../testing/arrowFixture";
@@ -67,5 +68,34 @@ describe("decodeChunk", () => {
 
   it("names bad input", () => {
     expect(() => decodeChunk(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(ArrowDecodeError);
+  });
+});
+
+describe("decodeLanes", () => {
+  it("reads a lanes stream: int64 times exactly, dictionary comms, bit-packed lost flags past a byte", () => {
+    const n = 11;
+    const rows = Array.from({ length: n }, (_, i) => i);
+    const table = new Table({
+      cpu: vectorFromArray(rows.map((i) => i % 3), new Int32()),
+      start_ns: vectorFromArray(rows.map((i) => BigInt(319_952_333_000 + i * 1000)), new Int64()),
+      end_ns: vectorFromArray(rows.map((i) => BigInt(319_952_333_500 + i * 1000)), new Int64()),
+      pid: vectorFromArray(rows.map((i) => 13100 + i), new Int32()),
+      comm: vectorFromArray(rows.map((i) => (i % 2 ? "hackbench" : "<script>")), new Dictionary(new Utf8(), new Int32())),
+      tgid: vectorFromArray(rows.map((i) => (i === 4 ? 4242 : -1)), new Int32()),
+      lost: vectorFromArray(rows.map((i) => i === 1 || i === 9), new Bool()),
+    });
+    const got = decodeLanes(tableToIPC(table, "stream"));
+    expect(got.length).toBe(n);
+    expect([...got.cpu]).toEqual(rows.map((i) => i % 3));
+    expect(got.start[10]).toBe(319_952_343_000);
+    expect(got.end[0]).toBe(319_952_333_500);
+    expect(got.comm.dict[got.comm.idx[0] ?? -1]).toBe("<script>");
+    expect(got.comm.dict[got.comm.idx[3] ?? -1]).toBe("hackbench");
+    expect([...got.tgid].indexOf(4242)).toBe(4);
+    expect([...got.lost].flatMap((v, i) => (v ? [i] : []))).toEqual([1, 9]);
+  });
+
+  it("names a stream that is not Arrow", () => {
+    expect(() => decodeLanes(new Uint8Array([1, 2, 3]))).toThrow(ArrowDecodeError);
   });
 });

@@ -190,6 +190,23 @@ export interface LaneSpans {
   comm: StrColumn;
   /** -1: not recorded */
   tgid: Int32Array;
+  /** 1: events were lost on its CPU during it */
+  lost: Uint8Array;
+}
+
+/** A bool column (bit-packed) -> 0/1 bytes; 0 for nulls and without the column. */
+function boolColumn(vec: Vector | null, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  if (!vec) return out;
+  let row = 0;
+  for (const d of vec.data as AnyData[]) {
+    const bits = d.values as Uint8Array;
+    for (let i = 0; i < d.length; i++, row++) {
+      const j = d.offset + i;
+      if (isValid(d, i) && ((bits[j >> 3] ?? 0) & (1 << (j & 7))) !== 0) out[row] = 1;
+    }
+  }
+  return out;
 }
 
 /** Decode one Arrow IPC stream of GET lanes.arrow. */
@@ -210,5 +227,6 @@ export function decodeLanes(bytes: Uint8Array): LaneSpans {
     pid: intColumn(child(table, "pid", true), n, i32, 0),
     comm: stringColumn(child(table, "comm", false), n),
     tgid: intColumn(child(table, "tgid", false), n, i32, -1),
+    lost: boolColumn(child(table, "lost", false), n),
   };
 }

@@ -13,6 +13,7 @@ function spans(rows: [number, number, number, number][]): LaneSpans {
     pid: Int32Array.from(rows.map((r) => r[3])),
     comm: { dict: ["t"], idx: new Int32Array(rows.length) },
     tgid: new Int32Array(rows.length).fill(-1),
+    lost: new Uint8Array(rows.length),
   };
 }
 

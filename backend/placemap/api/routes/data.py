@@ -139,14 +139,19 @@ def lanes_arrow(
     t1_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
     limit: Annotated[int, Query(ge=1, le=LANES_LIMIT_MAX)] = LANES_LIMIT,
 ) -> Response:
-    """CPU lanes: who ran on each CPU over [t0_ns, t1_ns], as spans between its context switches
-    (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid), by CPU then
-    time; 422 window_too_wide past `limit` switches."""
-    recording_or_404(store, rid, ready=True)
+    """CPU lanes: who ran on each CPU over [t0_ns, t1_ns] (within the recording), as spans between
+    its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
+    tgid, lost), by CPU then time; 422 window_too_wide past `limit` switches."""
+    rec = recording_or_404(store, rid, ready=True)
     if t1_ns < t0_ns:
         raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
+    # within the recording (a task runs on past its last switch only as far as the recording goes)
+    if rec.t_start_ns is not None:
+        t0_ns = max(t0_ns, rec.t_start_ns)
+    if rec.t_end_ns is not None and rec.status == "ready":
+        t1_ns = min(t1_ns, rec.t_end_ns)
     try:
-        table = cpu_lanes(store, rid, t0_ns, t1_ns, limit=limit)
+        table = cpu_lanes(store, rid, t0_ns, max(t0_ns, t1_ns), limit=limit)
     except WindowTooWideError as exc:
         raise ApiError(422, "window_too_wide", str(exc)) from exc
     except StoredChunkError as exc:

@@ -4,7 +4,8 @@
  * lines where an LLC and (darker) a NUMA node end, the playhead moved every frame. A window with
  * more context switches than LIMIT is said (from the overview, before asking; or by the server's
  * window_too_wide), not drawn: zoom in to see it. Hover names the CPU, the task and how long it
- * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim).
+ * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim). A span during
+ * which its CPU lost events (a ring-buffer overrun) is marked with a red bar over it and said so.
  */
 import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
 import { api, ApiError } from "../../client/http";
@@ -94,13 +95,15 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     if (!spans || shown.status !== "ok") return "";
     const span = Math.max(1, shown.t1 - shown.t0);
     const busy = new Map<number, number>();
+    let lost = 0;
     for (let i = 0; i < spans.length; i++) {
+      lost += spans.lost[i] ?? 0;
       const c = spans.cpu[i] ?? -1;
       busy.set(c, (busy.get(c) ?? 0) + ((spans.end[i] ?? 0) - (spans.start[i] ?? 0)));
     }
     const top = [...busy].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3);
     const busiest = top.map(([c, ns]) => `CPU ${String(c)} ${((100 * ns) / span).toFixed(0)}%`).join(", ");
-    return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}`;
+    return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} span${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
   }, [spans, shown, rows]);
 
   // draw
@@ -129,6 +132,16 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.fillRect(x0, row * rowH, Math.max(0.6, x1 - x0), Math.max(rowH - (rowH >= 4 ? 1 : 0), 0.5));
     }
     g.globalAlpha = 1;
+    // spans during which their CPU lost events: a red bar along the top of the row
+    g.fillStyle = "#d62728";
+    for (let i = 0; i < spans.length; i++) {
+      if (!spans.lost[i]) continue;
+      const row = rows.rowOf.get(spans.cpu[i] ?? -1);
+      if (row === undefined) continue;
+      const x0 = Math.max(0, xOf(spans.start[i] ?? 0));
+      const x1 = Math.min(width, xOf(spans.end[i] ?? 0));
+      if (x1 > 0 && x0 < width) g.fillRect(x0, row * rowH, Math.max(1, x1 - x0), Math.max(1, Math.min(3, rowH / 3)));
+    }
     if (selected !== null) {
       // the selected task's spans over the others, dark and at least 3 px tall, so that a thin
       // row of a many-CPU machine still shows where it ran
@@ -180,7 +193,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
     const s = spans.start[i] ?? 0;
     const ran = (spans.end[i] ?? 0) - s;
-    setHover(`CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}`);
+    const lost = spans.lost[i] ? " · events were lost on this CPU during it: who ran around it may be wrong" : "";
+    setHover(`CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`);
   };
   const onClick = (e: MouseEvent<HTMLCanvasElement>) => {
     const i = spanUnder(e);
