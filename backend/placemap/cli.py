@@ -107,9 +107,8 @@ def _show(store: Any, rid: str, *, as_json: bool) -> int:
 def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
     """`admin pairs ID WAKER_LLC LLC`: the tasks behind one cell of the wakeups by LLC pair, most
     often woken first (GET llc-pairs/{waker_llc}/{llc}/tasks)."""
-    from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks  # noqa: PLC0415
+    from placemap.replay.pair_tasks import PairsUncountedError, cell_tasks, llc_out_of_range  # noqa: PLC0415
     from placemap.replay.topo import LevelMap  # noqa: PLC0415
-    from placemap.replay.waker_refill import fill_placements  # noqa: PLC0415
     from placemap.schema.models.topology_schema import Topology  # noqa: PLC0415
 
     if limit < 1:
@@ -127,15 +126,7 @@ def _pairs(store: Any, rid: str, waker_llc: int, llc: int, limit: int) -> int:
         print(out_of_range, file=sys.stderr)
         return 1
     try:
-        n, tasks = pair_tasks(
-            store,
-            rid,
-            levels,
-            waker_llc,
-            llc,
-            limit=limit,
-            fill=lambda: fill_placements(store, rid, lambda: topology),
-        )
+        n, tasks = cell_tasks(store, rid, topology, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:
         print(f"recording {rid}: {exc}", file=sys.stderr)
         return 1

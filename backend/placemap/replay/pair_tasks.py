@@ -15,6 +15,8 @@ import pyarrow as pa
 from placemap.replay.accumulate import K_WAKEUP
 from placemap.replay.llc_pairs import CHOSEN
 from placemap.replay.topo import LevelMap
+from placemap.replay.waker_refill import fill_placements
+from placemap.schema.models.topology_schema import Topology
 from placemap.store.codec import decode_blob
 from placemap.store.store import Store
 
@@ -100,3 +102,12 @@ def _pair_counts(store: Store, rid: str, levels: LevelMap, waker_llc: int, llc: 
         for pid, c in zip(pids.tolist(), n.tolist(), strict=True):
             counts[pid] = counts.get(pid, 0) + c
     return counts
+
+
+def cell_tasks(
+    store: Store, rid: str, topology: Topology | None, waker_llc: int, llc: int, *, limit: int
+) -> tuple[int, list[PairTask]]:
+    """pair_tasks on the recording's `topology`, its placements rebuilt first where they need it
+    (waker_refill.fill_placements): what the route and `admin pairs` answer."""
+    fill = lambda: fill_placements(store, rid, lambda: topology)  # noqa: E731
+    return pair_tasks(store, rid, LevelMap(topology), waker_llc, llc, limit=limit, fill=fill)

@@ -30,7 +30,7 @@ from placemap.api.models import (
 from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, StoredChunkError, fill_wakeup_latency
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
-from placemap.replay.pair_tasks import PairsUncountedError, llc_out_of_range, pair_tasks
+from placemap.replay.pair_tasks import PairsUncountedError, cell_tasks, llc_out_of_range
 from placemap.replay.seek import state_at
 from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import fill_by_waker, fill_overview, fill_placements, fill_tasks
@@ -283,15 +283,7 @@ def llc_pair_tasks(
     if out_of_range is not None:
         raise ApiError(422, "llc_out_of_range", out_of_range)
     try:
-        wakeups, found = pair_tasks(
-            store,
-            rid,
-            levels,
-            waker_llc,
-            llc,
-            limit=limit,
-            fill=lambda: fill_placements(store, rid, lambda: topology),
-        )
+        wakeups, found = cell_tasks(store, rid, topology, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:
         raise ApiError(409, "pairs_uncounted", f"recording {rid}: {exc}") from exc
     return LlcPairTasks(
