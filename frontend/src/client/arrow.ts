@@ -168,15 +168,18 @@ export function columnsFromTable(table: Table): EventColumns {
   };
 }
 
-/** Decode one Arrow IPC stream (bytes of GET chunks/{seq}). */
-export function decodeChunk(bytes: Uint8Array): EventColumns {
-  let table: Table;
+/** One Arrow IPC stream's table; ArrowDecodeError when the bytes are not one. */
+function readStream(bytes: Uint8Array): Table {
   try {
-    table = tableFromIPC(bytes);
+    return tableFromIPC(bytes);
   } catch (e) {
     throw new ArrowDecodeError(`not an Arrow IPC stream: ${e instanceof Error ? e.message : String(e)}`);
   }
-  return columnsFromTable(table);
+}
+
+/** Decode one Arrow IPC stream (bytes of GET chunks/{seq}). */
+export function decodeChunk(bytes: Uint8Array): EventColumns {
+  return columnsFromTable(readStream(bytes));
 }
 
 /** CPU lanes (GET lanes.arrow): who ran on each CPU over a window, one span per row, by CPU then
@@ -211,12 +214,7 @@ function boolColumn(vec: Vector | null, n: number): Uint8Array {
 
 /** Decode one Arrow IPC stream of GET lanes.arrow. */
 export function decodeLanes(bytes: Uint8Array): LaneSpans {
-  let table: Table;
-  try {
-    table = tableFromIPC(bytes);
-  } catch (e) {
-    throw new ArrowDecodeError(`not an Arrow IPC stream: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  const table = readStream(bytes);
   const n = table.numRows;
   const i32 = (k: number): Int32Array => new Int32Array(k);
   return {
