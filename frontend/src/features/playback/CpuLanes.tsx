@@ -45,7 +45,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const selected = usePlayerField(player, "selected");
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const headRef = useRef<HTMLDivElement>(null);
-  const [got, setGot] = useState<{ key: string; loaded: Loaded } | null>(null);
+  const [got, setGot] = useState<{ key: string; recId: string; loaded: Loaded } | null>(null);
   const [hover, setHover] = useState<string | null>(null);
   const estimate = switchesIn(overview, d0, d1);
   // (the overview's bins give a share of a cut bin: only well past the limit is the window said
@@ -60,12 +60,12 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       api
         .lanesBytes(rec.id, d0, d1, LIMIT, ctl.signal)
         .then((bytes) => {
-          setGot({ key, loaded: { status: "ok", spans: decodeLanes(bytes), t0: d0, t1: d1 } });
+          setGot({ key, recId: rec.id, loaded: { status: "ok", spans: decodeLanes(bytes), t0: d0, t1: d1 } });
         })
         .catch((e: unknown) => {
           if (ctl.signal.aborted) return;
           const wide = e instanceof ApiError && e.code === "window_too_wide";
-          setGot({ key, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
+          setGot({ key, recId: rec.id, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
         });
     }, 150);
     return () => {
@@ -82,8 +82,9 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     return got?.key === key ? got.loaded : { status: "loading" };
   }, [estimate, tooWide, got, key]);
 
-  // while a new window loads, the last one's spans stay drawn (dimmed) on the new scale: no jump
-  const shown = loaded.status === "loading" && got?.loaded.status === "ok" ? got.loaded : loaded;
+  // while a new window of the same recording loads, the last one's spans stay drawn (dimmed) on the
+  // new scale: no jump
+  const shown = loaded.status === "loading" && got !== null && got.recId === rec?.id && got.loaded.status === "ok" ? got.loaded : loaded;
   const stale = shown !== loaded;
   const spans = shown.status === "ok" ? shown.spans : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
