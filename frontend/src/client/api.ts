@@ -247,9 +247,9 @@ export interface paths {
         };
         /**
          * Lanes Arrow
-         * @description CPU lanes: who ran on each CPU over [t0_ns, t1_ns], as spans between its context switches
-         *     (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid), by CPU then
-         *     time; 422 window_too_wide past `limit` switches.
+         * @description CPU lanes: who ran on each CPU over [t0_ns, t1_ns] (within the recording), as spans between
+         *     its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
+         *     tgid, lost), by CPU then time; 422 window_too_wide past `limit` switches.
          */
         get: operations["lanes_arrow_api_recordings__rid__lanes_arrow_get"];
         put?: never;
