@@ -4,7 +4,9 @@ switch in the window ran the switch's prev task (the kernel's own word for what 
 after a CPU's last switch, its next task ran to the window's end; a CPU without a switch in the
 window ran, throughout, what the state at the window's start has on it. Idle (pid 0) and unknown
 (-1) make no span. A span during which its CPU's source lost events (a lost record on that CPU, or
-on none named, between its start and end) is marked `lost`: who ran around it may be wrong. Each
+on none named, from its start to before its end, the span taken whole where the window cuts it: from
+its CPU's switch before the window, to its switch after, as far as the chunks the window touches
+go) is marked `lost`: who ran around it may be wrong, whatever the zoom. Each
 span names the task's comm (the switch's, or the state's) and thread group (where the source
 recorded one: tgid per cur_pid), so the page colours it as the grid does."""
 
@@ -59,8 +61,10 @@ class _Switches:
     prev_comm: pa.Array  # (plain strings)
     next_comm: pa.Array
     tgids: dict[int, int]  # cur_pid -> its thread group, where the source recorded one
-    lost_ts: I64  # the window's lost records: when, and on which CPU (-1: not named)
+    lost_ts: I64  # the lost records of the chunks the window touches: when, on which CPU (-1: none)
     lost_cpu: I64
+    all_ts: I64  # every switch of those chunks, in time order, and its CPU (a cut span's own ends)
+    all_cpu: I64
 
 
 _COLUMNS = ["ts_ns", "cpu", "kind", "cur_pid", "tgid", "pid", "comm", "next_pid", "next_comm"]
@@ -74,6 +78,7 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
     parts: list[pa.Table] = []
     tgids: dict[int, int] = {}
     lost: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
+    every: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
     n = 0
     for chunk in store.list_chunks(rid, t0, t1):
         data = store.chunk_data(rid, chunk.seq)
@@ -83,16 +88,18 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
             table = decode_blob(*data).select(_COLUMNS)
         except (pa.ArrowException, ValueError, OSError, KeyError) as exc:
             raise StoredChunkError(chunk.seq, str(exc) or type(exc).__name__) from exc
-        ts = table.column("ts_ns")
-        inside = pc.and_(pc.greater_equal(ts, t0), pc.less_equal(ts, t1))
         known = table.filter(pc.greater(pc.fill_null(table.column("tgid"), -1), 0))
         if known.num_rows:
             cur, tg = known.column("cur_pid").to_numpy(), known.column("tgid").to_numpy()
             tgids.update(zip(cur.tolist(), tg.tolist(), strict=True))
-        gone = table.filter(pc.and_(inside, pc.equal(table.column("kind"), int(Kind.LOST))))
+        gone = table.filter(pc.equal(table.column("kind"), int(Kind.LOST)))
         if gone.num_rows:
             lost.append((gone.column("ts_ns").to_numpy(), pc.fill_null(gone.column("cpu"), -1).to_numpy()))
-        sw = table.filter(pc.and_(inside, pc.equal(table.column("kind"), int(Kind.SWITCH))))
+        switch = table.filter(pc.equal(table.column("kind"), int(Kind.SWITCH)))
+        every.append((switch.column("ts_ns").to_numpy(), switch.column("cpu").to_numpy()))
+        sw = switch.filter(
+            pc.and_(pc.greater_equal(switch.column("ts_ns"), t0), pc.less_equal(switch.column("ts_ns"), t1))
+        )
         n += sw.num_rows
         if n > limit:
             raise WindowTooWideError(n, limit)
@@ -108,12 +115,16 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
                 }
             )
         )
-    lost_ts = np.concatenate([t for t, _ in lost]).astype(np.int64) if lost else np.zeros(0, dtype=np.int64)
-    lost_cpu = np.concatenate([c for _, c in lost]).astype(np.int64) if lost else np.zeros(0, dtype=np.int64)
+
+    def cat(xs: list[npt.NDArray[Any]]) -> I64:
+        return np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, dtype=np.int64)
+
+    lost_ts, lost_cpu = cat([t for t, _ in lost]), cat([c for _, c in lost])
+    all_ts, all_cpu = cat([t for t, _ in every]), cat([c for _, c in every])
     if sum(p.num_rows for p in parts) == 0:
         none = np.zeros(0, dtype=np.int64)
         empty = pa.array([], pa.string())
-        return _Switches(none, none, none, none, empty, empty, tgids, lost_ts, lost_cpu)
+        return _Switches(none, none, none, none, empty, empty, tgids, lost_ts, lost_cpu, all_ts, all_cpu)
     sw = pa.concat_tables(parts).combine_chunks()
 
     def ints(name: str) -> I64:
@@ -129,19 +140,37 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
         tgids,
         lost_ts,
         lost_cpu,
+        all_ts,
+        all_cpu,
     )
 
 
+def _whole(c: I64, s: I64, e: I64, window: tuple[int, int], sw: _Switches) -> tuple[I64, I64]:
+    """Each span's own start and end where the window cuts it (s at t0, e at t1): its CPU's last
+    switch before t0 and first after t1 in the chunks the window touches (none: as far as they go)."""
+    t0, t1 = window
+    s, e = s.copy(), e.copy()
+    for cpu in np.unique(c[(s == t0) | (e == t1)]).tolist():
+        at = sw.all_ts[sw.all_cpu == cpu]
+        mine = c == cpu
+        k = np.searchsorted(at, t0, side="left")  # the switches before t0: at[:k]
+        s[mine & (s == t0)] = at[k - 1] if k > 0 else np.iinfo(np.int64).min
+        k = np.searchsorted(at, t1, side="right")  # after t1: at[k:]
+        e[mine & (e == t1)] = at[k] if k < len(at) else np.iinfo(np.int64).max
+    return s, e
+
+
 def _lost(c: I64, s: I64, e: I64, lost_ts: I64, lost_cpu: I64) -> npt.NDArray[np.bool_]:
-    """Whether each span [s, e] on CPU c holds a lost record on its CPU or on none named."""
+    """Whether each span [s, e) on CPU c holds a lost record on its CPU or on none named (one dated
+    at a switch belongs to the span the switch starts: the events were lost after it)."""
     out = np.zeros(len(c), dtype=bool)
     for cpu in np.unique(lost_cpu).tolist():
         at = np.sort(lost_ts[lost_cpu == cpu])
         mine = np.ones(len(c), dtype=bool) if cpu < 0 else c == cpu
-        # a lost record within [s, e]: the first one at or after s is at or before e
+        # the first lost record at or after s comes before e
         k = np.searchsorted(at, s[mine], side="left")
         hit = k < len(at)
-        hit[hit] = at[k[hit]] <= e[mine][hit]
+        hit[hit] = at[k[hit]] < e[mine][hit]
         out[mine] |= hit
     return out
 
@@ -200,7 +229,9 @@ def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Tab
             pa.array(pids, pa.int32()),
             comms.take(pa.array(keep)).dictionary_encode(),
             pa.array(tgid, pa.int32()),
-            pa.array(_lost(c[keep], s[keep], e[keep], sw.lost_ts, sw.lost_cpu), pa.bool_()),
+            pa.array(
+                _lost(c[keep], *_whole(c[keep], s[keep], e[keep], (t0, t1), sw), sw.lost_ts, sw.lost_cpu)
+            ),
         ],
         schema=LANES_SCHEMA,
     )

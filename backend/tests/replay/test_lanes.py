@@ -155,28 +155,36 @@ def test_a_damaged_chunk_is_named(store: Store, g4_table: pa.Table) -> None:
         cpu_lanes(store, rid, int(ts[0].as_py()), int(ts[-1].as_py()), limit=1_000_000)
 
 
-def test_a_span_during_which_its_cpu_lost_events_is_marked(
+def _with_losses(g4_table: pa.Table, at: list[int], cpu: int) -> pa.Table:
+    """g4 with ring-buffer loss records on `cpu` at the times `at`, in time order (stable: a loss
+    dated at an event's time comes after it, as the importer dates it by the line before)."""
+    n = len(at)
+    rows: dict[str, list[object]] = {name: [None] * n for name in EVENT_SCHEMA.names}
+    rows.update(ts_ns=list(at), cpu=[cpu] * n, kind=[int(Kind.LOST)] * n, cur_pid=[0] * n, pid=[0] * n)
+    rows.update(comm=[""] * n, lost_events=[17] * n)
+    table = pa.concat_tables([g4_table, pa.table(rows, schema=EVENT_SCHEMA)])
+    return table.take(pc.sort_indices(table, sort_keys=[("ts_ns", "ascending")]))
+
+
+def _marked(lanes: pa.Table) -> list[tuple[int, int, int]]:
+    cols = (lanes.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "lost"))
+    return [(c, s, e) for c, s, e, lost in zip(*cols, strict=True) if lost]
+
+
+def test_a_span_during_which_its_cpu_lost_events_is_marked_whatever_the_zoom(
     store: Store, g4_table: pa.Table, switches: list[tuple[int, int, int, str, int, str]]
 ) -> None:
-    """g4 with a ring-buffer loss recorded on CPU 1 between two of its switches: that span of CPU 1
-    is marked, no other."""
+    """g4 with a ring-buffer loss recorded on CPU 1 between two of its switches, and one dated at a
+    later switch of CPU 1 (the events lost after it): the span holding each is marked, no other;
+    and still when the window cuts the span after the loss or before it."""
     cpu1 = [s[0] for s in switches if s[1] == 1]
     k = len(cpu1) // 2
     lost_at = (cpu1[k] + cpu1[k + 1]) // 2
     assert cpu1[k] < lost_at < cpu1[k + 1]
-    row = {name: [None] for name in EVENT_SCHEMA.names}
-    row.update(
-        ts_ns=[lost_at], cpu=[1], kind=[int(Kind.LOST)], cur_pid=[0], pid=[0], comm=[""], lost_events=[17]
-    )
-    table = pa.concat_tables([g4_table, pa.table(row, schema=EVENT_SCHEMA)])
-    table = table.take(pc.sort_indices(table, sort_keys=[("ts_ns", "ascending")]))
-    rid = ingest(store, table)
+    rid = ingest(store, _with_losses(g4_table, [lost_at, cpu1[k + 3]], 1))
     lanes = cpu_lanes(store, rid, cpu1[k] - 5_000_000, cpu1[k + 1] + 5_000_000, limit=1_000_000)
-    marked = [
-        (c, s, e)
-        for c, s, e, lost in zip(
-            *(lanes.column(n).to_pylist() for n in ("cpu", "start_ns", "end_ns", "lost")), strict=True
-        )
-        if lost
-    ]
-    assert marked == [(1, cpu1[k], cpu1[k + 1])]
+    assert _marked(lanes) == [(1, cpu1[k], cpu1[k + 1]), (1, cpu1[k + 3], cpu1[k + 4])]
+    after = cpu_lanes(store, rid, lost_at + 1, cpu1[k + 1] + 1, limit=1_000_000)
+    assert _marked(after) == [(1, lost_at + 1, cpu1[k + 1])]
+    before = cpu_lanes(store, rid, cpu1[k] - 1, lost_at - 1, limit=1_000_000)
+    assert _marked(before) == [(1, cpu1[k], lost_at - 1)]
