@@ -84,7 +84,11 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
 
   // while a new window of the same recording loads, the last one's spans stay drawn (dimmed) on the
   // new scale: no jump
-  const shown = loaded.status === "loading" && got !== null && got.recId === rec?.id && got.loaded.status === "ok" ? got.loaded : loaded;
+  // (not an empty one: it would say no task ran in a window still loading)
+  const shown =
+    loaded.status === "loading" && got !== null && got.recId === rec?.id && got.loaded.status === "ok" && got.loaded.spans.length > 0
+      ? got.loaded
+      : loaded;
   const stale = shown !== loaded;
   const spans = shown.status === "ok" ? shown.spans : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
@@ -94,7 +98,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
 
   const summary = useMemo(() => {
     if (!spans || shown.status !== "ok") return "";
-    const span = Math.max(1, shown.t1 - shown.t0);
+    // (the server keeps the spans within the recording: so does the share of the window)
+    const span = Math.max(1, Math.min(shown.t1, rec?.t_end_ns ?? shown.t1) - Math.max(shown.t0, rec?.t_start_ns ?? shown.t0));
     const busy = new Map<number, number>();
     let lost = 0;
     for (let i = 0; i < spans.length; i++) {
@@ -105,7 +110,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     const top = [...busy].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3);
     const busiest = top.map(([c, ns]) => `CPU ${String(c)} ${((100 * ns) / span).toFixed(0)}%`).join(", ");
     return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} span${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
-  }, [spans, shown, rows]);
+  }, [spans, shown, rows, rec]);
 
   // draw
   useEffect(() => {
