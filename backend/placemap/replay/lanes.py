@@ -150,13 +150,16 @@ def _whole(c: I64, s: I64, e: I64, window: tuple[int, int], sw: _Switches) -> tu
     switch before t0 and first after t1 in the chunks the window touches (none: as far as they go)."""
     t0, t1 = window
     s, e = s.copy(), e.copy()
-    for cpu in np.unique(c[(s == t0) | (e == t1)]).tolist():
-        at = sw.all_ts[sw.all_cpu == cpu]
-        mine = c == cpu
-        k = np.searchsorted(at, t0, side="left")  # the switches before t0: at[:k]
-        s[mine & (s == t0)] = at[k - 1] if k > 0 else np.iinfo(np.int64).min
-        k = np.searchsorted(at, t1, side="right")  # after t1: at[k:]
-        e[mine & (e == t1)] = at[k] if k < len(at) else np.iinfo(np.int64).max
+    order = np.argsort(sw.all_cpu, kind="stable")  # by CPU, then time (they come in time order)
+    cpus, at = sw.all_cpu[order], sw.all_ts[order]
+    for i in np.flatnonzero(s == t0).tolist():
+        lo = np.searchsorted(cpus, c[i], side="left")
+        k = lo + np.searchsorted(at[lo : np.searchsorted(cpus, c[i], side="right")], t0, side="left")
+        s[i] = at[k - 1] if k > lo else np.iinfo(np.int64).min
+    for i in np.flatnonzero(e == t1).tolist():
+        lo, hi = np.searchsorted(cpus, c[i], side="left"), np.searchsorted(cpus, c[i], side="right")
+        k = lo + np.searchsorted(at[lo:hi], t1, side="right")
+        e[i] = at[k] if k < hi else np.iinfo(np.int64).max
     return s, e
 
 
