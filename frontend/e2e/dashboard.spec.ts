@@ -284,6 +284,23 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${runs} `);
   await expect(page).toHaveURL(new RegExp(`sel=${runs}`));
 
+  // by keyboard: the first arrow puts the cursor on CPU 0 at the window's middle (the same task);
+  // Right moves it to CPU 0's next span as the server lists them, whose task Enter selects
+  await page.mouse.move(cb.x + cb.width / 2, cb.y + cb.height + 40); // (hover off: the line says the cursor)
+  await canvas.focus();
+  await page.keyboard.press("ArrowRight");
+  const hoverLine = page.getByTestId("cpu-lanes-hover");
+  await expect(hoverLine).toContainText(new RegExp(`^CPU 0 · \\S+ ${runs} · ran `));
+  const cpu = served.getChild("cpu")?.toArray() as Int32Array;
+  const start = served.getChild("start_ns")?.toArray() as BigInt64Array;
+  const pid = served.getChild("pid")?.toArray() as Int32Array;
+  const next = [...cpu.keys()].find((i) => cpu[i] === 0 && Number(start[i]) > mid);
+  if (next === undefined) throw new Error("CPU 0 has no span after the window's middle");
+  await page.keyboard.press("ArrowRight");
+  await expect(hoverLine).toContainText(new RegExp(`^CPU 0 · \\S+ ${pid[next]} · ran `));
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${pid[next]} `);
+
   // hidden, which the browser remembers, and shown again
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(lanes).toHaveCount(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LaneSpans } from "../client/arrow";
 import type { Overview } from "../client/types";
-import { cpuRanges, laneRows, rowHeight, spanAt, switchesIn } from "./lanes";
+import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, switchesIn } from "./lanes";
 import { synthTopology } from "./synthTopology";
 
 function spans(rows: [number, number, number, number][]): LaneSpans {
@@ -68,5 +68,32 @@ describe("CPU lanes", () => {
     expect(switchesIn(ov, 115, 125)).toBe(8);
     expect(switchesIn({ ...ov, by_kind: {} }, 100, 130)).toBeNull();
     expect(switchesIn(null, 100, 130)).toBeNull();
+  });
+});
+
+describe("CPU lanes by keyboard", () => {
+  // CPU 0: [0,10) [10,12) gap [20,30); CPU 2: [5,9)
+  const s = spans([[0, 0, 10, 5], [0, 10, 12, 6], [0, 20, 30, 5], [2, 5, 9, 7]]);
+  const ranges = cpuRanges(s);
+  const cpus = [0, 1, 2];
+
+  it("moves along a row span by span, from inside a span and from a gap", () => {
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 3 }, "ArrowRight")).toEqual({ row: 0, t: 10 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 10 }, "ArrowRight")).toEqual({ row: 0, t: 20 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 20 }, "ArrowRight")).toEqual({ row: 0, t: 20 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 25 }, "ArrowLeft")).toEqual({ row: 0, t: 10 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 15 }, "ArrowLeft")).toEqual({ row: 0, t: 10 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 15 }, "ArrowRight")).toEqual({ row: 0, t: 20 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 5 }, "ArrowLeft")).toEqual({ row: 0, t: 5 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 15 }, "End")).toEqual({ row: 0, t: 20 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 25 }, "Home")).toEqual({ row: 0, t: 0 });
+  });
+
+  it("moves between CPUs at the same time, within the rows; a row without spans stays put", () => {
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 7 }, "ArrowDown")).toEqual({ row: 1, t: 7 });
+    expect(moveCursor(s, ranges, cpus, { row: 2, t: 7 }, "ArrowDown")).toEqual({ row: 2, t: 7 });
+    expect(moveCursor(s, ranges, cpus, { row: 0, t: 7 }, "ArrowUp")).toEqual({ row: 0, t: 7 });
+    expect(moveCursor(s, ranges, cpus, { row: 1, t: 7 }, "ArrowRight")).toEqual({ row: 1, t: 7 });
+    expect(moveCursor(s, ranges, cpus, { row: 2, t: 7 }, "x")).toEqual({ row: 2, t: 7 });
   });
 });

@@ -86,3 +86,43 @@ export function switchesIn(overview: Overview | null, t0: number, t1: number): n
   const bins = rebin(row, overview.t_start_ns, overview.bin_ns, t0, Math.max(t1, t0 + 1), 1);
   return Math.round(bins[0]?.value ?? 0);
 }
+
+/** The keyboard's place in the lanes: a row and a time (the span there, if any, is the one meant). */
+export interface LaneCursor {
+  row: number;
+  t: number;
+}
+
+/** The cursor after a key: Up/Down a CPU (the same time), Right/Left the next/previous span on the
+ * row (its start), Home/End the row's first/last span; any other key leaves it. */
+export function moveCursor(spans: LaneSpans, ranges: Map<number, [number, number]>, cpus: number[], cur: LaneCursor, key: string): LaneCursor {
+  if (key === "ArrowDown") return { row: Math.min(cpus.length - 1, cur.row + 1), t: cur.t };
+  if (key === "ArrowUp") return { row: Math.max(0, cur.row - 1), t: cur.t };
+  const r = ranges.get(cpus[cur.row] ?? -1);
+  if (!r) return cur;
+  const [lo, hi] = r;
+  // the first span starting after t (the one before it holds t, or ends before t)
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const m = (a + b) >> 1;
+    if ((spans.start[m] ?? 0) <= cur.t) a = m + 1;
+    else b = m;
+  }
+  const to = (i: number): LaneCursor => ({ row: cur.row, t: spans.start[i] ?? cur.t });
+  switch (key) {
+    case "ArrowRight":
+      return a < hi ? to(a) : cur;
+    case "ArrowLeft": {
+      const inside = a - 1 >= lo && cur.t < (spans.end[a - 1] ?? -Infinity);
+      const prev = inside ? a - 2 : a - 1;
+      return prev >= lo ? to(prev) : cur;
+    }
+    case "Home":
+      return to(lo);
+    case "End":
+      return to(hi - 1);
+    default:
+      return cur;
+  }
+}

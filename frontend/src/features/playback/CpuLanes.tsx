@@ -4,18 +4,24 @@
  * lines where an LLC and (darker) a NUMA node end, the playhead moved every frame. A window with
  * more context switches than LIMIT is said (from the overview, before asking; or by the server's
  * window_too_wide), not drawn: zoom in to see it. Hover names the CPU, the task and how long it
- * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim). A span during
+ * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim). By keyboard:
+ * focus the lanes, and the first arrow puts a cursor on the top CPU at the window's middle; then
+ * Up/Down move it a CPU, Left/Right a span (Home/End), the line under them says it as hover does,
+ * and Enter selects its task. A span during
  * which its CPU lost events (a ring-buffer overrun) is marked with a red bar over it and said so.
  */
-import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { api, ApiError } from "../../client/http";
 import { decodeLanes, type LaneSpans } from "../../client/arrow";
 import type { Overview } from "../../client/types";
-import { cpuRanges, laneRows, rowHeight, spanAt, switchesIn } from "../../viz/lanes";
+import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, switchesIn, type LaneCursor } from "../../viz/lanes";
 import { processColor, processKey } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerField } from "../engine/usePlayer";
+
+/** the keys that move the lanes' keyboard cursor (viz/lanes.moveCursor) */
+const NAV_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"]);
 
 /** the most context switches a window is drawn with (the route's limit) */
 export const LIMIT = 100_000;
@@ -47,6 +53,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const headRef = useRef<HTMLDivElement>(null);
   const [got, setGot] = useState<{ key: string; recId: string; loaded: Loaded } | null>(null);
   const [hover, setHover] = useState<string | null>(null);
+  const [cursor, setCursor] = useState<LaneCursor | null>(null);
   const estimate = switchesIn(overview, d0, d1);
   // (the overview's bins give a share of a cut bin: only well past the limit is the window said
   // too busy without asking; nearer, the server counts)
@@ -112,6 +119,12 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} span${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
   }, [spans, shown, rows, rec]);
 
+  // the keyboard cursor's span (-1: a gap), kept within the rows and the window
+  const cur = cursor && { row: Math.min(cursor.row, rows.cpus.length - 1), t: Math.max(d0, Math.min(d1, cursor.t)) };
+  const curSpan = cur && spans && ranges ? spanAt(spans, ranges, rows.cpus[cur.row] ?? -1, cur.t) : -1;
+  const curRow = cur?.row ?? -1;
+  const curT = cur?.t ?? 0;
+
   // draw
   useEffect(() => {
     const cv = canvasRef.current;
@@ -167,7 +180,16 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.fillStyle = b.kind === "node" ? "#555" : "#d8d8d8";
       g.fillRect(0, b.row * rowH - (b.kind === "node" ? 1 : 0.5), width, b.kind === "node" ? 1.5 : 1);
     }
-  }, [spans, rows, rowH, height, width, d0, d1, selected]);
+    if (curRow >= 0) {
+      // the keyboard cursor: its span outlined (in a gap, a mark at its time)
+      const x0 = curSpan >= 0 ? Math.max(0, xOf(spans.start[curSpan] ?? 0)) : xOf(curT) - 1;
+      const x1 = curSpan >= 0 ? Math.min(width, xOf(spans.end[curSpan] ?? 0)) : x0 + 2;
+      g.strokeStyle = "#0b57d0";
+      g.lineWidth = 2;
+      g.strokeRect(x0, curRow * rowH - 1, Math.max(2, x1 - x0), rowH + 2);
+    }
+  }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan]);
+
 
   // playhead, every frame
   useEffect(
@@ -190,17 +212,34 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     if (cpu === undefined) return -1;
     return spanAt(spans, ranges, cpu, d0 + ((e.clientX - r.left) / width) * (d1 - d0));
   };
-  const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
-    const i = spanUnder(e);
-    if (!spans || i < 0) {
-      setHover(null);
-      return;
-    }
+  const spanText = (i: number): string => {
+    if (!spans) return "";
     const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
     const s = spans.start[i] ?? 0;
     const ran = (spans.end[i] ?? 0) - s;
     const lost = spans.lost[i] ? " · events were lost on this CPU during it: who ran around it may be wrong" : "";
-    setHover(`CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`);
+    return `CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`;
+  };
+  const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
+    const i = spanUnder(e);
+    setHover(spans && i >= 0 ? spanText(i) : null);
+  };
+  const cursorText = cur && (curSpan >= 0 ? spanText(curSpan) : `CPU ${String(rows.cpus[cur.row] ?? "?")} · idle at +${formatDuration(cur.t - tStart)}`);
+  const onKey = (e: KeyboardEvent<HTMLCanvasElement>) => {
+    if (!spans || !ranges) return;
+    if (e.key === "Enter" || e.key === " ") {
+      if (curSpan >= 0) onSelect?.(spans.pid[curSpan] ?? null);
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Escape") {
+      setCursor(null);
+      return;
+    }
+    if (!NAV_KEYS.has(e.key)) return; // (Tab and the rest keep their meaning)
+    e.preventDefault();
+    // the first key puts the cursor on the top CPU at the window's middle; the next ones move it
+    setCursor(cur ? moveCursor(spans, ranges, rows.cpus, cur, e.key) : { row: 0, t: (d0 + d1) / 2 });
   };
   const onClick = (e: MouseEvent<HTMLCanvasElement>) => {
     const i = spanUnder(e);
@@ -225,7 +264,20 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
         </div>
       ) : shown.status === "ok" ? (
         <div className={`cpu-lanes-box${stale ? " stale" : ""}`} style={{ width, height }}>
-          <canvas ref={canvasRef} role="img" aria-label={summary} style={{ width, height }} onMouseMove={onMove} onMouseLeave={() => { setHover(null); }} onClick={onClick} data-testid={`${testId}-canvas`} />
+          <canvas
+            ref={canvasRef}
+            role="application"
+            aria-roledescription="CPU lanes"
+            aria-label={`${summary}. Arrow keys move between CPUs and spans, Enter selects the task.`}
+            tabIndex={0}
+            style={{ width, height }}
+            onMouseMove={onMove}
+            onMouseLeave={() => { setHover(null); }}
+            onClick={onClick}
+            onKeyDown={onKey}
+            onBlur={() => { setCursor(null); }}
+            data-testid={`${testId}-canvas`}
+          />
           <div ref={headRef} className="cpu-lanes-head" style={{ height }} />
         </div>
       ) : (
@@ -233,8 +285,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
           {shown.status === "loading" ? "CPU lanes: loading…" : `CPU lanes: ${shown.message}`}
         </div>
       )}
-      <div className="cpu-lanes-hover" data-testid={`${testId}-hover`}>
-        {hover ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : stale ? "CPU lanes: loading the new window…" : "\u00a0")}
+      <div className="cpu-lanes-hover" data-testid={`${testId}-hover`} aria-live="polite">
+        {hover ?? cursorText ?? (loaded.status === "ok" ? `${summary} · hover a span for its task, click to select it` : stale ? "CPU lanes: loading the new window…" : "\u00a0")}
       </div>
     </div>
   );
