@@ -190,7 +190,6 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     }
   }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan]);
 
-
   // playhead, every frame
   useEffect(
     () =>
@@ -227,7 +226,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const cursorText = cur && (curSpan >= 0 ? spanText(curSpan) : `CPU ${String(rows.cpus[cur.row] ?? "?")} · idle at +${formatDuration(cur.t - tStart)}`);
   const onKey = (e: KeyboardEvent<HTMLCanvasElement>) => {
     if (!spans || !ranges) return;
-    if (e.key === "Enter" || e.key === " ") {
+    if (e.key === "Enter") {
       if (curSpan >= 0) onSelect?.(spans.pid[curSpan] ?? null);
       e.preventDefault();
       return;
