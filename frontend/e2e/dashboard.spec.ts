@@ -304,11 +304,17 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   // hidden, which the browser remembers, and shown again
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(lanes).toHaveCount(0);
+  // (the zoom is in the link: the reload opens the same window)
+  await expect(page).toHaveURL(new RegExp(`zoom=${t0}%2C${t1}`));
   await page.reload();
   await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
   await expect(lanes).toHaveCount(0);
+  await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-status", "ok");
+  await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-t0", String(t0));
+  await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-t1", String(t1));
+  await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-spans", String(served.numRows));
 });
 
 test("a perf.data uploads as it is", async ({ page }) => {

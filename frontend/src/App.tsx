@@ -35,9 +35,16 @@ import { plural } from "./viz/words";
 import { api } from "./client/http";
 
 const initialView = parseView(window.location.search);
+// the link's zoom, given to the recording it opened once (opened again later, it starts unzoomed)
+let initialZoom = initialView.zoom ?? null;
+function takeInitialZoom(): [number, number] | null {
+  const z = initialZoom;
+  initialZoom = null;
+  return z;
+}
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
-function UrlSync({ player, cmp, countsUpTo, sweep }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null }) {
+function UrlSync({ player, cmp, countsUpTo, sweep, zoom }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null; zoom: [number, number] | null }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
   const liveMode = snap.live?.mode ?? null;
@@ -54,9 +61,10 @@ function UrlSync({ player, cmp, countsUpTo, sweep }: { player: Player; cmp: stri
       ...(cmp ? { cmp } : {}),
       ...(countsUpTo ? { counts: "playhead" as const } : {}),
       ...(sweep ? { sweep } : {}),
+      ...(zoom ? { zoom } : {}),
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo, sweep]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo, sweep, zoom]);
   return null;
 }
 
@@ -105,10 +113,12 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
   const rec = player.rec;
   const ready = status === "ready";
   const live = player.live;
+  // the timeline's zoom: the link's for the recording it opened, then this recording's own
+  const [zoom, setZoom] = useState<[number, number] | null>(() => (initialView.rec === player.recId ? takeInitialZoom() : null));
 
   return (
     <>
-      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} />
+      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} zoom={zoom} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -149,7 +159,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />
-            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} cmp={cmp} />
+            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} cmp={cmp} zoom={zoom} onZoom={setZoom} />
           </>
         )}
       </main>

@@ -37,6 +37,16 @@ describe("URL view state", () => {
     expect(parseView("?counts=playhead").counts).toBeUndefined();
     expect(parseView("?rec=r-1&cmp=r-2&counts=whatever").counts).toBeUndefined();
   });
+  it("carries the timeline's zoom, whole nanoseconds, only with a recording and in order", () => {
+    const s = formatView({ rec: "r-1", t: 7, sel: null, speed: 1, zoom: [319_952_333_000.4, 319_953_000_000.2] });
+    expect(s).toBe("?rec=r-1&t=7&zoom=319952333000%2C319953000001");
+    expect(parseView(s).zoom).toEqual([319_952_333_000, 319_953_000_001]);
+    expect(formatView({ rec: null, t: null, sel: null, speed: 1, zoom: [1, 2] })).toBe("");
+    expect(parseView("?zoom=1,2").zoom).toBeUndefined();
+    for (const bad of ["2,1", "1,1", "1", "a,b", "1,2,3", "-1,2", "1,99999999999999999999"]) {
+      expect(parseView(`?rec=r-1&zoom=${bad}`).zoom).toBeUndefined();
+    }
+  });
   it("ignores junk and clamps speed", () => {
     expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100, live: false });
     expect(parseView("?speed=0").speed).toBe(1);

@@ -1,7 +1,8 @@
 /**
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
  * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start; &counts=playhead
- * shows the counts (the recording's, or both of a comparison) up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel), so a
+ * shows the counts (the recording's, or both of a comparison) up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel;
+ * &zoom=T0,T1 the timeline zoomed to that window, absolute ns, with its CPU lanes), so a
  * reload (and later a share link) opens exactly the same view. Pure parse/format plus a replaceState writer.
  */
 
@@ -20,6 +21,8 @@ export interface ViewState {
   counts?: "playhead";
   /** a stored sweep's result shown in the Simulate panel (GET /api/sim/sweeps/{id}) */
   sweep?: string;
+  /** the timeline zoomed to [t0, t1], absolute trace ns (integers, t0 < t1; only with rec) */
+  zoom?: [number, number];
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -48,7 +51,17 @@ export function parseView(search: string): ViewState {
     cmp: p.get("cmp") || undefined,
     ...(p.get("rec") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
     ...(p.get("sweep") ? { sweep: p.get("sweep") ?? "" } : {}),
+    ...zoomOf(p.get("rec") ? p.get("zoom") : null),
   };
+}
+
+/** `T0,T1` (integers, T0 < T1) as the view's zoom; nothing for anything else. */
+function zoomOf(v: string | null): { zoom: [number, number] } | Record<string, never> {
+  const m = v === null ? null : /^(\d+),(\d+)$/.exec(v);
+  if (!m) return {};
+  const a = Number(m[1]);
+  const b = Number(m[2]);
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a < b ? { zoom: [a, b] } : {};
 }
 
 export function formatView(v: ViewState): string {
@@ -61,6 +74,7 @@ export function formatView(v: ViewState): string {
   if (v.cmp) p.set("cmp", v.cmp);
   if (v.rec && v.counts === "playhead") p.set("counts", "playhead");
   if (v.sweep) p.set("sweep", v.sweep);
+  if (v.rec && v.zoom) p.set("zoom", `${String(Math.floor(v.zoom[0]))},${String(Math.ceil(v.zoom[1]))}`);
   const s = p.toString();
   return s ? `?${s}` : "";
 }

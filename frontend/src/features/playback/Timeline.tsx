@@ -34,6 +34,9 @@ interface Props {
   onSelect?: (pid: number | null) => void;
   /** the compared recording (side by side), following this one's time from its start */
   cmp?: Player | null;
+  /** the zoomed window (absolute ns; null: the whole run), kept by the page for its URL */
+  zoom: [number, number] | null;
+  onZoom: (zoom: [number, number] | null) => void;
 }
 
 const CTX_H = 30;
@@ -77,14 +80,13 @@ function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; 
   return out;
 }
 
-export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = null }: Props) {
+export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = null, zoom, onZoom: setZoom }: Props) {
   const overview = ov === "error" ? null : ov;
   const wrapRef = useRef<HTMLDivElement>(null);
   const brushRef = useRef<SVGGElement>(null);
   const ctxHeadRef = useRef<SVGLineElement>(null);
   const focusHeadRef = useRef<SVGLineElement>(null);
   const [width, setWidth] = useState(800);
-  const [zoom, setZoom] = useState<[number, number] | null>(null);
   const [lanes, setLanes] = useState(lanesShown);
   const [cmpLanes, setCmpLanes] = useState(false);
   const [d0, d1] = zoom ?? [tStart, tEnd];
@@ -129,7 +131,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
     return () => {
       s.on(".brush", null);
     };
-  }, [width, full, zoom, player]);
+  }, [width, full, zoom, player, setZoom]);
 
   // playhead lines, every frame
   useEffect(
