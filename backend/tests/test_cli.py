@@ -14,11 +14,11 @@ import httpx
 import pytest
 from collector import collector_binary
 from ftrace_lines import G4, TRACES
+from stored import as_stored_before
 
 from placemap.realtime import POOL_THREAD_NAME
 from placemap.settings import REPO_ROOT
 from placemap.store import Store
-from placemap.store.codec import decode_blob, encode_table
 from placemap.store.store import new_id
 
 BIN = REPO_ROOT / "bin" / "placemap"
@@ -137,15 +137,7 @@ def test_admin_import_on_a_preset_machine(tmp_path: Path) -> None:
     cut = _run(tmp_path, "admin", "pairs", rid, "7", "14", "--limit", "1").stdout.splitlines()
     assert cut == ["LLC 7 -> 14: 2 wakeups, the 1 woken most", "  4392\tstream\t1"]
     # placements stored before each wakeup's class was kept: rebuilt from the stored chunks
-    with sqlite3.connect(tmp_path / "cli.db") as db:
-        sql = "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?"
-        for seq, data, raw in db.execute(sql, (rid,)).fetchall():
-            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(["waker_class"]))
-            db.execute(
-                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
-                (older.data, older.raw_bytes, rid, seq),
-            )
-    db.close()
+    as_stored_before(tmp_path / "cli.db", rid, ["waker_class"])
     assert _run(tmp_path, "admin", "pairs", rid, "7", "14", "--limit", "1").stdout.splitlines() == cut
     assert _run(tmp_path, "admin", "pairs", rid, "14", "7").stdout == "LLC 14 -> 7: 0 wakeups\n"
     for args, says in (

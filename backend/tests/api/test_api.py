@@ -19,12 +19,12 @@ import pyarrow.compute as pc
 import pytest
 from conftest import UPLOAD_LIMIT, Server, wait_done
 from ftrace_lines import G4
+from stored import as_stored_before
 
 from placemap.replay.accumulate import overview_rows
 from placemap.replay.ingest import npz
 from placemap.schema.events import EVENT_SCHEMA, KIND_NAMES
 from placemap.store import Store
-from placemap.store.codec import decode_blob, encode_table
 
 ARROW = "application/vnd.apache.arrow.stream"
 
@@ -326,23 +326,6 @@ def test_task_search_and_path(client: httpx.Client, g4: dict[str, Any]) -> None:
     assert first["waker_cpu"] is None and first["waker_comm"] is None
 
 
-def _as_stored_before_wakers(server: Server, rid: str) -> None:
-    """The recording's placement tables as a version before each wakeup's waker and class were kept
-    wrote them."""
-    with sqlite3.connect(server.settings.db_path) as db:
-        for seq, data, raw in db.execute(
-            "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
-        ).fetchall():
-            older = encode_table(
-                decode_blob(bytes(data), int(raw)).drop_columns(["waker_cpu", "waker_pid", "waker_class"])
-            )
-            db.execute(
-                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
-                (older.data, older.raw_bytes, rid, seq),
-            )
-    db.close()
-
-
 def test_upload_on_the_machine_it_was_recorded_on(server: Server, client: httpx.Client) -> None:
     """A real Zen3 NPS4 excerpt uploaded with its machine's preset: the recording has the preset's
     topology, and its wakeups count by their waker's LLC (the poster's marks: 3 of 6 pulled). On a
@@ -400,9 +383,9 @@ def test_upload_on_the_machine_it_was_recorded_on(server: Server, client: httpx.
     # rebuild them from the stored chunks, to the same answers
     path = client.get(f"/api/recordings/{rid}/tasks/4392/path").json()
     assert [p["waker_class"] for p in path["placements"] if p["kind"] == "wakeup"].count("to_waker_llc") == 3
-    _as_stored_before_wakers(server, rid)
+    as_stored_before(server.settings.db_path, rid)
     assert client.get(f"/api/recordings/{rid}/tasks/4392/path").json() == path
-    _as_stored_before_wakers(server, rid)
+    as_stored_before(server.settings.db_path, rid)
     assert client.get(f"/api/recordings/{rid}/llc-pairs/7/14/tasks").json() == cell
     # a placement table that cannot be read is rebuilt from its events; with those damaged too, the
     # path names it

@@ -19,6 +19,7 @@ import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
 from reference import RefState
+from stored import as_stored_before
 from test_classify import two_cpus
 from test_helpers import damage_chunk, ingest, never_asked
 
@@ -41,7 +42,6 @@ from placemap.sim.topology import preset
 from placemap.sim_reasons import task_reasons
 from placemap.sim_record import run
 from placemap.store import Store
-from placemap.store.codec import decode_blob, encode_table
 
 LKML = TRACES / "external" / "lkml-snippets"
 CLASSES = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere", "still_running", "unknown")
@@ -490,19 +490,7 @@ def test_placements_stored_before_wakers_were_kept_read_as_none(store: Store, g4
     rid = ingest(store, g4_table)
     pid = int(g4_table.filter(pc.equal(g4_table.column("kind"), int(Kind.WAKEUP))).column("pid")[0].as_py())
     assert any(c is not None for _, _, c, _ in _wakers(store, rid, pid, None))
-    conn = sqlite3.connect(store.path)
-    with conn:
-        for seq, data, raw in conn.execute(
-            "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
-        ).fetchall():
-            older = encode_table(
-                decode_blob(bytes(data), int(raw)).drop_columns(["waker_cpu", "waker_pid", "waker_class"])
-            )
-            conn.execute(
-                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
-                (older.data, older.raw_bytes, rid, seq),
-            )
-    conn.close()
+    as_stored_before(store.path, rid)
     got = _wakers(store, rid, pid, None)
     assert got and all(c is None and p is None for _, _, c, p in got)
     assert all(p.waker_class is None for p in task_path(store, rid, pid, LevelMap(None)))

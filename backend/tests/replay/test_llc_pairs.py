@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 from collector import collector_binary
 from ftrace_lines import TRACES
+from stored import as_stored_before
 from test_by_waker import _by_waker, _import, _rows, _three_llcs, _topology, built_rows, reference_classes
 from test_classify import two_cpus
 from test_helpers import damage_chunk, ingest, never_asked
@@ -32,7 +33,6 @@ from placemap.replay.waker_refill import fill_by_waker
 from placemap.schema.events import EVENT_SCHEMA
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
-from placemap.store.codec import decode_blob, encode_table
 
 CHOSEN = ("shared_llc", "to_waker_llc", "to_prev_llc", "elsewhere")
 
@@ -254,18 +254,7 @@ def test_each_cell_s_tasks_add_up_to_the_cell(store: Store, g4_table: pa.Table) 
 
 def test_placements_stored_before_wakers_were_kept_cannot_say(store: Store, g4_table: pa.Table) -> None:
     rid = ingest(store, g4_table, topology=two_cpus("node"))
-    conn = sqlite3.connect(store.path)
-    with conn:
-        rows = conn.execute(
-            "SELECT seq, placements, placements_raw FROM chunks WHERE recording_id = ?", (rid,)
-        )
-        for seq, data, raw in rows.fetchall():
-            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(["waker_class"]))
-            conn.execute(
-                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
-                (older.data, older.raw_bytes, rid, seq),
-            )
-    conn.close()
+    as_stored_before(store.path, rid, ["waker_class"])
     with pytest.raises(PairsUncountedError, match="stored before each wakeup's waker was kept"):
         pair_tasks(store, rid, LevelMap(two_cpus("node")), 0, 1, limit=10)
 

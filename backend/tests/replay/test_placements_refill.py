@@ -7,10 +7,11 @@ path and a cell's tasks."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
+from stored import as_stored_before
 from test_classify import two_cpus
 from test_helpers import damage_chunk, ingest, never_asked
 
@@ -20,7 +21,7 @@ from placemap.replay.topo import LevelMap
 from placemap.replay.waker_refill import PLACEMENTS_UNREAD, WAKER_COLUMNS, fill_placements, fill_tasks
 from placemap.schema.models.topology_schema import Topology
 from placemap.store import Store
-from placemap.store.codec import decode_blob, encode_table
+from placemap.store.codec import decode_blob
 
 TOPO = two_cpus("node")
 
@@ -32,24 +33,6 @@ def _tables(store: Store, rid: str) -> dict[int, pa.Table]:
         assert blob is not None
         out[c.seq] = decode_blob(*blob)
     return out
-
-
-def _as_stored_before(
-    store: Store, rid: str, seqs: Iterable[int], columns: Iterable[str] = WAKER_COLUMNS
-) -> None:
-    """The chunks' placement tables as a version before `columns` were kept wrote them."""
-    conn = sqlite3.connect(store.path)
-    with conn:
-        for seq in seqs:
-            (data, raw) = conn.execute(
-                "SELECT placements, placements_raw FROM chunks WHERE recording_id = ? AND seq = ?", (rid, seq)
-            ).fetchone()
-            older = encode_table(decode_blob(bytes(data), int(raw)).drop_columns(list(columns)))
-            conn.execute(
-                "UPDATE chunks SET placements = ?, placements_raw = ? WHERE recording_id = ? AND seq = ?",
-                (older.data, older.raw_bytes, rid, seq),
-            )
-    conn.close()
 
 
 def _counting(topology: Topology) -> tuple[Callable[[], Topology], list[int]]:
@@ -75,7 +58,7 @@ def test_older_placements_are_rebuilt_to_the_ingest_s_tables_once(
     store: Store, g4: tuple[str, dict[int, pa.Table]]
 ) -> None:
     rid, ingested = g4
-    _as_stored_before(store, rid, ingested)
+    as_stored_before(store.path, rid)
     assert all("waker_cpu" not in t.column_names for t in _tables(store, rid).values())
     topo, asked = _counting(TOPO)
     assert fill_placements(store, rid, topo) is None
@@ -107,8 +90,8 @@ def test_some_chunks_rebuilt_among_current_ones_are_the_ingest_s(
     one that was not rebuilt, still names its waker's pid."""
     rid, ingested = g4
     seqs = sorted(ingested)
-    _as_stored_before(store, rid, seqs[1::2])
-    _as_stored_before(store, rid, [seqs[6]], ["waker_class"])
+    as_stored_before(store.path, rid, seqs=seqs[1::2])
+    as_stored_before(store.path, rid, ["waker_class"], seqs=[seqs[6]])
     _damage_placements(store, rid, seqs[9])
     assert fill_placements(store, rid, lambda: TOPO) is None
     for seq in seqs:
@@ -157,13 +140,13 @@ def test_a_damaged_table_whose_events_are_damaged_too_is_named(
 def test_a_cell_s_tasks_and_a_task_s_path_read_the_rebuilt_tables(
     store: Store, g4_table: pa.Table, g4: tuple[str, dict[int, pa.Table]]
 ) -> None:
-    rid, ingested = g4
+    rid, _ = g4
     levels = LevelMap(TOPO)
     cells = {(w, t): pair_tasks(store, rid, levels, w, t, limit=1_000) for w in (0, 1) for t in (0, 1)}
     pids = [t.pid for t in cells[0, 1][1][:3]] + [t.pid for t in cells[1, 0][1][:3]]
     paths = {pid: task_path(store, rid, pid, levels) for pid in pids}
     assert all(any(p.waker_class is not None for p in path) for path in paths.values())
-    _as_stored_before(store, rid, ingested)
+    as_stored_before(store.path, rid)
     # without a fill, as before: not said
     with pytest.raises(PairsUncountedError, match="stored before each wakeup's waker was kept"):
         pair_tasks(store, rid, levels, 0, 1, limit=10)
@@ -184,7 +167,7 @@ def test_a_damaged_chunk_is_named_kept_and_never_scanned_again(
     store: Store, g4: tuple[str, dict[int, pa.Table]]
 ) -> None:
     rid, ingested = g4
-    _as_stored_before(store, rid, ingested)
+    as_stored_before(store.path, rid)
     seq = damage_chunk(store, rid)
     reason = fill_placements(store, rid, lambda: TOPO)
     assert reason is not None and reason.startswith(f"stored chunk {seq}: ")
@@ -205,7 +188,7 @@ def test_one_scan_fills_the_tasks_counts_and_the_placements(
 ) -> None:
     """A recording older than both: the first task listing's scan rebuilds the placements too."""
     rid, ingested = g4
-    _as_stored_before(store, rid, ingested)
+    as_stored_before(store.path, rid)
     conn = sqlite3.connect(store.path)
     with conn:
         conn.execute(
