@@ -327,8 +327,8 @@ def fill_placements(store: Store, rid: str, topology: Callable[[], Topology | No
     """The recording's placement side tables given each wakeup's waker and class when they lack
     them (stored before them), rebuilt from the stored chunks on its `topology()` with whatever else
     it lacks (_fill), once. Returns why they could not be (a stored chunk that cannot be read, named;
-    kept, so not scanned for again), or None."""
-    if _placements_lacking(store, rid):
-        _fill(store, rid, topology)
+    kept, so not scanned for again), or None. (Its callers ask only on a table they found lacking:
+    _fill looks at what the recording lacks once, under the lock.)"""
+    _fill(store, rid, topology)
     unread = store.derived(rid, PLACEMENTS_UNREAD)
     return None if unread is None else unread.decode(errors="replace")
