@@ -145,6 +145,50 @@ def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: 
     )
 
 
+def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, Any]) -> None:
+    """GET lanes_busy.arrow (replay.lane_busy, checked part by part in tests/replay/test_lanes.py):
+    zstd when accepted, the same table without; clipped to the recording; in one part each CPU's
+    busy share is its spans of lanes.arrow summed; refusals named as the spans' route names them."""
+    url = f"/api/recordings/{g4['id']}/lanes_busy.arrow"
+    beyond = {"t0_ns": g4["t_start_ns"] - 10**9, "t1_ns": g4["t_end_ns"] + 10**9}
+    with client.stream("GET", url, params={**beyond, "parts": 40}, headers={"Accept-Encoding": "zstd"}) as r:
+        raw = b"".join(r.iter_raw())
+        assert r.status_code == 200 and r.headers["content-encoding"] == "zstd"
+    packed = _read_stream(raw, zstd=True)
+    plain = client.get(url, params={**beyond, "parts": 40}, headers={"Accept-Encoding": "identity"})
+    assert plain.headers.get("content-encoding") is None and len(plain.content) > len(raw)
+    got = _read_stream(plain.content)
+    assert got.equals(packed)
+    assert got.column_names == [
+        "cpu",
+        "start_ns",
+        "end_ns",
+        "pid",
+        "comm",
+        "tgid",
+        "lost",
+        "busy",
+        "share",
+        "spans",
+    ]
+    assert pc.min(got.column("start_ns")).as_py() == g4["t_start_ns"]
+    assert pc.max(got.column("end_ns")).as_py() == g4["t_end_ns"]
+    assert {c for c in got.column("cpu").to_pylist()} == {0, 1} and got.num_rows <= 80
+    one = _read_stream(client.get(url, params={**beyond, "parts": 1}).content)
+    spans = _read_stream(client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=beyond).content)
+    span = g4["t_end_ns"] - g4["t_start_ns"]
+    for cpu, busy in zip(one.column("cpu").to_pylist(), one.column("busy").to_pylist(), strict=True):
+        mine = spans.filter(pc.equal(spans.column("cpu"), cpu))
+        ran = pc.sum(pc.subtract(mine.column("end_ns"), mine.column("start_ns"))).as_py()
+        assert busy == pytest.approx(ran / span, rel=1e-6) and 0 < busy <= 1
+    few = client.get(url, params={**beyond, "limit": 10})
+    assert few.status_code == 422 and few.json()["detail"]["code"] == "window_too_wide"
+    back = client.get(url, params={"t0_ns": 2, "t1_ns": 1})
+    assert back.status_code == 422 and back.json()["detail"]["code"] == "bad_window"
+    assert client.get(url, params={**beyond, "parts": 0}).status_code == 422
+    assert client.get("/api/recordings/nope/lanes_busy.arrow", params=beyond).status_code == 404
+
+
 def test_events_as_ftrace_text(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:
     r = client.get(f"/api/recordings/{g4['id']}/trace.txt")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")

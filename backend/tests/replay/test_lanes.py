@@ -2,11 +2,14 @@
 rule read straight off the real g4 capture's sched_switch lines (vm2-hackbench-g4, 2 CPUs): each
 switch ends its CPU's span of prev_pid, its next_pid runs until the CPU's next switch, and a CPU
 without a switch in the window runs the next_pid of its last switch before it, idle (pid 0)
-drawing nothing. Windows across chunk boundaries, one on a switch, one between two of a CPU's."""
+drawing nothing. Windows across chunk boundaries, one on a switch, one between two of a CPU's.
+The lanes summed per part of a window (replay.lane_busy) are checked against those same spans,
+summed part by part."""
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import re
 
 import pyarrow as pa
@@ -16,6 +19,7 @@ from ftrace_lines import G4
 from test_helpers import damage_chunk, ingest
 
 from placemap.replay.delays import StoredChunkError
+from placemap.replay.lane_busy import lane_busy
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.store import Store
@@ -188,3 +192,103 @@ def test_a_span_during_which_its_cpu_lost_events_is_marked_whatever_the_zoom(
     assert _marked(after) == [(1, lost_at + 1, cpu1[k + 1])]
     before = cpu_lanes(store, rid, cpu1[k] - 1, lost_at - 1, limit=1_000_000)
     assert _marked(before) == [(1, cpu1[k], lost_at - 1)]
+
+
+Part = tuple[
+    int, int, int, int, str, bool, float, float, int
+]  # cpu, start, end, pid, comm, lost, busy, share, spans
+
+
+def busy_reference(spans: list[Span], lost: set[tuple[int, int]], t0: int, t1: int, n: int) -> list[Part]:
+    """The spans summed per part by the plain rule: [t0, t1] cut in n equal parts (whole ns, at most
+    one per ns); per CPU and part the share some task ran, the task that ran most of it (a tie: the
+    lower pid) and its share, how many spans touch it, and whether one of them is marked lost."""
+    n = max(1, min(n, t1 - t0))
+    edges = [t0 + (t1 - t0) * i // n for i in range(n + 1)]
+    out: list[Part] = []
+    for cpu in sorted({sp[0] for sp in spans}):
+        mine = [sp for sp in spans if sp[0] == cpu]
+        for a, b in itertools.pairwise(edges):
+            ran: dict[int, int] = {}
+            comm: dict[int, str] = {}
+            touch = [sp for sp in mine if sp[1] < b and sp[2] > a]
+            for sp in touch:
+                ran[sp[3]] = ran.get(sp[3], 0) + min(sp[2], b) - max(sp[1], a)
+                comm.setdefault(sp[3], sp[4])
+            if not touch:
+                continue
+            top = min(ran, key=lambda p: (-ran[p], p))
+            hit = any((sp[0], sp[1]) in lost for sp in touch)
+            out.append(
+                (cpu, a, b, top, comm[top], hit, sum(ran.values()) / (b - a), ran[top] / (b - a), len(touch))
+            )
+    return out
+
+
+def _parts(table: pa.Table) -> list[Part]:
+    names = ("cpu", "start_ns", "end_ns", "pid", "comm", "lost", "busy", "share", "spans")
+    return [tuple(r) for r in zip(*(table.column(k).to_pylist() for k in names), strict=True)]  # type: ignore[misc]
+
+
+def _same(got: list[Part], want: list[Part]) -> None:
+    assert [g[:6] + g[8:] for g in got] == [w[:6] + w[8:] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g[6] == pytest.approx(w[6], rel=1e-6) and g[7] == pytest.approx(w[7], rel=1e-6), (g, w)
+
+
+def test_the_lanes_summed_per_part_are_the_spans_own(
+    g4_lanes: tuple[Store, str], switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    """The whole run in 1, 7 and 200 parts; a zoomed window across chunks; a window of 10 ns asked
+    for in 100 parts (10 of 1 ns); two parts meeting on a switch (the span it ends does not touch
+    the second); the parts tile each CPU's busy time exactly."""
+    store, rid = g4_lanes
+    chunks = store.list_chunks(rid)
+    first, last = switches[0][0] - 1, switches[-1][0] + 1
+    mid = chunks[len(chunks) // 2].t_start_ns
+    on = switches[len(switches) // 2][0]
+    for t0, t1, n in (
+        (first, last, 1),
+        (first, last, 7),
+        (first, last, 200),
+        (chunks[3].t_start_ns + 7, chunks[6].t_end_ns - 7, 50),
+        (mid, mid + 10, 100),
+        (on - 1_000_000, on + 1_000_000, 2),
+    ):
+        spans = reference(switches, t0, t1)
+        got = _parts(lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000))
+        _same(got, busy_reference(spans, set(), t0, t1, n))
+        assert got, (t0, t1, n)
+        for cpu in {sp[0] for sp in spans}:
+            ran = sum(sp[2] - sp[1] for sp in spans if sp[0] == cpu)
+            assert sum(round(g[6] * (g[2] - g[1])) for g in got if g[0] == cpu) == pytest.approx(
+                ran, rel=1e-6
+            )
+    one = _parts(lane_busy(store, rid, first, last, parts=1, limit=1_000_000))
+    assert [g[0] for g in one] == [0, 1] and all(0 < g[7] <= g[6] <= 1 for g in one)
+    assert len(_parts(lane_busy(store, rid, mid, mid + 10, parts=100, limit=1_000_000))) <= 20
+
+
+def test_a_part_touched_by_a_span_that_lost_events_is_marked(
+    store: Store, g4_table: pa.Table, switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    cpu1 = [s[0] for s in switches if s[1] == 1]
+    k = len(cpu1) // 2
+    lost_at = (cpu1[k] + cpu1[k + 1]) // 2
+    rid = ingest(store, _with_losses(g4_table, [lost_at], 1))
+    t0, t1 = cpu1[k] - 5_000_000, cpu1[k + 1] + 5_000_000
+    spans = reference(switches, t0, t1)
+    got = _parts(lane_busy(store, rid, t0, t1, parts=40, limit=1_000_000))
+    _same(got, busy_reference(spans, {(1, cpu1[k])}, t0, t1, 40))
+    assert any(g[5] for g in got) and all(g[0] == 1 for g in got if g[5])
+
+
+def test_the_summed_lanes_are_refused_past_the_limit_as_the_spans_are(
+    g4_lanes: tuple[Store, str], switches: list[tuple[int, int, int, str, int, str]]
+) -> None:
+    store, rid = g4_lanes
+    t0, t1 = switches[100][0], switches[199][0]
+    assert lane_busy(store, rid, t0, t1, parts=10, limit=100).num_rows > 0
+    with pytest.raises(WindowTooWideError, match="more than 99 context switches"):
+        lane_busy(store, rid, t0, t1, parts=10, limit=99)
+    assert lane_busy(store, rid, t0, t0, parts=10, limit=100).num_rows == 0

@@ -260,6 +260,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{rid}/lanes_busy.arrow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lanes Busy Arrow
+         * @description CPU lanes summed per part, for a window too busy to draw span by span: [t0_ns, t1_ns] (within
+         *     the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
+         *     task ran, the task that ran most of it and how much, how many spans touched it and whether one
+         *     lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
+         *     lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; 422
+         *     window_too_wide past `limit` switches.
+         */
+        get: operations["lanes_busy_arrow_api_recordings__rid__lanes_busy_arrow_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recordings/{rid}/trace.txt": {
         parameters: {
             query?: never;
@@ -3134,6 +3159,60 @@ export interface operations {
             query: {
                 t0_ns: number;
                 t1_ns: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.arrow.stream": string;
+                };
+            };
+            /** @description Unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    lanes_busy_arrow_api_recordings__rid__lanes_busy_arrow_get: {
+        parameters: {
+            query: {
+                t0_ns: number;
+                t1_ns: number;
+                parts?: number;
                 limit?: number;
             };
             header?: never;

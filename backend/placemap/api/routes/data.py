@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 import pyarrow as pa
@@ -29,6 +29,7 @@ from placemap.api.models import (
 )
 from placemap.replay import ftrace_text, queries
 from placemap.replay.delays import METRICS, StoredChunkError, fill_wakeup_latency
+from placemap.replay.lane_busy import lane_busy
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.replay.pair_tasks import PairsUncountedError, cell_tasks, llc_out_of_range
 from placemap.replay.seek import state_at
@@ -122,9 +123,39 @@ def events_arrow(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = No
     return StreamingResponse(stream(), media_type=ARROW_STREAM)
 
 
-# a window's context switches at most, by default and when asked (each one a span of CPU lanes)
+# a window's context switches at most, by default and when asked (each one a span of CPU lanes;
+# summed per part, more: the parts' rows do not grow with them)
 LANES_LIMIT = 100_000
 LANES_LIMIT_MAX = 1_000_000
+BUSY_LIMIT = 2_000_000
+BUSY_LIMIT_MAX = 10_000_000
+BUSY_PARTS_MAX = 8_000
+
+
+def _lanes(store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int, int], pa.Table]) -> bytes:
+    """Arrow IPC of build(t0, t1) over [t0_ns, t1_ns] clipped to the recording (a task runs on past its
+    last switch only as far as the recording goes); its errors as the API's."""
+    rec = recording_or_404(store, rid, ready=True)
+    if t1_ns < t0_ns:
+        raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
+    if rec.t_start_ns is not None:
+        t0_ns = max(t0_ns, rec.t_start_ns)
+    if rec.t_end_ns is not None and rec.status == "ready":
+        t1_ns = min(t1_ns, rec.t_end_ns)
+    try:
+        table = build(t0_ns, max(t0_ns, t1_ns))
+    except WindowTooWideError as exc:
+        raise ApiError(422, "window_too_wide", str(exc)) from exc
+    except StoredChunkError as exc:
+        raise ApiError(409, "chunk_unreadable", f"recording {rid}: {exc}") from exc
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:  # (the state at t0_ns's chunk)
+        raise ApiError(
+            409, "chunk_unreadable", f"recording {rid}: a stored chunk cannot be read: {exc}"
+        ) from exc
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 @router.get(
@@ -142,28 +173,41 @@ def lanes_arrow(
     """CPU lanes: who ran on each CPU over [t0_ns, t1_ns] (within the recording), as spans between
     its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
     tgid, lost), by CPU then time; 422 window_too_wide past `limit` switches."""
-    rec = recording_or_404(store, rid, ready=True)
-    if t1_ns < t0_ns:
-        raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
-    # within the recording (a task runs on past its last switch only as far as the recording goes)
-    if rec.t_start_ns is not None:
-        t0_ns = max(t0_ns, rec.t_start_ns)
-    if rec.t_end_ns is not None and rec.status == "ready":
-        t1_ns = min(t1_ns, rec.t_end_ns)
-    try:
-        table = cpu_lanes(store, rid, t0_ns, max(t0_ns, t1_ns), limit=limit)
-    except WindowTooWideError as exc:
-        raise ApiError(422, "window_too_wide", str(exc)) from exc
-    except StoredChunkError as exc:
-        raise ApiError(409, "chunk_unreadable", f"recording {rid}: {exc}") from exc
-    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:  # (the state at t0_ns's chunk)
-        raise ApiError(
-            409, "chunk_unreadable", f"recording {rid}: a stored chunk cannot be read: {exc}"
-        ) from exc
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return Response(content=sink.getvalue().to_pybytes(), media_type=ARROW_STREAM)
+    body = _lanes(store, rid, t0_ns, t1_ns, lambda t0, t1: cpu_lanes(store, rid, t0, t1, limit=limit))
+    return Response(content=body, media_type=ARROW_STREAM)
+
+
+@router.get(
+    "/lanes_busy.arrow",
+    response_class=Response,
+    responses={200: {"content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
+    request: Request,
+    store: StoreDep,
+    rid: str,
+    t0_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
+    t1_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
+    parts: Annotated[int, Query(ge=1, le=BUSY_PARTS_MAX)] = 1_000,
+    limit: Annotated[int, Query(ge=1, le=BUSY_LIMIT_MAX)] = BUSY_LIMIT,
+) -> Response:
+    """CPU lanes summed per part, for a window too busy to draw span by span: [t0_ns, t1_ns] (within
+    the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
+    task ran, the task that ran most of it and how much, how many spans touched it and whether one
+    lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
+    lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; 422
+    window_too_wide past `limit` switches."""
+    body = _lanes(
+        store, rid, t0_ns, t1_ns, lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit)
+    )
+    if _accepts_zstd(request):
+        packed = pa.Codec("zstd", compression_level=3).compress(body, asbytes=True)
+        return Response(
+            content=packed,
+            media_type=ARROW_STREAM,
+            headers={"Content-Encoding": "zstd", "Vary": "Accept-Encoding"},
+        )
+    return Response(content=body, media_type=ARROW_STREAM, headers={"Vary": "Accept-Encoding"})
 
 
 @router.get(
