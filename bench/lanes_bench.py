@@ -7,6 +7,8 @@ topology (bench/make_synthetic.py; every CPU busy), imports it as the upload doe
 holding about 10k, 50k and 100k context switches (the page's limit) prints side by side, best of
 --repeats: the lanes' server time (the route's work: spans from the stored chunks and the state at
 the window's start, encoded as Arrow IPC) and bytes, the events' time and bytes, and the ratios.
+Then the whole run (too busy to draw span by span) summed in 500, 1000 and 2000 parts (GET
+lanes_busy.arrow, zstd as the route sends it to a browser) against the whole run's events.
 Run: backend/.venv/bin/python bench/lanes_bench.py [--events N] [--repeats 5]
 """
 
@@ -30,6 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from backend_bench import COLLECT, OUT, build_collector, fresh_store  # noqa: E402
 
 from placemap.importer import import_file  # noqa: E402
+from placemap.replay.lane_busy import lane_busy  # noqa: E402
 from placemap.replay.lanes import cpu_lanes  # noqa: E402
 from placemap.replay.queries import window_batches  # noqa: E402
 from placemap.schema.events import EVENT_SCHEMA, Kind  # noqa: E402
@@ -105,6 +108,24 @@ def main() -> None:
         spans = pa.ipc.open_stream(lb).read_all().num_rows
         print(f"{n:>9,} {(t1 - t0) / 1e6:>7.1f}ms {lt * 1e3:>9.1f} {len(lb) / 1e3:>9.0f} {spans:>8,} "
               f"{et * 1e3:>10.1f} {len(eb) / 1e3:>10.0f} {et / lt:>7.2f} {len(eb) / len(lb):>8.1f}")  # fmt: skip
+    # the whole run, too busy to draw span by span: summed per part (the page asks one per pixel
+    # column), sent zstd as browsers accept it, against the whole run's events
+    t0, t1 = rec.t_start_ns, rec.t_end_ns
+    assert t0 is not None and t1 is not None
+    print(f"\nthe whole run summed per part ({len(ts):,} switches, {(t1 - t0) / 1e6:.0f} ms), against its events:")
+    print(f"{'parts':>6} {'summed ms':>10} {'rows':>8} {'KB':>7} {'zstd KB':>8} {'events ms':>10} {'events KB':>10} "
+          f"{'time x':>7} {'bytes x':>8}")  # fmt: skip
+    et, eb = best(lambda: events_ipc(store, rid, t0, t1), max(1, args.repeats // 2))
+    zstd = pa.Codec("zstd", compression_level=3)
+    for parts in (500, 1000, 2000):
+        bt, bb = best(
+            lambda parts=parts: zstd.compress(ipc(lane_busy(store, rid, t0, t1, parts=parts, limit=2_000_000)), asbytes=True),
+            args.repeats,
+        )  # fmt: skip
+        raw = ipc(lane_busy(store, rid, t0, t1, parts=parts, limit=2_000_000))
+        rows = pa.ipc.open_stream(raw).read_all().num_rows
+        print(f"{parts:>6} {bt * 1e3:>10.1f} {rows:>8,} {len(raw) / 1e3:>7.0f} {len(bb) / 1e3:>8.0f} {et * 1e3:>10.1f} "
+              f"{len(eb) / 1e3:>10.0f} {et / bt:>7.2f} {len(eb) / len(bb):>8.1f}")  # fmt: skip
     store.close()
 
 

@@ -317,6 +317,125 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-spans", String(served.numRows));
 });
 
+test("CPU lanes summed per column: each column's busy share and who ran most of it, as the kernel's switch lines say", async ({ page, request }) => {
+  const id = await recId(request, "g4-dashboard.ftrace.txt.gz");
+  await page.goto(`/?rec=${id}`);
+  const lanes = page.getByTestId("cpu-lanes");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  await expect(lanes).toHaveAttribute("data-mode", "spans");
+  await page.getByTestId("cpu-lanes-summed-toggle").click();
+  await expect(lanes).toHaveAttribute("data-mode", "busy");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  const t0 = Number(await lanes.getAttribute("data-t0"));
+  const t1 = Number(await lanes.getAttribute("data-t1"));
+  const parts = Number(await lanes.getAttribute("data-parts"));
+  expect(parts).toBeGreaterThan(100);
+  const served = tableFromIPC(await (await request.get(`/api/recordings/${id}/lanes_busy.arrow?t0_ns=${t0}&t1_ns=${t1}&parts=${parts}`)).body());
+  await expect(lanes).toHaveAttribute("data-spans", String(served.numRows));
+  await expect(page.getByTestId("cpu-lanes-hover")).toContainText(/summed per \S+ ms column, busy on 2 of 2 CPUs/);
+
+  // hover CPU 0 at the middle: the line names the column's busy share, the task that ran most of
+  // it and how many spans it holds, each worked out here from CPU 0's own sched_switch lines
+  const canvas = page.getByTestId("cpu-lanes-canvas");
+  const cb = await canvas.boundingBox();
+  if (!cb) throw new Error("no lanes canvas");
+  await page.mouse.move(cb.x + cb.width / 2, cb.y + 3);
+  const hover = page.getByTestId("cpu-lanes-hover");
+  await expect(hover).toContainText(/^CPU 0 · busy \d+% of the /);
+  const said = /^CPU 0 · busy (\d+)% of the \S+ \S+ from \+\S+ \S+ · ran most: (\S+) (\d+), (\d+)% · ([\d,]+) spans?/.exec((await hover.textContent()) ?? "");
+  if (!said) throw new Error(`hover: ${(await hover.textContent()) ?? ""}`);
+  const mid = t0 + (t1 - t0) / 2;
+  const cpu = served.getChild("cpu")?.toArray() as Int32Array;
+  const start = served.getChild("start_ns")?.toArray() as BigInt64Array;
+  const end = served.getChild("end_ns")?.toArray() as BigInt64Array;
+  const row = [...cpu.keys()].find((i) => cpu[i] === 0 && Math.abs(Number(start[i]) - mid) <= Number(end[i]) - Number(start[i]));
+  if (row === undefined) throw new Error("no column of CPU 0 near the middle");
+  // the column under the pointer: the one the hover's start names (+ms from the recording's start)
+  const cols = [...cpu.keys()].filter((i) => cpu[i] === 0);
+  const sw: [number, number][] = []; // CPU 0's switches: when, next_pid
+  for (const l of gunzipSync(readFileSync(G4)).toString("utf8").split("\n")) {
+    const m = /\[000\] \S+\s+(\d+)\.(\d{6}): sched_switch: .*next_pid=(\d+)/.exec(l);
+    if (m) sw.push([Number(m[1]) * 1e9 + Number(m[2]) * 1e3, Number(m[3])]);
+  }
+  const truth = (a: number, b: number): { busy: number; top: number; share: number; spans: number } => {
+    const ran = new Map<number, number>();
+    let spans = 0;
+    for (let k = 0; k < sw.length; k++) {
+      const [s0, pid] = sw[k] ?? [0, 0];
+      const s1 = sw[k + 1]?.[0] ?? t1;
+      if (pid === 0 || s1 <= a || s0 >= b) continue;
+      spans++;
+      ran.set(pid, (ran.get(pid) ?? 0) + Math.min(s1, b) - Math.max(s0, a));
+    }
+    const [top, most] = [...ran].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0] ?? [0, 0];
+    return { busy: [...ran.values()].reduce((x, y) => x + y, 0) / (b - a), top, share: most / (b - a), spans };
+  };
+  const match = cols.filter((i) => {
+    const t = truth(Number(start[i]), Number(end[i]));
+    return Math.round(100 * t.busy) === Number(said[1]) && t.top === Number(said[3]) && Math.round(100 * t.share) === Number(said[4]) && t.spans === Number(said[5]?.replace(/,/g, ""));
+  });
+  // (the column the pointer is over is one of the few at the middle: its numbers are the truth's)
+  expect(match.some((i) => Math.abs(i - row) <= 2)).toBe(true);
+  await page.mouse.click(cb.x + cb.width / 2, cb.y + 3);
+  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${said[3] ?? ""} `);
+  await shot(page, "cpu-lanes-summed");
+  // and back to each span
+  await page.getByTestId("cpu-lanes-summed-toggle").click();
+  await expect(lanes).toHaveAttribute("data-mode", "spans");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+});
+
+test("a run too busy to draw span by span is summed per column, and a zoom draws its spans again", async ({ page, request }) => {
+  test.setTimeout(180_000);
+  // a simulated hackbench with over 100,000 context switches, saved as a recording
+  const scenario = { topology: "zen3-2s-nps1", workload: { kind: "hackbench", groups: 2, loops: 4000 }, seed: 1, duration_ms: 1000 };
+  const jid = ((await (await request.post("/api/sim/jobs", { data: { scenario, save: true } })).json()) as { job_id: string }).job_id;
+  let rid = "";
+  await expect
+    .poll(async () => {
+      const job = (await (await request.get(`/api/sim/jobs/${jid}`)).json()) as { status: string; recording_id: string | null };
+      rid = job.recording_id ?? "";
+      return job.status;
+    }, { timeout: 120_000 })
+    .toBe("done");
+  const rec = (await (await request.get(`/api/recordings/${rid}`)).json()) as { t_start_ns: number; t_end_ns: number; events_by_kind: Record<string, number> };
+  expect(rec.events_by_kind.switch ?? 0).toBeGreaterThan(100_000);
+  // the server's own count refuses the spans
+  const refused = await request.get(`/api/recordings/${rid}/lanes.arrow?t0_ns=${rec.t_start_ns}&t1_ns=${rec.t_end_ns}`);
+  expect(refused.status()).toBe(422);
+  expect(((await refused.json()) as { detail: { code: string } }).detail.code).toBe("window_too_wide");
+
+  await page.goto(`/?rec=${rid}`);
+  const lanes = page.getByTestId("cpu-lanes");
+  await expect(lanes).toHaveAttribute("data-status", "ok", { timeout: 30_000 });
+  await expect(lanes).toHaveAttribute("data-mode", "busy");
+  await expect(lanes).toHaveAttribute("data-rows", "256");
+  const t0 = Number(await lanes.getAttribute("data-t0"));
+  const t1 = Number(await lanes.getAttribute("data-t1"));
+  const parts = Number(await lanes.getAttribute("data-parts"));
+  const served = tableFromIPC(await (await request.get(`/api/recordings/${rid}/lanes_busy.arrow?t0_ns=${t0}&t1_ns=${t1}&parts=${parts}`)).body());
+  expect(served.numRows).toBeGreaterThan(parts);
+  await expect(lanes).toHaveAttribute("data-spans", String(served.numRows));
+  await expect(page.getByTestId("cpu-lanes-hover")).toContainText("too many context switches to draw each span: zoom in under 100,000 to see them");
+  await shot(page, "cpu-lanes-busy-run");
+
+  // a narrow zoom: spans again, as many as the server's lanes of that window
+  const box = await page.getByTestId("timeline-brush").boundingBox();
+  if (!box) throw new Error("no timeline");
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.52, box.y + box.height / 2, { steps: 4 });
+  await page.mouse.up();
+  await expect(lanes).toHaveAttribute("data-mode", "spans");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  const z0 = Number(await lanes.getAttribute("data-t0"));
+  const z1 = Number(await lanes.getAttribute("data-t1"));
+  expect(z1 - z0).toBeLessThan((t1 - t0) / 10);
+  const spans = tableFromIPC(await (await request.get(`/api/recordings/${rid}/lanes.arrow?t0_ns=${z0}&t1_ns=${z1}`)).body());
+  await expect(lanes).toHaveAttribute("data-spans", String(spans.numRows));
+  expect(spans.numRows).toBeGreaterThan(0);
+});
+
 test("a perf.data uploads as it is", async ({ page }) => {
   const name = "vm2-hackbench-g2.perf.data";
   await uploadViaUi(page, name, readFileSync(join(TRACES, name)));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { Bool, Dictionary, Int32, Int64, Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
-import { decodeChunk, decodeLanes, ArrowDecodeError } from "./arrow";
+import { Bool, Dictionary, Float32, Int32, Int64, Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
+import { decodeChunk, decodeLaneBusy, decodeLanes, ArrowDecodeError } from "./arrow";
 import { str } from "../viz/columns";
 import { emptyRow, parseFtrace, readTrace } from "../testing/ftrace";
 import { rowsToIPC } from "../testing/arrowFixture";
@@ -97,5 +97,32 @@ describe("decodeLanes", () => {
 
   it("names a stream that is not Arrow", () => {
     expect(() => decodeLanes(new Uint8Array([1, 2, 3]))).toThrow(ArrowDecodeError);
+  });
+});
+
+describe("decodeLaneBusy", () => {
+  it("reads the parts' sums beside the lanes' columns", () => {
+    const table = new Table({
+      cpu: vectorFromArray([0, 0, 5], new Int32()),
+      start_ns: vectorFromArray([0n, 2_500_000n, 0n], new Int64()),
+      end_ns: vectorFromArray([2_500_000n, 5_000_000n, 2_500_000n], new Int64()),
+      pid: vectorFromArray([7, 8, 9], new Int32()),
+      comm: vectorFromArray(["a", "<script>", "a"], new Dictionary(new Utf8(), new Int32())),
+      tgid: vectorFromArray([-1, -1, 9], new Int32()),
+      lost: vectorFromArray([false, true, false], new Bool()),
+      busy: vectorFromArray([1, 0.625, 0.25], new Float32()),
+      share: vectorFromArray([0.5, 0.625, 0.125], new Float32()),
+      spans: vectorFromArray([3, 1, 40_000], new Int32()),
+    });
+    const got = decodeLaneBusy(tableToIPC(table, "stream"));
+    expect(got.length).toBe(3);
+    expect([...got.cpu]).toEqual([0, 0, 5]);
+    expect(got.end[1]).toBe(5_000_000);
+    expect(got.comm.dict[got.comm.idx[1] ?? -1]).toBe("<script>");
+    expect([...got.lost]).toEqual([0, 1, 0]);
+    expect([...(got.busy?.busy ?? [])]).toEqual([1, 0.625, 0.25]);
+    expect([...(got.busy?.share ?? [])]).toEqual([0.5, 0.625, 0.125]);
+    expect([...(got.busy?.spans ?? [])]).toEqual([3, 1, 40_000]);
+    expect(decodeLanes(tableToIPC(table, "stream")).busy).toBeUndefined();
   });
 });

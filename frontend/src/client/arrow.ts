@@ -195,6 +195,18 @@ export interface LaneSpans {
   tgid: Int32Array;
   /** 1: events were lost on its CPU during it */
   lost: Uint8Array;
+  /** the lanes summed per part of the window (GET lanes_busy.arrow): each row a part of a CPU, its
+   * pid the task that ran most of it */
+  busy?: LaneBusy;
+}
+
+export interface LaneBusy {
+  /** share of the part some task ran, (0, 1] */
+  busy: Float32Array;
+  /** share of the part the row's task ran */
+  share: Float32Array;
+  /** the spans that touched the part */
+  spans: Int32Array;
 }
 
 /** A bool column (bit-packed) -> 0/1 bytes; 0 for nulls and without the column. */
@@ -214,7 +226,10 @@ function boolColumn(vec: Vector | null, n: number): Uint8Array {
 
 /** Decode one Arrow IPC stream of GET lanes.arrow. */
 export function decodeLanes(bytes: Uint8Array): LaneSpans {
-  const table = readStream(bytes);
+  return lanesOf(readStream(bytes));
+}
+
+function lanesOf(table: Table): LaneSpans {
   const n = table.numRows;
   const i32 = (k: number): Int32Array => new Int32Array(k);
   return {
@@ -227,4 +242,18 @@ export function decodeLanes(bytes: Uint8Array): LaneSpans {
     tgid: intColumn(child(table, "tgid", false), n, i32, -1),
     lost: boolColumn(child(table, "lost", false), n),
   };
+}
+
+/** Decode one Arrow IPC stream of GET lanes_busy.arrow: the lanes' columns, a row per part of a CPU,
+ * and the part's sums. */
+export function decodeLaneBusy(bytes: Uint8Array): LaneSpans {
+  const table = readStream(bytes);
+  const out = lanesOf(table);
+  const n = table.numRows;
+  out.busy = {
+    busy: floatColumn(child(table, "busy", true), n),
+    share: floatColumn(child(table, "share", true), n),
+    spans: intColumn(child(table, "spans", true), n, (k) => new Int32Array(k), 0),
+  };
+  return out;
 }

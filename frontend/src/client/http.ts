@@ -158,6 +158,14 @@ export const api = {
     if (!res.ok) throw await errorFrom(res);
     return new Uint8Array(await res.arrayBuffer());
   },
+  /** CPU lanes over [t0, t1] ns summed in `parts` parts, as Arrow IPC bytes (decodeLaneBusy); the
+   * browser undoes the zstd. ApiError window_too_wide past `limit` context switches. */
+  async lanesBusyBytes(id: string, t0: number, t1: number, parts: number, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const q = `t0_ns=${String(Math.floor(t0))}&t1_ns=${String(Math.ceil(t1))}&parts=${String(parts)}&limit=${String(limit)}`;
+    const res = await fetch(`${BASE}/recordings/${enc(id)}/lanes_busy.arrow?${q}`, { signal: signal ?? null });
+    if (!res.ok) throw await errorFrom(res);
+    return new Uint8Array(await res.arrayBuffer());
+  },
   async chunkBytes(id: string, seq: number, signal?: AbortSignal): Promise<Uint8Array> {
     // the browser negotiates Content-Encoding (zstd/gzip) and decodes transparently
     const res = await fetch(`${BASE}/recordings/${enc(id)}/chunks/${seq}`, { signal: signal ?? null });

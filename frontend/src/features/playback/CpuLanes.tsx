@@ -2,9 +2,12 @@
  * CPU lanes under the timeline: who ran on each CPU over the timeline's window (GET lanes.arrow),
  * one row per CPU in the grid's order, each span coloured by process as the grid colours its tasks,
  * lines where an LLC and (darker) a NUMA node end, the playhead moved every frame. A window with
- * more context switches than LIMIT is said (from the overview, before asking; or by the server's
- * window_too_wide), not drawn: zoom in to see it. Hover names the CPU, the task and how long it
- * ran; a click selects the task (its other CPUs' spans stay bright, the rest dim). By keyboard:
+ * more context switches than LIMIT (by the overview's estimate, or the server's window_too_wide),
+ * or any window when `summed` is asked for, is drawn summed per pixel column instead (GET
+ * lanes_busy.arrow): each column of a CPU as opaque as the share of it some task ran, in the colour
+ * of the task that ran most of it; past BUSY_LIMIT switches it is said, not drawn: zoom in. Hover
+ * names the CPU, the task and how long it ran (summed: how busy the column was, and who ran most of
+ * it); a click selects the task (its other CPUs' spans stay bright, the rest dim). By keyboard:
  * focus the lanes, and the first arrow puts a cursor on the top CPU at the window's middle; then
  * Up/Down move it a CPU, Left/Right a span (Home/End), the line under them says it as hover does,
  * and Enter selects its task. A span during
@@ -12,7 +15,7 @@
  */
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { api, ApiError } from "../../client/http";
-import { decodeLanes, type LaneSpans } from "../../client/arrow";
+import { decodeLaneBusy, decodeLanes, type LaneSpans } from "../../client/arrow";
 import type { Overview } from "../../client/types";
 import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, switchesIn, type LaneCursor } from "../../viz/lanes";
 import { processColor, processKey } from "../../viz/colors";
@@ -23,8 +26,12 @@ import { usePlayerField } from "../engine/usePlayer";
 /** the keys that move the lanes' keyboard cursor (viz/lanes.moveCursor) */
 const NAV_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"]);
 
-/** the most context switches a window is drawn with (the route's limit) */
+/** the most context switches a window is drawn with span by span (the route's limit) */
 export const LIMIT = 100_000;
+/** the most context switches a window is summed from (lanes_busy.arrow's default limit) */
+export const BUSY_LIMIT = 2_000_000;
+/** the most parts a window is summed in (the route's) */
+const PARTS_MAX = 8_000;
 
 type Loaded =
   | { status: "loading" }
@@ -43,9 +50,11 @@ interface Props {
   onSelect?: (pid: number | null) => void;
   /** the element's test id, its parts' prefixed by it (a compared run's lanes beside the open one's) */
   testId?: string;
+  /** drawn summed per pixel column whatever the window holds */
+  summed?: boolean;
 }
 
-export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes" }: Props) {
+export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes", summed = false }: Props) {
   const rec = player.rec;
   const topo = player.topo;
   const selected = usePlayerField(player, "selected");
@@ -54,24 +63,35 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const [got, setGot] = useState<{ key: string; recId: string; loaded: Loaded } | null>(null);
   const [hover, setHover] = useState<string | null>(null);
   const [cursor, setCursor] = useState<LaneCursor | null>(null);
+  // the window whose spans the server refused as too many (then summed)
+  const [refused, setRefused] = useState<string | null>(null);
   const estimate = switchesIn(overview, d0, d1);
+  const windowKey = `${rec?.id ?? ""}:${String(d0)}:${String(d1)}`;
+  const busy = summed || (estimate !== null && estimate > LIMIT) || refused === windowKey;
   // (the overview's bins give a share of a cut bin: only well past the limit is the window said
   // too busy without asking; nearer, the server counts)
-  const tooWide = estimate !== null && estimate > 2 * LIMIT;
-  const key = `${rec?.id ?? ""}:${String(d0)}:${String(d1)}`;
+  const tooWide = estimate !== null && estimate > 2 * BUSY_LIMIT;
+  const parts = Math.min(PARTS_MAX, Math.max(1, Math.round(width)));
+  const key = `${windowKey}:${busy ? `busy${String(parts)}` : "spans"}`;
 
   useEffect(() => {
     if (!rec || tooWide || overviewPending) return;
     const ctl = new AbortController();
     const timer = window.setTimeout(() => {
-      api
-        .lanesBytes(rec.id, d0, d1, LIMIT, ctl.signal)
-        .then((bytes) => {
-          setGot({ key, recId: rec.id, loaded: { status: "ok", spans: decodeLanes(bytes), t0: d0, t1: d1 } });
+      const got = busy
+        ? api.lanesBusyBytes(rec.id, d0, d1, parts, BUSY_LIMIT, ctl.signal).then(decodeLaneBusy)
+        : api.lanesBytes(rec.id, d0, d1, LIMIT, ctl.signal).then(decodeLanes);
+      got
+        .then((spans) => {
+          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: d0, t1: d1 } });
         })
         .catch((e: unknown) => {
           if (ctl.signal.aborted) return;
           const wide = e instanceof ApiError && e.code === "window_too_wide";
+          if (wide && !busy) {
+            setRefused(windowKey); // too many to draw one by one: summed instead
+            return;
+          }
           setGot({ key, recId: rec.id, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
         });
     }, 150);
@@ -79,12 +99,12 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       window.clearTimeout(timer);
       ctl.abort();
     };
-  }, [rec, d0, d1, tooWide, overviewPending, key]);
+  }, [rec, d0, d1, tooWide, overviewPending, key, busy, parts, windowKey]);
 
   const loaded = useMemo<Loaded>(() => {
     if (tooWide) {
       const n = estimate.toLocaleString("en-US");
-      return { status: "wide", message: `about ${n} context switches in this window: zoom in to under ${LIMIT.toLocaleString("en-US")} to see who ran on each CPU` };
+      return { status: "wide", message: `about ${n} context switches in this window: zoom in to under ${BUSY_LIMIT.toLocaleString("en-US")} to see who ran on each CPU` };
     }
     return got?.key === key ? got.loaded : { status: "loading" };
   }, [estimate, tooWide, got, key]);
@@ -112,12 +132,17 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     for (let i = 0; i < spans.length; i++) {
       lost += spans.lost[i] ?? 0;
       const c = spans.cpu[i] ?? -1;
-      busy.set(c, (busy.get(c) ?? 0) + ((spans.end[i] ?? 0) - (spans.start[i] ?? 0)));
+      busy.set(c, (busy.get(c) ?? 0) + ((spans.end[i] ?? 0) - (spans.start[i] ?? 0)) * (spans.busy?.busy[i] ?? 1));
     }
     const top = [...busy].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3);
     const busiest = top.map(([c, ns]) => `CPU ${String(c)} ${((100 * ns) / span).toFixed(0)}%`).join(", ");
-    return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} span${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
-  }, [spans, shown, rows, rec]);
+    const what = spans.busy ? "column" : "span";
+    // (the parts are equal, to a ns)
+    const body = spans.busy
+      ? `summed per ${formatDuration((spans.end[0] ?? 0) - (spans.start[0] ?? 0))} column${summed ? "" : ` (too many context switches to draw each span: zoom in under ${LIMIT.toLocaleString("en-US")} to see them)`}, busy on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`
+      : `${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`;
+    return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${body}; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} ${what}${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
+  }, [spans, shown, rows, rec, summed]);
 
   // the keyboard cursor's span (-1: a gap), kept within the rows and the window
   const cur = cursor && { row: Math.min(cursor.row, rows.cpus.length - 1), t: Math.max(d0, Math.min(d1, cursor.t)) };
@@ -146,7 +171,9 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       if (x1 <= 0 || x0 >= width) continue;
       const pid = spans.pid[i] ?? 0;
       const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
-      g.globalAlpha = selected === null || selected === pid ? 1 : 0.18;
+      // (summed: as opaque as the column was busy, faint but seen however little it was)
+      const opaque = spans.busy ? 0.15 + 0.85 * (spans.busy.busy[i] ?? 1) : 1;
+      g.globalAlpha = selected === null || selected === pid ? opaque : 0.18 * opaque;
       g.fillStyle = processColor(processKey(pid, comm, spans.tgid[i] ?? -1));
       g.fillRect(x0, row * rowH, Math.max(0.6, x1 - x0), Math.max(rowH - (rowH >= 4 ? 1 : 0), 0.5));
     }
@@ -217,6 +244,11 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     const s = spans.start[i] ?? 0;
     const ran = (spans.end[i] ?? 0) - s;
     const lost = spans.lost[i] ? " · events were lost on this CPU during it: who ran around it may be wrong" : "";
+    if (spans.busy) {
+      const pct = (v: number | undefined) => `${(100 * (v ?? 0)).toFixed(0)}%`;
+      const n = spans.busy.spans[i] ?? 0;
+      return `CPU ${String(spans.cpu[i])} · busy ${pct(spans.busy.busy[i])} of the ${formatDuration(ran)} from +${formatDuration(s - tStart)} · ran most: ${comm} ${String(spans.pid[i])}, ${pct(spans.busy.share[i])} · ${n.toLocaleString("en-US")} span${n === 1 ? "" : "s"}${lost}`;
+    }
     return `CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`;
   };
   const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
@@ -250,6 +282,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       className="cpu-lanes"
       data-testid={testId}
       data-status={loaded.status}
+      data-mode={shown.status === "ok" && shown.spans.busy ? "busy" : "spans"}
+      data-parts={busy ? parts : undefined}
       data-spans={spans?.length ?? 0}
       data-rows={rows.cpus.length}
       data-t0={loaded.status === "ok" ? Math.floor(loaded.t0) : undefined}

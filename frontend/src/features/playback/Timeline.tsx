@@ -4,7 +4,8 @@
  * migrations stacked by crossing level and, where the recording has any, the wakeups from another
  * LLC by where they woke (pulled to the waker's LLC, kept in their own, neither; from GET
  * overview). Click the focus track to seek. Under them, the CPU lanes of the same window
- * (CpuLanes: who ran on each CPU), which can be hidden (remembered in the browser), and with a
+ * (CpuLanes: who ran on each CPU; summed per pixel column when the window is too busy, or on
+ * request), which can be hidden (remembered in the browser), and with a
  * compared run open, on request, its lanes over the same time from its start. The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
@@ -89,6 +90,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
   const [width, setWidth] = useState(800);
   const [lanes, setLanes] = useState(lanesShown);
   const [cmpLanes, setCmpLanes] = useState(false);
+  const [summed, setSummed] = useState(false);
   const [d0, d1] = zoom ?? [tStart, tEnd];
 
   useEffect(() => {
@@ -256,8 +258,8 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
           ))}
         </g>
       </svg>
-      {lanes && <CpuLanes player={player} overview={overview} overviewPending={ov === null} d0={d0} d1={d1} width={width} tStart={tStart} onSelect={onSelect} />}
-      {lanes && cmp && cmpLanes && <ComparedLanes cmp={cmp} from={d0 - tStart} to={d1 - tStart} width={width} />}
+      {lanes && <CpuLanes player={player} overview={overview} overviewPending={ov === null} d0={d0} d1={d1} width={width} tStart={tStart} onSelect={onSelect} summed={summed} />}
+      {lanes && cmp && cmpLanes && <ComparedLanes cmp={cmp} from={d0 - tStart} to={d1 - tStart} width={width} summed={summed} />}
       <div className="timeline-hint">
         {zoom ? (
           <>
@@ -286,6 +288,22 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
         <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { setLanes(!lanes); rememberLanes(!lanes); }}>
           {lanes ? "hide CPU lanes" : "show CPU lanes"}
         </button>
+        {lanes && (
+          <>
+            {" "}
+            ·{" "}
+            <button
+              type="button"
+              className="linkish"
+              data-testid="cpu-lanes-summed-toggle"
+              aria-pressed={summed}
+              title="each CPU's pixel columns: how busy, and who ran most of each (a window too busy to draw span by span is always summed)"
+              onClick={() => { setSummed(!summed); }}
+            >
+              {summed ? "each span" : "busy per column"}
+            </button>
+          </>
+        )}
         {lanes && cmp && (
           <>
             {" "}
@@ -335,7 +353,7 @@ function StackedBars<K extends string>({
 }
 
 /** The compared run's CPU lanes over the same time from its start as the open run's window. */
-function ComparedLanes({ cmp, from, to, width }: { cmp: Player; from: number; to: number; width: number }) {
+function ComparedLanes({ cmp, from, to, width, summed }: { cmp: Player; from: number; to: number; width: number; summed: boolean }) {
   const ready = usePlayerField(cmp, "status") === "ready";
   const ov = usePlayerOverview(cmp);
   if (!ready) return null;
@@ -344,7 +362,7 @@ function ComparedLanes({ cmp, from, to, width }: { cmp: Player; from: number; to
       <div className="cpu-lanes-note">
         the compared run, <b>{cmp.rec?.name ?? ""}</b>, over the same time from its start:
       </div>
-      <CpuLanes player={cmp} overview={ov === "error" ? null : ov} overviewPending={ov === null} d0={cmp.tStart + from} d1={cmp.tStart + to} width={width} tStart={cmp.tStart} testId="cpu-lanes-other" />
+      <CpuLanes player={cmp} overview={ov === "error" ? null : ov} overviewPending={ov === null} d0={cmp.tStart + from} d1={cmp.tStart + to} width={width} tStart={cmp.tStart} testId="cpu-lanes-other" summed={summed} />
     </div>
   );
 }
