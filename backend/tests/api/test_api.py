@@ -128,11 +128,13 @@ def test_cpu_lanes_as_arrow(client: httpx.Client, g4: dict[str, Any], g4_table: 
     assert 0 < len(rows) <= switches + 2
     # a window past the recording's ends: its spans within the recording (no task runs on after it)
     beyond = {"t0_ns": g4["t_start_ns"] - 10**9, "t1_ns": g4["t_end_ns"] + 10**9}
-    whole = pa.ipc.open_stream(
-        client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=beyond).content
-    ).read_all()
+    answer = client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=beyond)
+    whole = pa.ipc.open_stream(answer.content).read_all()
     assert pc.min(whole.column("start_ns")).as_py() >= g4["t_start_ns"]
     assert pc.max(whole.column("end_ns")).as_py() == g4["t_end_ns"]
+    # (the window answered, in its headers)
+    assert answer.headers["x-lanes-t0-ns"] == str(g4["t_start_ns"])
+    assert answer.headers["x-lanes-t1-ns"] == str(g4["t_end_ns"])
     few = client.get(
         f"/api/recordings/{g4['id']}/lanes.arrow", params={"t0_ns": t0, "t1_ns": t1, "limit": 10}
     )
@@ -173,6 +175,7 @@ def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, 
     ]
     assert pc.min(got.column("start_ns")).as_py() == g4["t_start_ns"]
     assert pc.max(got.column("end_ns")).as_py() == g4["t_end_ns"]
+    assert plain.headers["x-lanes-t1-ns"] == str(g4["t_end_ns"])
     assert {c for c in got.column("cpu").to_pylist()} == {0, 1} and got.num_rows <= 80
     one = _read_stream(client.get(url, params={**beyond, "parts": 1}).content)
     spans = _read_stream(client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=beyond).content)

@@ -76,6 +76,16 @@ def test_chunks_and_state_while_live_are_the_final_ones(
             live_state = c.get(f"/api/recordings/{rid}/state", params={"t_ns": t_mid}).json()
         assert live_state["event_index"] > BATCH_ROWS
         assert any(cpu["running_pid"] for cpu in live_state["cpus"])
+        # the CPU lanes while live: as far as the chunks go (the rest is still held back), and
+        # over that window what the finished recording answers
+        with live_server.client() as c:
+            whole = {"t0_ns": t0, "t1_ns": t0 + 80_000 * STEP_NS}
+            lanes = c.get(f"/api/recordings/{rid}/lanes.arrow", params=whole)
+            assert lanes.status_code == 200, lanes.text
+            assert lanes.headers["x-lanes-t1-ns"] == str(chunks[1]["t_end_ns"])
+            live_lanes = pa.ipc.open_stream(lanes.content).read_all()
+            assert max(live_lanes.column("end_ns").to_pylist()) == chunks[1]["t_end_ns"]
+            assert set(live_lanes.column("cpu").to_pylist()) == set(cpus)
         # the time range grows with the next batch
         t1 = t0 + 80_000 * STEP_NS
         assert send_batch(ws, 1, switches(t1, 30_000, cpus), 30_000)["type"] == "ack"
@@ -91,6 +101,9 @@ def test_chunks_and_state_while_live_are_the_final_ones(
         for k, data in zip(chunks, live_bytes, strict=True):
             assert c.get(f"/api/recordings/{rid}/chunks/{k['seq']}").content == data
         assert c.get(f"/api/recordings/{rid}/state", params={"t_ns": t_mid}).json() == live_state
+        stored = {"t0_ns": t0, "t1_ns": chunks[1]["t_end_ns"]}
+        final_lanes = c.get(f"/api/recordings/{rid}/lanes.arrow", params=stored).content
+        assert pa.ipc.open_stream(final_lanes).read_all().equals(live_lanes)
         assert c.get(f"/api/recordings/{rid}/metrics").status_code == 200
 
 

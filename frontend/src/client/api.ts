@@ -249,7 +249,8 @@ export interface paths {
          * Lanes Arrow
          * @description CPU lanes: who ran on each CPU over [t0_ns, t1_ns] (within the recording), as spans between
          *     its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
-         *     tgid, lost), by CPU then time; 422 window_too_wide past `limit` switches.
+         *     tgid, lost), by CPU then time; the window answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns (a live
+         *     recording's ends where its stored chunks do); 422 window_too_wide past `limit` switches.
          */
         get: operations["lanes_arrow_api_recordings__rid__lanes_arrow_get"];
         put?: never;
@@ -273,8 +274,9 @@ export interface paths {
          *     the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
          *     task ran, the task that ran most of it and how much, how many spans touched it and whether one
          *     lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
-         *     lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; 422
-         *     window_too_wide past `limit` switches.
+         *     lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; the window
+         *     answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit`
+         *     switches.
          */
         get: operations["lanes_busy_arrow_api_recordings__rid__lanes_busy_arrow_get"];
         put?: never;

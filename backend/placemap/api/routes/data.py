@@ -132,9 +132,12 @@ BUSY_LIMIT_MAX = 10_000_000
 BUSY_PARTS_MAX = 8_000
 
 
-def _lanes(store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int, int], pa.Table]) -> bytes:
+def _lanes(
+    store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int, int], pa.Table]
+) -> tuple[bytes, dict[str, str]]:
     """Arrow IPC of build(t0, t1) over [t0_ns, t1_ns] clipped to the recording (a task runs on past its
-    last switch only as far as the recording goes); its errors as the API's."""
+    last switch only as far as the recording goes; while live, as far as its stored chunks go), and
+    the headers that say the window answered (X-Lanes-T0-Ns, X-Lanes-T1-Ns); its errors as the API's."""
     rec = recording_or_404(store, rid, ready=True)
     if t1_ns < t0_ns:
         raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
@@ -142,8 +145,13 @@ def _lanes(store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int,
         t0_ns = max(t0_ns, rec.t_start_ns)
     if rec.t_end_ns is not None and rec.status == "ready":
         t1_ns = min(t1_ns, rec.t_end_ns)
+    elif rec.status == "live":
+        # (what the live chunker has written: the events after it are still held back or batched)
+        last = store.chunk_at(rid, 2**63 - 1)
+        t1_ns = min(t1_ns, t0_ns if last is None else last.t_end_ns)
+    t1_ns = max(t0_ns, t1_ns)
     try:
-        table = build(t0_ns, max(t0_ns, t1_ns))
+        table = build(t0_ns, t1_ns)
     except WindowTooWideError as exc:
         raise ApiError(422, "window_too_wide", str(exc)) from exc
     except StoredChunkError as exc:
@@ -155,7 +163,7 @@ def _lanes(store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int,
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
-    return bytes(sink.getvalue().to_pybytes())
+    return bytes(sink.getvalue().to_pybytes()), {"X-Lanes-T0-Ns": str(t0_ns), "X-Lanes-T1-Ns": str(t1_ns)}
 
 
 @router.get(
@@ -172,9 +180,10 @@ def lanes_arrow(
 ) -> Response:
     """CPU lanes: who ran on each CPU over [t0_ns, t1_ns] (within the recording), as spans between
     its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
-    tgid, lost), by CPU then time; 422 window_too_wide past `limit` switches."""
-    body = _lanes(store, rid, t0_ns, t1_ns, lambda t0, t1: cpu_lanes(store, rid, t0, t1, limit=limit))
-    return Response(content=body, media_type=ARROW_STREAM)
+    tgid, lost), by CPU then time; the window answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns (a live
+    recording's ends where its stored chunks do); 422 window_too_wide past `limit` switches."""
+    body, window = _lanes(store, rid, t0_ns, t1_ns, lambda t0, t1: cpu_lanes(store, rid, t0, t1, limit=limit))
+    return Response(content=body, media_type=ARROW_STREAM, headers=window)
 
 
 @router.get(
@@ -195,9 +204,10 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
     the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
     task ran, the task that ran most of it and how much, how many spans touched it and whether one
     lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
-    lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; 422
-    window_too_wide past `limit` switches."""
-    body = _lanes(
+    lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; the window
+    answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit`
+    switches."""
+    body, window = _lanes(
         store, rid, t0_ns, t1_ns, lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit)
     )
     if _accepts_zstd(request):
@@ -205,9 +215,9 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
         return Response(
             content=packed,
             media_type=ARROW_STREAM,
-            headers={"Content-Encoding": "zstd", "Vary": "Accept-Encoding"},
+            headers={**window, "Content-Encoding": "zstd", "Vary": "Accept-Encoding"},
         )
-    return Response(content=body, media_type=ARROW_STREAM, headers={"Vary": "Accept-Encoding"})
+    return Response(content=body, media_type=ARROW_STREAM, headers={**window, "Vary": "Accept-Encoding"})
 
 
 @router.get(
