@@ -13,6 +13,7 @@
  * the reason.
  */
 import { expect, test, type Browser, type Page } from "@playwright/test";
+import { tableFromIPC } from "apache-arrow";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -228,6 +229,11 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     expect(await playhead(page)).toBeGreaterThan(t0);
     await expect(region).toContainText("hackbench");
     await shot(page, "following");
+    // the CPU lanes of what the server has stored so far, moving on as the run grows
+    const lanes = page.getByTestId("live-lanes").getByTestId("cpu-lanes");
+    await expect(lanes).toHaveAttribute("data-status", "ok", { timeout: 30_000 });
+    const lanesT1 = Number(await lanes.getAttribute("data-t1"));
+    await expect.poll(async () => Number(await lanes.getAttribute("data-t1")), { timeout: 30_000 }).toBeGreaterThan(lanesT1);
     // figures for the report (not asserted: they depend on the machine's load)
     const st0 = await page.evaluate(() => (window as unknown as { __placemapStats?: Record<string, unknown> }).__placemapStats ?? null);
     console.log(`live view after following: ${JSON.stringify(st0)}`);
@@ -270,6 +276,24 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     await expect(lost).toBeVisible();
     await expect(page.getByTestId("live-behind")).toContainText("behind live");
     await shot(page, "paused");
+    // what the lanes draw is what the server's lanes of the window they answered hold (spans, or
+    // summed per column when the window is too busy): their attributes read at once, while drawn
+    type Drawn = { status?: string; t0?: string; t1?: string; mode?: string; spans?: string; parts?: string };
+    let drawn: Drawn = {};
+    await expect
+      .poll(async () => {
+        drawn = await lanes.evaluate((el: HTMLElement): Drawn => Object.fromEntries(["status", "t0", "t1", "mode", "spans", "parts"].map((k) => [k, el.getAttribute(`data-${k}`) ?? undefined])));
+        return drawn.status;
+      }, { timeout: 30_000 })
+      .toBe("ok");
+    const route = drawn.mode === "busy" ? `lanes_busy.arrow?parts=${drawn.parts ?? ""}&limit=2000000&` : "lanes.arrow?";
+    const answered = await page.request.get(`/api/recordings/${id}/${route}t0_ns=${drawn.t0 ?? ""}&t1_ns=${drawn.t1 ?? ""}`);
+    expect(answered.status()).toBe(200);
+    expect(answered.headers()["x-lanes-t1-ns"]).toBe(drawn.t1);
+    expect(String(tableFromIPC(await answered.body()).numRows)).toBe(drawn.spans);
+    expect(Number(drawn.spans)).toBeGreaterThan(0);
+    console.log(`live lanes: ${JSON.stringify(drawn)}; ${(await page.getByTestId("live-lanes-caption").textContent()) ?? ""}`);
+    await page.getByTestId("live-lanes").screenshot({ path: join(ARTIFACTS, "live-lanes.png") });
 
     // scrub back: a click a fifth of the way along the live timeline
     const scrub = page.getByTestId("live-scrub");

@@ -18,6 +18,7 @@ import { Legend } from "./features/Legend";
 import { formatView, parseView } from "./features/urlState";
 import { LiveBar } from "./features/live/LiveBar";
 import { LiveTimeline } from "./features/live/LiveTimeline";
+import { LiveLanes } from "./features/live/LiveLanes";
 import { LiveTaskInspector } from "./features/live/LiveTaskInspector";
 import { follow } from "./features/compare/compare";
 import { CompareCounts } from "./features/compare/CompareCounts";
@@ -156,6 +157,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
           <GridView player={player} onSelect={onSelect} />
         )}
         {ready && live && <LiveTimeline player={player} />}
+        {ready && live && <LiveLanes player={player} onSelect={onSelect} />}
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />

@@ -61,11 +61,21 @@ async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
 
 const enc = encodeURIComponent;
 
+/** CPU lanes' bytes and the window [t0, t1] ns they answer. */
+export interface LanesAnswer {
+  bytes: Uint8Array;
+  t0: number;
+  t1: number;
+}
+
 export const api = {
   listRecordings: (signal?: AbortSignal) => getJson<Recording[]>("/recordings", signal),
   recording: (id: string, signal?: AbortSignal) => getJson<Recording>(`/recordings/${enc(id)}`, signal),
   topology: (id: string, signal?: AbortSignal) => getJson<Topology>(`/recordings/${enc(id)}/topology`, signal),
   chunks: (id: string, signal?: AbortSignal) => getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks`, signal),
+  /** the chunks that end at or after `t0` ns (a live recording's newest, from the last one seen) */
+  chunksFrom: (id: string, t0: number, signal?: AbortSignal) =>
+    getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks?t0_ns=${String(Math.floor(t0))}`, signal),
   state: (id: string, tNs: number, signal?: AbortSignal) =>
     getJson<PlacementState>(`/recordings/${enc(id)}/state?t_ns=${Math.round(tNs)}`, signal),
   overview: (id: string, bins: number, signal?: AbortSignal) =>
@@ -150,21 +160,22 @@ export const api = {
     const res = await fetch(`${BASE}/recordings/${enc(id)}`, { method: "DELETE" });
     if (!res.ok && res.status !== 404) throw await errorFrom(res);
   },
-  /** CPU lanes over [t0, t1] ns as Arrow IPC bytes (decodeLanes); ApiError window_too_wide past
-   * `limit` context switches */
-  async lanesBytes(id: string, t0: number, t1: number, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
-    const q = `t0_ns=${String(Math.floor(t0))}&t1_ns=${String(Math.ceil(t1))}&limit=${String(limit)}`;
-    const res = await fetch(`${BASE}/recordings/${enc(id)}/lanes.arrow?${q}`, { signal: signal ?? null });
+  /** CPU lanes over [t0, t1] ns as Arrow IPC bytes: spans (lanes.arrow, decodeLanes), or with
+   * `parts` summed in that many parts (lanes_busy.arrow, decodeLaneBusy; the browser undoes its
+   * zstd); with the window the server answered (clipped to the recording, or to a live one's stored
+   * chunks). ApiError window_too_wide past `limit` context switches. */
+  async lanes(id: string, t0: number, t1: number, opts: { limit: number; parts?: number }, signal?: AbortSignal): Promise<LanesAnswer> {
+    const from = Math.floor(t0);
+    const to = Math.ceil(t1);
+    const parts = opts.parts === undefined ? "" : `&parts=${String(opts.parts)}`;
+    const route = opts.parts === undefined ? "lanes.arrow" : "lanes_busy.arrow";
+    const res = await fetch(`${BASE}/recordings/${enc(id)}/${route}?t0_ns=${String(from)}&t1_ns=${String(to)}&limit=${String(opts.limit)}${parts}`, { signal: signal ?? null });
     if (!res.ok) throw await errorFrom(res);
-    return new Uint8Array(await res.arrayBuffer());
-  },
-  /** CPU lanes over [t0, t1] ns summed in `parts` parts, as Arrow IPC bytes (decodeLaneBusy); the
-   * browser undoes the zstd. ApiError window_too_wide past `limit` context switches. */
-  async lanesBusyBytes(id: string, t0: number, t1: number, parts: number, limit: number, signal?: AbortSignal): Promise<Uint8Array> {
-    const q = `t0_ns=${String(Math.floor(t0))}&t1_ns=${String(Math.ceil(t1))}&parts=${String(parts)}&limit=${String(limit)}`;
-    const res = await fetch(`${BASE}/recordings/${enc(id)}/lanes_busy.arrow?${q}`, { signal: signal ?? null });
-    if (!res.ok) throw await errorFrom(res);
-    return new Uint8Array(await res.arrayBuffer());
+    const header = (name: string, dflt: number): number => {
+      const v = Number(res.headers.get(name) ?? NaN);
+      return Number.isSafeInteger(v) ? v : dflt;
+    };
+    return { bytes: new Uint8Array(await res.arrayBuffer()), t0: header("x-lanes-t0-ns", from), t1: header("x-lanes-t1-ns", to) };
   },
   async chunkBytes(id: string, seq: number, signal?: AbortSignal): Promise<Uint8Array> {
     // the browser negotiates Content-Encoding (zstd/gzip) and decodes transparently

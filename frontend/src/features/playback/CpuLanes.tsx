@@ -52,9 +52,12 @@ interface Props {
   testId?: string;
   /** drawn summed per pixel column whatever the window holds */
   summed?: boolean;
+  /** a live recording's window, moved on as it grows: the last one stays drawn, not dimmed, while
+   * the next loads */
+  live?: boolean;
 }
 
-export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes", summed = false }: Props) {
+export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes", summed = false, live = false }: Props) {
   const rec = player.rec;
   const topo = player.topo;
   const selected = usePlayerField(player, "selected");
@@ -78,12 +81,11 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     if (!rec || tooWide || overviewPending) return;
     const ctl = new AbortController();
     const timer = window.setTimeout(() => {
-      const got = busy
-        ? api.lanesBusyBytes(rec.id, d0, d1, parts, BUSY_LIMIT, ctl.signal).then(decodeLaneBusy)
-        : api.lanesBytes(rec.id, d0, d1, LIMIT, ctl.signal).then(decodeLanes);
-      got
-        .then((spans) => {
-          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: d0, t1: d1 } });
+      api
+        .lanes(rec.id, d0, d1, busy ? { limit: BUSY_LIMIT, parts } : { limit: LIMIT }, ctl.signal)
+        .then((got) => {
+          const spans = busy ? decodeLaneBusy(got.bytes) : decodeLanes(got.bytes);
+          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1 } });
         })
         .catch((e: unknown) => {
           if (ctl.signal.aborted) return;
@@ -117,6 +119,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       ? got.loaded
       : loaded;
   const stale = shown !== loaded;
+  // where the answer ends before the window does: a live recording's events not stored yet
+  const stored = shown.status === "ok" ? shown.t1 : d1;
   const spans = shown.status === "ok" ? shown.spans : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
   const ranges = useMemo(() => (spans ? cpuRanges(spans) : null), [spans]);
@@ -125,8 +129,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
 
   const summary = useMemo(() => {
     if (!spans || shown.status !== "ok") return "";
-    // (the server keeps the spans within the recording: so does the share of the window)
-    const span = Math.max(1, Math.min(shown.t1, rec?.t_end_ns ?? shown.t1) - Math.max(shown.t0, rec?.t_start_ns ?? shown.t0));
+    // (the window the server answered: within the recording, or a live one's stored chunks)
+    const span = Math.max(1, shown.t1 - shown.t0);
     const busy = new Map<number, number>();
     let lost = 0;
     for (let i = 0; i < spans.length; i++) {
@@ -142,7 +146,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       ? `summed per ${formatDuration((spans.end[0] ?? 0) - (spans.start[0] ?? 0))} column${summed ? "" : ` (too many context switches to draw each span: zoom in under ${LIMIT.toLocaleString("en-US")} to see them)`}, busy on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`
       : `${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`;
     return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${body}; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} ${what}${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
-  }, [spans, shown, rows, rec, summed]);
+  }, [spans, shown, rows, summed]);
 
   // the keyboard cursor's span (-1: a gap), kept within the rows and the window
   const cur = cursor && { row: Math.min(cursor.row, rows.cpus.length - 1), t: Math.max(d0, Math.min(d1, cursor.t)) };
@@ -203,6 +207,10 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
         g.fillRect(x0, row * rowH + rowH / 2 - h / 2, Math.max(1, x1 - x0), h);
       }
     }
+    if (stored < d1) {
+      g.fillStyle = "rgba(0, 0, 0, 0.07)";
+      g.fillRect(Math.max(0, xOf(stored)), 0, width - Math.max(0, xOf(stored)), height);
+    }
     for (const b of rows.breaks) {
       g.fillStyle = b.kind === "node" ? "#555" : "#d8d8d8";
       g.fillRect(0, b.row * rowH - (b.kind === "node" ? 1 : 0.5), width, b.kind === "node" ? 1.5 : 1);
@@ -215,7 +223,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.lineWidth = 2;
       g.strokeRect(x0, curRow * rowH - 1, Math.max(2, x1 - x0), rowH + 2);
     }
-  }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan]);
+  }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan, stored]);
 
   // playhead, every frame
   useEffect(
@@ -252,6 +260,11 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     return `CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`;
   };
   const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
+    const r = e.currentTarget.getBoundingClientRect();
+    if (d0 + ((e.clientX - r.left) / width) * (d1 - d0) > stored) {
+      setHover(`after +${formatDuration(stored - tStart)}: not stored yet (a live recording's events are stored a few seconds behind its head)`);
+      return;
+    }
     const i = spanUnder(e);
     setHover(spans && i >= 0 ? spanText(i) : null);
   };
@@ -291,12 +304,14 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     >
       {shown.status === "ok" && shown.spans.length === 0 ? (
         <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
-          {overview && !(overview.by_kind.switch ?? []).some((v) => v > 0)
-            ? "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"
-            : "CPU lanes: no task ran on any CPU in this window, by its context switches"}
+          {shown.t1 <= shown.t0 && stored < d1
+            ? "CPU lanes: nothing of this window is stored yet (a live recording's events are stored a few seconds behind its head)"
+            : overview && !(overview.by_kind.switch ?? []).some((v) => v > 0)
+              ? "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"
+              : "CPU lanes: no task ran on any CPU in this window, by its context switches"}
         </div>
       ) : shown.status === "ok" ? (
-        <div className={`cpu-lanes-box${stale ? " stale" : ""}`} style={{ width, height }}>
+        <div className={`cpu-lanes-box${stale && !live ? " stale" : ""}`} style={{ width, height }}>
           <canvas
             ref={canvasRef}
             role="application"

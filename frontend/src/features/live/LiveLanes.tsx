@@ -1,0 +1,93 @@
+/**
+ * The CPU lanes of a live recording: who ran on each CPU over the LIVE_LANES_NS of trace time up to
+ * the playhead (the head while following), or up to where the server has stored the run if that is
+ * earlier: its chunks are written behind the head (seconds, more while the host is busy), and the
+ * lanes are read from them. The end is polled every second (the chunks from the last end seen); the
+ * window moves on each whole LIVE_LANES_STEP_NS, and the line above the lanes says how far behind
+ * the playhead they end. The lanes themselves, summed per column when the window is too busy, are
+ * playback/CpuLanes.
+ */
+import { useEffect, useRef, useState } from "react";
+import { api } from "../../client/http";
+import { formatDuration } from "../../viz/time";
+import type { Player } from "../engine/player";
+import { usePlayerSnapshot } from "../engine/usePlayer";
+import { CpuLanes } from "../playback/CpuLanes";
+
+/** the window: the last 5 s, moved on each whole second of trace time */
+export const LIVE_LANES_NS = 5e9;
+export const LIVE_LANES_STEP_NS = 1e9;
+const POLL_MS = 1000;
+
+/** The live lanes' window for an end at `at` ns of a run from `tStart`: [t1 - LIVE_LANES_NS, t1]
+ * (from the run's start at most), t1 the end rounded up to the next step from the start. */
+export function liveWindow(tStart: number, at: number): [number, number] {
+  const t1 = tStart + Math.ceil(Math.max(0, at - tStart) / LIVE_LANES_STEP_NS) * LIVE_LANES_STEP_NS;
+  return [Math.max(tStart, t1 - LIVE_LANES_NS), Math.max(t1, tStart + LIVE_LANES_STEP_NS)];
+}
+
+/** Where the server's stored chunks of the recording end, polled; null before the first one. */
+function useStoredEnd(recId: string | undefined, tStart: number): number | null {
+  const [end, setEnd] = useState<number | null>(null);
+  useEffect(() => {
+    if (!recId) return;
+    const ctl = new AbortController();
+    let from = tStart;
+    let busy = false;
+    const poll = () => {
+      if (busy) return;
+      busy = true;
+      api
+        .chunksFrom(recId, from, ctl.signal)
+        .then((list) => {
+          const last = Math.max(...list.map((c) => c.t_end_ns));
+          if (Number.isFinite(last) && last >= from) {
+            from = last;
+            setEnd(last);
+          }
+        })
+        .catch(() => undefined) // (asked again at the next poll)
+        .finally(() => {
+          busy = false;
+        });
+    };
+    poll();
+    const timer = window.setInterval(poll, POLL_MS);
+    return () => {
+      window.clearInterval(timer);
+      ctl.abort();
+    };
+  }, [recId, tStart]);
+  return end;
+}
+
+export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pid: number | null) => void }) {
+  const snap = usePlayerSnapshot(player);
+  const wrapRef = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(800);
+  useEffect(() => {
+    const el = wrapRef.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      setWidth(Math.max(200, Math.floor(el.getBoundingClientRect().width)));
+    });
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+    };
+  }, []);
+  const stored = useStoredEnd(player.rec?.id, player.tStart);
+  const end = stored === null ? null : Math.min(snap.playhead, stored);
+  const [d0, d1] = liveWindow(player.tStart, end ?? player.tStart);
+  const behind = end === null ? 0 : snap.playhead - end;
+  return (
+    <div ref={wrapRef} className="live-lanes" data-testid="live-lanes">
+      <div className="small muted" data-testid="live-lanes-caption">
+        {end === null
+          ? "CPU lanes: waiting for the server to store the run's first events"
+          : `CPU lanes: the last ${String(LIVE_LANES_NS / 1e9)} s the server has stored${behind > 1e6 ? `, ending ${formatDuration(behind)} behind the playhead` : ""}`}
+      </div>
+      {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live />}
+    </div>
+  );
+}
