@@ -31,9 +31,10 @@ BUSY_SCHEMA = pa.schema(
 
 
 def part_edges(t0: int, t1: int, parts: int) -> np.ndarray:
-    """The parts' edges: `parts` (at most one per ns) equal parts of [t0, t1], whole ns."""
+    """The parts' edges: `parts` (at most one per ns) equal parts of [t0, t1], whole ns: t0 + k *
+    (t1 - t0) // n, in Python's integers (no product leaves int64, whatever the window's length)."""
     n = max(1, min(parts, t1 - t0))
-    return t0 + ((t1 - t0) * np.arange(n + 1, dtype=np.int64)) // n
+    return np.array([t0 + k * (t1 - t0) // n for k in range(n + 1)], dtype=np.int64)
 
 
 def lane_busy(store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: int) -> pa.Table:

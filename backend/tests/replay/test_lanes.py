@@ -19,7 +19,7 @@ from ftrace_lines import G4
 from test_helpers import damage_chunk, ingest
 
 from placemap.replay.delays import StoredChunkError
-from placemap.replay.lane_busy import lane_busy
+from placemap.replay.lane_busy import lane_busy, part_edges
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.store import Store
@@ -292,3 +292,38 @@ def test_the_summed_lanes_are_refused_past_the_limit_as_the_spans_are(
     with pytest.raises(WindowTooWideError, match="more than 99 context switches"):
         lane_busy(store, rid, t0, t1, parts=10, limit=99)
     assert lane_busy(store, rid, t0, t0, parts=10, limit=100).num_rows == 0
+
+
+def test_a_part_two_tasks_ran_equally_names_the_lower_pid(store: Store) -> None:
+    """A made-up CPU 0: task 10 runs 100 ns, then task 5 100 ns, then idle: in one part of [0, 200],
+    each ran half (the tie goes to the lower pid, 5, though 10 came first); in two, each its own."""
+    rows = [(0, 0, "swapper/0", 10, "ten"), (100, 10, "ten", 5, "five"), (200, 5, "five", 0, "swapper/0")]
+    cols: dict[str, list[object]] = {f.name: [None] * 3 for f in EVENT_SCHEMA}
+    cols.update(
+        ts_ns=[r[0] for r in rows],
+        cpu=[0] * 3,
+        kind=[int(Kind.SWITCH)] * 3,
+        cur_pid=[r[1] for r in rows],
+        pid=[r[1] for r in rows],
+        comm=[r[2] for r in rows],
+        prio=[120] * 3,
+        prev_state=["R"] * 3,
+        next_pid=[r[3] for r in rows],
+        next_comm=[r[4] for r in rows],
+        next_prio=[120] * 3,
+    )
+    rid = ingest(store, pa.Table.from_pydict(cols, schema=EVENT_SCHEMA))
+    one = _parts(lane_busy(store, rid, 0, 200, parts=1, limit=10))
+    assert one == [(0, 0, 200, 5, "five", False, 1.0, 0.5, 2)]
+    two = _parts(lane_busy(store, rid, 0, 200, parts=2, limit=10))
+    assert two == [(0, 0, 100, 10, "ten", False, 1.0, 1.0, 1), (0, 100, 200, 5, "five", False, 1.0, 1.0, 1)]
+
+
+def test_part_edges_stay_whole_and_in_order_over_any_window() -> None:
+    """Equal parts to a ns, and no product leaving int64 however long the window (a 2^62 ns one in
+    8,000 parts; the whole int64 range in one)."""
+    assert part_edges(5, 17, 5).tolist() == [5 + k * 12 // 5 for k in range(6)]
+    assert part_edges(0, 10, 100).tolist() == list(range(11))
+    wide = part_edges(0, 2**62, 8_000)
+    assert wide[-1] == 2**62 and bool((wide[1:] > wide[:-1]).all())
+    assert part_edges(-(2**63), 2**63 - 1, 1).tolist() == [-(2**63), 2**63 - 1]
