@@ -11,6 +11,7 @@ import { gunzipSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tableFromIPC } from "apache-arrow";
+import { formatDuration } from "../src/viz/time";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TRACES = join(here, "..", "..", "..", "shared", "traces");
@@ -342,42 +343,40 @@ test("CPU lanes summed per column: each column's busy share and who ran most of 
   await page.mouse.move(cb.x + cb.width / 2, cb.y + 3);
   const hover = page.getByTestId("cpu-lanes-hover");
   await expect(hover).toContainText(/^CPU 0 · busy \d+% of the /);
-  const said = /^CPU 0 · busy (\d+)% of the \S+ \S+ from \+\S+ \S+ · ran most: (\S+) (\d+), (\d+)% · ([\d,]+) spans?/.exec((await hover.textContent()) ?? "");
+  const said = /^CPU 0 · busy (\d+)% of the \S+ \S+ from (\+\S+ \S+) · ran most: (\S+) (\d+), (\d+)% · ([\d,]+) spans?/.exec((await hover.textContent()) ?? "");
   if (!said) throw new Error(`hover: ${(await hover.textContent()) ?? ""}`);
-  const mid = t0 + (t1 - t0) / 2;
+  // the column the pointer is over: the one of CPU 0 starting where the line says (to 0.1 ms, and
+  // the columns are over 1 ms apart)
+  const tStart = ((await (await request.get(`/api/recordings/${id}`)).json()) as { t_start_ns: number }).t_start_ns;
   const cpu = served.getChild("cpu")?.toArray() as Int32Array;
   const start = served.getChild("start_ns")?.toArray() as BigInt64Array;
   const end = served.getChild("end_ns")?.toArray() as BigInt64Array;
-  const row = [...cpu.keys()].find((i) => cpu[i] === 0 && Math.abs(Number(start[i]) - mid) <= Number(end[i]) - Number(start[i]));
-  if (row === undefined) throw new Error("no column of CPU 0 near the middle");
-  // the column under the pointer: the one the hover's start names (+ms from the recording's start)
-  const cols = [...cpu.keys()].filter((i) => cpu[i] === 0);
+  const under = [...cpu.keys()].filter((i) => cpu[i] === 0 && `+${formatDuration(Number(start[i]) - tStart)}` === said[2]);
+  expect(under).toHaveLength(1);
+  const col = under[0] ?? -1;
+  expect(Math.abs(Number(start[col]) - (t0 + t1) / 2)).toBeLessThan(2 * (Number(end[col]) - Number(start[col])));
   const sw: [number, number][] = []; // CPU 0's switches: when, next_pid
   for (const l of gunzipSync(readFileSync(G4)).toString("utf8").split("\n")) {
     const m = /\[000\] \S+\s+(\d+)\.(\d{6}): sched_switch: .*next_pid=(\d+)/.exec(l);
     if (m) sw.push([Number(m[1]) * 1e9 + Number(m[2]) * 1e3, Number(m[3])]);
   }
-  const truth = (a: number, b: number): { busy: number; top: number; share: number; spans: number } => {
-    const ran = new Map<number, number>();
-    let spans = 0;
-    for (let k = 0; k < sw.length; k++) {
-      const [s0, pid] = sw[k] ?? [0, 0];
-      const s1 = sw[k + 1]?.[0] ?? t1;
-      if (pid === 0 || s1 <= a || s0 >= b) continue;
-      spans++;
-      ran.set(pid, (ran.get(pid) ?? 0) + Math.min(s1, b) - Math.max(s0, a));
-    }
-    const [top, most] = [...ran].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0] ?? [0, 0];
-    return { busy: [...ran.values()].reduce((x, y) => x + y, 0) / (b - a), top, share: most / (b - a), spans };
-  };
-  const match = cols.filter((i) => {
-    const t = truth(Number(start[i]), Number(end[i]));
-    return Math.round(100 * t.busy) === Number(said[1]) && t.top === Number(said[3]) && Math.round(100 * t.share) === Number(said[4]) && t.spans === Number(said[5]?.replace(/,/g, ""));
-  });
-  // (the column the pointer is over is one of the few at the middle: its numbers are the truth's)
-  expect(match.some((i) => Math.abs(i - row) <= 2)).toBe(true);
+  // what ran in [a, b) by those lines: each switch's next_pid until CPU 0's next switch (idle, 0, is no task)
+  const a = Number(start[col]);
+  const b = Number(end[col]);
+  const ran = new Map<number, number>();
+  let spans = 0;
+  for (let k = 0; k < sw.length; k++) {
+    const [s0, pid] = sw[k] ?? [0, 0];
+    const s1 = sw[k + 1]?.[0] ?? t1;
+    if (pid === 0 || s1 <= a || s0 >= b) continue;
+    spans++;
+    ran.set(pid, (ran.get(pid) ?? 0) + Math.min(s1, b) - Math.max(s0, a));
+  }
+  const [top, most] = [...ran].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0] ?? [0, 0];
+  const busy = [...ran.values()].reduce((x, y) => x + y, 0) / (b - a);
+  expect([Number(said[1]), Number(said[4]), Number(said[5]), Number(said[6]?.replace(/,/g, ""))]).toEqual([Math.round(100 * busy), top, Math.round((100 * most) / (b - a)), spans]);
   await page.mouse.click(cb.x + cb.width / 2, cb.y + 3);
-  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${said[3] ?? ""} `);
+  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${said[4] ?? ""} `);
   await shot(page, "cpu-lanes-summed");
   // and back to each span
   await page.getByTestId("cpu-lanes-summed-toggle").click();

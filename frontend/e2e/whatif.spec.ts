@@ -112,8 +112,8 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   // beside the grids, both runs' whole-run counts, as each recording's metrics give them
   const twinId = new URL(compareUrl).searchParams.get("cmp") ?? "";
   // under the timeline, the twin's CPU lanes beside the recording's, over the same time from each
-  // one's start, each as many spans as the server's lanes of its window
-  const lanesOf = async (testId: string, id: string): Promise<[number, number]> => {
+  // one's start (as far as each run goes), each as many spans as the server's lanes of its window
+  const lanesOf = async (testId: string, id: string): Promise<[number, number, number]> => {
     const el = page.getByTestId(testId);
     await expect(el).toHaveAttribute("data-status", "ok");
     const t0 = Number(await el.getAttribute("data-t0"));
@@ -121,15 +121,23 @@ test("what-if: replay a recording under a hint on another machine, open the twin
     const served = tableFromIPC(await (await request.get(`/api/recordings/${id}/lanes.arrow?t0_ns=${t0}&t1_ns=${t1}&limit=100000`)).body());
     await expect(el).toHaveAttribute("data-spans", String(served.numRows));
     expect(served.numRows).toBeGreaterThan(0);
-    const start = ((await (await request.get(`/api/recordings/${id}`)).json()) as { t_start_ns: number }).t_start_ns;
-    return [t0 - start, t1 - start];
+    const rec = (await (await request.get(`/api/recordings/${id}`)).json()) as { t_start_ns: number; t_end_ns: number };
+    return [t0 - rec.t_start_ns, t1 - rec.t_start_ns, rec.t_end_ns - rec.t_start_ns];
   };
   const own = await lanesOf("cpu-lanes", rid);
   await expect(page.getByTestId("cpu-lanes-other")).toHaveCount(0);
   await page.getByTestId("cpu-lanes-other-toggle").click();
   const twinLanes = await lanesOf("cpu-lanes-other", twinId);
   expect(Math.abs(own[0] - twinLanes[0])).toBeLessThanOrEqual(1);
-  expect(Math.abs(own[1] - twinLanes[1])).toBeLessThanOrEqual(1);
+  expect(Math.abs(Math.min(own[1], twinLanes[2]) - twinLanes[1])).toBeLessThanOrEqual(1);
+  // the twin ends first: past its end its lanes are shaded and say so
+  expect(twinLanes[2]).toBeLessThan(own[1]);
+  const other = await page.getByTestId("cpu-lanes-other-canvas").boundingBox();
+  if (!other) throw new Error("no twin lanes");
+  await page.mouse.move(other.x + other.width - 2, other.y + 2);
+  await expect(page.getByTestId("cpu-lanes-other-hover")).toHaveText(/^after \+\S+ \S+: after the recording's end$/);
+  await page.mouse.move(other.x + 2, other.y + 2);
+  await expect(page.getByTestId("cpu-lanes-other-hover")).not.toContainText("after the recording's end");
   await expect(page.getByTestId("cpu-lanes-other")).toHaveAttribute("data-rows", "256");
   type M = { migrations: { total: number }; wakeups: { total: number } };
   const mA = (await (await request.get(`/api/recordings/${rid}/metrics`)).json()) as M;

@@ -18,6 +18,8 @@ import { CpuLanes } from "../playback/CpuLanes";
 export const LIVE_LANES_NS = 5e9;
 export const LIVE_LANES_STEP_NS = 1e9;
 const POLL_MS = 1000;
+/** a poll not answered by then is dropped, and the next one asks again */
+const POLL_TIMEOUT_MS = 10_000;
 
 /** The live lanes' window for an end at `at` ns of a run from `tStart`: [t1 - LIVE_LANES_NS, t1]
  * (from the run's start at most), t1 the end rounded up to the next step from the start. */
@@ -26,8 +28,9 @@ export function liveWindow(tStart: number, at: number): [number, number] {
   return [Math.max(tStart, t1 - LIVE_LANES_NS), Math.max(t1, tStart + LIVE_LANES_STEP_NS)];
 }
 
-/** Where the server's stored chunks of the recording end, polled; null before the first one. */
-function useStoredEnd(recId: string | undefined, tStart: number): number | null {
+/** Where the server's stored chunks of the recording end, polled while it runs (once more when it
+ * has ended: its last chunks); null before the first one. */
+function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean): number | null {
   const [end, setEnd] = useState<number | null>(null);
   useEffect(() => {
     if (!recId) return;
@@ -38,7 +41,7 @@ function useStoredEnd(recId: string | undefined, tStart: number): number | null 
       if (busy) return;
       busy = true;
       api
-        .chunksFrom(recId, from, ctl.signal)
+        .chunksFrom(recId, from, AbortSignal.any([ctl.signal, AbortSignal.timeout(POLL_TIMEOUT_MS)]))
         .then((list) => {
           const last = Math.max(...list.map((c) => c.t_end_ns));
           if (Number.isFinite(last) && last >= from) {
@@ -52,12 +55,12 @@ function useStoredEnd(recId: string | undefined, tStart: number): number | null 
         });
     };
     poll();
-    const timer = window.setInterval(poll, POLL_MS);
+    const timer = ended ? undefined : window.setInterval(poll, POLL_MS);
     return () => {
       window.clearInterval(timer);
       ctl.abort();
     };
-  }, [recId, tStart]);
+  }, [recId, tStart, ended]);
   return end;
 }
 
@@ -76,7 +79,7 @@ export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pi
       ro.disconnect();
     };
   }, []);
-  const stored = useStoredEnd(player.rec?.id, player.tStart);
+  const stored = useStoredEnd(player.rec?.id, player.tStart, snap.live?.mode === "ended");
   const end = stored === null ? null : Math.min(snap.playhead, stored);
   const [d0, d1] = liveWindow(player.tStart, end ?? player.tStart);
   const behind = end === null ? 0 : snap.playhead - end;

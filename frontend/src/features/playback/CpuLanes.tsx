@@ -68,11 +68,13 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const [cursor, setCursor] = useState<LaneCursor | null>(null);
   // the window whose spans the server refused as too many (then summed)
   const [refused, setRefused] = useState<string | null>(null);
+  // live (no overview to estimate from): the last window was too busy, so the next one, a second
+  // on, starts summed; until one holds well under the limit
+  const [liveBusy, setLiveBusy] = useState(false);
   const estimate = switchesIn(overview, d0, d1);
   const windowKey = `${rec?.id ?? ""}:${String(d0)}:${String(d1)}`;
-  const busy = summed || (estimate !== null && estimate > LIMIT) || refused === windowKey;
-  // (the overview's bins give a share of a cut bin: only well past the limit is the window said
-  // too busy without asking; nearer, the server counts)
+  // (the overview's bins give a share of a cut bin: near the limit, the server counts)
+  const busy = summed || (estimate !== null && estimate > 1.5 * LIMIT) || refused === windowKey || (live && liveBusy);
   const tooWide = estimate !== null && estimate > 2 * BUSY_LIMIT;
   const parts = Math.min(PARTS_MAX, Math.max(1, Math.round(width)));
   const key = `${windowKey}:${busy ? `busy${String(parts)}` : "spans"}`;
@@ -85,6 +87,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
         .lanes(rec.id, d0, d1, busy ? { limit: BUSY_LIMIT, parts } : { limit: LIMIT }, ctl.signal)
         .then((got) => {
           const spans = busy ? decodeLaneBusy(got.bytes) : decodeLanes(got.bytes);
+          if (live && spans.busy) setLiveBusy(spans.busy.spans.reduce((a, b) => a + b, 0) > LIMIT / 2);
           setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1 } });
         })
         .catch((e: unknown) => {
@@ -92,6 +95,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
           const wide = e instanceof ApiError && e.code === "window_too_wide";
           if (wide && !busy) {
             setRefused(windowKey); // too many to draw one by one: summed instead
+            setLiveBusy(live);
             return;
           }
           setGot({ key, recId: rec.id, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
@@ -101,7 +105,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       window.clearTimeout(timer);
       ctl.abort();
     };
-  }, [rec, d0, d1, tooWide, overviewPending, key, busy, parts, windowKey]);
+  }, [rec, d0, d1, tooWide, overviewPending, key, busy, parts, windowKey, live]);
 
   const loaded = useMemo<Loaded>(() => {
     if (tooWide) {
@@ -119,8 +123,13 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       ? got.loaded
       : loaded;
   const stale = shown !== loaded;
-  // where the answer ends before the window does: a live recording's events not stored yet
-  const stored = shown.status === "ok" ? shown.t1 : d1;
+  // where the answer ends before the window does: a live recording's events not stored yet, or a
+  // recording's end (a compared run shorter than the open one)
+  // (while the next window loads, a live one's last answer still says how far the store went)
+  const stored = shown.status === "ok" && (live || !stale) ? shown.t1 : d1;
+  const afterText = live
+    ? "not stored yet (a live recording's events are stored a few seconds behind its head)"
+    : "after the recording's end";
   const spans = shown.status === "ok" ? shown.spans : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
   const ranges = useMemo(() => (spans ? cpuRanges(spans) : null), [spans]);
@@ -143,10 +152,10 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     const what = spans.busy ? "column" : "span";
     // (the parts are equal, to a ns)
     const body = spans.busy
-      ? `summed per ${formatDuration((spans.end[0] ?? 0) - (spans.start[0] ?? 0))} column${summed ? "" : ` (too many context switches to draw each span: zoom in under ${LIMIT.toLocaleString("en-US")} to see them)`}, busy on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`
+      ? `summed per ${formatDuration((spans.end[0] ?? 0) - (spans.start[0] ?? 0))} column${summed ? "" : live ? " (too many context switches to draw each span)" : ` (too many context switches to draw each span: zoom in under ${LIMIT.toLocaleString("en-US")} to see them)`}, busy on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`
       : `${String(spans.length)} spans on ${String(busy.size)} of ${String(rows.cpus.length)} CPUs`;
     return `CPU lanes over ${formatDuration(span)}, a row per CPU by node > LLC > core: ${body}; busiest ${busiest || "none"}${lost > 0 ? `; ${String(lost)} ${what}${lost === 1 ? "" : "s"} during which the CPU lost events (marked red)` : ""}`;
-  }, [spans, shown, rows, summed]);
+  }, [spans, shown, rows, summed, live]);
 
   // the keyboard cursor's span (-1: a gap), kept within the rows and the window
   const cur = cursor && { row: Math.min(cursor.row, rows.cpus.length - 1), t: Math.max(d0, Math.min(d1, cursor.t)) };
@@ -262,7 +271,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
     const r = e.currentTarget.getBoundingClientRect();
     if (d0 + ((e.clientX - r.left) / width) * (d1 - d0) > stored) {
-      setHover(`after +${formatDuration(stored - tStart)}: not stored yet (a live recording's events are stored a few seconds behind its head)`);
+      setHover(`after +${formatDuration(stored - tStart)}: ${afterText}`);
       return;
     }
     const i = spanUnder(e);
@@ -305,7 +314,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       {shown.status === "ok" && shown.spans.length === 0 ? (
         <div className="cpu-lanes-note" data-testid={`${testId}-note`}>
           {shown.t1 <= shown.t0 && stored < d1
-            ? "CPU lanes: nothing of this window is stored yet (a live recording's events are stored a few seconds behind its head)"
+            ? `CPU lanes: this window is ${afterText}`
             : overview && !(overview.by_kind.switch ?? []).some((v) => v > 0)
               ? "CPU lanes: the recording has no context switch (sched_switch), so who ran on each CPU is not known"
               : "CPU lanes: no task ran on any CPU in this window, by its context switches"}
