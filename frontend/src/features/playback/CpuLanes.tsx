@@ -2,10 +2,11 @@
  * CPU lanes under the timeline: who ran on each CPU over the timeline's window (GET lanes.arrow),
  * one row per CPU in the grid's order, each span coloured by process as the grid colours its tasks,
  * lines where an LLC and (darker) a NUMA node end, the playhead moved every frame. A window with
- * more context switches than LIMIT (by the overview's estimate, or the server's window_too_wide),
- * or any window when `summed` is asked for, is drawn summed per pixel column instead (GET
- * lanes_busy.arrow): each column of a CPU as opaque as the share of it some task ran, in the colour
- * of the task that ran most of it; past BUSY_LIMIT switches it is said, not drawn: zoom in. Hover
+ * more context switches than LIMIT (by the server's window_too_wide, or well past it in the
+ * overview's estimate), or any window when `summed` is asked for, is drawn summed per pixel column
+ * instead (GET lanes_busy.arrow): each column of a CPU a bar as tall as the share of it some task
+ * ran (on rows under 4 px, as opaque), in the colour of the task that ran most of it; past
+ * BUSY_LIMIT switches it is said, not drawn: zoom in. Hover
  * names the CPU, the task and how long it ran (summed: how busy the column was, and who ran most of
  * it); a click selects the task (its other CPUs' spans stay bright, the rest dim). By keyboard:
  * focus the lanes, and the first arrow puts a cursor on the top CPU at the window's middle; then
@@ -184,11 +185,15 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       if (x1 <= 0 || x0 >= width) continue;
       const pid = spans.pid[i] ?? 0;
       const comm = spans.comm.dict[spans.comm.idx[i] ?? -1] ?? "";
-      // (summed: as opaque as the column was busy, faint but seen however little it was)
-      const opaque = spans.busy ? 0.15 + 0.85 * (spans.busy.busy[i] ?? 1) : 1;
+      // summed: a bar as tall as the column was busy, on rows tall enough to read a height (4 px);
+      // on thinner ones as opaque as it was busy, faint but seen however little it was
+      const full = Math.max(rowH - (rowH >= 4 ? 1 : 0), 0.5);
+      const share = spans.busy ? (spans.busy.busy[i] ?? 1) : 1;
+      const tall = spans.busy && rowH >= 4 ? Math.max(1, Math.round(share * full)) : full;
+      const opaque = spans.busy && rowH < 4 ? 0.15 + 0.85 * share : 1;
       g.globalAlpha = selected === null || selected === pid ? opaque : 0.18 * opaque;
       g.fillStyle = processColor(processKey(pid, comm, spans.tgid[i] ?? -1));
-      g.fillRect(x0, row * rowH, Math.max(0.6, x1 - x0), Math.max(rowH - (rowH >= 4 ? 1 : 0), 0.5));
+      g.fillRect(x0, row * rowH + full - tall, Math.max(0.6, x1 - x0), tall);
     }
     g.globalAlpha = 1;
     // spans during which their CPU lost events: a red bar along the top of the row
