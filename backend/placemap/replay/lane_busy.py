@@ -1,8 +1,9 @@
 """CPU lanes summed per part of a window, for windows with too many context switches to draw one by one
 (or spans too thin to see): the window cut into `parts` equal parts, and for each CPU and part
 its spans (replay.lanes, the kernel's own sched_switch lines) summed: how much of the part some task
-ran (`busy`), the task that ran most of it and how much (`share`), how many spans touched it, and
-whether one of them is marked lost. The view perfetto and kernelshark draw when zoomed out: where
+ran (`busy`), the task that ran most of it and how much (`share`), how many spans touched it,
+whether one of them is marked lost, and how much of it one task asked about ran (`mine`: where a
+selected task ran, though others ran more). The view perfetto and kernelshark draw when zoomed out: where
 the machine was busy, by which process, over a whole run. Rows come by CPU, then time; a part no
 task ran in has no row."""
 
@@ -26,6 +27,7 @@ BUSY_SCHEMA = pa.schema(
         pa.field("busy", pa.float32(), nullable=False),  # share of the part some task ran (0, 1]
         pa.field("share", pa.float32(), nullable=False),  # share of the part `pid` ran (0, busy]
         pa.field("spans", pa.int32(), nullable=False),  # spans touching it
+        pa.field("mine", pa.float32(), nullable=False),  # share of the part the task asked about ran
     ]
 )
 
@@ -37,16 +39,19 @@ def part_edges(t0: int, t1: int, parts: int) -> np.ndarray:
     return np.array([t0 + k * (t1 - t0) // n for k in range(n + 1)], dtype=np.int64)
 
 
-def lane_busy(store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: int) -> pa.Table:
-    """BUSY_SCHEMA over [t0, t1] cut in `parts` parts; WindowTooWideError past `limit` context
-    switches, StoredChunkError for a chunk that cannot be read (as cpu_lanes)."""
+def lane_busy(
+    store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: int, pid: int | None = None
+) -> pa.Table:
+    """BUSY_SCHEMA over [t0, t1] cut in `parts` parts (`mine`: the share task `pid` ran, 0 without
+    one); WindowTooWideError past `limit` context switches, StoredChunkError for a chunk that cannot
+    be read (as cpu_lanes)."""
     spans = cpu_lanes(store, rid, t0, t1, limit=limit)
     edges = part_edges(t0, t1, parts)
     n_b = len(edges) - 1
     c = spans.column("cpu").to_numpy().astype(np.int64)
     s = spans.column("start_ns").to_numpy()
     e = spans.column("end_ns").to_numpy()
-    pid = spans.column("pid").to_numpy().astype(np.int64)
+    pids = spans.column("pid").to_numpy().astype(np.int64)
     if len(c) == 0 or n_b < 1:
         return BUSY_SCHEMA.empty_table()
     # each span's first and last part, and one piece of it per part it touches
@@ -63,15 +68,18 @@ def lane_busy(store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: in
     width = (edges[1:] - edges[:-1])[keys % n_b]
     busy = np.bincount(at, weights=length, minlength=len(keys))
     count = np.bincount(at, minlength=len(keys))
+    # (pids are > 0: idle and unknown make no span)
+    ran_mine = length * (pids[span] == (-1 if pid is None else pid))
+    mine = np.bincount(at, weights=ran_mine, minlength=len(keys))
     lost = np.bincount(
         at, weights=spans.column("lost").to_numpy(zero_copy_only=False)[span], minlength=len(keys)
     )
     # the task that ran most of each part: its pieces summed per (part, pid), the largest kept
     # (a tie to the lower pid)
-    pair = at * (int(pid.max()) + 1) + pid[span]
+    pair = at * (int(pids.max()) + 1) + pids[span]
     pairs, first_piece, pair_at = np.unique(pair, return_index=True, return_inverse=True)
     ran = np.bincount(pair_at, weights=length, minlength=len(pairs))
-    pair_part = pairs // (int(pid.max()) + 1)
+    pair_part = pairs // (int(pids.max()) + 1)
     order = np.lexsort((-ran, pair_part))
     top = order[np.r_[True, pair_part[order][1:] != pair_part[order][:-1]]]
     top_span = span[first_piece[top]]
@@ -80,7 +88,7 @@ def lane_busy(store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: in
             pa.array(cpus[keys // n_b], pa.int32()),
             pa.array(edges[keys % n_b], pa.int64()),
             pa.array(edges[keys % n_b + 1], pa.int64()),
-            pa.array(pid[top_span], pa.int32()),
+            pa.array(pids[top_span], pa.int32()),
             spans.column("comm")
             .take(pa.array(top_span))
             .combine_chunks()
@@ -90,6 +98,7 @@ def lane_busy(store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: in
             pa.array(busy / width, pa.float32()),
             pa.array(ran[top] / width, pa.float32()),
             pa.array(count, pa.int32()),
+            pa.array(mine / width, pa.float32()),
         ],
         schema=BUSY_SCHEMA,
     )

@@ -162,16 +162,7 @@ def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, 
     got = _read_stream(plain.content)
     assert got.equals(packed)
     assert got.column_names == [
-        "cpu",
-        "start_ns",
-        "end_ns",
-        "pid",
-        "comm",
-        "tgid",
-        "lost",
-        "busy",
-        "share",
-        "spans",
+        *("cpu", "start_ns", "end_ns", "pid", "comm", "tgid", "lost", "busy", "share", "spans", "mine")
     ]
     assert pc.min(got.column("start_ns")).as_py() == g4["t_start_ns"]
     assert pc.max(got.column("end_ns")).as_py() == g4["t_end_ns"]
@@ -184,6 +175,16 @@ def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, 
         mine = spans.filter(pc.equal(spans.column("cpu"), cpu))
         ran = pc.sum(pc.subtract(mine.column("end_ns"), mine.column("start_ns"))).as_py()
         assert busy == pytest.approx(ran / span, rel=1e-6) and 0 < busy <= 1
+    # asked about one task: each part's share it ran, its spans of lanes.arrow summed
+    pid = int(spans.column("pid")[0].as_py())
+    asked = _read_stream(client.get(url, params={**beyond, "parts": 1, "pid": pid}).content)
+    assert not any(one.column("mine").to_pylist())
+    for cpu, share in zip(asked.column("cpu").to_pylist(), asked.column("mine").to_pylist(), strict=True):
+        mine = spans.filter(pc.and_(pc.equal(spans.column("cpu"), cpu), pc.equal(spans.column("pid"), pid)))
+        ran = pc.sum(pc.subtract(mine.column("end_ns"), mine.column("start_ns"))).as_py() or 0
+        assert share == pytest.approx(ran / span, rel=1e-6, abs=1e-9)
+    assert max(asked.column("mine").to_pylist()) > 0
+    assert client.get(url, params={**beyond, "pid": 0}).status_code == 422
     few = client.get(url, params={**beyond, "limit": 10})
     assert few.status_code == 422 and few.json()["detail"]["code"] == "window_too_wide"
     back = client.get(url, params={"t0_ns": 2, "t1_ns": 1})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import re
+from collections import Counter
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -194,24 +195,26 @@ def test_a_span_during_which_its_cpu_lost_events_is_marked_whatever_the_zoom(
     assert _marked(before) == [(1, cpu1[k], lost_at - 1)]
 
 
-Part = tuple[
-    int, int, int, int, str, bool, float, float, int
-]  # cpu, start, end, pid, comm, lost, busy, share, spans
+# cpu, start, end, pid, comm, lost, busy, share, spans, mine
+Part = tuple[int, int, int, int, str, bool, float, float, int, float]
 
 
-def busy_reference(spans: list[Span], lost: set[tuple[int, int]], t0: int, t1: int, n: int) -> list[Part]:
+def busy_reference(
+    spans: list[Span], lost: set[tuple[int, int]], t0: int, t1: int, n: int, *, mine: int = -1
+) -> list[Part]:
     """The spans summed per part by the plain rule: [t0, t1] cut in n equal parts (whole ns, at most
     one per ns); per CPU and part the share some task ran, the task that ran most of it (a tie: the
-    lower pid) and its share, how many spans touch it, and whether one of them is marked lost."""
+    lower pid) and its share, how many spans touch it, whether one of them is marked lost, and the
+    share task `mine` ran."""
     n = max(1, min(n, t1 - t0))
     edges = [t0 + (t1 - t0) * i // n for i in range(n + 1)]
     out: list[Part] = []
     for cpu in sorted({sp[0] for sp in spans}):
-        mine = [sp for sp in spans if sp[0] == cpu]
+        own = [sp for sp in spans if sp[0] == cpu]
         for a, b in itertools.pairwise(edges):
             ran: dict[int, int] = {}
             comm: dict[int, str] = {}
-            touch = [sp for sp in mine if sp[1] < b and sp[2] > a]
+            touch = [sp for sp in own if sp[1] < b and sp[2] > a]
             for sp in touch:
                 ran[sp[3]] = ran.get(sp[3], 0) + min(sp[2], b) - max(sp[1], a)
                 comm.setdefault(sp[3], sp[4])
@@ -219,21 +222,21 @@ def busy_reference(spans: list[Span], lost: set[tuple[int, int]], t0: int, t1: i
                 continue
             top = min(ran, key=lambda p: (-ran[p], p))
             hit = any((sp[0], sp[1]) in lost for sp in touch)
-            out.append(
-                (cpu, a, b, top, comm[top], hit, sum(ran.values()) / (b - a), ran[top] / (b - a), len(touch))
-            )
+            busy, share = sum(ran.values()) / (b - a), ran[top] / (b - a)
+            out.append((cpu, a, b, top, comm[top], hit, busy, share, len(touch), ran.get(mine, 0) / (b - a)))
     return out
 
 
 def _parts(table: pa.Table) -> list[Part]:
-    names = ("cpu", "start_ns", "end_ns", "pid", "comm", "lost", "busy", "share", "spans")
+    names = ("cpu", "start_ns", "end_ns", "pid", "comm", "lost", "busy", "share", "spans", "mine")
     return [tuple(r) for r in zip(*(table.column(k).to_pylist() for k in names), strict=True)]  # type: ignore[misc]
 
 
 def _same(got: list[Part], want: list[Part]) -> None:
-    assert [g[:6] + g[8:] for g in got] == [w[:6] + w[8:] for w in want]
+    assert [g[:6] + g[8:9] for g in got] == [w[:6] + w[8:9] for w in want]
     for g, w in zip(got, want, strict=True):
         assert g[6] == pytest.approx(w[6], rel=1e-6) and g[7] == pytest.approx(w[7], rel=1e-6), (g, w)
+        assert g[9] == pytest.approx(w[9], rel=1e-6, abs=1e-9), (g, w)
 
 
 def test_the_lanes_summed_per_part_are_the_spans_own(
@@ -241,12 +244,16 @@ def test_the_lanes_summed_per_part_are_the_spans_own(
 ) -> None:
     """The whole run in 1, 7 and 200 parts; a zoomed window across chunks; a window of 10 ns asked
     for in 100 parts (10 of 1 ns); two parts meeting on a switch (the span it ends does not touch
-    the second); the parts tile each CPU's busy time exactly."""
+    the second); the parts tile each CPU's busy time exactly; each asked for the share one task ran
+    (where it ran, though another ran more)."""
     store, rid = g4_lanes
     chunks = store.list_chunks(rid)
     first, last = switches[0][0] - 1, switches[-1][0] + 1
     mid = chunks[len(chunks) // 2].t_start_ns
     on = switches[len(switches) // 2][0]
+    # a task asked about: the third busiest by spans, so that in some parts others ran more
+    mine = Counter(sp[3] for sp in reference(switches, first, last)).most_common(3)[2][0]
+    hidden = 0
     for t0, t1, n in (
         (first, last, 1),
         (first, last, 7),
@@ -256,14 +263,16 @@ def test_the_lanes_summed_per_part_are_the_spans_own(
         (on - 1_000_000, on + 1_000_000, 2),
     ):
         spans = reference(switches, t0, t1)
-        got = _parts(lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000))
-        _same(got, busy_reference(spans, set(), t0, t1, n))
+        got = _parts(lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000, pid=mine))
+        _same(got, busy_reference(spans, set(), t0, t1, n, mine=mine))
         assert got, (t0, t1, n)
+        hidden += sum(1 for g in got if g[9] > 0 and g[3] != mine)
         for cpu in {sp[0] for sp in spans}:
             ran = sum(sp[2] - sp[1] for sp in spans if sp[0] == cpu)
             assert sum(round(g[6] * (g[2] - g[1])) for g in got if g[0] == cpu) == pytest.approx(
                 ran, rel=1e-6
             )
+    assert hidden > 0, "the task asked about ran in parts where another ran most"
     one = _parts(lane_busy(store, rid, first, last, parts=1, limit=1_000_000))
     assert [g[0] for g in one] == [0, 1] and all(0 < g[7] <= g[6] <= 1 for g in one)
     assert len(_parts(lane_busy(store, rid, mid, mid + 10, parts=100, limit=1_000_000))) <= 20
@@ -314,9 +323,14 @@ def test_a_part_two_tasks_ran_equally_names_the_lower_pid(store: Store) -> None:
     )
     rid = ingest(store, pa.Table.from_pydict(cols, schema=EVENT_SCHEMA))
     one = _parts(lane_busy(store, rid, 0, 200, parts=1, limit=10))
-    assert one == [(0, 0, 200, 5, "five", False, 1.0, 0.5, 2)]
+    assert one == [(0, 0, 200, 5, "five", False, 1.0, 0.5, 2, 0.0)]
+    asked = _parts(lane_busy(store, rid, 0, 200, parts=1, limit=10, pid=10))
+    assert asked == [(0, 0, 200, 5, "five", False, 1.0, 0.5, 2, 0.5)]
     two = _parts(lane_busy(store, rid, 0, 200, parts=2, limit=10))
-    assert two == [(0, 0, 100, 10, "ten", False, 1.0, 1.0, 1), (0, 100, 200, 5, "five", False, 1.0, 1.0, 1)]
+    assert two == [
+        (0, 0, 100, 10, "ten", False, 1.0, 1.0, 1, 0.0),
+        (0, 100, 200, 5, "five", False, 1.0, 1.0, 1, 0.0),
+    ]
 
 
 def test_part_edges_stay_whole_and_in_order_over_any_window() -> None:

@@ -199,16 +199,22 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
     t1_ns: Annotated[int, Query(ge=-(2**63), le=2**63 - 1)],
     parts: Annotated[int, Query(ge=1, le=BUSY_PARTS_MAX)] = 1_000,
     limit: Annotated[int, Query(ge=1, le=BUSY_LIMIT_MAX)] = BUSY_LIMIT,
+    pid: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
 ) -> Response:
     """CPU lanes summed per part, for a window too busy to draw span by span: [t0_ns, t1_ns] (within
     the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
     task ran, the task that ran most of it and how much, how many spans touched it and whether one
     lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
-    lost, busy, share, spans), by CPU then time, zstd-encoded when the client accepts it; the window
+    lost, busy, share, spans, mine: the share task `pid` ran, 0 without one), by CPU then time,
+    zstd-encoded when the client accepts it; the window
     answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit`
     switches."""
     body, window = _lanes(
-        store, rid, t0_ns, t1_ns, lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit)
+        store,
+        rid,
+        t0_ns,
+        t1_ns,
+        lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit, pid=pid),
     )
     if _accepts_zstd(request):
         packed = pa.Codec("zstd", compression_level=3).compress(body, asbytes=True)
