@@ -360,23 +360,45 @@ test("CPU lanes summed per column: each column's busy share and who ran most of 
     const m = /\[000\] \S+\s+(\d+)\.(\d{6}): sched_switch: .*next_pid=(\d+)/.exec(l);
     if (m) sw.push([Number(m[1]) * 1e9 + Number(m[2]) * 1e3, Number(m[3])]);
   }
-  // what ran in [a, b) by those lines: each switch's next_pid until CPU 0's next switch (idle, 0, is no task)
-  const a = Number(start[col]);
-  const b = Number(end[col]);
-  const ran = new Map<number, number>();
-  let spans = 0;
-  for (let k = 0; k < sw.length; k++) {
-    const [s0, pid] = sw[k] ?? [0, 0];
-    const s1 = sw[k + 1]?.[0] ?? t1;
-    if (pid === 0 || s1 <= a || s0 >= b) continue;
-    spans++;
-    ran.set(pid, (ran.get(pid) ?? 0) + Math.min(s1, b) - Math.max(s0, a));
-  }
-  const [top, most] = [...ran].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0] ?? [0, 0];
-  const busy = [...ran.values()].reduce((x, y) => x + y, 0) / (b - a);
-  expect([Number(said[1]), Number(said[4]), Number(said[5]), Number(said[6]?.replace(/,/g, ""))]).toEqual([Math.round(100 * busy), top, Math.round((100 * most) / (b - a)), spans]);
+  // what ran in column i by those lines: each switch's next_pid until CPU 0's next switch (idle,
+  // 0, is no task)
+  const truth = (i: number): { ran: Map<number, number>; spans: number; top: number; width: number } => {
+    const a = Number(start[i]);
+    const b = Number(end[i]);
+    const ran = new Map<number, number>();
+    let spans = 0;
+    for (let k = 0; k < sw.length; k++) {
+      const [s0, pid] = sw[k] ?? [0, 0];
+      const s1 = sw[k + 1]?.[0] ?? t1;
+      if (pid === 0 || s1 <= a || s0 >= b) continue;
+      spans++;
+      ran.set(pid, (ran.get(pid) ?? 0) + Math.min(s1, b) - Math.max(s0, a));
+    }
+    const [top] = [...ran].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0] ?? [0];
+    return { ran, spans, top, width: b - a };
+  };
+  const here = truth(col);
+  const pctOf = (ns: number, w: number): number => Math.round((100 * ns) / w);
+  const busy = [...here.ran.values()].reduce((x, y) => x + y, 0);
+  expect([Number(said[1]), Number(said[4]), Number(said[5]), Number(said[6]?.replace(/,/g, ""))]).toEqual([pctOf(busy, here.width), here.top, pctOf(here.ran.get(here.top) ?? 0, here.width), here.spans]);
   await page.mouse.click(cb.x + cb.width / 2, cb.y + 3);
-  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${said[4] ?? ""} `);
+  const sel = Number(said[4]);
+  await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${String(sel)} `);
+  // selected, each column is asked how much of it that task ran: one of CPU 0's where another
+  // task ran most (its neighbours too, so the pointer cannot miss) names the selected task's share
+  await expect(lanes).toHaveAttribute("data-mine", String(sel));
+  const hidden = (i: number): boolean => cpu[i] === 0 && (truth(i).ran.get(sel) ?? 0) > 0 && truth(i).top !== sel;
+  const cands = [...cpu.keys()].filter((i) => hidden(i - 1) && hidden(i) && hidden(i + 1));
+  expect(cands.length).toBeGreaterThan(0);
+  const pick = cands[Math.floor(cands.length / 2)] ?? -1;
+  const mid = (Number(start[pick]) + Number(end[pick])) / 2;
+  await page.mouse.move(cb.x + ((mid - t0) / (t1 - t0)) * cb.width, cb.y + 3);
+  await expect(hover).toContainText(`the selected task ${String(sel)}: `);
+  const saidMine = /from (\+\S+ \S+) · .* · the selected task \d+: (\d+)%/.exec((await hover.textContent()) ?? "");
+  const over = [...cpu.keys()].find((i) => cpu[i] === 0 && `+${formatDuration(Number(start[i]) - tStart)}` === saidMine?.[1]) ?? -1;
+  const there = truth(over);
+  expect(Number(saidMine?.[2])).toBe(pctOf(there.ran.get(sel) ?? 0, there.width));
+  expect(Math.abs(over - pick)).toBeLessThanOrEqual(1);
   await shot(page, "cpu-lanes-summed");
   // and back to each span
   await page.getByTestId("cpu-lanes-summed-toggle").click();

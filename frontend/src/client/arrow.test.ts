@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { Bool, Dictionary, Float32, Int32, Int64, Table, Utf8, tableToIPC, vectorFromArray } from "apache-arrow";
+import { Bool, Dictionary, Float32, Int32, Int64, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from "apache-arrow";
 import { decodeChunk, decodeLaneBusy, decodeLanes, ArrowDecodeError } from "./arrow";
 import { str } from "../viz/columns";
 import { emptyRow, parseFtrace, readTrace } from "../testing/ftrace";
@@ -113,6 +113,7 @@ describe("decodeLaneBusy", () => {
       busy: vectorFromArray([1, 0.625, 0.25], new Float32()),
       share: vectorFromArray([0.5, 0.625, 0.125], new Float32()),
       spans: vectorFromArray([3, 1, 40_000], new Int32()),
+      mine: vectorFromArray([0, 0.25, 0], new Float32()),
     });
     const got = decodeLaneBusy(tableToIPC(table, "stream"));
     expect(got.length).toBe(3);
@@ -123,6 +124,10 @@ describe("decodeLaneBusy", () => {
     expect([...(got.busy?.busy ?? [])]).toEqual([1, 0.625, 0.25]);
     expect([...(got.busy?.share ?? [])]).toEqual([0.5, 0.625, 0.125]);
     expect([...(got.busy?.spans ?? [])]).toEqual([3, 1, 40_000]);
+    expect([...(got.busy?.mine ?? [])]).toEqual([0, 0.25, 0]);
+    // (a stream without the selected task's column: none ran)
+    const older = tableFromIPC(tableToIPC(table, "stream")).select(["cpu", "start_ns", "end_ns", "pid", "comm", "tgid", "lost", "busy", "share", "spans"]);
+    expect([...(decodeLaneBusy(tableToIPC(older, "stream")).busy?.mine ?? [])]).toEqual([0, 0, 0]);
     expect(decodeLanes(tableToIPC(table, "stream")).busy).toBeUndefined();
   });
 });

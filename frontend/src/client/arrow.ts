@@ -207,6 +207,8 @@ export interface LaneBusy {
   share: Float32Array;
   /** the spans that touched the part */
   spans: Int32Array;
+  /** share of the part the task asked about ran (0 without one) */
+  mine: Float32Array;
 }
 
 /** A bool column (bit-packed) -> 0/1 bytes; 0 for nulls and without the column. */
@@ -254,6 +256,7 @@ export function decodeLaneBusy(bytes: Uint8Array): LaneSpans {
     busy: floatColumn(child(table, "busy", true), n),
     share: floatColumn(child(table, "share", true), n),
     spans: intColumn(child(table, "spans", true), n, (k) => new Int32Array(k), 0),
+    mine: floatColumn(child(table, "mine", false), n).map((v) => (Number.isNaN(v) ? 0 : v)),
   };
   return out;
 }

@@ -162,12 +162,13 @@ export const api = {
   },
   /** CPU lanes over [t0, t1] ns as Arrow IPC bytes: spans (lanes.arrow, decodeLanes), or with
    * `parts` summed in that many parts (lanes_busy.arrow, decodeLaneBusy; the browser undoes its
-   * zstd); with the window the server answered (clipped to the recording, or to a live one's stored
+   * zstd), with `pid` the share that task ran of each; with the window the server answered (clipped to the recording, or to a live one's stored
    * chunks). ApiError window_too_wide past `limit` context switches. */
-  async lanes(id: string, t0: number, t1: number, opts: { limit: number; parts?: number }, signal?: AbortSignal): Promise<LanesAnswer> {
+  async lanes(id: string, t0: number, t1: number, opts: { limit: number; parts?: number; pid?: number | null }, signal?: AbortSignal): Promise<LanesAnswer> {
     const from = Math.floor(t0);
     const to = Math.ceil(t1);
-    const parts = opts.parts === undefined ? "" : `&parts=${String(opts.parts)}`;
+    const mine = opts.parts !== undefined && opts.pid != null && opts.pid > 0 ? `&pid=${String(opts.pid)}` : "";
+    const parts = opts.parts === undefined ? "" : `&parts=${String(opts.parts)}${mine}`;
     const route = opts.parts === undefined ? "lanes.arrow" : "lanes_busy.arrow";
     const res = await fetch(`${BASE}/recordings/${enc(id)}/${route}?t0_ns=${String(from)}&t1_ns=${String(to)}&limit=${String(opts.limit)}${parts}`, { signal: signal ?? null });
     if (!res.ok) throw await errorFrom(res);

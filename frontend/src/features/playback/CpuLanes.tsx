@@ -36,7 +36,7 @@ const PARTS_MAX = 8_000;
 
 type Loaded =
   | { status: "loading" }
-  | { status: "ok"; spans: LaneSpans; t0: number; t1: number }
+  | { status: "ok"; spans: LaneSpans; t0: number; t1: number; mine: number | null }
   | { status: "wide" | "error"; message: string };
 
 interface Props {
@@ -78,18 +78,20 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const busy = summed || (estimate !== null && estimate > 1.5 * LIMIT) || refused === windowKey || (live && liveBusy);
   const tooWide = estimate !== null && estimate > 2 * BUSY_LIMIT;
   const parts = Math.min(PARTS_MAX, Math.max(1, Math.round(width)));
-  const key = `${windowKey}:${busy ? `busy${String(parts)}` : "spans"}`;
+  // (summed, each column says how much of it the selected task ran: asked again on a new selection)
+  const mine = busy ? selected : null;
+  const key = `${windowKey}:${busy ? `busy${String(parts)}:${String(mine)}` : "spans"}`;
 
   useEffect(() => {
     if (!rec || tooWide || overviewPending) return;
     const ctl = new AbortController();
     const timer = window.setTimeout(() => {
       api
-        .lanes(rec.id, d0, d1, busy ? { limit: BUSY_LIMIT, parts } : { limit: LIMIT }, ctl.signal)
+        .lanes(rec.id, d0, d1, busy ? { limit: BUSY_LIMIT, parts, pid: mine } : { limit: LIMIT }, ctl.signal)
         .then((got) => {
           const spans = busy ? decodeLaneBusy(got.bytes) : decodeLanes(got.bytes);
           if (live && spans.busy) setLiveBusy(spans.busy.spans.reduce((a, b) => a + b, 0) > LIMIT / 2);
-          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1 } });
+          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1, mine } });
         })
         .catch((e: unknown) => {
           if (ctl.signal.aborted) return;
@@ -106,7 +108,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       window.clearTimeout(timer);
       ctl.abort();
     };
-  }, [rec, d0, d1, tooWide, overviewPending, key, busy, parts, windowKey, live]);
+  }, [rec, d0, d1, tooWide, overviewPending, key, busy, parts, windowKey, live, mine]);
 
   const loaded = useMemo<Loaded>(() => {
     if (tooWide) {
@@ -132,6 +134,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     ? "not stored yet (a live recording's events are stored a few seconds behind its head)"
     : "after the recording's end";
   const spans = shown.status === "ok" ? shown.spans : null;
+  // summed columns that know how much of them the selected task ran (not a former selection's)
+  const mineShare = spans?.busy && shown.status === "ok" && selected !== null && shown.mine === selected ? spans.busy.mine : null;
   const rows = useMemo(() => laneRows(topo, spans), [topo, spans]);
   const ranges = useMemo(() => (spans ? cpuRanges(spans) : null), [spans]);
   const rowH = rowHeight(rows.cpus.length);
@@ -208,17 +212,23 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     }
     if (selected !== null) {
       // the selected task's spans over the others, dark and at least 3 px tall, so that a thin
-      // row of a many-CPU machine still shows where it ran
+      // row of a many-CPU machine still shows where it ran; summed, each column it ran in, as
+      // tall as its share on rows of 4 px or more
       g.fillStyle = "#111";
       const h = Math.max(rowH, 3);
       for (let i = 0; i < spans.length; i++) {
-        if (spans.pid[i] !== selected) continue;
+        const share = mineShare ? (mineShare[i] ?? 0) : spans.pid[i] === selected ? 1 : 0;
+        if (share <= 0) continue;
         const row = rows.rowOf.get(spans.cpu[i] ?? -1);
         if (row === undefined) continue;
         const x0 = Math.max(0, xOf(spans.start[i] ?? 0));
         const x1 = Math.min(width, xOf(spans.end[i] ?? 0));
         if (x1 <= 0 || x0 >= width) continue;
-        g.fillRect(x0, row * rowH + rowH / 2 - h / 2, Math.max(1, x1 - x0), h);
+        if (spans.busy && rowH >= 4) {
+          const full = rowH - 1;
+          const tall = Math.max(1, Math.round(share * full));
+          g.fillRect(x0, row * rowH + full - tall, Math.max(1, x1 - x0), tall);
+        } else g.fillRect(x0, row * rowH + rowH / 2 - h / 2, Math.max(1, x1 - x0), h);
       }
     }
     if (stored < d1) {
@@ -237,7 +247,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.lineWidth = 2;
       g.strokeRect(x0, curRow * rowH - 1, Math.max(2, x1 - x0), rowH + 2);
     }
-  }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan, stored]);
+  }, [spans, rows, rowH, height, width, d0, d1, selected, curRow, curT, curSpan, stored, mineShare]);
 
   // playhead, every frame
   useEffect(
@@ -269,7 +279,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
     if (spans.busy) {
       const pct = (v: number | undefined) => `${(100 * (v ?? 0)).toFixed(0)}%`;
       const n = spans.busy.spans[i] ?? 0;
-      return `CPU ${String(spans.cpu[i])} · busy ${pct(spans.busy.busy[i])} of the ${formatDuration(ran)} from +${formatDuration(s - tStart)} · ran most: ${comm} ${String(spans.pid[i])}, ${pct(spans.busy.share[i])} · ${n.toLocaleString("en-US")} span${n === 1 ? "" : "s"}${lost}`;
+      const own = mineShare && selected !== null && selected !== spans.pid[i] && (mineShare[i] ?? 0) > 0 ? ` · the selected task ${String(selected)}: ${pct(mineShare[i])}` : "";
+      return `CPU ${String(spans.cpu[i])} · busy ${pct(spans.busy.busy[i])} of the ${formatDuration(ran)} from +${formatDuration(s - tStart)} · ran most: ${comm} ${String(spans.pid[i])}, ${pct(spans.busy.share[i])}${own} · ${n.toLocaleString("en-US")} span${n === 1 ? "" : "s"}${lost}`;
     }
     return `CPU ${String(spans.cpu[i])} · ${comm} ${String(spans.pid[i])} · ran ${formatDuration(ran)} from +${formatDuration(s - tStart)}${lost}`;
   };
@@ -311,6 +322,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       data-status={loaded.status}
       data-mode={shown.status === "ok" && shown.spans.busy ? "busy" : "spans"}
       data-parts={busy ? parts : undefined}
+      data-mine={shown.status === "ok" && shown.spans.busy && shown.mine !== null ? shown.mine : undefined}
       data-spans={spans?.length ?? 0}
       data-rows={rows.cpus.length}
       data-t0={loaded.status === "ok" ? Math.floor(loaded.t0) : undefined}
