@@ -388,7 +388,8 @@ test("CPU lanes summed per column: each column's busy share and who ran most of 
   // task ran most (its neighbours too, so the pointer cannot miss) names the selected task's share
   await expect(lanes).toHaveAttribute("data-mine", String(sel));
   const hidden = (i: number): boolean => cpu[i] === 0 && (truth(i).ran.get(sel) ?? 0) > 0 && truth(i).top !== sel;
-  const cands = [...cpu.keys()].filter((i) => hidden(i - 1) && hidden(i) && hidden(i + 1));
+  // (and next to each other: an idle column has no row)
+  const cands = [...cpu.keys()].filter((i) => hidden(i - 1) && hidden(i) && hidden(i + 1) && end[i - 1] === start[i] && end[i] === start[i + 1]);
   expect(cands.length).toBeGreaterThan(0);
   const pick = cands[Math.floor(cands.length / 2)] ?? -1;
   const mid = (Number(start[pick]) + Number(end[pick])) / 2;

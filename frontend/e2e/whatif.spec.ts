@@ -134,7 +134,9 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   expect(twinLanes[2]).toBeLessThan(own[1]);
   const other = await page.getByTestId("cpu-lanes-other-canvas").boundingBox();
   if (!other) throw new Error("no twin lanes");
-  await page.mouse.move(other.x + other.width - 2, other.y + 2);
+  // (halfway between the twin's end and the window's)
+  const endsAt = (twinLanes[2] - own[0]) / (own[1] - own[0]);
+  await page.mouse.move(other.x + other.width * (endsAt + (1 - endsAt) / 2), other.y + 2);
   await expect(page.getByTestId("cpu-lanes-other-hover")).toHaveText(/^after \+\S+ \S+: after the recording's end$/);
   await page.mouse.move(other.x + 2, other.y + 2);
   await expect(page.getByTestId("cpu-lanes-other-hover")).not.toContainText("after the recording's end");

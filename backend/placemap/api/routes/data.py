@@ -205,10 +205,9 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
     the recording) cut in `parts` equal parts (whole ns), and per CPU and part how much of it some
     task ran, the task that ran most of it and how much, how many spans touched it and whether one
     lost events (replay.lane_busy); one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm, tgid,
-    lost, busy, share, spans, mine: the share task `pid` ran, 0 without one), by CPU then time,
-    zstd-encoded when the client accepts it; the window
-    answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit`
-    switches."""
+    lost, busy, share, spans, mine: the share the task the query's `pid` names ran, 0 without one),
+    by CPU then time, zstd-encoded when the client accepts it; the window answered in X-Lanes-T0-Ns
+    and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit` switches."""
     body, window = _lanes(
         store,
         rid,

@@ -28,8 +28,25 @@ export function liveWindow(tStart: number, at: number): [number, number] {
   return [Math.max(tStart, t1 - LIVE_LANES_NS), Math.max(t1, tStart + LIVE_LANES_STEP_NS)];
 }
 
-/** Where the server's stored chunks of the recording end, polled while it runs (once more when it
- * has ended: its last chunks); null before the first one. */
+/** `signal`, aborted too after `ms` (AbortSignal.any and .timeout are not in every browser). */
+function withTimeout(signal: AbortSignal, ms: number): { signal: AbortSignal; done: () => void } {
+  const ctl = new AbortController();
+  const abort = () => {
+    ctl.abort();
+  };
+  const timer = window.setTimeout(abort, ms);
+  signal.addEventListener("abort", abort, { once: true });
+  return {
+    signal: ctl.signal,
+    done: () => {
+      window.clearTimeout(timer);
+      signal.removeEventListener("abort", abort);
+    },
+  };
+}
+
+/** Where the server's stored chunks of the recording end, polled while it runs (once it has ended,
+ * until one poll has answered: its last chunks); null before the first one. */
 function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean): number | null {
   const [end, setEnd] = useState<number | null>(null);
   useEffect(() => {
@@ -37,12 +54,15 @@ function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean)
     const ctl = new AbortController();
     let from = tStart;
     let busy = false;
+    let timer: number | undefined = undefined;
     const poll = () => {
       if (busy) return;
       busy = true;
+      const req = withTimeout(ctl.signal, POLL_TIMEOUT_MS);
       api
-        .chunksFrom(recId, from, AbortSignal.any([ctl.signal, AbortSignal.timeout(POLL_TIMEOUT_MS)]))
+        .chunksFrom(recId, from, req.signal)
         .then((list) => {
+          if (ended) window.clearInterval(timer); // (the run's last chunks: nothing more to come)
           const last = Math.max(...list.map((c) => c.t_end_ns));
           if (Number.isFinite(last) && last >= from) {
             from = last;
@@ -51,11 +71,12 @@ function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean)
         })
         .catch(() => undefined) // (asked again at the next poll)
         .finally(() => {
+          req.done();
           busy = false;
         });
     };
+    timer = window.setInterval(poll, POLL_MS);
     poll();
-    const timer = ended ? undefined : window.setInterval(poll, POLL_MS);
     return () => {
       window.clearInterval(timer);
       ctl.abort();
@@ -79,7 +100,8 @@ export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pi
       ro.disconnect();
     };
   }, []);
-  const stored = useStoredEnd(player.rec?.id, player.tStart, snap.live?.mode === "ended");
+  const ended = snap.live?.mode === "ended";
+  const stored = useStoredEnd(player.rec?.id, player.tStart, ended);
   const end = stored === null ? null : Math.min(snap.playhead, stored);
   const [d0, d1] = liveWindow(player.tStart, end ?? player.tStart);
   const behind = end === null ? 0 : snap.playhead - end;
@@ -90,7 +112,7 @@ export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pi
           ? "CPU lanes: waiting for the server to store the run's first events"
           : `CPU lanes: the last ${String(LIVE_LANES_NS / 1e9)} s the server has stored${behind > 1e6 ? `, ending ${formatDuration(behind)} behind the playhead` : ""}`}
       </div>
-      {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live />}
+      {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live={!ended} />}
     </div>
   );
 }

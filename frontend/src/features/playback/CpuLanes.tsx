@@ -58,13 +58,24 @@ interface Props {
   live?: boolean;
 }
 
+/** The spans summed columns hold, at least: each column counts the spans touching it, and one span
+ * can run on across each boundary between a CPU's adjacent columns, counted again there. */
+function spansIn(spans: LaneSpans): number {
+  let n = 0;
+  for (let i = 0; i < spans.length; i++) {
+    n += spans.busy?.spans[i] ?? 1;
+    if (i > 0 && spans.cpu[i] === spans.cpu[i - 1] && spans.start[i] === spans.end[i - 1]) n -= 1;
+  }
+  return n;
+}
+
 export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes", summed = false, live = false }: Props) {
   const rec = player.rec;
   const topo = player.topo;
   const selected = usePlayerField(player, "selected");
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const headRef = useRef<HTMLDivElement>(null);
-  const [got, setGot] = useState<{ key: string; recId: string; loaded: Loaded } | null>(null);
+  const [got, setGot] = useState<{ key: string; windowKey: string; recId: string; loaded: Loaded } | null>(null);
   const [hover, setHover] = useState<string | null>(null);
   const [cursor, setCursor] = useState<LaneCursor | null>(null);
   // the window whose spans the server refused as too many (then summed)
@@ -78,8 +89,10 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
   const busy = summed || (estimate !== null && estimate > 1.5 * LIMIT) || refused === windowKey || (live && liveBusy);
   const tooWide = estimate !== null && estimate > 2 * BUSY_LIMIT;
   const parts = Math.min(PARTS_MAX, Math.max(1, Math.round(width)));
-  // (summed, each column says how much of it the selected task ran: asked again on a new selection)
-  const mine = busy ? selected : null;
+  // (summed, each column says how much of it the selected task ran: asked again on a new selection;
+  // none selected, the answer at hand serves, whichever task it was asked about)
+  const shownMine = got?.windowKey === windowKey && got.loaded.status === "ok" ? got.loaded.mine : null;
+  const mine = busy ? (selected ?? shownMine) : null;
   const key = `${windowKey}:${busy ? `busy${String(parts)}:${String(mine)}` : "spans"}`;
 
   useEffect(() => {
@@ -90,8 +103,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
         .lanes(rec.id, d0, d1, busy ? { limit: BUSY_LIMIT, parts, pid: mine } : { limit: LIMIT }, ctl.signal)
         .then((got) => {
           const spans = busy ? decodeLaneBusy(got.bytes) : decodeLanes(got.bytes);
-          if (live && spans.busy) setLiveBusy(spans.busy.spans.reduce((a, b) => a + b, 0) > LIMIT / 2);
-          setGot({ key, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1, mine } });
+          if (live && spans.busy) setLiveBusy(spansIn(spans) > LIMIT / 2);
+          setGot({ key, windowKey, recId: rec.id, loaded: { status: "ok", spans, t0: got.t0, t1: got.t1, mine } });
         })
         .catch((e: unknown) => {
           if (ctl.signal.aborted) return;
@@ -101,7 +114,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
             setLiveBusy(live);
             return;
           }
-          setGot({ key, recId: rec.id, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
+          setGot({ key, windowKey, recId: rec.id, loaded: { status: wide ? "wide" : "error", message: e instanceof Error ? e.message : String(e) } });
         });
     }, 150);
     return () => {
@@ -126,10 +139,12 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       ? got.loaded
       : loaded;
   const stale = shown !== loaded;
+  // (the same window asked again about another task: not dimmed, its end kept)
+  const sameWindow = stale && got?.windowKey === windowKey;
   // where the answer ends before the window does: a live recording's events not stored yet, or a
   // recording's end (a compared run shorter than the open one)
   // (while the next window loads, a live one's last answer still says how far the store went)
-  const stored = shown.status === "ok" && (live || !stale) ? shown.t1 : d1;
+  const stored = shown.status === "ok" && (live || !stale || sameWindow) ? shown.t1 : d1;
   const afterText = live
     ? "not stored yet (a live recording's events are stored a few seconds behind its head)"
     : "after the recording's end";
@@ -217,7 +232,8 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
       g.fillStyle = "#111";
       const h = Math.max(rowH, 3);
       for (let i = 0; i < spans.length; i++) {
-        const share = mineShare ? (mineShare[i] ?? 0) : spans.pid[i] === selected ? 1 : 0;
+        // (summed, until the columns answer for this task: where it ran most, its share there)
+        const share = mineShare ? (mineShare[i] ?? 0) : spans.pid[i] === selected ? (spans.busy?.share[i] ?? 1) : 0;
         if (share <= 0) continue;
         const row = rows.rowOf.get(spans.cpu[i] ?? -1);
         if (row === undefined) continue;
@@ -337,7 +353,7 @@ export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tSt
               : "CPU lanes: no task ran on any CPU in this window, by its context switches"}
         </div>
       ) : shown.status === "ok" ? (
-        <div className={`cpu-lanes-box${stale && !live ? " stale" : ""}`} style={{ width, height }}>
+        <div className={`cpu-lanes-box${stale && !live && !sameWindow ? " stale" : ""}`} style={{ width, height }}>
           <canvas
             ref={canvasRef}
             role="application"
