@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LaneSpans } from "../client/arrow";
 import type { Overview } from "../client/types";
-import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, switchesIn } from "./lanes";
+import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, spansIn, switchesIn } from "./lanes";
 import { synthTopology } from "./synthTopology";
 
 function spans(rows: [number, number, number, number][]): LaneSpans {
@@ -95,5 +95,22 @@ describe("CPU lanes by keyboard", () => {
     expect(moveCursor(s, ranges, cpus, { row: 0, t: 7 }, "ArrowUp")).toEqual({ row: 0, t: 7 });
     expect(moveCursor(s, ranges, cpus, { row: 1, t: 7 }, "ArrowRight")).toEqual({ row: 1, t: 7 });
     expect(moveCursor(s, ranges, cpus, { row: 2, t: 7 }, "x")).toEqual({ row: 2, t: 7 });
+  });
+});
+
+describe("spansIn", () => {
+  it("counts spans; summed columns less the spans counted again across a boundary", () => {
+    const plain = spans([[0, 0, 10, 1], [0, 10, 20, 2], [1, 0, 5, 3]]);
+    expect(spansIn(plain)).toBe(3);
+    // CPU 0: one span through 4 adjacent columns into a 5th (counted in each), where 2 more run: 3
+    // spans; CPU 1: 2 spans in column 1, column 2 idle (no row), 1 in column 3: 3 spans
+    const cols = spans([[0, 0, 10, 1], [0, 10, 20, 1], [0, 20, 30, 1], [0, 30, 40, 1], [0, 40, 50, 2], [1, 0, 10, 3], [1, 20, 30, 4]]);
+    cols.busy = {
+      busy: new Float32Array(7).fill(1),
+      share: new Float32Array(7).fill(1),
+      spans: Int32Array.from([1, 1, 1, 1, 3, 2, 1]),
+      mine: new Float32Array(7),
+    };
+    expect(spansIn(cols)).toBe(6);
   });
 });

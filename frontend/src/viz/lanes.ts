@@ -78,6 +78,19 @@ export function spanAt(spans: LaneSpans, ranges: Map<number, [number, number]>, 
   return i >= r[0] && t < (spans.end[i] ?? -Infinity) ? i : -1;
 }
 
+/** The spans the lanes hold; summed columns, at least as many: each column counts the spans touching
+ * it, and one span can run on across each boundary between a CPU's adjacent columns, counted again
+ * there. */
+export function spansIn(spans: LaneSpans): number {
+  if (!spans.busy) return spans.length;
+  let n = 0;
+  for (let i = 0; i < spans.length; i++) {
+    n += spans.busy.spans[i] ?? 1;
+    if (i > 0 && spans.cpu[i] === spans.cpu[i - 1] && spans.start[i] === spans.end[i - 1]) n -= 1;
+  }
+  return n;
+}
+
 /** The context switches of [t0, t1] as the overview's bins give them (a bin cut by the window counts
  * its share), rounded; null without the switch row. */
 export function switchesIn(overview: Overview | null, t0: number, t1: number): number | null {

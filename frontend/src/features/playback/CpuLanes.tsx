@@ -18,7 +18,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEve
 import { api, ApiError } from "../../client/http";
 import { decodeLaneBusy, decodeLanes, type LaneSpans } from "../../client/arrow";
 import type { Overview } from "../../client/types";
-import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, switchesIn, type LaneCursor } from "../../viz/lanes";
+import { cpuRanges, laneRows, moveCursor, rowHeight, spanAt, spansIn, switchesIn, type LaneCursor } from "../../viz/lanes";
 import { processColor, processKey } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
@@ -56,17 +56,6 @@ interface Props {
   /** a live recording's window, moved on as it grows: the last one stays drawn, not dimmed, while
    * the next loads */
   live?: boolean;
-}
-
-/** The spans summed columns hold, at least: each column counts the spans touching it, and one span
- * can run on across each boundary between a CPU's adjacent columns, counted again there. */
-function spansIn(spans: LaneSpans): number {
-  let n = 0;
-  for (let i = 0; i < spans.length; i++) {
-    n += spans.busy?.spans[i] ?? 1;
-    if (i > 0 && spans.cpu[i] === spans.cpu[i - 1] && spans.start[i] === spans.end[i - 1]) n -= 1;
-  }
-  return n;
 }
 
 export function CpuLanes({ player, overview, overviewPending, d0, d1, width, tStart, onSelect, testId = "cpu-lanes", summed = false, live = false }: Props) {
