@@ -13,6 +13,7 @@ import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
 import { CpuLanes } from "../playback/CpuLanes";
+import { useWidth } from "../playback/useWidth";
 
 /** the window: the last 5 s, moved on each whole second of trace time */
 export const LIVE_LANES_NS = 5e9;
@@ -88,18 +89,7 @@ function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean)
 export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pid: number | null) => void }) {
   const snap = usePlayerSnapshot(player);
   const wrapRef = useRef<HTMLDivElement>(null);
-  const [width, setWidth] = useState(800);
-  useEffect(() => {
-    const el = wrapRef.current;
-    if (!el) return;
-    const ro = new ResizeObserver(() => {
-      setWidth(Math.max(200, Math.floor(el.getBoundingClientRect().width)));
-    });
-    ro.observe(el);
-    return () => {
-      ro.disconnect();
-    };
-  }, []);
+  const width = useWidth(wrapRef);
   const ended = snap.live?.mode === "ended";
   const stored = useStoredEnd(player.rec?.id, player.tStart, ended);
   const end = stored === null ? null : Math.min(snap.playhead, stored);

@@ -24,6 +24,7 @@ import type { Player } from "../engine/player";
 import { usePlayerField, usePlayerOverview } from "../engine/usePlayer";
 import { browserStorage } from "../layout/layoutStorage";
 import { CpuLanes } from "./CpuLanes";
+import { useWidth } from "./useWidth";
 
 interface Props {
   player: Player;
@@ -87,23 +88,11 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
   const brushRef = useRef<SVGGElement>(null);
   const ctxHeadRef = useRef<SVGLineElement>(null);
   const focusHeadRef = useRef<SVGLineElement>(null);
-  const [width, setWidth] = useState(800);
+  const width = useWidth(wrapRef);
   const [lanes, setLanes] = useState(lanesShown);
   const [cmpLanes, setCmpLanes] = useState(false);
   const [summed, setSummed] = useState(false);
   const [d0, d1] = zoom ?? [tStart, tEnd];
-
-  useEffect(() => {
-    const el = wrapRef.current;
-    if (!el) return;
-    const ro = new ResizeObserver(() => {
-      setWidth(Math.max(200, Math.floor(el.getBoundingClientRect().width)));
-    });
-    ro.observe(el);
-    return () => {
-      ro.disconnect();
-    };
-  }, []);
 
   const full = useMemo(() => scaleLinear().domain([tStart, Math.max(tEnd, tStart + 1)]).range([0, width]), [tStart, tEnd, width]);
   const focus = useMemo(() => scaleLinear().domain([d0, Math.max(d1, d0 + 1)]).range([0, width]), [d0, d1, width]);
