@@ -1,11 +1,11 @@
-"""CPU lanes summed per part of a window, for windows with too many context switches to draw one by one
-(or spans too thin to see): the window cut into `parts` equal parts, and for each CPU and part
+"""CPU lanes summed per part of a window, for windows with too many context switches to draw one
+by one (or spans too thin to see): the window cut into `parts` equal parts, and for each CPU and part
 its spans (replay.lanes, the kernel's own sched_switch lines) summed: how much of the part some task
 ran (`busy`), the task that ran most of it and how much (`share`), how many spans touched it,
 whether one of them is marked lost, and how much of it one task asked about ran (`mine`: where a
-selected task ran, though others ran more). The view perfetto and kernelshark draw when zoomed out: where
-the machine was busy, by which process, over a whole run. Rows come by CPU, then time; a part no
-task ran in has no row."""
+selected task ran, though others ran more). The view perfetto and kernelshark draw zoomed out:
+where the machine was busy, by which process, over a whole run. Rows come by CPU, then time; a part
+no task ran in has no row."""
 
 from __future__ import annotations
 

@@ -5,10 +5,12 @@
  * more context switches than LIMIT (by the server's window_too_wide, or well past it in the
  * overview's estimate), or any window when `summed` is asked for, is drawn summed per pixel column
  * instead (GET lanes_busy.arrow): each column of a CPU a bar as tall as the share of it some task
- * ran (on rows under 4 px, as opaque), in the colour of the task that ran most of it; past
- * BUSY_LIMIT switches it is said, not drawn: zoom in. Hover
- * names the CPU, the task and how long it ran (summed: how busy the column was, and who ran most of
- * it); a click selects the task (its other CPUs' spans stay bright, the rest dim). By keyboard:
+ * ran (on rows under 4 px, as opaque), in the colour of the task that ran most of it, and the
+ * selected task's share marked dark; past BUSY_LIMIT switches it is said, not drawn: zoom in. Hover
+ * names the CPU, the task and how long it ran (summed: how busy the column was, who ran most of it,
+ * the selected task's share); a click selects the task (its other CPUs' spans stay bright, the rest
+ * dim). A window the answer ends before (a live recording's store, a shorter compared run) is
+ * shaded past where it ends. By keyboard:
  * focus the lanes, and the first arrow puts a cursor on the top CPU at the window's middle; then
  * Up/Down move it a CPU, Left/Right a span (Home/End), the line under them says it as hover does,
  * and Enter selects its task. A span during
