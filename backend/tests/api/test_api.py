@@ -21,6 +21,8 @@ from conftest import UPLOAD_LIMIT, Server, wait_done
 from ftrace_lines import G4
 from stored import as_stored_before
 
+from placemap.api.routes import data as data_routes
+from placemap.replay import pair_tasks
 from placemap.replay.accumulate import overview_rows
 from placemap.replay.ingest import npz
 from placemap.schema.events import EVENT_SCHEMA, KIND_NAMES
@@ -191,6 +193,29 @@ def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, 
     assert back.status_code == 422 and back.json()["detail"]["code"] == "bad_window"
     assert client.get(url, params={**beyond, "parts": 0}).status_code == 422
     assert client.get("/api/recordings/nope/lanes_busy.arrow", params=beyond).status_code == 404
+
+
+def test_a_recording_deleted_while_its_placements_are_rebuilt_is_404(
+    server: Server, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path or cell of a recording stored before wakers were kept waits for the rebuild; deleted in
+    that time (another client's DELETE, made here by the rebuild itself: the one thing stood in, to
+    make the order certain), it answers 404, not an empty path or cell."""
+    for path, module in (("path", data_routes), ("cell", pair_tasks)):
+        rid = wait_done(client, client.post("/api/recordings", content=G4.read_bytes()).json()["id"])["id"]
+        pid = client.get(f"/api/recordings/{rid}/tasks").json()[0]["pid"]
+        route = f"tasks/{pid}/path" if path == "path" else "llc-pairs/0/0/tasks"
+        before = client.get(f"/api/recordings/{rid}/{route}").json()
+        assert before[{"path": "placements", "cell": "tasks"}[path]], route
+        as_stored_before(server.settings.db_path, rid)
+
+        def deleted_meanwhile(_store: Store, rid: str, _topology: object) -> None:
+            assert client.delete(f"/api/recordings/{rid}").status_code == 204
+
+        monkeypatch.setattr(module, "fill_placements", deleted_meanwhile)
+        gone = client.get(f"/api/recordings/{rid}/{route}")
+        assert gone.status_code == 404 and gone.json()["detail"]["code"] == "recording_not_found", route
+        monkeypatch.undo()
 
 
 def test_events_as_ftrace_text(client: httpx.Client, g4: dict[str, Any], g4_table: pa.Table) -> None:

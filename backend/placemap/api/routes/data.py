@@ -345,6 +345,7 @@ def llc_pair_tasks(
         wakeups, found = cell_tasks(store, rid, topology, waker_llc, llc, limit=limit)
     except PairsUncountedError as exc:
         raise ApiError(409, "pairs_uncounted", f"recording {rid}: {exc}") from exc
+    recording_or_404(store, rid)  # (deleted while its placements were rebuilt: not an empty cell)
     return LlcPairTasks(
         waker_llc=waker_llc,
         llc=llc,
@@ -370,6 +371,7 @@ def task_path(store: StoreDep, rid: str, pid: int) -> TaskPath:
         path = queries.task_path(store, rid, pid, levels, fill)
     except queries.PlacementsUnreadError as exc:
         raise ApiError(409, "placements_unreadable", f"recording {rid}: {exc}") from exc
+    recording_or_404(store, rid)  # (deleted while its placements were rebuilt: not an empty path)
     rows = [dict(p.__dict__) for p in path]
     names: dict[int, str | None] = {}  # the wakers' names, each looked up once
     for r in rows:
