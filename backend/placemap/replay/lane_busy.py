@@ -5,9 +5,14 @@ ran (`busy`), the task that ran most of it and how much (`share`), how many span
 whether one of them is marked lost, and how much of it one task asked about ran (`mine`: where a
 selected task ran, though others ran more). The view perfetto and kernelshark draw zoomed out:
 where the machine was busy, by which process, over a whole run. Rows come by CPU, then time; a part
-no task ran in has no row."""
+no task ran in has no row. A ready recording's spans of the last few windows are kept (its chunks
+never change), so the same window asked again, about another task or in other parts, is summed
+without reading them again."""
 
 from __future__ import annotations
+
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +37,29 @@ BUSY_SCHEMA = pa.schema(
 )
 
 
+SPANS_KEPT = 4  # windows: a few tens of MB at the limit
+_kept: OrderedDict[tuple[str, str, int, int, int], pa.Table] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _spans(store: Store, rid: str, t0: int, t1: int, limit: int, *, keep: bool) -> pa.Table:
+    """cpu_lanes(), kept for the same window asked again when `keep` (a ready recording's)."""
+    if not keep:
+        return cpu_lanes(store, rid, t0, t1, limit=limit)
+    key = (str(store.path), rid, t0, t1, limit)
+    with _kept_lock:
+        hit = _kept.get(key)
+        if hit is not None:
+            _kept.move_to_end(key)
+            return hit
+    spans = cpu_lanes(store, rid, t0, t1, limit=limit)
+    with _kept_lock:
+        _kept[key] = spans
+        while len(_kept) > SPANS_KEPT:
+            _kept.popitem(last=False)
+    return spans
+
+
 def part_edges(t0: int, t1: int, parts: int) -> np.ndarray:
     """The parts' edges: `parts` (at most one per ns) equal parts of [t0, t1], whole ns: t0 + k *
     (t1 - t0) // n, in Python's integers (no product leaves int64, whatever the window's length)."""
@@ -40,12 +68,20 @@ def part_edges(t0: int, t1: int, parts: int) -> np.ndarray:
 
 
 def lane_busy(
-    store: Store, rid: str, t0: int, t1: int, *, parts: int, limit: int, pid: int | None = None
+    store: Store,
+    rid: str,
+    t0: int,
+    t1: int,
+    *,
+    parts: int,
+    limit: int,
+    pid: int | None = None,
+    keep: bool = False,
 ) -> pa.Table:
     """BUSY_SCHEMA over [t0, t1] cut in `parts` parts (`mine`: the share task `pid` ran, 0 without
     one); WindowTooWideError past `limit` context switches, StoredChunkError for a chunk that cannot
-    be read (as cpu_lanes)."""
-    spans = cpu_lanes(store, rid, t0, t1, limit=limit)
+    be read (as cpu_lanes). `keep`: the recording is ready, its window's spans may be kept."""
+    spans = _spans(store, rid, t0, t1, limit, keep=keep)
     edges = part_edges(t0, t1, parts)
     n_b = len(edges) - 1
     c = spans.column("cpu").to_numpy().astype(np.int64)

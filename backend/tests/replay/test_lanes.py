@@ -19,6 +19,7 @@ import pytest
 from ftrace_lines import G4
 from test_helpers import damage_chunk, ingest
 
+from placemap.replay import lane_busy as lane_busy_module
 from placemap.replay.delays import StoredChunkError
 from placemap.replay.lane_busy import lane_busy, part_edges
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
@@ -341,3 +342,31 @@ def test_part_edges_stay_whole_and_in_order_over_any_window() -> None:
     wide = part_edges(0, 2**62, 8_000)
     assert wide[-1] == 2**62 and bool((wide[1:] > wide[:-1]).all())
     assert part_edges(-(2**63), 2**63 - 1, 1).tolist() == [-(2**63), 2**63 - 1]
+
+
+def test_a_ready_windows_spans_are_kept_for_the_same_window_asked_again(
+    g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked again about another task or in other parts, a kept window is summed from its spans as
+    read the first time (the same answers as unkept); another window, or an unkept ask, reads them."""
+    store, rid = g4_lanes
+    reads: list[tuple[int, int]] = []
+
+    def counted(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Table:
+        reads.append((t0, t1))
+        return cpu_lanes(store, rid, t0, t1, limit=limit)
+
+    monkeypatch.setattr(lane_busy_module, "cpu_lanes", counted)
+    chunks = store.list_chunks(rid)
+    t0, t1 = chunks[1].t_start_ns, chunks[4].t_end_ns
+    first = lane_busy(store, rid, t0, t1, parts=50, limit=1_000_000, keep=True)
+    again = lane_busy(
+        store, rid, t0, t1, parts=80, limit=1_000_000, pid=int(first.column("pid")[0].as_py()), keep=True
+    )
+    assert reads == [(t0, t1)]
+    assert again.equals(
+        lane_busy(store, rid, t0, t1, parts=80, limit=1_000_000, pid=int(first.column("pid")[0].as_py()))
+    )
+    assert reads == [(t0, t1), (t0, t1)], "unkept: read again"
+    lane_busy(store, rid, t0, t1 - 1, parts=50, limit=1_000_000, keep=True)
+    assert reads[-1] == (t0, t1 - 1)

@@ -208,12 +208,14 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
     lost, busy, share, spans, mine: the share the task the query's `pid` names ran, 0 without one),
     by CPU then time, zstd-encoded when the client accepts it; the window answered in X-Lanes-T0-Ns
     and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit` switches."""
+    rec = store.get_recording(rid)
+    keep = rec is not None and rec.status == "ready"  # (a ready recording's chunks never change)
     body, window = _lanes(
         store,
         rid,
         t0_ns,
         t1_ns,
-        lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit, pid=pid),
+        lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit, pid=pid, keep=keep),
     )
     if _accepts_zstd(request):
         packed = pa.Codec("zstd", compression_level=3).compress(body, asbytes=True)
