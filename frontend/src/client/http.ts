@@ -72,10 +72,9 @@ export const api = {
   listRecordings: (signal?: AbortSignal) => getJson<Recording[]>("/recordings", signal),
   recording: (id: string, signal?: AbortSignal) => getJson<Recording>(`/recordings/${enc(id)}`, signal),
   topology: (id: string, signal?: AbortSignal) => getJson<Topology>(`/recordings/${enc(id)}/topology`, signal),
-  chunks: (id: string, signal?: AbortSignal) => getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks`, signal),
-  /** the chunks that end at or after `t0` ns (a live recording's newest, from the last one seen) */
-  chunksFrom: (id: string, t0: number, signal?: AbortSignal) =>
-    getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks?t0_ns=${String(Math.floor(t0))}`, signal),
+  /** the recording's chunks; with `t0`, those that end at or after it (a live one's newest) */
+  chunks: (id: string, signal?: AbortSignal, t0?: number) =>
+    getJson<ChunkInfo[]>(`/recordings/${enc(id)}/chunks${t0 === undefined ? "" : `?t0_ns=${String(Math.floor(t0))}`}`, signal),
   state: (id: string, tNs: number, signal?: AbortSignal) =>
     getJson<PlacementState>(`/recordings/${enc(id)}/state?t_ns=${Math.round(tNs)}`, signal),
   overview: (id: string, bins: number, signal?: AbortSignal) =>
@@ -162,8 +161,9 @@ export const api = {
   },
   /** CPU lanes over [t0, t1] ns as Arrow IPC bytes: spans (lanes.arrow, decodeLanes), or with
    * `parts` summed in that many parts (lanes_busy.arrow, decodeLaneBusy; the browser undoes its
-   * zstd), with `pid` the share that task ran of each; with the window the server answered (clipped to the recording, or to a live one's stored
-   * chunks). ApiError window_too_wide past `limit` context switches. */
+   * zstd), with `pid` the share that task ran of each; with the window the server answered
+   * (clipped to the recording, or to a live one's stored chunks). ApiError window_too_wide past
+   * `limit` context switches. */
   async lanes(id: string, t0: number, t1: number, opts: { limit: number; parts?: number; pid?: number | null }, signal?: AbortSignal): Promise<LanesAnswer> {
     const from = Math.floor(t0);
     const to = Math.ceil(t1);

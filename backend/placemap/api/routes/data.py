@@ -133,11 +133,12 @@ BUSY_PARTS_MAX = 8_000
 
 
 def _lanes(
-    store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int, int], pa.Table]
+    store: Store, rid: str, t0_ns: int, t1_ns: int, build: Callable[[int, int, bool], pa.Table]
 ) -> tuple[bytes, dict[str, str]]:
-    """Arrow IPC of build(t0, t1) over [t0_ns, t1_ns] clipped to the recording (a task runs on past its
-    last switch only as far as the recording goes; while live, as far as its stored chunks go), and
-    the headers that say the window answered (X-Lanes-T0-Ns, X-Lanes-T1-Ns); its errors as the API's."""
+    """Arrow IPC of build(t0, t1, ready) over [t0_ns, t1_ns] clipped to the recording (a task runs on
+    past its last switch only as far as the recording goes; while live, as far as its stored chunks
+    go; `ready`: its chunks never change), and the headers that say the window answered
+    (X-Lanes-T0-Ns, X-Lanes-T1-Ns); its errors as the API's."""
     rec = recording_or_404(store, rid, ready=True)
     if t1_ns < t0_ns:
         raise ApiError(422, "bad_window", f"t1_ns {t1_ns} is before t0_ns {t0_ns}")
@@ -151,7 +152,7 @@ def _lanes(
         t1_ns = min(t1_ns, t0_ns if last is None else last.t_end_ns)
     t1_ns = max(t0_ns, t1_ns)
     try:
-        table = build(t0_ns, t1_ns)
+        table = build(t0_ns, t1_ns, rec.status == "ready")
     except WindowTooWideError as exc:
         raise ApiError(422, "window_too_wide", str(exc)) from exc
     except StoredChunkError as exc:
@@ -182,7 +183,9 @@ def lanes_arrow(
     its context switches (replay.lanes), one Arrow IPC stream (cpu, start_ns, end_ns, pid, comm,
     tgid, lost), by CPU then time; the window answered in X-Lanes-T0-Ns and X-Lanes-T1-Ns (a live
     recording's ends where its stored chunks do); 422 window_too_wide past `limit` switches."""
-    body, window = _lanes(store, rid, t0_ns, t1_ns, lambda t0, t1: cpu_lanes(store, rid, t0, t1, limit=limit))
+    body, window = _lanes(
+        store, rid, t0_ns, t1_ns, lambda t0, t1, _ready: cpu_lanes(store, rid, t0, t1, limit=limit)
+    )
     return Response(content=body, media_type=ARROW_STREAM, headers=window)
 
 
@@ -208,14 +211,12 @@ def lanes_busy_arrow(  # noqa: PLR0917 - FastAPI injects each parameter by name
     lost, busy, share, spans, mine: the share the task the query's `pid` names ran, 0 without one),
     by CPU then time, zstd-encoded when the client accepts it; the window answered in X-Lanes-T0-Ns
     and X-Lanes-T1-Ns as lanes.arrow's; 422 window_too_wide past `limit` switches."""
-    rec = store.get_recording(rid)
-    keep = rec is not None and rec.status == "ready"  # (a ready recording's chunks never change)
     body, window = _lanes(
         store,
         rid,
         t0_ns,
         t1_ns,
-        lambda t0, t1: lane_busy(store, rid, t0, t1, parts=parts, limit=limit, pid=pid, keep=keep),
+        lambda t0, t1, ready: lane_busy(store, rid, t0, t1, parts=parts, limit=limit, pid=pid, keep=ready),
     )
     if _accepts_zstd(request):
         packed = pa.Codec("zstd", compression_level=3).compress(body, asbytes=True)

@@ -61,7 +61,7 @@ function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean)
       busy = true;
       const req = withTimeout(ctl.signal, POLL_TIMEOUT_MS);
       api
-        .chunksFrom(recId, from, req.signal)
+        .chunks(recId, req.signal, from)
         .then((list) => {
           if (ended) window.clearInterval(timer); // (the run's last chunks: nothing more to come)
           const last = Math.max(...list.map((c) => c.t_end_ns));
