@@ -138,6 +138,7 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const endsAt = (twinLanes[2] - own[0]) / (own[1] - own[0]);
   await page.mouse.move(other.x + other.width * (endsAt + (1 - endsAt) / 2), other.y + 2);
   await expect(page.getByTestId("cpu-lanes-other-hover")).toHaveText(/^after \+\S+ \S+: after the recording's end$/);
+  await page.locator(".cpu-lanes-other").screenshot({ path: join(ARTIFACTS, "whatif-twin-lanes.png") });
   await page.mouse.move(other.x + 2, other.y + 2);
   await expect(page.getByTestId("cpu-lanes-other-hover")).not.toContainText("after the recording's end");
   await expect(page.getByTestId("cpu-lanes-other")).toHaveAttribute("data-rows", "256");
