@@ -302,14 +302,20 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   await page.keyboard.press("Enter");
   await expect(page.getByTestId("selected-sentence")).toContainText(`Selected task ${pid[next]} `);
 
-  // hidden, which the browser remembers, and shown again
+  // hidden, which the link says and the browser remembers, and shown again
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(lanes).toHaveCount(0);
   // (the zoom is in the link: the reload opens the same window)
-  await expect(page).toHaveURL(new RegExp(`zoom=${t0}%2C${t1}`));
+  await expect(page).toHaveURL(new RegExp(`zoom=${t0}%2C${t1}&lanes=off$`));
   await page.reload();
   await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
   await expect(lanes).toHaveCount(0);
+  // a link that does not say opens them as this browser last had them
+  await page.goto(page.url().replace("&lanes=off", ""));
+  await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
+  await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
+  await expect(lanes).toHaveCount(0);
+  await expect(page).toHaveURL(/&lanes=off$/);
   await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-status", "ok");
@@ -327,6 +333,12 @@ test("CPU lanes summed per column: each column's busy share and who ran most of 
   await page.getByTestId("cpu-lanes-summed-toggle").click();
   await expect(lanes).toHaveAttribute("data-mode", "busy");
   await expect(lanes).toHaveAttribute("data-status", "ok");
+  // in the link: the view it opens is summed too
+  await expect(page).toHaveURL(/[?&]lanes=busy(&|$)/);
+  await page.goto(`/?rec=${id}&lanes=busy`);
+  await expect(lanes).toHaveAttribute("data-mode", "busy");
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  await expect(page.getByTestId("cpu-lanes-summed-toggle")).toHaveText("each span");
   const t0 = Number(await lanes.getAttribute("data-t0"));
   const t1 = Number(await lanes.getAttribute("data-t1"));
   const parts = Number(await lanes.getAttribute("data-parts"));
@@ -401,10 +413,11 @@ test("CPU lanes summed per column: each column's busy share and who ran most of 
   expect(Number(saidMine?.[2])).toBe(pctOf(there.ran.get(sel) ?? 0, there.width));
   expect(Math.abs(over - pick)).toBeLessThanOrEqual(1);
   await shot(page, "cpu-lanes-summed");
-  // and back to each span
+  // and back to each span, which the link no longer says
   await page.getByTestId("cpu-lanes-summed-toggle").click();
   await expect(lanes).toHaveAttribute("data-mode", "spans");
   await expect(lanes).toHaveAttribute("data-status", "ok");
+  await expect(page).not.toHaveURL(/lanes=/);
 });
 
 test("a run too busy to draw span by span is summed per column, and a zoom draws its spans again", async ({ page, request }) => {

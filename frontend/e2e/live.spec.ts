@@ -294,6 +294,19 @@ test("live view follows the head of a real collector run: tasks move, pause, scr
     expect(Number(drawn.spans)).toBeGreaterThan(0);
     console.log(`live lanes: ${JSON.stringify(drawn)}; ${(await page.getByTestId("live-lanes-caption").textContent()) ?? ""}`);
     await page.getByTestId("live-lanes").screenshot({ path: join(ARTIFACTS, "live-lanes.png") });
+    // summed on request, which the link says; what they draw then is the server's summed columns
+    await page.getByTestId("live-lanes-summed-toggle").click();
+    await expect(page).toHaveURL(/[?&]lanes=busy(&|$)/);
+    await expect(lanes).toHaveAttribute("data-mode", "busy");
+    await expect(lanes).toHaveAttribute("data-status", "ok", { timeout: 30_000 });
+    const [b0, b1, bParts, bSpans] = await lanes.evaluate((el: HTMLElement) => ["t0", "t1", "parts", "spans"].map((k) => el.getAttribute(`data-${k}`) ?? ""));
+    const busyAnswer = await page.request.get(`/api/recordings/${id}/lanes_busy.arrow?parts=${bParts}&limit=2000000&t0_ns=${b0}&t1_ns=${b1}`);
+    expect(busyAnswer.status()).toBe(200);
+    const busyRows = tableFromIPC(await busyAnswer.body());
+    expect(busyRows.numRows).toBeGreaterThan(0);
+    expect(bSpans).toBe(String(busyRows.numRows));
+    await page.getByTestId("live-lanes-summed-toggle").click();
+    await expect(page).not.toHaveURL(/lanes=/);
 
     // scrub back: a click a fifth of the way along the live timeline
     const scrub = page.getByTestId("live-scrub");

@@ -127,6 +127,13 @@ test("what-if: replay a recording under a hint on another machine, open the twin
   const own = await lanesOf("cpu-lanes", rid);
   await expect(page.getByTestId("cpu-lanes-other")).toHaveCount(0);
   await page.getByTestId("cpu-lanes-other-toggle").click();
+  // in the link, which opens the twin's lanes too (in another tab: this one keeps its what-if result)
+  await expect(page).toHaveURL(/[?&]lanes=twin(&|$)/);
+  const linked = await page.context().newPage();
+  await linked.goto(page.url());
+  await expect(linked.getByTestId("cpu-lanes-other")).toHaveAttribute("data-status", "ok");
+  await expect(linked.getByTestId("cpu-lanes-other-toggle")).toHaveAttribute("aria-pressed", "true");
+  await linked.close();
   const twinLanes = await lanesOf("cpu-lanes-other", twinId);
   expect(Math.abs(own[0] - twinLanes[0])).toBeLessThanOrEqual(1);
   expect(Math.abs(Math.min(own[1], twinLanes[2]) - twinLanes[1])).toBeLessThanOrEqual(1);

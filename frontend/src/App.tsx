@@ -34,6 +34,7 @@ import type { Recording } from "./client/types";
 import { Columns } from "./features/layout/Columns";
 import { plural } from "./viz/words";
 import { api } from "./client/http";
+import { defaultLanesView, type LanesView } from "./features/playback/lanesView";
 
 const initialView = parseView(window.location.search);
 // the link's zoom, given to the recording it opened once (opened again later, it starts unzoomed)
@@ -43,9 +44,16 @@ function takeInitialZoom(): [number, number] | null {
   initialZoom = null;
   return z;
 }
+// the link's CPU lanes, likewise (a view it does not say opens them as this browser last had them)
+let initialLanes = initialView.lanes ?? null;
+function takeInitialLanes(): LanesView {
+  const l = initialLanes;
+  initialLanes = null;
+  return l ?? defaultLanesView();
+}
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
-function UrlSync({ player, cmp, countsUpTo, sweep, zoom }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null; zoom: [number, number] | null }) {
+function UrlSync({ player, cmp, countsUpTo, sweep, zoom, lanes }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null; zoom: [number, number] | null; lanes: LanesView }) {
   const snap = usePlayerSnapshot(player);
   const ready = snap.status === "ready";
   const liveMode = snap.live?.mode ?? null;
@@ -63,9 +71,10 @@ function UrlSync({ player, cmp, countsUpTo, sweep, zoom }: { player: Player; cmp
       ...(countsUpTo ? { counts: "playhead" as const } : {}),
       ...(sweep ? { sweep } : {}),
       ...(zoom ? { zoom } : {}),
+      lanes,
     });
     if (url !== window.location.search) window.history.replaceState(null, "", url || window.location.pathname);
-  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo, sweep, zoom]);
+  }, [ready, player, snap.playhead, snap.selected, snap.speed, liveMode, cmp, countsUpTo, sweep, zoom, lanes]);
   return null;
 }
 
@@ -116,10 +125,12 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
   const live = player.live;
   // the timeline's zoom: the link's for the recording it opened, then this recording's own
   const [zoom, setZoom] = useState<[number, number] | null>(() => (initialView.rec === player.recId ? takeInitialZoom() : null));
+  // how the CPU lanes are shown: the link's for the recording it opened, then as this browser had them
+  const [lanes, setLanes] = useState<LanesView>(() => (initialView.rec === player.recId ? takeInitialLanes() : defaultLanesView()));
 
   return (
     <>
-      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} zoom={zoom} />
+      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} zoom={zoom} lanes={lanes} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -157,11 +168,11 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
           <GridView player={player} onSelect={onSelect} />
         )}
         {ready && live && <LiveTimeline player={player} />}
-        {ready && live && <LiveLanes player={player} onSelect={onSelect} />}
+        {ready && live && <LiveLanes player={player} onSelect={onSelect} summed={lanes.summed} onSummed={(summed) => { setLanes({ ...lanes, summed }); }} />}
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />
-            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} cmp={cmp} zoom={zoom} onZoom={setZoom} />
+            <Timeline player={player} overview={overview} tStart={player.tStart} tEnd={player.tEnd} onSelect={onSelect} cmp={cmp} zoom={zoom} onZoom={setZoom} lanes={lanes} onLanes={setLanes} />
           </>
         )}
       </main>

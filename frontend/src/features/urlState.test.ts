@@ -47,6 +47,27 @@ describe("URL view state", () => {
       expect(parseView(`?rec=r-1&zoom=${bad}`).zoom).toBeUndefined();
     }
   });
+  it("carries how the CPU lanes are shown, only with a recording, the twin's only with a compared run", () => {
+    const base = { rec: "r-1", t: 7, sel: null, speed: 1 };
+    const plain = { shown: true, summed: false, twin: false };
+    expect(formatView({ ...base, lanes: plain })).toBe("?rec=r-1&t=7");
+    expect(formatView({ ...base, lanes: { ...plain, shown: false, summed: true } })).toBe("?rec=r-1&t=7&lanes=off");
+    const busy = formatView({ ...base, lanes: { ...plain, summed: true } });
+    expect(busy).toBe("?rec=r-1&t=7&lanes=busy");
+    expect(parseView(busy).lanes).toEqual({ shown: true, summed: true, twin: false });
+    // the twin's lanes only beside a compared run
+    expect(formatView({ ...base, lanes: { ...plain, twin: true } })).toBe("?rec=r-1&t=7");
+    const both = formatView({ ...base, cmp: "r-2", lanes: { ...plain, summed: true, twin: true } });
+    expect(both).toBe("?rec=r-1&t=7&cmp=r-2&lanes=busy%2Ctwin");
+    expect(parseView(both).lanes).toEqual({ shown: true, summed: true, twin: true });
+    expect(parseView("?rec=r-1&lanes=twin").lanes).toEqual({ shown: true, summed: false, twin: true });
+    expect(parseView("?rec=r-1&lanes=off").lanes).toEqual({ shown: false, summed: false, twin: false });
+    expect(formatView({ rec: null, t: null, sel: null, speed: 1, lanes: { ...plain, shown: false } })).toBe("");
+    expect(parseView("?lanes=busy").lanes).toBeUndefined();
+    for (const bad of ["", "on", "spans", "OFF"]) expect(parseView(`?rec=r-1&lanes=${bad}`).lanes).toBeUndefined();
+    // an unknown word beside a known one is dropped
+    expect(parseView("?rec=r-1&lanes=busy,sideways").lanes).toEqual({ shown: true, summed: true, twin: false });
+  });
   it("ignores junk and clamps speed", () => {
     expect(parseView("?t=abc&sel=-4&speed=1000")).toEqual({ rec: null, t: null, sel: null, speed: 100, live: false });
     expect(parseView("?speed=0").speed).toBe(1);

@@ -2,9 +2,12 @@
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
  * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start; &counts=playhead
  * shows the counts (the recording's, or both of a comparison) up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel;
- * &zoom=T0,T1 the timeline zoomed to that window, absolute ns, with its CPU lanes), so a
+ * &zoom=T0,T1 the timeline zoomed to that window, absolute ns, with its CPU lanes; &lanes=off|busy|twin|busy,twin
+ * the CPU lanes hidden, summed per column, with the compared run's under them: playback/lanesView), so a
  * reload (and later a share link) opens exactly the same view. Pure parse/format plus a replaceState writer.
  */
+
+import { formatLanes, parseLanes, type LanesView } from "./playback/lanesView";
 
 export interface ViewState {
   rec: string | null;
@@ -23,6 +26,8 @@ export interface ViewState {
   sweep?: string;
   /** the timeline zoomed to [t0, t1], absolute trace ns (integers, t0 < t1; only with rec) */
   zoom?: [number, number];
+  /** how the CPU lanes are shown, where the link says (only with rec; without: the browser's own) */
+  lanes?: LanesView;
 }
 
 export const SPEEDS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
@@ -52,7 +57,13 @@ export function parseView(search: string): ViewState {
     ...(p.get("rec") && p.get("counts") === "playhead" ? { counts: "playhead" as const } : {}),
     ...(p.get("sweep") ? { sweep: p.get("sweep") ?? "" } : {}),
     ...zoomOf(p.get("rec") ? p.get("zoom") : null),
+    ...lanesOf(p.get("rec") ? p.get("lanes") : null),
   };
+}
+
+function lanesOf(v: string | null): { lanes: LanesView } | Record<string, never> {
+  const lanes = parseLanes(v);
+  return lanes ? { lanes } : {};
 }
 
 /** `T0,T1` (integers, T0 < T1) as the view's zoom; nothing for anything else. */
@@ -75,6 +86,8 @@ export function formatView(v: ViewState): string {
   if (v.rec && v.counts === "playhead") p.set("counts", "playhead");
   if (v.sweep) p.set("sweep", v.sweep);
   if (v.rec && v.zoom) p.set("zoom", `${String(Math.floor(v.zoom[0]))},${String(Math.ceil(v.zoom[1]))}`);
+  const lanes = v.rec && v.lanes ? formatLanes(v.lanes, Boolean(v.cmp)) : null;
+  if (lanes !== null) p.set("lanes", lanes);
   const s = p.toString();
   return s ? `?${s}` : "";
 }

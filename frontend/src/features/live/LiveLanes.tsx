@@ -4,8 +4,8 @@
  * earlier: its chunks are written behind the head (seconds, more while the host is busy), and the
  * lanes are read from them. The end is polled every second (the chunks from the last end seen); the
  * window moves on each whole LIVE_LANES_STEP_NS, and the line above the lanes says how far behind
- * the playhead they end. The lanes themselves, summed per column when the window is too busy, are
- * playback/CpuLanes.
+ * the playhead they end. The lanes themselves, summed per column when the window is too busy or on
+ * request ("busy per column", in the page's link as the replay's is), are playback/CpuLanes.
  */
 import { useEffect, useRef, useState } from "react";
 import { api } from "../../client/http";
@@ -86,7 +86,15 @@ function useStoredEnd(recId: string | undefined, tStart: number, ended: boolean)
   return end;
 }
 
-export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pid: number | null) => void }) {
+interface Props {
+  player: Player;
+  onSelect?: (pid: number | null) => void;
+  /** summed per pixel column whatever the window holds, kept by the page for its URL */
+  summed: boolean;
+  onSummed: (summed: boolean) => void;
+}
+
+export function LiveLanes({ player, onSelect, summed, onSummed }: Props) {
   const snap = usePlayerSnapshot(player);
   const wrapRef = useRef<HTMLDivElement>(null);
   const width = useWidth(wrapRef);
@@ -100,9 +108,20 @@ export function LiveLanes({ player, onSelect }: { player: Player; onSelect?: (pi
       <div className="small muted" data-testid="live-lanes-caption">
         {end === null
           ? "CPU lanes: waiting for the server to store the run's first events"
-          : `CPU lanes: the last ${String(LIVE_LANES_NS / 1e9)} s the server has stored${behind > 1e6 ? `, ending ${formatDuration(behind)} behind the playhead` : ""}`}
+          : `CPU lanes: the last ${String(LIVE_LANES_NS / 1e9)} s the server has stored${behind > 1e6 ? `, ending ${formatDuration(behind)} behind the playhead` : ""}`}{" "}
+        ·{" "}
+        <button
+          type="button"
+          className="linkish"
+          data-testid="live-lanes-summed-toggle"
+          aria-pressed={summed}
+          title="each CPU's pixel columns: how busy, and who ran most of each (a window too busy to draw span by span is always summed)"
+          onClick={() => { onSummed(!summed); }}
+        >
+          {summed ? "each span" : "busy per column"}
+        </button>
       </div>
-      {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live={!ended} />}
+      {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live={!ended} summed={summed} />}
     </div>
   );
 }

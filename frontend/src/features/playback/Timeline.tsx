@@ -6,10 +6,11 @@
  * overview). Click the focus track to seek. Under them, the CPU lanes of the same window
  * (CpuLanes: who ran on each CPU; summed per pixel column when the window is too busy, or on
  * request), which can be hidden (remembered in the browser), and with a
- * compared run open, on request, its lanes over the same time from its start. The
+ * compared run open, on request, its lanes over the same time from its start. How they are shown is
+ * the page's (lanesView: in its link). The
  * playhead lines move every frame through a Player frame hook (direct DOM, no React render).
  */
-import { useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
+import { useEffect, useMemo, useRef, type MouseEvent } from "react";
 import { scaleLinear } from "d3-scale";
 import { area, curveStepAfter } from "d3-shape";
 import { brushX, type D3BrushEvent } from "d3-brush";
@@ -22,7 +23,7 @@ import { LEVELS, levelColor } from "../../viz/colors";
 import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerField, usePlayerOverview } from "../engine/usePlayer";
-import { browserStorage } from "../layout/layoutStorage";
+import { rememberLanesShown, type LanesView } from "./lanesView";
 import { CpuLanes } from "./CpuLanes";
 import { useWidth } from "./useWidth";
 
@@ -39,6 +40,9 @@ interface Props {
   /** the zoomed window (absolute ns; null: the whole run), kept by the page for its URL */
   zoom: [number, number] | null;
   onZoom: (zoom: [number, number] | null) => void;
+  /** how the CPU lanes are shown, kept by the page for its URL */
+  lanes: LanesView;
+  onLanes: (lanes: LanesView) => void;
 }
 
 const CTX_H = 30;
@@ -48,25 +52,6 @@ const AXIS_H = 16;
 const GAP = 6;
 const WAKE_H = 40;
 const BASE_FOCUS_H = RATE_H + MIG_H + 4;
-/** where the browser remembers the CPU lanes hidden */
-const LANES_KEY = "placemap.lanes";
-
-function lanesShown(): boolean {
-  try {
-    return browserStorage()?.getItem(LANES_KEY) !== "hidden";
-  } catch {
-    return true;
-  }
-}
-
-function rememberLanes(shown: boolean): void {
-  try {
-    browserStorage()?.setItem(LANES_KEY, shown ? "shown" : "hidden");
-  } catch {
-    // storage refused: kept for this visit only
-  }
-}
-
 const CROSS_LABEL: Record<CrossLlc, string> = { to_waker_llc: "pulled to the waker's LLC", to_prev_llc: "kept in its own", elsewhere: "neither" };
 
 function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; label: string }[] {
@@ -82,16 +67,14 @@ function ticks(t0: number, t1: number, w: number, tStart: number): { x: number; 
   return out;
 }
 
-export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = null, zoom, onZoom: setZoom }: Props) {
+export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = null, zoom, onZoom: setZoom, lanes: view, onLanes }: Props) {
   const overview = ov === "error" ? null : ov;
   const wrapRef = useRef<HTMLDivElement>(null);
   const brushRef = useRef<SVGGElement>(null);
   const ctxHeadRef = useRef<SVGLineElement>(null);
   const focusHeadRef = useRef<SVGLineElement>(null);
   const width = useWidth(wrapRef);
-  const [lanes, setLanes] = useState(lanesShown);
-  const [cmpLanes, setCmpLanes] = useState(false);
-  const [summed, setSummed] = useState(false);
+  const { shown: lanes, twin: cmpLanes, summed } = view;
   const [d0, d1] = zoom ?? [tStart, tEnd];
 
   const full = useMemo(() => scaleLinear().domain([tStart, Math.max(tEnd, tStart + 1)]).range([0, width]), [tStart, tEnd, width]);
@@ -274,7 +257,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
           "drag on the top strip to zoom · click either track to seek · space plays, n steps to the next migration"
         )}{" "}
         ·{" "}
-        <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { setLanes(!lanes); rememberLanes(!lanes); }}>
+        <button type="button" className="linkish" data-testid="cpu-lanes-toggle" aria-pressed={lanes} onClick={() => { onLanes({ ...view, shown: !lanes }); rememberLanesShown(!lanes); }}>
           {lanes ? "hide CPU lanes" : "show CPU lanes"}
         </button>
         {lanes && (
@@ -287,7 +270,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
               data-testid="cpu-lanes-summed-toggle"
               aria-pressed={summed}
               title="each CPU's pixel columns: how busy, and who ran most of each (a window too busy to draw span by span is always summed)"
-              onClick={() => { setSummed(!summed); }}
+              onClick={() => { onLanes({ ...view, summed: !summed }); }}
             >
               {summed ? "each span" : "busy per column"}
             </button>
@@ -297,7 +280,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
           <>
             {" "}
             ·{" "}
-            <button type="button" className="linkish" data-testid="cpu-lanes-other-toggle" aria-pressed={cmpLanes} onClick={() => { setCmpLanes(!cmpLanes); }}>
+            <button type="button" className="linkish" data-testid="cpu-lanes-other-toggle" aria-pressed={cmpLanes} onClick={() => { onLanes({ ...view, twin: !cmpLanes }); }}>
               {cmpLanes ? "hide the compared run's lanes" : "the compared run's lanes"}
             </button>
           </>
