@@ -9,7 +9,9 @@ holding about 10k, 50k and 100k context switches (the page's limit) prints side 
 the window's start, encoded as Arrow IPC) and bytes, the events' time and bytes, and the ratios.
 Then the whole run (too busy to draw span by span) summed in 500, 1000 and 2000 parts (GET
 lanes_busy.arrow, zstd as the route sends it to a browser) against the whole run's events, and
-the same window asked again about one task with its spans kept against read again.
+the same window asked again about one task with its spans kept against read again. Last, the whole
+run summed in one read against one run of parts at a time (lane_busy.GROUP_ROWS events each), each in
+a fresh process: its time and its peak memory (max RSS), the same answer.
 Run: backend/.venv/bin/python bench/lanes_bench.py [--events N] [--repeats 5]
 """
 
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from backend_bench import COLLECT, OUT, build_collector, fresh_store  # noqa: E402
 
 from placemap.importer import import_file  # noqa: E402
+from placemap.replay import lane_busy as lane_busy_module  # noqa: E402
 from placemap.replay.lane_busy import lane_busy  # noqa: E402
 from placemap.replay.lanes import cpu_lanes  # noqa: E402
 from placemap.replay.queries import window_batches  # noqa: E402
@@ -92,7 +95,9 @@ def main() -> None:
     store, rid = recording(args.events)
     ts = np.concatenate(
         [
-            b.column("ts_ns").to_numpy()[pc.equal(b.column("kind"), int(Kind.SWITCH)).to_numpy(zero_copy_only=False)]
+            b.column("ts_ns").to_numpy()[
+                pc.equal(b.column("kind"), int(Kind.SWITCH)).to_numpy(zero_copy_only=False)
+            ]
             for b in window_batches(store, rid, None, None)
         ]
     )
@@ -113,7 +118,9 @@ def main() -> None:
     # column), sent zstd as browsers accept it, against the whole run's events
     t0, t1 = rec.t_start_ns, rec.t_end_ns
     assert t0 is not None and t1 is not None
-    print(f"\nthe whole run summed per part ({len(ts):,} switches, {(t1 - t0) / 1e6:.0f} ms), against its events:")
+    print(
+        f"\nthe whole run summed per part ({len(ts):,} switches, {(t1 - t0) / 1e6:.0f} ms), against its events:"
+    )
     print(f"{'parts':>6} {'summed ms':>10} {'rows':>8} {'KB':>7} {'zstd KB':>8} {'events ms':>10} {'events KB':>10} "
           f"{'time x':>7} {'bytes x':>8}")  # fmt: skip
     et, eb = best(lambda: events_ipc(store, rid, t0, t1), max(1, args.repeats // 2))
@@ -134,11 +141,65 @@ def main() -> None:
     t = time.perf_counter()
     lane_busy(store, rid, t0, t1, parts=1000, limit=2_000_000, keep=True)
     cold = time.perf_counter() - t
-    kept = min(timed(lambda p=p: lane_busy(store, rid, t0, t1, parts=1000, limit=2_000_000, pid=p, keep=True)) for p in ask)
-    read = min(timed(lambda p=p: lane_busy(store, rid, t0, t1, parts=1000, limit=2_000_000, pid=p)) for p in ask)
+    kept = min(
+        timed(lambda p=p: lane_busy(store, rid, t0, t1, parts=1000, limit=2_000_000, pid=p, keep=True))
+        for p in ask
+    )
+    read = min(
+        timed(lambda p=p: lane_busy(store, rid, t0, t1, parts=1000, limit=2_000_000, pid=p)) for p in ask
+    )
     print(f"\nasked again about a task (1,000 parts): {kept * 1e3:.1f} ms with the window's spans kept, "
           f"{read * 1e3:.1f} ms read again ({read / kept:.1f}x); the first ask {cold * 1e3:.1f} ms")  # fmt: skip
     store.close()
+    # the whole run, 1,000 parts, in one read against runs of parts (each in a fresh process: its
+    # peak memory is its own); the answers' digests must agree
+    print(
+        f"\nthe whole run summed (1,000 parts) in one read against one run of parts at a time, each in a fresh process:"
+    )
+    print(f"{'events per run':>15} {'runs':>5} {'ms':>8} {'+max RSS MB':>12}  answer")
+    rows = []
+    for cap in (10**12, lane_busy_module.GROUP_ROWS, lane_busy_module.GROUP_ROWS // 4):
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(OUT / "bench-lanes.db"), rid, str(t0), str(t1), str(cap)],
+            check=True, capture_output=True, text=True,
+        ).stdout.split()  # fmt: skip
+        rows.append(out)
+        label = "all (one read)" if cap == 10**12 else f"{cap:,}"
+        print(f"{label:>15} {out[0]:>5} {float(out[1]):>8.0f} {float(out[2]):>12.0f}  {out[3][:12]}")
+    one, runs = rows[0], rows[1]
+    print(f"runs of {lane_busy_module.GROUP_ROWS:,} events against one read: x{float(runs[1]) / float(one[1]):.2f} the time, "
+          f"x{float(runs[2]) / float(one[2]):.2f} the peak memory; same answer: {all(r[3] == one[3] for r in rows)}")  # fmt: skip
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory, MB: VmHWM (ru_maxrss would carry the parent's over exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def child(db: str, rid: str, t0: int, t1: int, cap: int) -> None:
+    """One summed ask of the whole run in this fresh process: its runs, ms, how much its max RSS grew
+    (MB) and a digest of the answer's values."""
+    import hashlib
+
+    lane_busy_module.GROUP_ROWS = cap
+    store = Store(Path(db))
+    before = peak_rss_mb()
+    runs = lane_busy_module.part_runs(
+        store.list_chunks(rid, t0, t1), lane_busy_module.part_edges(t0, t1, 1000), cap
+    )
+    t = time.perf_counter()
+    table = lane_busy(store, rid, t0, t1, parts=1000, limit=100_000_000)
+    ms = (time.perf_counter() - t) * 1e3
+    # (the values: the comm dictionary's order may differ)
+    plain = table.set_column(
+        table.schema.get_field_index("comm"), "comm", pc.cast(table.column("comm"), pa.string())
+    )
+    digest = hashlib.sha256(ipc(plain)).hexdigest()
+    rss = peak_rss_mb()
+    print(len(runs), f"{ms:.1f}", f"{rss - before:.1f}", digest)
 
 
 def timed(fn: object) -> float:
@@ -148,4 +209,7 @@ def timed(fn: object) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+    else:
+        main()

@@ -7,18 +7,34 @@ selected task ran, though others ran more). The view perfetto and kernelshark dr
 where the machine was busy, by which process, over a whole run. Rows come by CPU, then time; a part
 no task ran in has no row. A ready recording's spans of the last few windows are kept (its chunks
 never change), so the same window asked again, about another task or in other parts, is summed
-without reading them again."""
+without reading them again.
+
+A window whose chunks hold more than GROUP_ROWS events (a few seconds of a busy many-CPU host) is
+summed in runs of whole parts, one read at a time, so a read's memory stays that of GROUP_ROWS events
+whatever the window's length (a part whose own chunks hold more than PART_ROWS_MAX is refused: ask
+for more parts). Each run's spans end at its edges; a span cut so (on a CPU that does not switch on
+the edge) is one span again for its lost mark (the pieces' marks or'ed and given to every part they
+touched), and each task's thread group is the one the whole window's chunks name. The sums are
+then a single read's: busy, each task's share, spans, lost. One difference remains where the trace
+disagrees with itself across a cut span: each run names its piece as it reads it (by the switch
+that starts it, or by the state at the run's start), where a single read names the whole span by
+the switch that ends it; they differ only for a task renamed during the span, or where events were
+lost so that its two switches name different tasks (its parts are then marked lost wherever the loss
+was recorded in the window). A ready recording's long window is kept summed (the last ANSWERS_KEPT,
+each with at most KEEP_PAIRS_MAX (part, task) times), so the same view opened again, or asked about
+any task, answers without reading the chunks."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from placemap.replay.lanes import cpu_lanes
-from placemap.store.store import Store
+from placemap.replay.lanes import WindowTooWideError, cpu_lanes, read_lanes
+from placemap.store.store import ChunkRow, Store
 
 BUSY_SCHEMA = pa.schema(
     [
@@ -37,9 +53,49 @@ BUSY_SCHEMA = pa.schema(
 )
 
 
+class PartTooWideError(WindowTooWideError):
+    """One part of the window alone touches chunks of more events than one read may hold."""
+
+    def __init__(self, rows: int, parts: int) -> None:
+        Exception.__init__(
+            self,
+            f"one part of the window (of {parts:,}) touches chunks of more than {rows:,} events: ask for more"
+            " parts, or a narrower window",
+        )
+        self.switches = 0
+
+
+@dataclass
+class _Summed:
+    """A long window summed (BUSY_SCHEMA, `mine` 0) and how long each task ran in each of its rows:
+    per (row's CPU, row's start, pid) its time, sorted by pid, so any task's `mine` is a lookup."""
+
+    table: pa.Table
+    row: np.ndarray  # int32: the table's row
+    pid: np.ndarray  # int32, in order
+    ran: np.ndarray  # float64: ns
+
+    def asked(self, pid: int | None) -> pa.Table:
+        """The table with `mine` the share task `pid` ran (0 without one)."""
+        if pid is None or self.table.num_rows == 0:
+            return self.table
+        lo, hi = np.searchsorted(self.pid, pid, side="left"), np.searchsorted(self.pid, pid, side="right")
+        at = self.row[lo:hi]
+        width = self.table.column("end_ns").to_numpy() - self.table.column("start_ns").to_numpy()
+        mine = np.zeros(self.table.num_rows)
+        mine[at] = self.ran[lo:hi] / width[at]
+        index = self.table.schema.get_field_index("mine")
+        return self.table.set_column(index, BUSY_SCHEMA.field("mine"), pa.array(mine, pa.float32()))
+
+
 SPANS_KEPT = 4  # windows: a few tens of MB at the limit
 _kept: OrderedDict[tuple[str, str, int, int, int], pa.Table] = OrderedDict()
 _kept_lock = threading.Lock()
+GROUP_ROWS = 2_000_000  # events: the most one read of a long window touches (its memory: ~450k switches)
+PART_ROWS_MAX = 2_000_000  # events: the most one part's own read may touch (else: ask for more parts)
+ANSWERS_KEPT = 4  # summed long windows, each with every task's time per part
+KEEP_PAIRS_MAX = 4_000_000  # (row, task) times a kept window may hold: 16 bytes each (64 MB)
+_answers: OrderedDict[tuple[str, str, int, int, int, int], _Summed] = OrderedDict()
 
 
 def _spans(store: Store, rid: str, t0: int, t1: int, limit: int, *, keep: bool) -> pa.Table:
@@ -81,8 +137,174 @@ def lane_busy(
     """BUSY_SCHEMA over [t0, t1] cut in `parts` parts (`mine`: the share task `pid` ran, 0 without
     one); WindowTooWideError past `limit` context switches, StoredChunkError for a chunk that cannot
     be read (as cpu_lanes). `keep`: the recording is ready, its window's spans may be kept."""
-    spans = _spans(store, rid, t0, t1, limit, keep=keep)
     edges = part_edges(t0, t1, parts)
+    chunks = store.list_chunks(rid, t0, t1)
+    if sum(c.rows for c in chunks) <= GROUP_ROWS:
+        return _sum(_spans(store, rid, t0, t1, limit, keep=keep), edges, pid)
+    runs = part_runs(chunks, edges, GROUP_ROWS)
+    for a, b in runs:
+        if (
+            b == a + 1
+            and sum(c.rows for c in chunks if c.t_end_ns >= edges[a] and c.t_start_ns <= edges[b])
+            > PART_ROWS_MAX
+        ):
+            raise PartTooWideError(PART_ROWS_MAX, len(edges) - 1)
+    key = (str(store.path), rid, t0, t1, parts, limit)
+    with _kept_lock:
+        hit = _answers.get(key) if keep else None
+        if hit is not None:
+            _answers.move_to_end(key)
+    if hit is None:
+        hit = _summed_in_runs(store, rid, edges, runs, limit=limit)
+        if keep and len(hit.pid) <= KEEP_PAIRS_MAX:
+            with _kept_lock:
+                _answers[key] = hit
+                while len(_answers) > ANSWERS_KEPT:
+                    _answers.popitem(last=False)
+    return hit.asked(pid)
+
+
+def part_runs(chunks: list[ChunkRow], edges: np.ndarray, cap: int) -> list[tuple[int, int]]:
+    """The parts cut in runs [a, b) to read one at a time, in order: each run's window [edges[a],
+    edges[b]] touches chunks of at most `cap` events (a part alone, whatever its chunks hold)."""
+    n = len(edges) - 1
+    if not chunks or n <= 1:
+        return [(0, max(n, 1))]
+    starts = np.array([c.t_start_ns for c in chunks], dtype=np.int64)
+    ends = np.maximum.accumulate(np.array([c.t_end_ns for c in chunks], dtype=np.int64))
+    rows = np.concatenate([[0], np.cumsum([c.rows for c in chunks])])
+    # the chunks [x, y] touches: from the first ending at or after x to the last starting at or before y
+    first = np.searchsorted(ends, edges, side="left")
+    after = np.searchsorted(starts, edges, side="right")
+    out: list[tuple[int, int]] = []
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and rows[after[b + 1]] - rows[first[a]] <= cap:
+            b += 1
+        out.append((a, b))
+        a = b
+    return out
+
+
+Piece = tuple[int, bool, int, int]  # a span an edge cuts, on its CPU: pid, lost, start, end
+# per run: the spans its edges cut, at its start and at its end, per CPU; the CPUs switching on its end
+Cuts = tuple[dict[int, Piece], dict[int, Piece], frozenset[int]]
+
+
+def _summed_in_runs(
+    store: Store, rid: str, edges: np.ndarray, runs: list[tuple[int, int]], *, limit: int
+) -> _Summed:
+    """lane_busy() of a long window, one run of parts read at a time (the module's docstring)."""
+    tables: list[pa.Table] = []
+    ran: list[tuple[np.ndarray, ...]] = []  # per run: each (row, task)'s CPU, start, pid, time
+    tgids: dict[int, int] = {}
+    cuts: list[Cuts] = []
+    total = 0
+    again = 0  # the last run's switches at its end, read again as the next one's at its start
+    for a, b in runs:
+        lo, hi = int(edges[a]), int(edges[b])
+        try:
+            read = read_lanes(store, rid, lo, hi, limit=limit - total + again)
+        except WindowTooWideError as exc:
+            raise WindowTooWideError(total - again + exc.switches, limit) from exc
+        total += read.switches - again
+        again = read.at_t1
+        tgids.update(read.tgids)
+        tables.append(_sum(read.spans, edges[a : b + 1], None, ran))
+        cuts.append((*_cut(read.spans, lo, hi), read.cpus_at_t1))
+    lost = _rejoined_lost(tables, cuts)
+    out = pa.concat_tables(
+        [
+            t.set_column(t.schema.get_field_index("lost"), BUSY_SCHEMA.field("lost"), pa.array(x))
+            for t, x in zip(tables, lost, strict=True)
+        ]
+    )
+    out = out.unify_dictionaries().combine_chunks().sort_by([("cpu", "ascending"), ("start_ns", "ascending")])
+    # each task's thread group as the whole window's chunks name it (a run knows its own chunks')
+    tgid = pa.array([tgids.get(q, -1) for q in out.column("pid").to_pylist()], pa.int32())
+    out = out.set_column(out.schema.get_field_index("tgid"), BUSY_SCHEMA.field("tgid"), tgid)
+    none = np.zeros(0, dtype=np.int64)
+    cpu, start, pid, time = (np.concatenate([none] + [r[k] for r in ran]) for k in range(4))
+    # each (row, task) time's row of the table (by CPU, then part: one row per key)
+    n_b = len(edges) - 1
+
+    def keys(c: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return c.astype(np.int64) * n_b + (np.searchsorted(edges, at, side="right") - 1)
+
+    row = np.searchsorted(
+        keys(out.column("cpu").to_numpy(), out.column("start_ns").to_numpy()), keys(cpu, start)
+    )
+    order = np.argsort(pid, kind="stable")
+    return _Summed(out, row[order].astype(np.int32), pid[order].astype(np.int32), time[order])
+
+
+def _cut(spans: pa.Table, lo: int, hi: int) -> tuple[dict[int, Piece], dict[int, Piece]]:
+    """The spans (by CPU, then time) that [lo, hi]'s edges cut, per CPU: starting at lo, ending at hi."""
+    c = spans.column("cpu").to_numpy().astype(np.int64)
+    s, e = spans.column("start_ns").to_numpy(), spans.column("end_ns").to_numpy()
+    p = spans.column("pid").to_numpy()
+    lost = spans.column("lost").to_numpy(zero_copy_only=False)
+    first = np.unique(c, return_index=True)[1]  # each CPU's first span
+    last = len(c) - 1 - np.unique(c[::-1], return_index=True)[1]
+
+    def pieces(rows: np.ndarray) -> dict[int, Piece]:
+        return {int(c[i]): (int(p[i]), bool(lost[i]), int(s[i]), int(e[i])) for i in rows.tolist()}
+
+    return pieces(first[s[first] == lo]), pieces(last[e[last] == hi])
+
+
+def _rejoined_lost(tables: list[pa.Table], cuts: list[Cuts]) -> list[np.ndarray]:
+    """Each run's lost column, with a span its edges cut taken as one again: its pieces, run by run
+    (on a CPU that does not switch on the edge between them, whatever task each run names), lost on
+    every part they touch if one is."""
+    lost = [t.column("lost").to_numpy(zero_copy_only=False).copy() for t in tables]
+
+    def mark(cpu: int, pieces: list[tuple[int, int, int]]) -> None:
+        for g, ps, pe in pieces:
+            col = tables[g].column("cpu").to_numpy()
+            lo_row, hi_row = np.searchsorted(col, cpu, side="left"), np.searchsorted(col, cpu, side="right")
+            starts = tables[g].column("start_ns").to_numpy()[lo_row:hi_row]
+            ends = tables[g].column("end_ns").to_numpy()[lo_row:hi_row]
+            # (the rows of the parts the piece touches)
+            i0 = lo_row + int(np.searchsorted(ends, ps, side="right"))
+            i1 = lo_row + int(np.searchsorted(starts, pe, side="left"))
+            lost[g][i0:i1] = True
+
+    # per CPU, the span whose last piece ends at the last run's end: lost, its pieces (run, start, end)
+    open_: dict[int, tuple[bool, list[tuple[int, int, int]]]] = {}
+
+    def close(cpu: int) -> None:
+        was_lost, pieces = open_.pop(cpu)
+        if was_lost and len(pieces) > 1:
+            mark(cpu, pieces)
+
+    for g, (heads, tails, _) in enumerate(cuts):
+        switched = cuts[g - 1][2] if g else frozenset()
+        for cpu in list(open_):
+            head = heads.get(cpu)
+            if head is None or cpu in switched:
+                close(cpu)  # (it ended on the edge)
+                continue
+            was_lost, pieces = open_[cpu]
+            pieces.append((g, head[2], head[3]))
+            open_[cpu] = (was_lost or head[1], pieces)
+            tail = tails.get(cpu)
+            if tail is None or tail[2] != head[2]:
+                close(cpu)  # (it ends within this run)
+        for cpu, (_, was_lost, ps, pe) in tails.items():
+            if cpu not in open_:
+                open_[cpu] = (was_lost, [(g, ps, pe)])
+    for cpu in list(open_):
+        close(cpu)
+    return lost
+
+
+def _sum(
+    spans: pa.Table, edges: np.ndarray, pid: int | None, ran_out: list[tuple[np.ndarray, ...]] | None = None
+) -> pa.Table:
+    """The spans (LANES_SCHEMA, by CPU then time) summed per part between `edges`; into `ran_out`,
+    how long each task ran in each row (its CPU, its start, the pid, the time)."""
     n_b = len(edges) - 1
     c = spans.column("cpu").to_numpy().astype(np.int64)
     s = spans.column("start_ns").to_numpy()
@@ -119,6 +341,10 @@ def lane_busy(
     order = np.lexsort((-ran, pair_part))
     top = order[np.r_[True, pair_part[order][1:] != pair_part[order][:-1]]]
     top_span = span[first_piece[top]]
+    if ran_out is not None:
+        ran_out.append(
+            (cpus[keys // n_b][pair_part], edges[keys % n_b][pair_part], pairs % (int(pids.max()) + 1), ran)
+        )
     return pa.Table.from_arrays(
         [
             pa.array(cpus[keys // n_b], pa.int32()),

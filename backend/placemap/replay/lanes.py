@@ -5,8 +5,8 @@ after a CPU's last switch, its next task ran to the window's end; a CPU without 
 window ran, throughout, what the state at the window's start has on it. Idle (pid 0) and unknown
 (-1) make no span. A span during which its CPU's source lost events (a lost record on that CPU, or
 on none named, from its start to before its end, the span taken whole where the window cuts it: from
-its CPU's switch before the window, to its switch after, as far as the chunks the window touches
-go) is marked `lost`: who ran around it may be wrong, whatever the zoom. Each
+its CPU's switch at or before the window's start, to its switch at or after its end, as far as the
+chunks the window touches go) is marked `lost`: who ran around it may be wrong, whatever the zoom. Each
 span names the task's comm (the switch's, or the state's) and thread group (where the source
 recorded one: tgid per cur_pid), so the page colours it as the grid does."""
 
@@ -147,18 +147,19 @@ def _switches(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> _Switc
 
 def _whole(c: I64, s: I64, e: I64, window: tuple[int, int], sw: _Switches) -> tuple[I64, I64]:
     """Each span's own start and end where the window cuts it (s at t0, e at t1): its CPU's last
-    switch before t0 and first after t1 in the chunks the window touches (none: as far as they go)."""
+    switch at or before t0 and first at or after t1 in the chunks the window touches (none: as far
+    as they go). A switch on the edge itself is where the span starts or ends: not cut there."""
     t0, t1 = window
     s, e = s.copy(), e.copy()
     order = np.argsort(sw.all_cpu, kind="stable")  # by CPU, then time (they come in time order)
     cpus, at = sw.all_cpu[order], sw.all_ts[order]
     for i in np.flatnonzero(s == t0).tolist():
         lo = np.searchsorted(cpus, c[i], side="left")
-        k = lo + np.searchsorted(at[lo : np.searchsorted(cpus, c[i], side="right")], t0, side="left")
+        k = lo + np.searchsorted(at[lo : np.searchsorted(cpus, c[i], side="right")], t0, side="right")
         s[i] = at[k - 1] if k > lo else np.iinfo(np.int64).min
     for i in np.flatnonzero(e == t1).tolist():
         lo, hi = np.searchsorted(cpus, c[i], side="left"), np.searchsorted(cpus, c[i], side="right")
-        k = lo + np.searchsorted(at[lo:hi], t1, side="right")
+        k = lo + np.searchsorted(at[lo:hi], t1, side="left")
         e[i] = at[k] if k < hi else np.iinfo(np.int64).max
     return s, e
 
@@ -178,9 +179,26 @@ def _lost(c: I64, s: I64, e: I64, lost_ts: I64, lost_cpu: I64) -> npt.NDArray[np
     return out
 
 
+@dataclass
+class LanesRead:
+    """A window's spans and what reading them saw: how many context switches, and the thread groups
+    the chunks it read name (cur_pid -> tgid, in chunk order: a later chunk's word wins)."""
+
+    spans: pa.Table  # LANES_SCHEMA
+    switches: int
+    tgids: dict[int, int]
+    at_t1: int  # of those switches, how many at exactly t1
+    cpus_at_t1: frozenset[int]  # the CPUs that switch at exactly t1
+
+
 def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Table:
     """The spans of [t0, t1] (LANES_SCHEMA), by CPU then time; WindowTooWideError past `limit`
     context switches."""
+    return read_lanes(store, rid, t0, t1, limit=limit).spans
+
+
+def read_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> LanesRead:
+    """cpu_lanes() with its switch count and the thread groups it read."""
     sw = _switches(store, rid, t0, t1, limit=limit)
     at = state_at(store, rid, t0).state
     # by CPU, each CPU's switches in time order (a stable sort keeps the time order)
@@ -224,7 +242,7 @@ def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Tab
         vals = np.array([sw.tgids[k] for k in keys.tolist()], dtype=np.int64)
         at_key = np.minimum(np.searchsorted(keys, pids), len(keys) - 1)
         tgid = np.where(keys[at_key] == pids, vals[at_key], -1)
-    return pa.Table.from_arrays(
+    table = pa.Table.from_arrays(
         [
             pa.array(c[keep], pa.int32()),
             pa.array(s[keep], pa.int64()),
@@ -238,3 +256,5 @@ def cpu_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Tab
         ],
         schema=LANES_SCHEMA,
     )
+    edge = sw.ts == t1
+    return LanesRead(table, len(sw.ts), sw.tgids, int(edge.sum()), frozenset(sw.cpu[edge].tolist()))

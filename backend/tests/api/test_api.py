@@ -22,6 +22,7 @@ from ftrace_lines import G4
 from stored import as_stored_before
 
 from placemap.api.routes import data as data_routes
+from placemap.replay import lane_busy as lane_busy_module
 from placemap.replay import pair_tasks
 from placemap.replay.accumulate import overview_rows
 from placemap.replay.ingest import npz
@@ -193,6 +194,35 @@ def test_cpu_lanes_summed_per_part_as_arrow(client: httpx.Client, g4: dict[str, 
     assert back.status_code == 422 and back.json()["detail"]["code"] == "bad_window"
     assert client.get(url, params={**beyond, "parts": 0}).status_code == 422
     assert client.get("/api/recordings/nope/lanes_busy.arrow", params=beyond).status_code == 404
+
+
+def test_a_long_windows_summed_lanes_read_in_runs_answer_as_one_read(
+    client: httpx.Client, g4: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lanes_busy.arrow of a window whose chunks hold more events than one read takes (GROUP_ROWS,
+    set to 1 here: the server runs in this process): read a part at a time, the same table as in one
+    read; the limit may be asked up to 100,000,000 switches."""
+    url = f"/api/recordings/{g4['id']}/lanes_busy.arrow"
+    window = {"t0_ns": g4["t_start_ns"], "t1_ns": g4["t_end_ns"], "parts": 40}
+    spans = _read_stream(client.get(f"/api/recordings/{g4['id']}/lanes.arrow", params=window).content)
+    window["pid"] = int(spans.column("pid")[0].as_py())
+    whole = _read_stream(client.get(url, params=window).content)
+    assert max(whole.column("mine").to_pylist()) > 0
+    monkeypatch.setattr(lane_busy_module, "GROUP_ROWS", 1)
+    runs = client.get(url, params=window)
+    assert runs.status_code == 200 and runs.headers["x-lanes-t1-ns"] == str(g4["t_end_ns"])
+    got = _read_stream(runs.content)
+    plain = [t.set_column(4, "comm", pc.cast(t.column("comm"), pa.string())) for t in (whole, got)]
+    assert plain[0].equals(plain[1]) and got.num_rows > 40
+    assert client.get(url, params={**window, "limit": 100_000_000}).status_code == 200
+    assert client.get(url, params={**window, "limit": 100_000_001}).status_code == 422
+    few = client.get(url, params={**window, "limit": 10})
+    assert few.status_code == 422 and few.json()["detail"]["code"] == "window_too_wide"
+    # a part whose own chunks hold more than one read takes: refused, named
+    monkeypatch.setattr(lane_busy_module, "PART_ROWS_MAX", 1)
+    wide = client.get(url, params=window)
+    assert wide.status_code == 422 and wide.json()["detail"]["code"] == "window_too_wide"
+    assert "ask for more parts" in wide.json()["detail"]["message"]
 
 
 def test_a_recording_deleted_while_its_placements_are_rebuilt_is_404(

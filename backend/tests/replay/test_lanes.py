@@ -13,6 +13,7 @@ import itertools
 import re
 from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -21,7 +22,7 @@ from test_helpers import damage_chunk, ingest
 
 from placemap.replay import lane_busy as lane_busy_module
 from placemap.replay.delays import StoredChunkError
-from placemap.replay.lane_busy import lane_busy, part_edges
+from placemap.replay.lane_busy import BUSY_SCHEMA, lane_busy, part_edges
 from placemap.replay.lanes import WindowTooWideError, cpu_lanes
 from placemap.schema.events import EVENT_SCHEMA, Kind
 from placemap.store import Store
@@ -370,3 +371,222 @@ def test_a_ready_windows_spans_are_kept_for_the_same_window_asked_again(
     assert reads == [(t0, t1), (t0, t1)], "unkept: read again"
     lane_busy(store, rid, t0, t1 - 1, parts=50, limit=1_000_000, keep=True)
     assert reads[-1] == (t0, t1 - 1)
+
+
+@pytest.fixture
+def runs_of_one_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long window's runs cut as small as they go: every part read on its own (GROUP_ROWS 1), so
+    every part edge cuts the spans across it."""
+    monkeypatch.setattr(lane_busy_module, "GROUP_ROWS", 1)
+
+
+def test_a_long_window_summed_one_run_at_a_time_is_the_switch_lines_own(
+    g4_lanes: tuple[Store, str],
+    switches: list[tuple[int, int, int, str, int, str]],
+    runs_of_one_part: None,
+) -> None:
+    """Read one part at a time, the whole run and a window across chunks sum as the plain rule does
+    over the whole window: the spans the runs' edges cut count once per part, a task's share, the
+    task that ran most and its comm are the whole window's."""
+    store, rid = g4_lanes
+    chunks = store.list_chunks(rid)
+    first, last = switches[0][0] - 1, switches[-1][0] + 1
+    mine = Counter(sp[3] for sp in reference(switches, first, last)).most_common(3)[2][0]
+    for t0, t1, n in ((first, last, 60), (chunks[3].t_start_ns + 7, chunks[6].t_end_ns - 7, 25)):
+        edges = part_edges(t0, t1, n)
+        assert len(lane_busy_module.part_runs(store.list_chunks(rid, t0, t1), edges, 1)) == n
+        table = lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000, pid=mine)
+        got = _parts(table)
+        _same(got, busy_reference(reference(switches, t0, t1), set(), t0, t1, n, mine=mine))
+        assert table.schema.equals(BUSY_SCHEMA)
+
+
+def test_a_lost_span_cut_by_the_runs_is_marked_on_every_part_it_touched(
+    store: Store,
+    g4_table: pa.Table,
+    switches: list[tuple[int, int, int, str, int, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPU 1's longest span of a task, a loss recorded early in it: read in runs of one part and of
+    a few, every part the span touches is marked, on both sides of the runs' edges, as a single read
+    marks them; no other part."""
+    on1 = [s for s in switches if s[1] == 1]
+    k = max((i for i in range(len(on1) - 1) if on1[i][4] > 0), key=lambda i: on1[i + 1][0] - on1[i][0])
+    s0, s1 = on1[k][0], on1[k + 1][0]
+    lossy = _with_losses(g4_table, [s0 + (s1 - s0) // 10], 1)
+    # (chunks of 10 events: the span crosses several, and most runs' reads do not touch the loss's)
+    rid = ingest(store, lossy, chunk_rows=10)
+    t0, t1 = s0 - (s1 - s0), s1 + (s1 - s0)
+    assert len(store.list_chunks(rid, s0, s1)) >= 3
+    n = 30
+    want = busy_reference(reference(switches, t0, t1), {(1, s0)}, t0, t1, n)
+    inner = 0  # runs in which the span starts on an edge between two of the run's parts
+    for cap in (1, 25, 100, 150, 300):
+        monkeypatch.setattr(lane_busy_module, "GROUP_ROWS", cap)
+        runs = lane_busy_module.part_runs(store.list_chunks(rid, t0, t1), part_edges(t0, t1, n), cap)
+        assert len(runs) > 1
+        inner += any(a < 10 < b for a, b in runs)  # (s0 is the 10th edge)
+        got = _parts(lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000))
+        _same(got, want)
+        marked = [g for g in got if g[5]]
+        assert {g[0] for g in marked} == {1} and len(marked) >= 10
+    assert inner > 0
+    # one read whose window ends on the switch that starts the lost span, or starts on the one that
+    # ends it: the span on the other side of that switch is not cut there, so not marked
+    whole = ingest(store, lossy, chunk_rows=3_000)
+    assert _marked(cpu_lanes(store, whole, t0, s0, limit=1_000_000)) == []
+    assert _marked(cpu_lanes(store, whole, s1, t1, limit=1_000_000)) == []
+    assert _marked(cpu_lanes(store, whole, s0, s1, limit=1_000_000)) == [(1, s0, s1)]
+
+
+def test_a_long_windows_thread_groups_are_the_whole_windows(
+    store: Store, g4_table: pa.Table, runs_of_one_part: None
+) -> None:
+    """One task's thread group recorded only in the window's first half: read one part at a time,
+    the parts it ran most of name it in every run, the last quarter's too, whose chunks never do."""
+    ts = g4_table.column("ts_ns")
+    t0, t1 = int(ts[0].as_py()), int(ts[len(ts) - 1].as_py())
+    half, quarter = t0 + (t1 - t0) // 2, t1 - (t1 - t0) // 4
+    named_early = set(pc.filter(g4_table.column("cur_pid"), pc.less(ts, half)).to_pylist())
+    plain = ingest(store, g4_table, chunk_rows=3_000)
+    tops = lane_busy(store, plain, t0, t1, parts=20, limit=1_000_000)
+    late = [
+        p
+        for p, s in zip(tops.column("pid").to_pylist(), tops.column("start_ns").to_pylist(), strict=True)
+        if s >= quarter and p in named_early
+    ]
+    pid = Counter(late).most_common(1)[0][0]
+    early = pc.and_(pc.equal(g4_table.column("cur_pid"), pid), pc.less(ts, half))
+    tgid = pc.if_else(early, pa.scalar(4242, pa.int32()), pa.nulls(1, pa.int32())[0])
+    rid = ingest(
+        store, g4_table.set_column(g4_table.schema.get_field_index("tgid"), "tgid", tgid), chunk_rows=3_000
+    )
+    assert all(c.t_start_ns > half for c in store.list_chunks(rid, quarter, t1))
+    got = lane_busy(store, rid, t0, t1, parts=20, limit=1_000_000)
+    rows = list(
+        zip(
+            got.column("pid").to_pylist(),
+            got.column("tgid").to_pylist(),
+            got.column("start_ns").to_pylist(),
+            strict=True,
+        )
+    )
+    assert all((t == 4242) == (p == pid) for p, t, _ in rows)
+    assert any(p == pid and s >= quarter for p, _, s in rows), "named where the chunks read do not"
+
+
+def test_a_long_window_is_refused_past_the_limit_counting_a_switch_on_a_runs_edge_once(
+    g4_lanes: tuple[Store, str], switches: list[tuple[int, int, int, str, int, str]], runs_of_one_part: None
+) -> None:
+    """Three parts read one at a time, the first or the last edge between them on a switch (read by
+    both runs): refused past the window's own count of switches, not one more."""
+    store, rid = g4_lanes
+    on = switches[150][0]
+    start = switches[100][0] - (on - switches[100][0]) % 2
+    for t0, t1, edge in ((start, start + 3 * (on - start), 1), (start, start + 3 * (on - start) // 2, 2)):
+        assert part_edges(t0, t1, 3).tolist()[edge] == on
+        n = sum(1 for s in switches if t0 <= s[0] <= t1)
+        assert lane_busy(store, rid, t0, t1, parts=3, limit=n).num_rows > 0
+        with pytest.raises(WindowTooWideError, match=f"more than {n - 1:,} context switches"):
+            lane_busy(store, rid, t0, t1, parts=3, limit=n - 1)
+
+
+def test_runs_tile_the_parts_each_touching_chunks_of_at_most_the_cap(g4_lanes: tuple[Store, str]) -> None:
+    store, rid = g4_lanes
+    chunks = store.list_chunks(rid)
+    t0, t1 = chunks[0].t_start_ns, chunks[-1].t_end_ns
+    edges = part_edges(t0, t1, 500)
+    for cap in (1, 3_000, 9_000, 10**9):
+        runs = lane_busy_module.part_runs(chunks, edges, cap)
+        assert runs[0][0] == 0 and runs[-1][1] == 500
+        assert all(a < b for a, b in runs) and all(b == a2 for (_, b), (a2, _) in itertools.pairwise(runs))
+        for a, b in runs:
+            touched = store.list_chunks(rid, int(edges[a]), int(edges[b]))
+            assert b - a == 1 or sum(c.rows for c in touched) <= cap
+            # (and as long as it may be: one more part would pass the cap)
+            if b < 500:
+                more = store.list_chunks(rid, int(edges[a]), int(edges[b + 1]))
+                assert sum(c.rows for c in more) > cap
+    assert len(lane_busy_module.part_runs(chunks, edges, 10**9)) == 1
+
+
+def test_a_long_windows_sums_are_kept_for_a_ready_recording_and_any_task_asked_about(
+    g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch, runs_of_one_part: None
+) -> None:
+    store, rid = g4_lanes
+    reads: list[tuple[int, int]] = []
+    real = lane_busy_module.read_lanes
+
+    def counted(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> lane_busy_module.LanesRead:
+        reads.append((t0, t1))
+        return real(store, rid, t0, t1, limit=limit)
+
+    monkeypatch.setattr(lane_busy_module, "read_lanes", counted)
+    chunks = store.list_chunks(rid)
+    t0, t1 = chunks[1].t_start_ns, chunks[4].t_end_ns
+    first = lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000, keep=True)
+    assert len(reads) == 8
+    assert lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000, keep=True).equals(first)
+    assert len(reads) == 8, "kept: not read again"
+    assert lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000).equals(first)
+    assert len(reads) == 16, "not ready: read again"
+    # asked about a task: its share of each part from the kept window, as an unkept ask reads it
+    for pid in {int(p) for p in first.column("pid").to_pylist()[:5]}:
+        asked = lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000, pid=pid, keep=True)
+        assert len(reads) == 16, "a task asked about: not read again"
+        assert max(asked.column("mine").to_pylist()) > 0
+        assert asked.equals(lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000, pid=pid))
+        del reads[16:]
+    lane_busy(store, rid, t0, t1 + 1, parts=8, limit=1_000_000, keep=True)
+    assert len(reads) > 16, "another window: read"
+    # a window with more (part, task) times than may be kept: read each time
+    monkeypatch.setattr(lane_busy_module, "KEEP_PAIRS_MAX", 0)
+    del reads[:]
+    for _ in range(2):
+        lane_busy(store, rid, t0, t1 - 1, parts=8, limit=1_000_000, keep=True)
+    assert len(reads) == 16
+
+
+def test_a_lost_span_whose_ends_name_different_tasks_is_marked_as_one_across_the_runs(
+    store: Store,
+    g4_table: pa.Table,
+    switches: list[tuple[int, int, int, str, int, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPU 1's longest span of a task, its ending switch made to name another task switched out (as
+    where events were lost) and a loss recorded early in it: read one part at a time, the parts its
+    pieces touch are marked lost as one read marks them, though the runs name its pieces apart."""
+    on1 = [s for s in switches if s[1] == 1]
+    k = max((i for i in range(len(on1) - 1) if on1[i][4] > 0), key=lambda i: on1[i + 1][0] - on1[i][0])
+    s0, s1 = on1[k][0], on1[k + 1][0]
+    ts, cpu, kind = (g4_table.column(n).to_numpy(zero_copy_only=False) for n in ("ts_ns", "cpu", "kind"))
+    at = np.flatnonzero((ts == s1) & (cpu == 1) & (kind == int(Kind.SWITCH)))
+    assert len(at) == 1
+    other = pc.if_else(
+        pa.array(np.arange(len(ts)) == at[0]), pa.scalar(4_000_000, pa.int32()), g4_table.column("pid")
+    )
+    index = g4_table.schema.get_field_index("pid")
+    holed = g4_table.set_column(index, g4_table.schema.field(index), other)
+    rid = ingest(store, _with_losses(holed, [s0 + (s1 - s0) // 10], 1), chunk_rows=10)
+    t0, t1, n = s0 - (s1 - s0), s1 + (s1 - s0), 30
+    one = lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000)
+    assert 4_000_000 in one.column("pid").to_pylist()
+    monkeypatch.setattr(lane_busy_module, "GROUP_ROWS", 1)
+    runs = lane_busy(store, rid, t0, t1, parts=n, limit=1_000_000)
+    assert 4_000_000 in runs.column("pid").to_pylist() and on1[k][4] in runs.column("pid").to_pylist()
+    for name in ("cpu", "start_ns", "lost", "busy", "spans"):
+        assert runs.column(name).equals(one.column(name)), name
+    assert sum(runs.column("lost").to_pylist()) >= 10
+
+
+def test_a_part_whose_own_chunks_hold_more_than_one_read_takes_is_refused(
+    g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, rid = g4_lanes
+    chunks = store.list_chunks(rid)
+    t0, t1 = chunks[0].t_start_ns, chunks[-1].t_end_ns
+    monkeypatch.setattr(lane_busy_module, "GROUP_ROWS", 1)
+    monkeypatch.setattr(lane_busy_module, "PART_ROWS_MAX", 7_000)
+    assert lane_busy(store, rid, t0, t1, parts=2_000, limit=1_000_000).num_rows > 0
+    with pytest.raises(lane_busy_module.PartTooWideError, match="more than 7,000 events: ask for more parts"):
+        lane_busy(store, rid, t0, t1, parts=3, limit=1_000_000)

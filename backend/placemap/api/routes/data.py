@@ -124,11 +124,12 @@ def events_arrow(store: StoreDep, rid: str, t0_ns: TsNs = None, t1_ns: TsNs = No
 
 
 # a window's context switches at most, by default and when asked (each one a span of CPU lanes;
-# summed per part, more: the parts' rows do not grow with them)
+# summed per part, more: the parts' rows do not grow with them, and a long window is read a run of
+# parts at a time (replay.lane_busy), so what grows is its time: about 1 s per million switches here)
 LANES_LIMIT = 100_000
 LANES_LIMIT_MAX = 1_000_000
-BUSY_LIMIT = 2_000_000
-BUSY_LIMIT_MAX = 10_000_000
+BUSY_LIMIT = 10_000_000
+BUSY_LIMIT_MAX = 100_000_000
 BUSY_PARTS_MAX = 8_000
 
 

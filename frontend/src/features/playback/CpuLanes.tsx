@@ -32,7 +32,7 @@ const NAV_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Ho
 /** the most context switches a window is drawn with span by span (the route's limit) */
 export const LIMIT = 100_000;
 /** the most context switches a window is summed from (lanes_busy.arrow's default limit) */
-export const BUSY_LIMIT = 2_000_000;
+export const BUSY_LIMIT = 10_000_000;
 /** the most parts a window is summed in (the route's) */
 const PARTS_MAX = 8_000;
 
