@@ -13,6 +13,7 @@ import { formatDuration } from "../../viz/time";
 import type { Player } from "../engine/player";
 import { usePlayerSnapshot } from "../engine/usePlayer";
 import { CpuLanes } from "../playback/CpuLanes";
+import { SummedToggle } from "../playback/SummedToggle";
 import { useWidth } from "../playback/useWidth";
 
 /** the window: the last 5 s, moved on each whole second of trace time */
@@ -110,16 +111,7 @@ export function LiveLanes({ player, onSelect, summed, onSummed }: Props) {
           ? "CPU lanes: waiting for the server to store the run's first events"
           : `CPU lanes: the last ${String(LIVE_LANES_NS / 1e9)} s the server has stored${behind > 1e6 ? `, ending ${formatDuration(behind)} behind the playhead` : ""}`}{" "}
         ·{" "}
-        <button
-          type="button"
-          className="linkish"
-          data-testid="live-lanes-summed-toggle"
-          aria-pressed={summed}
-          title="each CPU's pixel columns: how busy, and who ran most of each (a window too busy to draw span by span is always summed)"
-          onClick={() => { onSummed(!summed); }}
-        >
-          {summed ? "each span" : "busy per column"}
-        </button>
+        <SummedToggle summed={summed} onSummed={onSummed} testId="live-lanes-summed-toggle" />
       </div>
       {end !== null && <CpuLanes player={player} overview={null} overviewPending={false} d0={d0} d1={d1} width={width} tStart={player.tStart} onSelect={onSelect} live={!ended} summed={summed} />}
     </div>

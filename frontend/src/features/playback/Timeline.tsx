@@ -25,6 +25,7 @@ import type { Player } from "../engine/player";
 import { usePlayerField, usePlayerOverview } from "../engine/usePlayer";
 import { rememberLanesShown, type LanesView } from "./lanesView";
 import { CpuLanes } from "./CpuLanes";
+import { SummedToggle } from "./SummedToggle";
 import { useWidth } from "./useWidth";
 
 interface Props {
@@ -264,16 +265,7 @@ export function Timeline({ player, overview: ov, tStart, tEnd, onSelect, cmp = n
           <>
             {" "}
             ·{" "}
-            <button
-              type="button"
-              className="linkish"
-              data-testid="cpu-lanes-summed-toggle"
-              aria-pressed={summed}
-              title="each CPU's pixel columns: how busy, and who ran most of each (a window too busy to draw span by span is always summed)"
-              onClick={() => { onLanes({ ...view, summed: !summed }); }}
-            >
-              {summed ? "each span" : "busy per column"}
-            </button>
+            <SummedToggle summed={summed} onSummed={(on) => { onLanes({ ...view, summed: on }); }} testId="cpu-lanes-summed-toggle" />
           </>
         )}
         {lanes && cmp && (
