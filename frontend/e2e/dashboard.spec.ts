@@ -310,12 +310,26 @@ test("CPU lanes: who ran on each CPU as the kernel's switch lines say, and a spa
   await page.reload();
   await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
   await expect(lanes).toHaveCount(0);
-  // a link that does not say opens them as this browser last had them
+  // the link says it to a browser that never hid them (a fresh context)
+  const fresh = await page.context().browser()?.newContext({ baseURL: new URL(page.url()).origin });
+  if (!fresh) throw new Error("no browser");
+  const other = await fresh.newPage();
+  await other.goto(page.url());
+  await expect(other.getByTestId("zoom-trace-text")).toBeVisible();
+  await expect(other.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
+  await expect(other.getByTestId("cpu-lanes")).toHaveCount(0);
+  await fresh.close();
+  // a link that does not say had them shown: shown, though this browser hid them
   await page.goto(page.url().replace("&lanes=off", ""));
-  await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
+  await expect(lanes).toHaveAttribute("data-status", "ok");
+  await expect(page).not.toHaveURL(/lanes=/);
+  // a recording opened from the list: as this browser last had them (hidden)
+  await page.goto("/");
+  await page.getByTestId("recording-item").filter({ hasText: "g4-dashboard.ftrace.txt.gz" }).first().click();
   await expect(page.getByTestId("cpu-lanes-toggle")).toHaveText("show CPU lanes");
   await expect(lanes).toHaveCount(0);
-  await expect(page).toHaveURL(/&lanes=off$/);
+  await expect(page).toHaveURL(/[?&]lanes=off(&|$)/);
+  await page.goto(`/?rec=${id}&zoom=${t0},${t1}&lanes=off`);
   await expect(page.getByTestId("zoom-trace-text")).toBeVisible();
   await page.getByTestId("cpu-lanes-toggle").click();
   await expect(page.getByTestId("cpu-lanes")).toHaveAttribute("data-status", "ok");

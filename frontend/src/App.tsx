@@ -34,7 +34,7 @@ import type { Recording } from "./client/types";
 import { Columns } from "./features/layout/Columns";
 import { plural } from "./viz/words";
 import { api } from "./client/http";
-import { defaultLanesView, type LanesView } from "./features/playback/lanesView";
+import { defaultLanesView, PLAIN_LANES, type LanesView } from "./features/playback/lanesView";
 
 const initialView = parseView(window.location.search);
 // the link's zoom, given to the recording it opened once (opened again later, it starts unzoomed)
@@ -44,8 +44,8 @@ function takeInitialZoom(): [number, number] | null {
   initialZoom = null;
   return z;
 }
-// the link's CPU lanes, likewise (a view it does not say opens them as this browser last had them)
-let initialLanes = initialView.lanes ?? null;
+// the link's CPU lanes, likewise (a link that does not say had them plain: shown, each span)
+let initialLanes: LanesView | null = initialView.lanes ?? PLAIN_LANES;
 function takeInitialLanes(): LanesView {
   const l = initialLanes;
   initialLanes = null;
@@ -130,7 +130,8 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
 
   return (
     <>
-      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} zoom={zoom} lanes={lanes} />
+      {/* (the live lanes are always shown) */}
+      <UrlSync player={player} cmp={cmpId} countsUpTo={countsUpTo} sweep={sweepId} zoom={zoom} lanes={live ? { ...lanes, shown: true } : lanes} />
       <main className="center">
         <div className="rec-bar">
           <h1 className="rec-title">{rec?.name ?? "…"}</h1>
@@ -168,7 +169,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
           <GridView player={player} onSelect={onSelect} />
         )}
         {ready && live && <LiveTimeline player={player} />}
-        {ready && live && <LiveLanes player={player} onSelect={onSelect} summed={lanes.summed} onSummed={(summed) => { setLanes({ ...lanes, summed }); }} />}
+        {ready && live && <LiveLanes player={player} onSelect={onSelect} summed={lanes.summed} onSummed={(summed) => { setLanes((l) => ({ ...l, summed })); }} />}
         {ready && rec && !live && (
           <>
             <Controls player={player} tStart={player.tStart} tEnd={player.tEnd} />

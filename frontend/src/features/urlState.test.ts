@@ -51,7 +51,11 @@ describe("URL view state", () => {
     const base = { rec: "r-1", t: 7, sel: null, speed: 1 };
     const plain = { shown: true, summed: false, twin: false };
     expect(formatView({ ...base, lanes: plain })).toBe("?rec=r-1&t=7");
-    expect(formatView({ ...base, lanes: { ...plain, shown: false, summed: true } })).toBe("?rec=r-1&t=7&lanes=off");
+    expect(formatView({ ...base, lanes: { ...plain, shown: false } })).toBe("?rec=r-1&t=7&lanes=off");
+    // hidden, summed: both said, so the lanes shown again are summed
+    const hiddenBusy = formatView({ ...base, lanes: { ...plain, shown: false, summed: true } });
+    expect(hiddenBusy).toBe("?rec=r-1&t=7&lanes=off%2Cbusy");
+    expect(parseView(hiddenBusy).lanes).toEqual({ shown: false, summed: true, twin: false });
     const busy = formatView({ ...base, lanes: { ...plain, summed: true } });
     expect(busy).toBe("?rec=r-1&t=7&lanes=busy");
     expect(parseView(busy).lanes).toEqual({ shown: true, summed: true, twin: false });
