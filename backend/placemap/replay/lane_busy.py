@@ -10,12 +10,14 @@ never change), so the same window asked again, about another task or in other pa
 without reading them again.
 
 A window whose chunks hold more than GROUP_ROWS events (a few seconds of a busy many-CPU host) is
-summed in runs of whole parts, one read at a time, so a read's memory stays that of GROUP_ROWS events
-whatever the window's length (a part whose own chunks hold more than PART_ROWS_MAX is refused: ask
-for more parts). Each run's spans end at its edges; a span cut so (on a CPU that does not switch on
-the edge) is one span again for its lost mark (the pieces' marks or'ed and given to every part they
-touched), and each task's thread group is the one the whole window's chunks name. The sums are
-then a single read's: busy, each task's share, spans, lost. One difference remains where the trace
+summed in runs of whole parts, one read at a time, each touching at most GROUP_ROWS events whatever
+the window's length (but a part is read alone whatever its chunks hold, up to PART_ROWS_MAX events:
+past that it is refused). What is kept across runs grows with the parts, not the window: each
+part's row, and each task's time in it. Each run's spans end at its edges; a span cut so (on a CPU
+that does not switch on the edge) is one span again for its lost mark (the pieces' marks or'ed and
+given to every part they touched), and each task's thread group is the one the whole window's
+chunks name. The sums are then a single read's: busy, each task's share, spans, lost. One
+difference remains where the trace
 disagrees with itself across a cut span: each run names its piece as it reads it (by the switch
 that starts it, or by the state at the run's start), where a single read names the whole span by
 the switch that ends it; they differ only for a task renamed during the span, or where events were
@@ -59,8 +61,8 @@ class PartTooWideError(WindowTooWideError):
     def __init__(self, rows: int, parts: int) -> None:
         Exception.__init__(
             self,
-            f"one part of the window (of {parts:,}) touches chunks of more than {rows:,} events: ask for more"
-            " parts, or a narrower window",
+            f"one part of the window (of {parts:,}) touches chunks of more than {rows:,} events: zoom in (a"
+            " narrower window), or ask for more parts",
         )
         self.switches = 0
 
@@ -68,7 +70,7 @@ class PartTooWideError(WindowTooWideError):
 @dataclass
 class _Summed:
     """A long window summed (BUSY_SCHEMA, `mine` 0) and how long each task ran in each of its rows:
-    per (row's CPU, row's start, pid) its time, sorted by pid, so any task's `mine` is a lookup."""
+    per (row, pid) its time, sorted by pid, so any task's `mine` is a lookup."""
 
     table: pa.Table
     row: np.ndarray  # int32: the table's row
@@ -92,7 +94,7 @@ SPANS_KEPT = 4  # windows: a few tens of MB at the limit
 _kept: OrderedDict[tuple[str, str, int, int, int], pa.Table] = OrderedDict()
 _kept_lock = threading.Lock()
 GROUP_ROWS = 2_000_000  # events: the most one read of a long window touches (its memory: ~450k switches)
-PART_ROWS_MAX = 2_000_000  # events: the most one part's own read may touch (else: ask for more parts)
+PART_ROWS_MAX = 10_000_000  # events: the most one part alone may touch (its read: ~600 MB; else refused)
 ANSWERS_KEPT = 4  # summed long windows, each with every task's time per part
 KEEP_PAIRS_MAX = 4_000_000  # (row, task) times a kept window may hold: 16 bytes each (64 MB)
 _answers: OrderedDict[tuple[str, str, int, int, int, int], _Summed] = OrderedDict()
@@ -136,19 +138,14 @@ def lane_busy(
 ) -> pa.Table:
     """BUSY_SCHEMA over [t0, t1] cut in `parts` parts (`mine`: the share task `pid` ran, 0 without
     one); WindowTooWideError past `limit` context switches, StoredChunkError for a chunk that cannot
-    be read (as cpu_lanes). `keep`: the recording is ready, its window's spans may be kept."""
+    be read (as cpu_lanes), PartTooWideError (one) for a part alone past PART_ROWS_MAX events of
+    a long window. `keep`: the recording is ready, its window's spans (a long window: its sums) may be
+    kept."""
     edges = part_edges(t0, t1, parts)
     chunks = store.list_chunks(rid, t0, t1)
     if sum(c.rows for c in chunks) <= GROUP_ROWS:
         return _sum(_spans(store, rid, t0, t1, limit, keep=keep), edges, pid)
-    runs = part_runs(chunks, edges, GROUP_ROWS)
-    for a, b in runs:
-        if (
-            b == a + 1
-            and sum(c.rows for c in chunks if c.t_end_ns >= edges[a] and c.t_start_ns <= edges[b])
-            > PART_ROWS_MAX
-        ):
-            raise PartTooWideError(PART_ROWS_MAX, len(edges) - 1)
+    runs = part_runs(chunks, edges, GROUP_ROWS, part_max=PART_ROWS_MAX)
     key = (str(store.path), rid, t0, t1, parts, limit)
     with _kept_lock:
         hit = _answers.get(key) if keep else None
@@ -164,10 +161,15 @@ def lane_busy(
     return hit.asked(pid)
 
 
-def part_runs(chunks: list[ChunkRow], edges: np.ndarray, cap: int) -> list[tuple[int, int]]:
+def part_runs(
+    chunks: list[ChunkRow], edges: np.ndarray, cap: int, *, part_max: int | None = None
+) -> list[tuple[int, int]]:
     """The parts cut in runs [a, b) to read one at a time, in order: each run's window [edges[a],
-    edges[b]] touches chunks of at most `cap` events (a part alone, whatever its chunks hold)."""
+    edges[b]] touches chunks of at most `cap` events (a part alone, whatever its chunks hold, but
+    PartTooWideError past `part_max`)."""
     n = len(edges) - 1
+    if part_max is not None and n <= 1 and sum(c.rows for c in chunks) > part_max:
+        raise PartTooWideError(part_max, max(n, 1))
     if not chunks or n <= 1:
         return [(0, max(n, 1))]
     starts = np.array([c.t_start_ns for c in chunks], dtype=np.int64)
@@ -182,6 +184,8 @@ def part_runs(chunks: list[ChunkRow], edges: np.ndarray, cap: int) -> list[tuple
         b = a + 1
         while b < n and rows[after[b + 1]] - rows[first[a]] <= cap:
             b += 1
+        if part_max is not None and b == a + 1 and rows[after[b]] - rows[first[a]] > part_max:
+            raise PartTooWideError(part_max, n)
         out.append((a, b))
         a = b
     return out

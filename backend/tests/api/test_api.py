@@ -222,7 +222,7 @@ def test_a_long_windows_summed_lanes_read_in_runs_answer_as_one_read(
     monkeypatch.setattr(lane_busy_module, "PART_ROWS_MAX", 1)
     wide = client.get(url, params=window)
     assert wide.status_code == 422 and wide.json()["detail"]["code"] == "window_too_wide"
-    assert "ask for more parts" in wide.json()["detail"]["message"]
+    assert "zoom in (a narrower window), or ask for more parts" in wide.json()["detail"]["message"]
 
 
 def test_a_recording_deleted_while_its_placements_are_rebuilt_is_404(
