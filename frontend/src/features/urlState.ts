@@ -2,7 +2,7 @@
  * The view in the URL: ?rec=ID&t=NS&sel=PID&speed=S (&live=1 for a live view: without t it follows
  * the head, with t it is paused there; &cmp=ID2 shows ID2 beside it at the same time from start; &counts=playhead
  * shows the counts (the recording's, or both of a comparison) up to the playhead; &sweep=ID a stored sweep's result in the Simulate panel;
- * &zoom=T0,T1 the timeline zoomed to that window, absolute ns, with its CPU lanes; &lanes=off|busy|twin|busy,twin
+ * &zoom=T0,T1 the timeline zoomed to that window, absolute ns, with its CPU lanes; &lanes=off,busy,twin (any of them)
  * the CPU lanes hidden, summed per column, with the compared run's under them: playback/lanesView), so a
  * reload (and later a share link) opens exactly the same view. Pure parse/format plus a replaceState writer.
  */
