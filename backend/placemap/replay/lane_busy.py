@@ -24,7 +24,8 @@ the switch that ends it; they differ only for a task renamed during the span, or
 lost so that its two switches name different tasks (its parts are then marked lost wherever the loss
 was recorded in the window). A ready recording's long window is kept summed (the last ANSWERS_KEPT,
 each with at most KEEP_PAIRS_MAX (part, task) times), so the same view opened again, or asked about
-any task, answers without reading the chunks."""
+any task, answers without reading the chunks; one asked while it is being summed (a task selected
+before the page's first answer came) waits for that sum instead of summing it again."""
 
 from __future__ import annotations
 
@@ -98,6 +99,7 @@ PART_ROWS_MAX = 10_000_000  # events: the most one part alone may touch (its rea
 ANSWERS_KEPT = 4  # summed long windows, each with every task's time per part
 KEEP_PAIRS_MAX = 4_000_000  # (row, task) times a kept window may hold: 16 bytes each (64 MB)
 _answers: OrderedDict[tuple[str, str, int, int, int, int], _Summed] = OrderedDict()
+_summing: dict[tuple[str, str, int, int, int, int], threading.Lock] = {}  # long windows being summed
 
 
 def _spans(store: Store, rid: str, t0: int, t1: int, limit: int, *, keep: bool) -> pa.Table:
@@ -146,19 +148,38 @@ def lane_busy(
     if sum(c.rows for c in chunks) <= GROUP_ROWS:
         return _sum(_spans(store, rid, t0, t1, limit, keep=keep), edges, pid)
     runs = part_runs(chunks, edges, GROUP_ROWS, part_max=PART_ROWS_MAX)
+    if not keep:
+        return _summed_in_runs(store, rid, edges, runs, limit=limit).asked(pid)
     key = (str(store.path), rid, t0, t1, parts, limit)
     with _kept_lock:
-        hit = _answers.get(key) if keep else None
-        if hit is not None:
-            _answers.move_to_end(key)
-    if hit is None:
-        hit = _summed_in_runs(store, rid, edges, runs, limit=limit)
-        if keep and len(hit.pid) <= KEEP_PAIRS_MAX:
+        hit = _kept_answer(key)
+        # (one sum of a window at a time: an ask that comes while it runs, about any task, waits for it)
+        summing = _summing.setdefault(key, threading.Lock()) if hit is None else None
+    if summing is not None:
+        with summing:
             with _kept_lock:
-                _answers[key] = hit
-                while len(_answers) > ANSWERS_KEPT:
-                    _answers.popitem(last=False)
+                hit = _kept_answer(key)
+            if hit is None:
+                try:
+                    hit = _summed_in_runs(store, rid, edges, runs, limit=limit)
+                    with _kept_lock:
+                        if len(hit.pid) <= KEEP_PAIRS_MAX:
+                            _answers[key] = hit
+                            while len(_answers) > ANSWERS_KEPT:
+                                _answers.popitem(last=False)
+                finally:
+                    with _kept_lock:
+                        _summing.pop(key, None)
+    assert hit is not None  # (summed above, or kept)
     return hit.asked(pid)
+
+
+def _kept_answer(key: tuple[str, str, int, int, int, int]) -> _Summed | None:
+    """A kept long window's sums, now the latest used (call under _kept_lock)."""
+    hit = _answers.get(key)
+    if hit is not None:
+        _answers.move_to_end(key)
+    return hit
 
 
 def part_runs(

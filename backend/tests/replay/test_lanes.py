@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import itertools
 import re
+import threading
+import time
 from collections import Counter
 
 import numpy as np
@@ -591,3 +593,39 @@ def test_a_part_whose_own_chunks_hold_more_than_one_read_takes_is_refused(
     for parts in (3, 1):
         with pytest.raises(lane_busy_module.PartTooWideError, match="more than 7,000 events: zoom in"):
             lane_busy(store, rid, t0, t1, parts=parts, limit=1_000_000)
+
+
+def test_a_long_window_asked_again_while_it_is_summed_waits_for_that_sum(
+    g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch, runs_of_one_part: None
+) -> None:
+    """The page's first ask of a long window and a task selected while it is summed (the same window
+    asked about a task): summed once, the second answered from it when it is done, as an unkept ask
+    about that task answers."""
+    store, rid = g4_lanes
+    reads: list[tuple[int, int]] = []
+    real = lane_busy_module.read_lanes
+
+    def slow(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> lane_busy_module.LanesRead:
+        reads.append((t0, t1))
+        time.sleep(0.02)  # (so that the second ask comes while the first is summed)
+        return real(store, rid, t0, t1, limit=limit)
+
+    monkeypatch.setattr(lane_busy_module, "read_lanes", slow)
+    chunks = store.list_chunks(rid)
+    t0, t1 = chunks[2].t_start_ns, chunks[5].t_end_ns
+    pid = int(lane_busy(store, rid, t0, t1, parts=10, limit=1_000_000).column("pid")[0].as_py())
+    del reads[:]
+    out: dict[str, pa.Table] = {}
+    first = threading.Thread(
+        target=lambda: out.update(first=lane_busy(store, rid, t0, t1, parts=10, limit=1_000_000, keep=True))
+    )
+    first.start()
+    while not reads:
+        time.sleep(0.001)
+    out["asked"] = lane_busy(store, rid, t0, t1, parts=10, limit=1_000_000, pid=pid, keep=True)
+    first.join()
+    assert len(reads) == 10, "summed once"
+    assert out["asked"].equals(lane_busy(store, rid, t0, t1, parts=10, limit=1_000_000, pid=pid))
+    assert max(out["asked"].column("mine").to_pylist()) > 0 and not any(
+        out["first"].column("mine").to_pylist()
+    )
