@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from placemap.replay.lanes import WindowTooWideError, cpu_lanes, read_lanes
+from placemap.replay.lanes import WindowTooWideError, cpu_lanes, read_lanes, tgids_of
 from placemap.store.store import ChunkRow, Store
 
 BUSY_SCHEMA = pa.schema(
@@ -247,7 +247,7 @@ def _summed_in_runs(
     )
     out = out.unify_dictionaries().combine_chunks().sort_by([("cpu", "ascending"), ("start_ns", "ascending")])
     # each task's thread group as the whole window's chunks name it (a run knows its own chunks')
-    tgid = pa.array([tgids.get(q, -1) for q in out.column("pid").to_pylist()], pa.int32())
+    tgid = pa.array(tgids_of(out.column("pid").to_numpy().astype(np.int64), tgids), pa.int32())
     out = out.set_column(out.schema.get_field_index("tgid"), BUSY_SCHEMA.field("tgid"), tgid)
     none = np.zeros(0, dtype=np.int64)
     cpu, start, pid, time = (np.concatenate([none] + [r[k] for r in ran]) for k in range(4))
@@ -284,13 +284,13 @@ def _rejoined_lost(tables: list[pa.Table], cuts: list[Cuts]) -> list[np.ndarray]
     (on a CPU that does not switch on the edge between them, whatever task each run names), lost on
     every part they touch if one is."""
     lost = [t.column("lost").to_numpy(zero_copy_only=False).copy() for t in tables]
+    rows = [tuple(t.column(k).to_numpy() for k in ("cpu", "start_ns", "end_ns")) for t in tables]
 
     def mark(cpu: int, pieces: list[tuple[int, int, int]]) -> None:
         for g, ps, pe in pieces:
-            col = tables[g].column("cpu").to_numpy()
+            col, start, end = rows[g]
             lo_row, hi_row = np.searchsorted(col, cpu, side="left"), np.searchsorted(col, cpu, side="right")
-            starts = tables[g].column("start_ns").to_numpy()[lo_row:hi_row]
-            ends = tables[g].column("end_ns").to_numpy()[lo_row:hi_row]
+            starts, ends = start[lo_row:hi_row], end[lo_row:hi_row]
             # (the rows of the parts the piece touches)
             i0 = lo_row + int(np.searchsorted(ends, ps, side="right"))
             i1 = lo_row + int(np.searchsorted(starts, pe, side="left"))

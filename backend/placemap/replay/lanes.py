@@ -179,6 +179,16 @@ def _lost(c: I64, s: I64, e: I64, lost_ts: I64, lost_cpu: I64) -> npt.NDArray[np
     return out
 
 
+def tgids_of(pids: I64, tgids: dict[int, int]) -> I64:
+    """Each pid's thread group in `tgids`, -1 where it names none."""
+    if not tgids:
+        return np.full(len(pids), -1, dtype=np.int64)
+    keys = np.array(sorted(tgids), dtype=np.int64)
+    vals = np.array([tgids[k] for k in keys.tolist()], dtype=np.int64)
+    at_key = np.minimum(np.searchsorted(keys, pids), len(keys) - 1)
+    return np.where(keys[at_key] == pids, vals[at_key], -1)
+
+
 @dataclass
 class LanesRead:
     """A window's spans and what reading them saw: how many context switches, and the thread groups
@@ -236,12 +246,7 @@ def read_lanes(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> Lanes
     keep = np.flatnonzero((p > 0) & (e > s))
     keep = keep[np.lexsort((s[keep], c[keep]))]
     pids = p[keep]
-    tgid = np.full(len(keep), -1, dtype=np.int64)
-    if sw.tgids:
-        keys = np.array(sorted(sw.tgids), dtype=np.int64)
-        vals = np.array([sw.tgids[k] for k in keys.tolist()], dtype=np.int64)
-        at_key = np.minimum(np.searchsorted(keys, pids), len(keys) - 1)
-        tgid = np.where(keys[at_key] == pids, vals[at_key], -1)
+    tgid = tgids_of(pids, sw.tgids)
     table = pa.Table.from_arrays(
         [
             pa.array(c[keep], pa.int32()),
