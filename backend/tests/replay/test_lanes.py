@@ -347,19 +347,27 @@ def test_part_edges_stay_whole_and_in_order_over_any_window() -> None:
     assert part_edges(-(2**63), 2**63 - 1, 1).tolist() == [-(2**63), 2**63 - 1]
 
 
+def _count_reads(monkeypatch: pytest.MonkeyPatch, name: str, *, pause: float = 0.0) -> list[tuple[int, int]]:
+    """The windows lane_busy reads through its `name` (cpu_lanes, read_lanes), each after `pause` s."""
+    reads: list[tuple[int, int]] = []
+    real = getattr(lane_busy_module, name)
+
+    def counted(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> object:
+        reads.append((t0, t1))
+        time.sleep(pause)
+        return real(store, rid, t0, t1, limit=limit)
+
+    monkeypatch.setattr(lane_busy_module, name, counted)
+    return reads
+
+
 def test_a_ready_windows_spans_are_kept_for_the_same_window_asked_again(
     g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asked again about another task or in other parts, a kept window is summed from its spans as
     read the first time (the same answers as unkept); another window, or an unkept ask, reads them."""
     store, rid = g4_lanes
-    reads: list[tuple[int, int]] = []
-
-    def counted(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> pa.Table:
-        reads.append((t0, t1))
-        return cpu_lanes(store, rid, t0, t1, limit=limit)
-
-    monkeypatch.setattr(lane_busy_module, "cpu_lanes", counted)
+    reads = _count_reads(monkeypatch, "cpu_lanes")
     chunks = store.list_chunks(rid)
     t0, t1 = chunks[1].t_start_ns, chunks[4].t_end_ns
     first = lane_busy(store, rid, t0, t1, parts=50, limit=1_000_000, keep=True)
@@ -516,14 +524,7 @@ def test_a_long_windows_sums_are_kept_for_a_ready_recording_and_any_task_asked_a
     g4_lanes: tuple[Store, str], monkeypatch: pytest.MonkeyPatch, runs_of_one_part: None
 ) -> None:
     store, rid = g4_lanes
-    reads: list[tuple[int, int]] = []
-    real = lane_busy_module.read_lanes
-
-    def counted(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> lane_busy_module.LanesRead:
-        reads.append((t0, t1))
-        return real(store, rid, t0, t1, limit=limit)
-
-    monkeypatch.setattr(lane_busy_module, "read_lanes", counted)
+    reads = _count_reads(monkeypatch, "read_lanes")
     chunks = store.list_chunks(rid)
     t0, t1 = chunks[1].t_start_ns, chunks[4].t_end_ns
     first = lane_busy(store, rid, t0, t1, parts=8, limit=1_000_000, keep=True)
@@ -602,15 +603,8 @@ def test_a_long_window_asked_again_while_it_is_summed_waits_for_that_sum(
     asked about a task): summed once, the second answered from it when it is done, as an unkept ask
     about that task answers."""
     store, rid = g4_lanes
-    reads: list[tuple[int, int]] = []
-    real = lane_busy_module.read_lanes
-
-    def slow(store: Store, rid: str, t0: int, t1: int, *, limit: int) -> lane_busy_module.LanesRead:
-        reads.append((t0, t1))
-        time.sleep(0.02)  # (so that the second ask comes while the first is summed)
-        return real(store, rid, t0, t1, limit=limit)
-
-    monkeypatch.setattr(lane_busy_module, "read_lanes", slow)
+    # (each read slowed, so that the second ask comes while the first is summed)
+    reads = _count_reads(monkeypatch, "read_lanes", pause=0.02)
     chunks = store.list_chunks(rid)
     t0, t1 = chunks[2].t_start_ns, chunks[5].t_end_ns
     pid = int(lane_busy(store, rid, t0, t1, parts=10, limit=1_000_000).column("pid")[0].as_py())
