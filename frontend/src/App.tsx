@@ -37,20 +37,20 @@ import { api } from "./client/http";
 import { defaultLanesView, PLAIN_LANES, type LanesView } from "./features/playback/lanesView";
 
 const initialView = parseView(window.location.search);
-// the link's zoom, given to the recording it opened once (opened again later, it starts unzoomed)
-let initialZoom = initialView.zoom ?? null;
-function takeInitialZoom(): [number, number] | null {
-  const z = initialZoom;
-  initialZoom = null;
-  return z;
+/** A value given once (the link's, to the recording it opened), then null (opened again later, that
+ * recording starts from its own defaults). */
+function takeOnce<T>(value: T): () => T | null {
+  let left: T | null = value;
+  return () => {
+    const v = left;
+    left = null;
+    return v;
+  };
 }
-// the link's CPU lanes, likewise (a link that does not say had them plain: shown, each span)
-let initialLanes: LanesView | null = initialView.lanes ?? PLAIN_LANES;
-function takeInitialLanes(): LanesView {
-  const l = initialLanes;
-  initialLanes = null;
-  return l ?? defaultLanesView();
-}
+// the link's zoom
+const takeInitialZoom = takeOnce(initialView.zoom ?? null);
+// the link's CPU lanes (a link that does not say had them plain: shown, each span)
+const takeInitialLanes = takeOnce<LanesView>(initialView.lanes ?? PLAIN_LANES);
 
 /** Keeps the URL in step with the view (at the snapshot rate); renders nothing. */
 function UrlSync({ player, cmp, countsUpTo, sweep, zoom, lanes }: { player: Player; cmp: string | null; countsUpTo: boolean; sweep: string | null; zoom: [number, number] | null; lanes: LanesView }) {
@@ -126,7 +126,7 @@ function WorkspaceMain({ player, cmp, cmpId, countsUpTo, sweepId, onSelect, onOp
   // the timeline's zoom: the link's for the recording it opened, then this recording's own
   const [zoom, setZoom] = useState<[number, number] | null>(() => (initialView.rec === player.recId ? takeInitialZoom() : null));
   // how the CPU lanes are shown: the link's for the recording it opened, then as this browser had them
-  const [lanes, setLanes] = useState<LanesView>(() => (initialView.rec === player.recId ? takeInitialLanes() : defaultLanesView()));
+  const [lanes, setLanes] = useState<LanesView>(() => ((initialView.rec === player.recId ? takeInitialLanes() : null) ?? defaultLanesView()));
 
   return (
     <>
